@@ -1,0 +1,215 @@
+/* hostaccess.c: fill and copy (internal tasks that go through the normal launch path, so they
+ * get the same checks and dependencies as user tasks) and host mapping (coherence, then
+ * starpu_data_acquire: the host waits only for the tasks touching that data). */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+struct starpu_codelet tsr__flush_cl;
+static tsr_task_t fill_task, copy_task;
+
+struct mapping { struct tsr_node *node; struct mapping *next; };
+static struct mapping *mappings;
+
+static void flush_cpu(void *buffers[], void *arg) { (void)buffers; (void)arg; }
+
+/* Walk the rows of an accessor: calls fn(row pointer, row elements) for each (y, z). */
+#define FOR_ROWS(a, rowptr, body)                                                                  \
+	for (int64_t z = 0; z <= (a)->hi[2] - (a)->lo[2]; z++)                                         \
+		for (int64_t y = 0; y <= (a)->hi[1] - (a)->lo[1]; y++) {                                   \
+			char *rowptr = (char *)(a)->ptr + (y * (a)->stride[1] + z * (a)->stride[2]) * (a)->elem_size; \
+			body                                                                                   \
+		}
+
+static void fill_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	int f = *(const int *)args;
+	const char *val = (const char *)args + sizeof(int);
+	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
+		return;
+	int64_t nx = a.hi[0] - a.lo[0] + 1;
+	FOR_ROWS(&a, row, {
+		if (a.elem_size == 8) {
+			uint64_t v;
+			memcpy(&v, val, 8);
+			for (int64_t x = 0; x < nx; x++) ((uint64_t *)row)[x] = v;
+		} else if (a.elem_size == 4) {
+			uint32_t v;
+			memcpy(&v, val, 4);
+			for (int64_t x = 0; x < nx; x++) ((uint32_t *)row)[x] = v;
+		} else {
+			for (int64_t x = 0; x < nx; x++) memcpy(row + x * a.elem_size, val, a.elem_size);
+		}
+	})
+}
+
+static void copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int *f = args;
+	tsr_accessor_t s, d;
+	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
+		return;
+	size_t row = (size_t)(s.hi[0] - s.lo[0] + 1) * s.elem_size;
+	for (int64_t z = 0; z <= s.hi[2] - s.lo[2]; z++)
+		for (int64_t y = 0; y <= s.hi[1] - s.lo[1]; y++)
+			memcpy((char *)d.ptr + (y * d.stride[1] + z * d.stride[2]) * d.elem_size,
+			       (const char *)s.ptr + (y * s.stride[1] + z * s.stride[2]) * s.elem_size, row);
+}
+
+int tsr__internal_tasks_init(void)
+{
+	starpu_codelet_init(&tsr__flush_cl);
+	tsr__flush_cl.cpu_funcs[0] = flush_cpu;
+	tsr__flush_cl.nbuffers = 1;
+	tsr__flush_cl.modes[0] = STARPU_RW;
+	tsr__flush_cl.name = "tsr_flush";
+	tsr__flush_cl.flags = STARPU_CODELET_NOPLANS;
+	tsr_task_desc_t fd = {.name = "tsr_fill", .cpu = fill_cpu};
+	tsr_task_desc_t cd = {.name = "tsr_copy", .cpu = copy_cpu};
+	int rc = tsr_task_register(&fd, &fill_task);
+	if (!rc)
+		rc = tsr_task_register(&cd, &copy_task);
+	return rc;
+}
+
+int tsr_fill(tsr_region_t rid, tsr_field_t f, const void *value, size_t size)
+{
+	struct tsr_region *r;
+	int rc = tsr__region_lookup(rid, "tsr_fill", &r);
+	if (rc)
+		return rc;
+	if ((rc = tsr__field_check(r, f, "tsr_fill")))
+		return rc;
+	if (!value || size != r->fields[f].size)
+		return tsr__err(TSR_ETYPE, "tsr_fill: field '%s' of region '%s' has %zu-byte elements, value has %zu%s",
+		                r->fields[f].name, r->name, r->fields[f].size, size, value ? "" : " (null)");
+	char arg[sizeof(int) + 256];
+	char *buf = size <= 256 ? arg : malloc(sizeof(int) + size);
+	if (!buf)
+		return tsr__err(TSR_ENOMEM, "tsr_fill: out of memory");
+	memcpy(buf, &f, sizeof(int));
+	memcpy(buf + sizeof(int), value, size);
+	tsr_req_t req = tsr_req_region(rid, TSR_WRITE, 1, &f);
+	rc = tsr_launch(fill_task, 1, &req, buf, sizeof(int) + size, NULL);
+	if (buf != arg)
+		free(buf);
+	return rc;
+}
+
+int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t fdst)
+{
+	struct tsr_region *s, *d;
+	int rc = tsr__region_lookup(src, "tsr_copy", &s);
+	if (!rc)
+		rc = tsr__region_lookup(dst, "tsr_copy", &d);
+	if (!rc)
+		rc = tsr__field_check(s, fsrc, "tsr_copy (source)");
+	if (!rc)
+		rc = tsr__field_check(d, fdst, "tsr_copy (destination)");
+	if (rc)
+		return rc;
+	if (s->bounds.dim != d->bounds.dim)
+		return tsr__err(TSR_EBOUNDS, "tsr_copy: '%s' is %d-D but '%s' is %d-D", s->name, s->bounds.dim, d->name, d->bounds.dim);
+	for (int k = 0; k < s->bounds.dim; k++)
+		if (s->bounds.hi[k] - s->bounds.lo[k] != d->bounds.hi[k] - d->bounds.lo[k])
+			return tsr__err(TSR_EBOUNDS, "tsr_copy: '%s' and '%s' differ in extent in dimension %d (%lld vs %lld)", s->name,
+			                d->name, k, (long long)(s->bounds.hi[k] - s->bounds.lo[k] + 1),
+			                (long long)(d->bounds.hi[k] - d->bounds.lo[k] + 1));
+	if (s->fields[fsrc].type != d->fields[fdst].type || s->fields[fsrc].size != d->fields[fdst].size)
+		return tsr__err(TSR_ETYPE, "tsr_copy: field '%s' of '%s' is %s but field '%s' of '%s' is %s", s->fields[fsrc].name,
+		                s->name, tsr_type_name(s->fields[fsrc].type), d->fields[fdst].name, d->name,
+		                tsr_type_name(d->fields[fdst].type));
+	int fs[2] = {fsrc, fdst};
+	tsr_req_t reqs[2] = {tsr_req_region(src, TSR_READ, 1, &fs[0]), tsr_req_region(dst, TSR_WRITE, 1, &fs[1])};
+	return tsr_launch(copy_task, 2, reqs, fs, sizeof fs, NULL);
+}
+
+int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
+{
+	struct tsr_region *r;
+	int rc = tsr__region_lookup(rid, "tsr_map", &r);
+	if (rc)
+		return rc;
+	if ((rc = tsr__field_check(r, f, "tsr_map")))
+		return rc;
+	if (!acc)
+		return tsr__err(TSR_EINVAL, "tsr_map: null accessor");
+	if (priv != TSR_READ && priv != TSR_WRITE && priv != TSR_READ_WRITE)
+		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': privilege must be READ, WRITE or READ_WRITE",
+		                r->fields[f].name, r->name);
+	if (r->root->mapped[f])
+		return tsr__err(TSR_EBUSY, "tsr_map: field '%s' of region '%s' is already mapped (unmap it first)",
+		                r->fields[f].name, r->root->name);
+	int write = priv != TSR_READ;
+	for (const struct tsr_region *x = r; x->parent_part; x = x->parent_part->parent)
+		if (write && !x->parent_part->disjoint)
+			return tsr__err(TSR_EINTERFERE, "tsr_map: cannot map '%s' for writing: partition '%s' is aliased", r->name,
+			                x->parent_part->name);
+	struct mapping *m = malloc(sizeof *m);
+	if (!m)
+		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
+	struct tsr_node *n = &r->nodes[f];
+	tsr__coh_access(n, write);
+	n->redux_op = 0;
+	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE ? STARPU_W : STARPU_RW;
+	if (starpu_data_acquire(n->h, mode)) {
+		free(m);
+		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
+	}
+	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
+	memset(acc, 0, sizeof *acc);
+	acc->ptr = (void *)b->ptr;
+	acc->dim = r->bounds.dim;
+	acc->stride[0] = 1;
+	acc->stride[1] = b->ldy;
+	acc->stride[2] = b->ldz;
+	uint32_t ext[3] = {b->nx, b->ny, b->nz};
+	for (int d = 0; d < 3; d++) {
+		acc->lo[d] = d < r->bounds.dim ? r->bounds.lo[d] : 0;
+		acc->hi[d] = acc->lo[d] + ext[d] - 1;
+	}
+	acc->type = r->fields[f].type;
+	acc->elem_size = r->fields[f].size;
+	acc->priv = priv;
+	m->node = n;
+	m->next = mappings;
+	mappings = m;
+	r->root->mapped[f] = 1;
+	return TSR_OK;
+}
+
+int tsr_unmap(tsr_region_t rid, tsr_field_t f)
+{
+	struct tsr_region *r;
+	int rc = tsr__region_lookup(rid, "tsr_unmap", &r);
+	if (rc)
+		return rc;
+	if ((rc = tsr__field_check(r, f, "tsr_unmap")))
+		return rc;
+	for (struct mapping **pm = &mappings; *pm; pm = &(*pm)->next)
+		if ((*pm)->node == &r->nodes[f]) {
+			struct mapping *m = *pm;
+			*pm = m->next;
+			starpu_data_release(m->node->h);
+			r->root->mapped[f] = 0;
+			free(m);
+			return TSR_OK;
+		}
+	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped", r->fields[f].name, r->name);
+}
+
+/* finalize: release what the user left mapped, so unregistration cannot wait forever. */
+int tsr__unmap_all(void)
+{
+	int n = 0;
+	while (mappings) {
+		struct mapping *m = mappings;
+		mappings = m->next;
+		starpu_data_release(m->node->h);
+		m->node->region->root->mapped[m->node->field] = 0;
+		free(m);
+		n++;
+	}
+	return n;
+}

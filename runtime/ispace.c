@@ -1,0 +1,97 @@
+/* ispace.c: index spaces are plain boxes (values, nothing to destroy); helpers to build,
+ * intersect and print them. */
+#include <stdio.h>
+#include "internal.h"
+
+tsr_box_t tsr_box1(int64_t lo0, int64_t hi0)
+{
+	tsr_box_t b = {1, {lo0, 0, 0}, {hi0, 0, 0}};
+	return b;
+}
+
+tsr_box_t tsr_box2(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1)
+{
+	tsr_box_t b = {2, {lo0, lo1, 0}, {hi0, hi1, 0}};
+	return b;
+}
+
+tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2)
+{
+	tsr_box_t b = {3, {lo0, lo1, lo2}, {hi0, hi1, hi2}};
+	return b;
+}
+
+int64_t tsr_box_volume(tsr_box_t b)
+{
+	if (b.dim < 1 || b.dim > 3)
+		return 0;
+	int64_t v = 1;
+	for (int d = 0; d < b.dim; d++) {
+		if (b.hi[d] < b.lo[d])
+			return 0;
+		v *= b.hi[d] - b.lo[d] + 1;
+	}
+	return v;
+}
+
+int tsr_box_contains(tsr_box_t outer, tsr_box_t inner)
+{
+	if (outer.dim != inner.dim || outer.dim < 1 || outer.dim > 3)
+		return 0;
+	for (int d = 0; d < outer.dim; d++)
+		if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d] || inner.hi[d] < inner.lo[d])
+			return 0;
+	return 1;
+}
+
+int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
+{
+	tsr_box_t r = a;
+	if (a.dim != b.dim || a.dim < 1 || a.dim > 3)
+		return 0;
+	for (int d = 0; d < a.dim; d++) {
+		r.lo[d] = a.lo[d] > b.lo[d] ? a.lo[d] : b.lo[d];
+		r.hi[d] = a.hi[d] < b.hi[d] ? a.hi[d] : b.hi[d];
+		if (r.hi[d] < r.lo[d])
+			return 0;
+	}
+	if (out)
+		*out = r;
+	return 1;
+}
+
+int tsr__box_valid(tsr_box_t b)
+{
+	return b.dim >= 1 && b.dim <= 3 && tsr_box_volume(b) > 0;
+}
+
+int tsr__box_overlap(tsr_box_t a, tsr_box_t b)
+{
+	return tsr_box_intersect(a, b, NULL);
+}
+
+char *tsr__box_str(tsr_box_t b, char *buf, size_t n)
+{
+	if (b.dim == 1)
+		snprintf(buf, n, "[%lld..%lld]", (long long)b.lo[0], (long long)b.hi[0]);
+	else if (b.dim == 2)
+		snprintf(buf, n, "[%lld..%lld]x[%lld..%lld]", (long long)b.lo[0], (long long)b.hi[0],
+		         (long long)b.lo[1], (long long)b.hi[1]);
+	else if (b.dim == 3)
+		snprintf(buf, n, "[%lld..%lld]x[%lld..%lld]x[%lld..%lld]", (long long)b.lo[0], (long long)b.hi[0],
+		         (long long)b.lo[1], (long long)b.hi[1], (long long)b.lo[2], (long long)b.hi[2]);
+	else
+		snprintf(buf, n, "<box of dimension %d>", b.dim);
+	return buf;
+}
+
+char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n)
+{
+	if (dim == 1)
+		snprintf(buf, n, "(%lld)", (long long)c[0]);
+	else if (dim == 2)
+		snprintf(buf, n, "(%lld,%lld)", (long long)c[0], (long long)c[1]);
+	else
+		snprintf(buf, n, "(%lld,%lld,%lld)", (long long)c[0], (long long)c[1], (long long)c[2]);
+	return buf;
+}

@@ -1,0 +1,574 @@
+/* launch.c: single and index launches. A launch is validated completely (handles, fields,
+ * privileges, bounds, interference) before anything is submitted; then coherence.c opens the
+ * plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
+ * point's requirement records and the by-value arguments (one allocation per point). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+const char *tsr__priv_name(tsr_privilege_t p);
+
+struct rreq {
+	int kind;
+	struct tsr_region *region;      /* TSR_REQ_REGION */
+	struct tsr_partition *part;     /* TSR_REQ_PARTITION */
+	struct tsr_future *fut;         /* TSR_REQ_FUTURE */
+	struct tsr_region *root;
+	int nfields;
+	int fields[8];
+	tsr_privilege_t priv;
+	int redop;                      /* REDUCE op, 0 otherwise */
+	int tmp_reduce;                 /* REDUCE through an aliased partition: private buffer + fold */
+	tsr_projection_fn proj;
+	void *proj_arg;
+};
+
+struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
+
+static int region_aliased(const struct tsr_region *r)
+{
+	for (; r->parent_part; r = r->parent_part->parent)
+		if (!r->parent_part->disjoint)
+			return 1;
+	return 0;
+}
+
+/* The highest region above r that is reached only through disjoint partitions: folds of
+ * reductions through aliased partitions write there. */
+static struct tsr_region *fold_target(struct tsr_region *r)
+{
+	struct tsr_region *t = r;
+	for (struct tsr_region *x = r; x->parent_part; x = x->parent_part->parent)
+		if (!x->parent_part->disjoint)
+			t = x->parent_part->parent;
+	return t;
+}
+
+static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct rreq *q)
+{
+	memset(q, 0, sizeof *q);
+	q->kind = u->kind;
+	q->priv = u->priv;
+	q->proj = u->proj;
+	q->proj_arg = u->proj_arg;
+	if (u->kind == TSR_REQ_FUTURE) {
+		if (tsr__future_lookup((tsr_future_t){u->handle}, "launch", &q->fut))
+			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: future id %#llx was destroyed or never created", tn, i,
+			                (unsigned long long)u->handle);
+		return TSR_OK;
+	}
+	if (u->kind == TSR_REQ_REGION) {
+		q->region = tsr__handle_get(TSR_K_REGION, u->handle);
+		if (!q->region)
+			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: region id %#llx was destroyed or never created", tn, i,
+			                (unsigned long long)u->handle);
+		q->root = q->region->root;
+	} else if (u->kind == TSR_REQ_PARTITION) {
+		if (!index)
+			return tsr__err(TSR_EINVAL, "task '%s': requirement %d names a partition: a single launch takes regions "
+			                "(tsr_partition_subregion) and an index launch takes partitions", tn, i);
+		q->part = tsr__handle_get(TSR_K_PARTITION, u->handle);
+		if (!q->part)
+			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: partition id %#llx was destroyed or never created", tn, i,
+			                (unsigned long long)u->handle);
+		q->region = q->part->parent;
+		q->root = q->region->root;
+	} else {
+		return tsr__err(TSR_EINVAL, "task '%s': requirement %d: unknown kind %d", tn, i, (int)u->kind);
+	}
+	const char *rn = q->part ? q->part->name : q->region->name;
+	if (u->nfields < 1 || u->nfields > 8 || !u->fields)
+		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': needs 1 to 8 fields, got %d", tn, i, rn, u->nfields);
+	q->nfields = u->nfields;
+	for (int k = 0; k < u->nfields; k++) {
+		int f = u->fields[k];
+		if (f < 0 || f >= q->region->nfields)
+			return tsr__err(TSR_ENOFIELD, "task '%s': requirement %d: field id %d is not in region '%s' (it has %d fields)", tn,
+			                i, f, q->region->name, q->region->nfields);
+		for (int j = 0; j < k; j++)
+			if (q->fields[j] == f)
+				return tsr__err(TSR_EINVAL, "task '%s': requirement %d: field '%s' listed twice", tn, i,
+				                q->region->fields[f].name);
+		q->fields[k] = f;
+		if (q->root->mapped[f])
+			return tsr__err(TSR_EBUSY, "task '%s': requirement %d: field '%s' of region '%s' is mapped on the host; "
+			                "tsr_unmap it before launching", tn, i, q->region->fields[f].name, q->root->name);
+	}
+	tsr_privilege_t p = u->priv;
+	if (TSR_PRIV_IS_REDUCE(p)) {
+		q->redop = TSR_PRIV_REDOP(p);
+		if (p != TSR_REDUCE(q->redop))
+			return tsr__err(TSR_EINVAL, "task '%s': requirement %d: invalid privilege %#x", tn, i, (unsigned)p);
+		for (int k = 0; k < q->nfields; k++) {
+			char what[160];
+			snprintf(what, sizeof what, "task '%s': requirement %d: field '%s' of '%s'", tn, i,
+			         q->region->fields[q->fields[k]].name, rn);
+			int rc = tsr__redop_valid(q->region->fields[q->fields[k]].type, q->redop, what);
+			if (rc)
+				return rc;
+		}
+	} else if (p != TSR_READ && p != TSR_WRITE && p != TSR_READ_WRITE) {
+		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': invalid privilege %#x", tn, i, rn, (unsigned)p);
+	}
+	int aliased = q->part ? (!q->part->disjoint || region_aliased(q->region)) : region_aliased(q->region);
+	if (aliased && (p == TSR_WRITE || p == TSR_READ_WRITE))
+		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s through '%s', which is aliased (its subregions "
+		                "overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p), rn);
+	if (aliased && q->redop)
+		q->tmp_reduce = 1;
+	return TSR_OK;
+}
+
+static int fields_overlap(const struct rreq *a, const struct rreq *b)
+{
+	for (int i = 0; i < a->nfields; i++)
+		for (int j = 0; j < b->nfields; j++)
+			if (a->fields[i] == b->fields[j])
+				return 1;
+	return 0;
+}
+
+/* Pairs of requirements of one launch that cannot be honoured together. */
+static int check_pairs(const char *tn, int n, struct rreq *q, int index)
+{
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++) {
+			if (a == b || q[a].kind == TSR_REQ_FUTURE || q[b].kind == TSR_REQ_FUTURE || q[a].priv == TSR_READ)
+				continue;
+			if (q[a].root != q[b].root || !fields_overlap(&q[a], &q[b]))
+				continue;
+			if (q[a].redop && q[b].redop == q[a].redop)
+				continue;   /* reductions with one operator commute */
+			if (!index) {
+				/* single launch: only overlapping data interferes */
+				if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
+					continue;
+			}
+			return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d (%s on '%s') and %d (%s on '%s') touch the same "
+			                "field of region '%s' and interfere", tn, a, tsr__priv_name(q[a].priv),
+			                q[a].part ? q[a].part->name : q[a].region->name, b, tsr__priv_name(q[b].priv),
+			                q[b].part ? q[b].part->name : q[b].region->name, q[a].root->name);
+		}
+	return TSR_OK;
+}
+
+/* After coherence ran for a point: is every node it uses valid in its mode? */
+static int node_valid(const struct tsr_node *n, int write)
+{
+	if (write ? (n->open_rw || n->nopen_ro) : n->open_rw != NULL)
+		return 0;
+	for (const struct tsr_node *m = n; m->parent; m = m->parent) {
+		const struct tsr_node *x = m->parent;
+		if (x->open_rw == m->part)
+			continue;
+		if (write)
+			return 0;
+		int found = 0;
+		for (int i = 0; i < x->nopen_ro; i++)
+			found |= x->open_ro[i] == m->part;
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+static enum starpu_data_access_mode mode_of(const struct rreq *q)
+{
+	if (q->redop)
+		return STARPU_REDUX;
+	return q->priv == TSR_READ ? STARPU_R : q->priv == TSR_WRITE ? STARPU_W : STARPU_RW;
+}
+
+static void submit_flush(struct tsr_node *n)
+{
+	struct starpu_task *t = starpu_task_create();
+	t->cl = &tsr__flush_cl;
+	t->handles[0] = n->h;
+	if (starpu_task_submit(t))
+		starpu_task_destroy(t);
+}
+
+static struct starpu_codelet fold_cl;
+static void fold_cpu(void *buffers[], void *cl_arg)
+{
+	struct fold_arg *a = cl_arg;
+	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
+	struct starpu_block_interface *src = buffers[1];
+	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
+	dst.nx = src->nx; dst.ny = src->ny; dst.nz = src->nz;
+	void *b[2] = {&dst, src};
+	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](b, NULL);
+}
+static void fold_init(void)
+{
+	starpu_codelet_init(&fold_cl);
+	fold_cl.cpu_funcs[0] = fold_cpu;
+	fold_cl.nbuffers = 2;
+	fold_cl.modes[0] = STARPU_RW;
+	fold_cl.modes[1] = STARPU_R;
+	fold_cl.name = "tsr_fold";
+	fold_cl.flags = STARPU_CODELET_NOPLANS;
+}
+
+struct pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
+
+/* Submit one point: coherence, then the StarPU task. subs[i] is the region of requirement i. */
+static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_region **subs, int pdim,
+                        const int64_t point[3], const void *args, size_t arglen, struct tsr_future *res, int res_op,
+                        struct pending_fold *folds, int *nfolds)
+{
+	int nbuf = res ? 1 : 0;
+	for (int i = 0; i < n; i++)
+		nbuf += q[i].kind == TSR_REQ_FUTURE ? 1 : q[i].nfields;
+	/* coherence first: switches must precede the task */
+	for (int i = 0; i < n; i++) {
+		if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
+			continue;
+		for (int k = 0; k < q[i].nfields; k++) {
+			struct tsr_node *nd = &subs[i]->nodes[q[i].fields[k]];
+			tsr__coh_access(nd, q[i].priv != TSR_READ);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
+			continue;
+		for (int k = 0; k < q[i].nfields; k++)
+			if (!node_valid(&subs[i]->nodes[q[i].fields[k]], q[i].priv != TSR_READ))
+				return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: field '%s' of '%s' cannot be accessed through "
+				                "two different partitions in the same launch", t->name, i,
+				                subs[i]->fields[q[i].fields[k]].name, subs[i]->name);
+	}
+	size_t sz = sizeof(struct tsr_ctx) + n * sizeof(struct tsr_reqrec) + arglen;
+	struct tsr_ctx *ctx = malloc(sz);
+	struct starpu_task *task = starpu_task_create();
+	if (!ctx || !task) {
+		free(ctx);
+		if (task)
+			starpu_task_destroy(task);
+		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", t->name);
+	}
+	memset(ctx, 0, sizeof *ctx);
+	ctx->task = t;
+	ctx->nreqs = n;
+	ctx->point_dim = pdim;
+	memcpy(ctx->point, point, sizeof ctx->point);
+	ctx->arglen = arglen;
+	ctx->args = arglen ? (char *)ctx + sizeof(struct tsr_ctx) + n * sizeof(struct tsr_reqrec) : NULL;
+	if (arglen)
+		memcpy(ctx->args, args, arglen);
+	task->cl = &t->cl;
+	task->cl_arg = ctx;
+	task->cl_arg_size = sz;
+	task->cl_arg_free = 1;
+	task->nbuffers = nbuf;
+	if (nbuf > STARPU_NMAXBUFS) {
+		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
+		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
+		if (!task->dyn_handles || !task->dyn_modes) {
+			starpu_task_destroy(task);
+			return tsr__err(TSR_ENOMEM, "task '%s': out of memory", t->name);
+		}
+	}
+	int b = 0, cpu_only = 0;
+	for (int i = 0; i < n; i++) {
+		struct tsr_reqrec *r = &ctx->reqs[i];
+		r->kind = q[i].kind;
+		r->priv = q[i].priv;
+		r->first_buf = b;
+		if (q[i].kind == TSR_REQ_FUTURE) {
+			STARPU_TASK_SET_HANDLE(task, q[i].fut->h, b);
+			STARPU_TASK_SET_MODE(task, STARPU_R, b);
+			b++;
+			continue;
+		}
+		struct tsr_region *s = subs[i];
+		r->nfields = q[i].nfields;
+		r->dim = s->bounds.dim;
+		memcpy(r->lo, s->bounds.lo, sizeof r->lo);
+		r->region = s;
+		r->finfo = s->fields;
+		for (int k = 0; k < q[i].nfields; k++, b++) {
+			int f = q[i].fields[k];
+			r->fields[k] = f;
+			struct tsr_node *nd = &s->nodes[f];
+			if (q[i].tmp_reduce) {
+				/* private buffer of the subregion's shape, folded into the fold target after the task */
+				starpu_data_handle_t tmp;
+				uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
+				uint32_t ny = s->bounds.dim > 1 ? s->bounds.hi[1] - s->bounds.lo[1] + 1 : 1;
+				uint32_t nz = s->bounds.dim > 2 ? s->bounds.hi[2] - s->bounds.lo[2] + 1 : 1;
+				starpu_block_data_register(&tmp, -1, 0, nx, nx * ny, nx, ny, nz, s->fields[f].size);
+				STARPU_TASK_SET_HANDLE(task, tmp, b);
+				STARPU_TASK_SET_MODE(task, STARPU_W, b);
+				r->reduce_tmp_op = q[i].redop;
+				folds[*nfolds].sub = s;
+				folds[*nfolds].field = f;
+				folds[*nfolds].tmp = tmp;
+				folds[*nfolds].op = q[i].redop;
+				(*nfolds)++;
+				cpu_only = 1;
+				continue;
+			}
+			enum starpu_data_access_mode m = mode_of(&q[i]);
+			if (m == STARPU_REDUX) {
+				if (nd->redux_op && nd->redux_op != q[i].redop)
+					submit_flush(nd);
+				tsr__node_set_redux(nd, s->fields[f].type, q[i].redop);
+				nd->redux_op = q[i].redop;
+			} else {
+				nd->redux_op = 0;
+			}
+			STARPU_TASK_SET_HANDLE(task, nd->h, b);
+			STARPU_TASK_SET_MODE(task, m, b);
+		}
+	}
+	ctx->ret_buf = -1;
+	if (res) {
+		ctx->ret_buf = b;
+		ctx->ret_op = res_op;
+		STARPU_TASK_SET_HANDLE(task, res->h, b);
+		STARPU_TASK_SET_MODE(task, res_op ? STARPU_REDUX : STARPU_W, b);
+		b++;
+	}
+	if (cpu_only)
+		task->where = STARPU_CPU;
+	int rc = starpu_task_submit(task);
+	if (rc == -ENODEV) {
+		task->destroy = 0;
+		starpu_task_destroy(task);
+		return tsr__err(TSR_ENODEV, "task '%s': no worker can run it (no %s variant for the workers started)", t->name,
+		                t->cpu ? "CUDA" : "CPU");
+	}
+	if (rc)
+		return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
+	return TSR_OK;
+}
+
+/* Fold private reduction buffers into their subregion's box of the fold target, in order. */
+static int submit_folds(struct pending_fold *folds, int nfolds)
+{
+	for (int i = 0; i < nfolds; i++) {
+		struct tsr_region *s = folds[i].sub, *tg = fold_target(s);
+		struct tsr_node *nd = &tg->nodes[folds[i].field];
+		tsr__coh_access(nd, 1);
+		nd->redux_op = 0;
+		struct fold_arg *a = malloc(sizeof *a);
+		struct starpu_task *task = starpu_task_create();
+		if (!a || !task) {
+			free(a);
+			return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
+		}
+		a->type = s->fields[folds[i].field].type;
+		a->size = s->fields[folds[i].field].size;
+		a->op = folds[i].op;
+		memset(a->off, 0, sizeof a->off);
+		for (int d = 0; d < s->bounds.dim; d++)
+			a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
+		task->cl = &fold_cl;
+		task->cl_arg = a;
+		task->cl_arg_size = sizeof *a;
+		task->cl_arg_free = 1;
+		task->handles[0] = nd->h;
+		task->handles[1] = folds[i].tmp;
+		if (starpu_task_submit(task))
+			return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+		starpu_data_unregister_submit(folds[i].tmp);
+	}
+	return TSR_OK;
+}
+
+static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const char *what, struct tsr_future **res)
+{
+	*res = NULL;
+	if (!result)
+		return TSR_OK;
+	if (t->ret_type == TSR_NONE)
+		return tsr__err(TSR_EINVAL, "%s: task '%s' returns no value (ret_type TSR_NONE) but a result future was asked for",
+		                what, t->name);
+	struct tsr_future *f = tsr__future_new(t->ret_type, t->ret_size, NULL);
+	if (!f)
+		return tsr__err(TSR_ENOMEM, "%s: task '%s': out of memory", what, t->name);
+	if (op) {
+		tsr__redop_identity(t->ret_type, t->ret_size, op, f->value);
+		starpu_data_set_reduction_methods(f->h, tsr__redux_cl(t->ret_type, op), tsr__init_cl(t->ret_type, op));
+	}
+	*res = f;
+	result->id = f->id;
+	return TSR_OK;
+}
+
+int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen, tsr_future_t *result)
+{
+	struct tsr_task *t;
+	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
+	if (rc)
+		return rc;
+	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
+		return tsr__err(TSR_EINVAL, "tsr_launch: task '%s': bad requirement count %d or null array/args", t->name, nreqs);
+	struct rreq q[TSR_MAX_REQS];
+	struct tsr_region *subs[TSR_MAX_REQS];
+	for (int i = 0; i < nreqs; i++) {
+		if ((rc = resolve(t->name, i, &reqs[i], 0, &q[i])))
+			return rc;
+		subs[i] = q[i].region;
+	}
+	if ((rc = check_pairs(t->name, nreqs, q, 0)))
+		return rc;
+	struct tsr_future *res;
+	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
+		return rc;
+	struct pending_fold folds[TSR_MAX_REQS * 8];
+	int nfolds = 0;
+	int64_t point[3] = {0, 0, 0};
+	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res, 0, folds, &nfolds);
+	if (!rc)
+		rc = submit_folds(folds, nfolds);
+	if (rc && res) {
+		tsr__future_free(res);
+		result->id = 0;
+	}
+	return rc;
+}
+
+int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs, const void *args,
+                     size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+{
+	struct tsr_task *t;
+	char bs[96], cs[64], bs2[96];
+	int rc = tsr__task_lookup(tid, "tsr_index_launch", &t);
+	if (rc)
+		return rc;
+	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
+		return tsr__err(TSR_EINVAL, "tsr_index_launch: task '%s': bad requirement count %d or null array/args", t->name, nreqs);
+	if (!tsr__box_valid(domain))
+		return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s': launch domain %s is empty or not 1-3 dimensional", t->name,
+		                tsr__box_str(domain, bs, sizeof bs));
+	if (result && t->ret_type != TSR_NONE) {
+		char what[128];
+		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);
+		if ((rc = tsr__redop_valid(t->ret_type, redop, what)))
+			return rc;
+	}
+	struct rreq q[TSR_MAX_REQS];
+	for (int i = 0; i < nreqs; i++)
+		if ((rc = resolve(t->name, i, &reqs[i], 1, &q[i])))
+			return rc;
+	if ((rc = check_pairs(t->name, nreqs, q, 1)))
+		return rc;
+	int64_t npoints = tsr_box_volume(domain);
+	/* Every point's colors, checked before anything is submitted. */
+	int *colors = malloc((size_t)npoints * (nreqs ? nreqs : 1) * sizeof *colors);
+	if (!colors)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
+	for (int64_t pi = 0; pi < npoints; pi++) {
+		int64_t point[3] = {0, 0, 0}, rest = pi;
+		for (int d = 0; d < domain.dim; d++) {
+			int64_t e = domain.hi[d] - domain.lo[d] + 1;
+			point[d] = domain.lo[d] + rest % e;
+			rest /= e;
+		}
+		for (int i = 0; i < nreqs; i++) {
+			colors[pi * nreqs + i] = -1;
+			if (q[i].kind == TSR_REQ_PARTITION) {
+				int64_t color[3] = {point[0], point[1], point[2]};
+				if (q[i].proj) {
+					color[0] = color[1] = color[2] = 0;
+					if (q[i].proj(point, color, q[i].proj_arg)) {
+						free(colors);
+						return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: projection "
+						                "gives no color of partition '%s'", t->name,
+						                tsr__color_str(domain.dim, point, cs, sizeof cs), i, q[i].part->name);
+					}
+				} else if (domain.dim != q[i].part->colors.dim) {
+					free(colors);
+					return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s': requirement %d: launch domain is %d-D but "
+					                "partition '%s' has %d-D colors", t->name, i, domain.dim, q[i].part->name,
+					                q[i].part->colors.dim);
+				}
+				int c = tsr__color_index(q[i].part, color);
+				if (c < 0) {
+					free(colors);
+					return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: color %s is outside "
+					                "partition '%s' of region '%s' (colors %s)", t->name,
+					                tsr__color_str(domain.dim, point, cs, sizeof cs), i,
+					                tsr__color_str(q[i].part->colors.dim, color, bs2, sizeof bs2), q[i].part->name,
+					                q[i].part->parent->name, tsr__box_str(q[i].part->colors, bs, sizeof bs));
+				}
+				colors[pi * nreqs + i] = c;
+			} else if (q[i].kind == TSR_REQ_REGION && q[i].priv != TSR_READ && !q[i].redop && npoints > 1) {
+				free(colors);
+				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: every point would %s the "
+				                "whole region '%s'; write through a disjoint partition instead", t->name, i,
+				                tsr__priv_name(q[i].priv), q[i].region->name);
+			}
+		}
+	}
+	/* Writes must reach distinct subregions. */
+	for (int i = 0; i < nreqs; i++) {
+		if (q[i].kind != TSR_REQ_PARTITION || q[i].priv == TSR_READ || q[i].redop)
+			continue;
+		char *seen = calloc(q[i].part->ncolors, 1);
+		if (!seen) {
+			free(colors);
+			return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+		}
+		for (int64_t pi = 0; pi < npoints; pi++) {
+			int c = colors[pi * nreqs + i];
+			if (seen[c]) {
+				free(seen);
+				free(colors);
+				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: two points %s subregion "
+				                "'%s' (projection is not injective)", t->name, i, tsr__priv_name(q[i].priv),
+				                q[i].part->subs[c]->name);
+			}
+			seen[c] = 1;
+		}
+		free(seen);
+	}
+	struct tsr_future *res;
+	if ((rc = make_result(t, result, redop, "tsr_index_launch", &res))) {
+		free(colors);
+		return rc;
+	}
+	int maxfolds = 0;
+	for (int i = 0; i < nreqs; i++)
+		if (q[i].tmp_reduce)
+			maxfolds += q[i].nfields;
+	struct pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
+	int nfolds = 0;
+	if (!folds) {
+		free(colors);
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+	}
+	struct tsr_region *subs[TSR_MAX_REQS];
+	for (int64_t pi = 0; pi < npoints && !rc; pi++) {
+		int64_t point[3] = {0, 0, 0}, rest = pi;
+		for (int d = 0; d < domain.dim; d++) {
+			int64_t e = domain.hi[d] - domain.lo[d] + 1;
+			point[d] = domain.lo[d] + rest % e;
+			rest /= e;
+		}
+		for (int i = 0; i < nreqs; i++)
+			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
+		int pfolds = nfolds;
+		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res, result ? redop : 0, folds, &nfolds);
+		(void)pfolds;
+	}
+	if (!rc)
+		rc = submit_folds(folds, nfolds);
+	free(folds);
+	free(colors);
+	if (rc && res) {
+		/* points already submitted keep their reference through StarPU; the future goes away with them */
+		tsr__future_free(res);
+		result->id = 0;
+	}
+	return rc;
+}
+
+int tsr__launch_init(void)
+{
+	fold_init();
+	return TSR_OK;
+}

@@ -1,0 +1,220 @@
+/* reduce.c: reduction operators (sum, prod, min, max per type, plus user-registered ones) and
+ * the StarPU init/redux codelet pair for each (type, op), since StarPU passes no argument to
+ * them. They work on block interfaces (region fields) and variable interfaces (futures). */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "internal.h"
+
+#define TSR_MAX_USER_REDOPS 16
+struct user_redop {
+	char name[TSR_NAME_MAX];
+	tsr_type_t type;
+	size_t size;
+	tsr_redop_identity_fn identity;
+	tsr_redop_fold_fn fold;
+};
+static struct user_redop user_ops[TSR_MAX_USER_REDOPS];
+static int nuser_ops;
+
+/* Iterate over the elements of a block or variable interface. */
+struct elems { char *ptr; uint32_t nx, ny, nz, ldy, ldz; size_t es; };
+static struct elems elems_of(void *iface)
+{
+	struct elems e;
+	if (((struct starpu_block_interface *)iface)->id == STARPU_BLOCK_INTERFACE_ID) {
+		struct starpu_block_interface *b = iface;
+		e.ptr = (char *)b->ptr; e.nx = b->nx; e.ny = b->ny; e.nz = b->nz; e.ldy = b->ldy; e.ldz = b->ldz;
+		e.es = b->elemsize;
+	} else {
+		struct starpu_variable_interface *v = iface;
+		e.ptr = (char *)v->ptr; e.nx = e.ny = e.nz = 1; e.ldy = e.ldz = 1; e.es = v->elemsize;
+	}
+	return e;
+}
+
+#define ROW_LOOP(dst, src, body)                                                                     \
+	for (uint32_t z = 0; z < d.nz; z++)                                                              \
+		for (uint32_t y = 0; y < d.ny; y++) {                                                        \
+			size_t o = ((size_t)y * d.ldy + (size_t)z * d.ldz);                                      \
+			size_t os = ((size_t)y * s.ldy + (size_t)z * s.ldz);                                     \
+			(void)os;                                                                                \
+			body                                                                                     \
+		}
+
+#define DEF_OPS(T, TN, ID_SUM, ID_PROD, ID_MIN, ID_MAX)                                              \
+	static void init_##TN##_sum(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;       \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_SUM; }) } \
+	static void init_##TN##_prod(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;      \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_PROD; }) } \
+	static void init_##TN##_min(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;       \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_MIN; }) } \
+	static void init_##TN##_max(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;       \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_MAX; }) } \
+	static void redux_##TN##_sum(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
+		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = p[x] + q[x]; }) }                   \
+	static void redux_##TN##_prod(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
+		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = p[x] * q[x]; }) }                   \
+	static void redux_##TN##_min(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
+		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = q[x] < p[x] ? q[x] : p[x]; }) }     \
+	static void redux_##TN##_max(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
+		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = q[x] > p[x] ? q[x] : p[x]; }) }
+
+DEF_OPS(float, f32, 0.0f, 1.0f, INFINITY, -INFINITY)
+DEF_OPS(double, f64, 0.0, 1.0, INFINITY, -INFINITY)
+DEF_OPS(int32_t, i32, 0, 1, INT32_MAX, INT32_MIN)
+DEF_OPS(int64_t, i64, 0, 1, INT64_MAX, INT64_MIN)
+
+typedef void (*cl_fn)(void *[], void *);
+/* [type F32..I64 -> 0..3][op SUM..MAX -> 0..3] */
+static const cl_fn builtin_init[4][4] = {
+	{init_f32_sum, init_f32_prod, init_f32_min, init_f32_max},
+	{init_f64_sum, init_f64_prod, init_f64_min, init_f64_max},
+	{init_i32_sum, init_i32_prod, init_i32_min, init_i32_max},
+	{init_i64_sum, init_i64_prod, init_i64_min, init_i64_max},
+};
+static const cl_fn builtin_redux[4][4] = {
+	{redux_f32_sum, redux_f32_prod, redux_f32_min, redux_f32_max},
+	{redux_f64_sum, redux_f64_prod, redux_f64_min, redux_f64_max},
+	{redux_i32_sum, redux_i32_prod, redux_i32_min, redux_i32_max},
+	{redux_i64_sum, redux_i64_prod, redux_i64_min, redux_i64_max},
+};
+
+/* User operators: one trampoline per slot, since codelets get no argument. */
+static void user_init(int k, void *iface)
+{
+	struct elems d = elems_of(iface), s = d;
+	ROW_LOOP(d, s, { for (uint32_t x = 0; x < d.nx; x++) user_ops[k].identity(d.ptr + (o + x) * d.es); })
+}
+static void user_redux(int k, void *dst, void *src)
+{
+	struct elems d = elems_of(dst), s = elems_of(src);
+	ROW_LOOP(d, s, { for (uint32_t x = 0; x < d.nx; x++) user_ops[k].fold(d.ptr + (o + x) * d.es, s.ptr + (os + x) * s.es); })
+}
+#define USER_TRAMP(k) \
+	static void uinit_##k(void *b[], void *a) { user_init(k, b[0]); } \
+	static void uredux_##k(void *b[], void *a) { user_redux(k, b[0], b[1]); }
+USER_TRAMP(0) USER_TRAMP(1) USER_TRAMP(2) USER_TRAMP(3) USER_TRAMP(4) USER_TRAMP(5) USER_TRAMP(6) USER_TRAMP(7)
+USER_TRAMP(8) USER_TRAMP(9) USER_TRAMP(10) USER_TRAMP(11) USER_TRAMP(12) USER_TRAMP(13) USER_TRAMP(14) USER_TRAMP(15)
+static const cl_fn user_init_fn[TSR_MAX_USER_REDOPS] = {uinit_0, uinit_1, uinit_2, uinit_3, uinit_4, uinit_5, uinit_6,
+	uinit_7, uinit_8, uinit_9, uinit_10, uinit_11, uinit_12, uinit_13, uinit_14, uinit_15};
+static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {uredux_0, uredux_1, uredux_2, uredux_3, uredux_4, uredux_5,
+	uredux_6, uredux_7, uredux_8, uredux_9, uredux_10, uredux_11, uredux_12, uredux_13, uredux_14, uredux_15};
+
+static struct starpu_codelet builtin_init_cl[4][4], builtin_redux_cl[4][4];
+static struct starpu_codelet user_init_cl[TSR_MAX_USER_REDOPS], user_redux_cl[TSR_MAX_USER_REDOPS];
+
+static void make_cl(struct starpu_codelet *cl, cl_fn fn, int redux)
+{
+	memset(cl, 0, sizeof *cl);
+	cl->cpu_funcs[0] = fn;
+	cl->nbuffers = redux ? 2 : 1;
+	cl->modes[0] = redux ? STARPU_RW : STARPU_W;
+	cl->modes[1] = STARPU_R;
+	cl->name = redux ? "tsr_redux" : "tsr_redux_init";
+	cl->flags = STARPU_CODELET_NOPLANS;
+}
+
+void tsr__redops_reset(void)
+{
+	for (int t = 0; t < 4; t++)
+		for (int o = 0; o < 4; o++) {
+			make_cl(&builtin_init_cl[t][o], builtin_init[t][o], 0);
+			make_cl(&builtin_redux_cl[t][o], builtin_redux[t][o], 1);
+		}
+	nuser_ops = 0;
+}
+
+const char *tsr__redop_name(int op)
+{
+	static const char *names[] = {"none", "sum", "prod", "min", "max"};
+	if (op >= 0 && op <= TSR_MAX)
+		return names[op];
+	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
+		return user_ops[op - TSR_REDOP_USER].name;
+	return "unknown";
+}
+
+int tsr__redop_valid(tsr_type_t type, int op, const char *what)
+{
+	if (op >= TSR_SUM && op <= TSR_MAX) {
+		if (type >= TSR_F32 && type <= TSR_I64)
+			return TSR_OK;
+		return tsr__err(TSR_ETYPE, "%s: reduction '%s' needs an f32/f64/i32/i64 element, not %s", what,
+		                tsr__redop_name(op), tsr_type_name(type));
+	}
+	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops) {
+		if (user_ops[op - TSR_REDOP_USER].type == type)
+			return TSR_OK;
+		return tsr__err(TSR_ETYPE, "%s: reduction '%s' is defined on %s, not %s", what, tsr__redop_name(op),
+		                tsr_type_name(user_ops[op - TSR_REDOP_USER].type), tsr_type_name(type));
+	}
+	return tsr__err(TSR_EINVAL, "%s: unknown reduction operator %d", what, op);
+}
+
+struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op)
+{
+	if (op >= TSR_REDOP_USER)
+		return &user_init_cl[op - TSR_REDOP_USER];
+	return &builtin_init_cl[type - TSR_F32][op - TSR_SUM];
+}
+
+struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op)
+{
+	if (op >= TSR_REDOP_USER)
+		return &user_redux_cl[op - TSR_REDOP_USER];
+	return &builtin_redux_cl[type - TSR_F32][op - TSR_SUM];
+}
+
+/* One element, on the host (futures folded by CPU variants through tsr_ctx_return). */
+void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem)
+{
+	struct starpu_variable_interface v = {.id = STARPU_VARIABLE_INTERFACE_ID, .ptr = (uintptr_t)elem, .elemsize = size};
+	void *b[1] = {&v};
+	tsr__init_cl(type, op)->cpu_funcs[0](b, NULL);
+}
+
+void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val)
+{
+	struct starpu_variable_interface d = {.id = STARPU_VARIABLE_INTERFACE_ID, .ptr = (uintptr_t)acc, .elemsize = size};
+	struct starpu_variable_interface s = {.id = STARPU_VARIABLE_INTERFACE_ID, .ptr = (uintptr_t)val, .elemsize = size};
+	void *b[2] = {&d, &s};
+	tsr__redux_cl(type, op)->cpu_funcs[0](b, NULL);
+}
+
+/* Install the (type, op) methods on a handle; StarPU reads them when the epoch ends. */
+void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op)
+{
+	if (n->redop_set == op)
+		return;
+	starpu_data_set_reduction_methods(n->h, tsr__redux_cl(type, op), tsr__init_cl(type, op));
+	n->redop_set = op;
+}
+
+int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redop_identity_fn identity,
+                       tsr_redop_fold_fn fold, tsr_redop_t *op)
+{
+	TSR_REQUIRE_INIT("tsr_redop_register");
+	if (!name || !identity || !fold || !op || strlen(name) >= TSR_NAME_MAX)
+		return tsr__err(TSR_EINVAL, "tsr_redop_register: need a name (< %d chars), identity, fold and output", TSR_NAME_MAX);
+	size_t size = type == TSR_BYTES ? bytes : tsr_type_size(type);
+	if (size == 0)
+		return tsr__err(TSR_EINVAL, "tsr_redop_register: operator '%s': invalid type or size", name);
+	if (nuser_ops == TSR_MAX_USER_REDOPS)
+		return tsr__err(TSR_ENOMEM, "tsr_redop_register: operator '%s': at most %d user operators", name, TSR_MAX_USER_REDOPS);
+	int k = nuser_ops++;
+	strcpy(user_ops[k].name, name);
+	user_ops[k].type = type;
+	user_ops[k].size = size;
+	user_ops[k].identity = identity;
+	user_ops[k].fold = fold;
+	make_cl(&user_init_cl[k], user_init_fn[k], 0);
+	make_cl(&user_redux_cl[k], user_redux_fn[k], 1);
+	*op = (tsr_redop_t)(TSR_REDOP_USER + k);
+	return TSR_OK;
+}

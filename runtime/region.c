@@ -1,0 +1,218 @@
+/* region.c: regions and subregions. A root region owns one zeroed array per field, registered
+ * with StarPU as a block handle (1-D and 2-D are blocks with ny or nz = 1); subregions are the
+ * children of a partition plan, i.e. views into the root arrays. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n, const struct tsr_fieldinfo **fields);
+
+int tsr__region_lookup(tsr_region_t r, const char *what, struct tsr_region **out)
+{
+	TSR_REQUIRE_INIT(what);
+	*out = tsr__handle_get(TSR_K_REGION, r.id);
+	if (!*out)
+		return tsr__err(TSR_ESTALE, "%s: region id %#llx was destroyed or never created", what,
+		                (unsigned long long)r.id);
+	return TSR_OK;
+}
+
+int tsr__field_check(const struct tsr_region *r, int f, const char *what)
+{
+	if (f < 0 || f >= r->nfields)
+		return tsr__err(TSR_ENOFIELD, "%s: field id %d is not in region '%s' (it has %d field%s)", what, f,
+		                r->name, r->nfields, r->nfields == 1 ? "" : "s");
+	return TSR_OK;
+}
+
+static int64_t extent(const tsr_box_t *b, int d)
+{
+	return d < b->dim ? b->hi[d] - b->lo[d] + 1 : 1;
+}
+
+int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_region_t *out)
+{
+	const char *what = "tsr_region_create";
+	TSR_REQUIRE_INIT(what);
+	char bs[96];
+	if (!out)
+		return tsr__err(TSR_EINVAL, "%s: null output pointer", what);
+	if (!name)
+		name = "region";
+	if (!tsr__box_valid(bounds))
+		return tsr__err(TSR_EBOUNDS, "%s: region '%s': bounds %s are empty or not 1-3 dimensional", what, name,
+		                tsr__box_str(bounds, bs, sizeof bs));
+	for (int d = 0; d < bounds.dim; d++)
+		if (extent(&bounds, d) > UINT32_MAX / 2)
+			return tsr__err(TSR_EBOUNDS, "%s: region '%s': extent %lld in dimension %d is too large", what, name,
+			                (long long)extent(&bounds, d), d);
+	int nf;
+	const struct tsr_fieldinfo *fields;
+	int rc = tsr__fspace_fields(fs, what, &nf, &fields);
+	if (rc)
+		return rc;
+	if (nf == 0)
+		return tsr__err(TSR_EINVAL, "%s: region '%s': field space has no fields", what, name);
+
+	uint32_t nx = extent(&bounds, 0), ny = extent(&bounds, 1), nz = extent(&bounds, 2);
+	struct tsr_region *r = calloc(1, sizeof *r);
+	if (!r)
+		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
+	r->name = strdup(name);
+	r->bounds = bounds;
+	r->nfields = nf;
+	r->fields = malloc(nf * sizeof *r->fields);
+	r->nodes = calloc(nf, sizeof *r->nodes);
+	r->storage = calloc(nf, sizeof *r->storage);
+	r->mapped = calloc(nf, sizeof *r->mapped);
+	r->root = r;
+	if (!r->name || !r->fields || !r->nodes || !r->storage || !r->mapped)
+		goto nomem;
+	memcpy(r->fields, fields, nf * sizeof *r->fields);
+	for (int f = 0; f < nf; f++) {
+		size_t bytes = (size_t)nx * ny * nz * r->fields[f].size;
+		int flags = tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0;
+		if (starpu_malloc_flags(&r->storage[f], bytes, flags) != 0) {
+			r->storage[f] = NULL;
+			goto nomem;
+		}
+		memset(r->storage[f], 0, bytes);
+		struct tsr_node *n = &r->nodes[f];
+		n->region = r;
+		n->field = f;
+		starpu_block_data_register(&n->h, STARPU_MAIN_RAM, (uintptr_t)r->storage[f], nx, (uint32_t)nx * ny,
+		                           nx, ny, nz, r->fields[f].size);
+	}
+	r->id = tsr__handle_new(TSR_K_REGION, r);
+	out->id = r->id;
+	return TSR_OK;
+nomem:
+	for (int f = 0; f < nf && r->nodes; f++) {
+		if (r->nodes[f].h)
+			starpu_data_unregister(r->nodes[f].h);
+		if (r->storage && r->storage[f])
+			starpu_free_flags(r->storage[f], (size_t)nx * ny * nz * r->fields[f].size,
+			                  tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
+	}
+	free(r->name); free(r->fields); free(r->nodes); free(r->storage); free(r->mapped); free(r);
+	return tsr__err(TSR_ENOMEM, "%s: region '%s': out of memory", what, name);
+}
+
+/* A subregion of partition p, color index c: nodes are the plan's children. */
+struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
+{
+	struct tsr_region *parent = p->parent;
+	struct tsr_region *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	char cs[64];
+	int64_t color[3] = {0, 0, 0};
+	int64_t rest = c;
+	for (int d = 0; d < p->colors.dim; d++) {
+		int64_t e = p->colors.hi[d] - p->colors.lo[d] + 1;
+		color[d] = p->colors.lo[d] + rest % e;
+		rest /= e;
+	}
+	tsr__color_str(p->colors.dim, color, cs, sizeof cs);
+	size_t len = strlen(parent->name) + strlen(p->name) + strlen(cs) + 2;
+	s->name = malloc(len);
+	s->nodes = calloc(parent->nfields, sizeof *s->nodes);
+	if (!s->name || !s->nodes) {
+		free(s->name); free(s->nodes); free(s);
+		return NULL;
+	}
+	snprintf(s->name, len, "%s/%s%s", parent->name, p->name, cs);
+	s->bounds = p->boxes[c];
+	s->nfields = parent->nfields;
+	s->fields = parent->fields;
+	s->root = parent->root;
+	s->parent_part = p;
+	s->color_index = c;
+	for (int f = 0; f < s->nfields; f++) {
+		struct tsr_node *n = &s->nodes[f];
+		n->h = p->children[f][c];
+		n->region = s;
+		n->field = f;
+		n->parent = &parent->nodes[f];
+		n->part = p;
+	}
+	s->id = tsr__handle_new(TSR_K_REGION, s);
+	return s;
+}
+
+/* Free a region's partitions (depth first), then the region itself. Handles of subregions are
+ * the plan's children and are released by starpu_data_partition_clean in tsr__partition_free. */
+void tsr__region_free_tree(struct tsr_region *r)
+{
+	while (r->nparts > 0)
+		tsr__partition_free(r->parts[r->nparts - 1], 1);
+	free(r->parts);
+	r->parts = NULL;
+	tsr__handle_free(r->id);
+	if (r->root == r) {
+		for (int f = 0; f < r->nfields; f++) {
+			tsr__coh_close_all(&r->nodes[f]);
+			starpu_data_unregister(r->nodes[f].h);
+			free(r->nodes[f].open_ro);
+			size_t bytes = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
+			starpu_free_flags(r->storage[f], bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
+		}
+		free(r->fields);
+		free(r->storage);
+		free(r->mapped);
+	} else {
+		for (int f = 0; f < r->nfields; f++)
+			free(r->nodes[f].open_ro);
+	}
+	free(r->nodes);
+	free(r->name);
+	free(r);
+}
+
+int tsr_region_destroy(tsr_region_t rid)
+{
+	struct tsr_region *r;
+	int rc = tsr__region_lookup(rid, "tsr_region_destroy", &r);
+	if (rc)
+		return rc;
+	if (r->root != r)
+		return tsr__err(TSR_EINVAL, "tsr_region_destroy: '%s' is a subregion; destroy its partition instead", r->name);
+	for (int f = 0; f < r->nfields; f++)
+		if (r->mapped[f])
+			return tsr__err(TSR_EBUSY, "tsr_region_destroy: field '%s' of region '%s' is mapped on the host; unmap it first",
+			                r->fields[f].name, r->name);
+	tsr__region_free_tree(r);
+	return TSR_OK;
+}
+
+int tsr_region_bounds(tsr_region_t rid, tsr_box_t *bounds)
+{
+	struct tsr_region *r;
+	int rc = tsr__region_lookup(rid, "tsr_region_bounds", &r);
+	if (rc)
+		return rc;
+	if (!bounds)
+		return tsr__err(TSR_EINVAL, "tsr_region_bounds: null output pointer");
+	*bounds = r->bounds;
+	return TSR_OK;
+}
+
+const char *tsr_region_name(tsr_region_t rid)
+{
+	struct tsr_region *r = tsr__rt.initialized ? tsr__handle_get(TSR_K_REGION, rid.id) : NULL;
+	return r ? r->name : NULL;
+}
+
+static void region_free_root(void *obj)
+{
+	struct tsr_region *r = obj;
+	if (r->root == r)
+		tsr__region_free_tree(r);
+}
+
+/* finalize: destroy every live root region (and with it all partitions); returns how many. */
+int tsr__region_free_all(void)
+{
+	return tsr__handle_foreach(TSR_K_REGION, region_free_root);
+}

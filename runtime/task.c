@@ -1,0 +1,261 @@
+/* task.c: task registration (one StarPU codelet per task, variable buffers, history-based perf
+ * model named after the task) and what a running variant sees: tsr_ctx and its accessors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+int tsr__task_lookup(tsr_task_t t, const char *what, struct tsr_task **out)
+{
+	TSR_REQUIRE_INIT(what);
+	*out = tsr__handle_get(TSR_K_TASK, t.id);
+	if (!*out)
+		return tsr__err(TSR_ESTALE, "%s: task id %#llx was never registered (or the runtime was restarted)", what,
+		                (unsigned long long)t.id);
+	return TSR_OK;
+}
+
+int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
+{
+	TSR_REQUIRE_INIT("tsr_task_register");
+	if (!d || !out)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: null descriptor or output");
+	if (!d->name || !*d->name || strlen(d->name) >= TSR_NAME_MAX)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task name missing or longer than %d characters", TSR_NAME_MAX - 1);
+	if (!d->cpu && !d->cuda)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has neither a CPU nor a CUDA variant", d->name);
+	size_t rs = d->ret_type == TSR_BYTES ? d->ret_bytes : tsr_type_size(d->ret_type);
+	if (d->ret_type < TSR_NONE || d->ret_type > TSR_BYTES || (d->ret_type != TSR_NONE && rs == 0))
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': invalid return type %d or size", d->name, (int)d->ret_type);
+	struct tsr_task *t = calloc(1, sizeof *t);
+	if (!t)
+		return tsr__err(TSR_ENOMEM, "tsr_task_register: task '%s': out of memory", d->name);
+	strcpy(t->name, d->name);
+	t->cpu = d->cpu;
+	t->cuda = d->cuda;
+	t->ret_type = d->ret_type;
+	t->ret_size = rs;
+	starpu_codelet_init(&t->cl);
+	t->cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
+	t->cl.name = t->name;
+	t->cl.flags = STARPU_CODELET_NOPLANS;   /* coherence.c opens the plans itself */
+	if (d->cpu)
+		t->cl.cpu_funcs[0] = tsr__cpu_wrapper;
+#ifdef STARPU_USE_CUDA
+	if (d->cuda) {
+		t->cl.cuda_funcs[0] = tsr__cuda_wrapper;
+		t->cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+	}
+#endif
+	t->model.type = STARPU_HISTORY_BASED;
+	t->model.symbol = t->name;
+	t->cl.model = &t->model;
+	t->id = tsr__handle_new(TSR_K_TASK, t);
+	out->id = t->id;
+	return TSR_OK;
+}
+
+void tsr__task_free(void *obj)
+{
+	struct tsr_task *t = obj;
+	tsr__handle_free(t->id);
+	free(t);
+}
+
+static void run_variant(void *buffers[], void *cl_arg, int cuda)
+{
+	struct tsr_ctx *ctx = cl_arg;
+	ctx->buffers = buffers;
+	ctx->is_cuda = cuda;
+	/* Private buffers of REDUCE requirements folded later by a fold task start at identity. */
+	for (int r = 0; r < ctx->nreqs; r++) {
+		struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->reduce_tmp_op)
+			for (int k = 0; k < q->nfields; k++) {
+				void *b[1] = {buffers[q->first_buf + k]};
+				tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op)->cpu_funcs[0](b, NULL);
+			}
+	}
+	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
+}
+
+void tsr__cpu_wrapper(void *buffers[], void *cl_arg)
+{
+	run_variant(buffers, cl_arg, 0);
+}
+
+void tsr__cuda_wrapper(void *buffers[], void *cl_arg)
+{
+	run_variant(buffers, cl_arg, 1);
+}
+
+static const char *point_str(const tsr_ctx_t *ctx, char *buf, size_t n)
+{
+	if (ctx->point_dim == 0)
+		snprintf(buf, n, "%s", "");
+	else {
+		char c[64];
+		snprintf(buf, n, " point %s", tsr__color_str(ctx->point_dim, ctx->point, c, sizeof c));
+	}
+	return buf;
+}
+
+static int covers(tsr_privilege_t have, tsr_privilege_t want)
+{
+	if (TSR_PRIV_IS_REDUCE(want) || TSR_PRIV_IS_REDUCE(have))
+		return have == want;
+	switch (want) {
+	case TSR_READ: return have == TSR_READ || have == TSR_READ_WRITE;
+	case TSR_WRITE: return have == TSR_WRITE || have == TSR_READ_WRITE;
+	case TSR_READ_WRITE: return have == TSR_READ_WRITE;
+	}
+	return 0;
+}
+
+static const char *priv_name(tsr_privilege_t p)
+{
+	static _Thread_local char buf[32];
+	switch (p) {
+	case TSR_READ: return "READ";
+	case TSR_WRITE: return "WRITE";
+	case TSR_READ_WRITE: return "READ_WRITE";
+	}
+	if (TSR_PRIV_IS_REDUCE(p)) {
+		snprintf(buf, sizeof buf, "REDUCE(%s)", tsr__redop_name(TSR_PRIV_REDOP(p)));
+		return buf;
+	}
+	return "invalid privilege";
+}
+const char *tsr__priv_name(tsr_privilege_t p) { return priv_name(p); }
+
+#define CTX_FAIL(code, ...) do { tsr__task_error(__VA_ARGS__); return code; } while (0)
+
+int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type, tsr_privilege_t want,
+                     tsr_accessor_t *acc)
+{
+	char ps[80];
+	if (!ctx || !acc)
+		return tsr__err(TSR_EINVAL, "tsr_ctx_accessor: null context or accessor");
+	const char *tn = ctx->task->name;
+	if (req < 0 || req >= ctx->nreqs)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
+		         point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
+	struct tsr_reqrec *q = &ctx->reqs[req];
+	if (q->kind == TSR_REQ_FUTURE)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d is a future, not a region (use tsr_ctx_future)", tn,
+		         point_str(ctx, ps, sizeof ps), req);
+	int k;
+	for (k = 0; k < q->nfields; k++)
+		if (q->fields[k] == field)
+			break;
+	if (k == q->nfields) {
+		if (field >= 0 && field < q->region->nfields)
+			CTX_FAIL(TSR_ENOFIELD, "task '%s'%s: field '%s' of region '%s' was not requested by requirement %d", tn,
+			         point_str(ctx, ps, sizeof ps), q->finfo[field].name, q->region->name, req);
+		CTX_FAIL(TSR_ENOFIELD, "task '%s'%s: field id %d is not in region '%s' (requirement %d)", tn,
+		         point_str(ctx, ps, sizeof ps), field, q->region->name, req);
+	}
+	const struct tsr_fieldinfo *fi = &q->finfo[field];
+	if (type != TSR_NONE && type != fi->type)
+		CTX_FAIL(TSR_ETYPE, "task '%s'%s: field '%s' of region '%s' holds %s but was accessed as %s", tn,
+		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, tsr_type_name(fi->type), tsr_type_name(type));
+	if (!covers(q->priv, want)) {
+		char w[32];
+		snprintf(w, sizeof w, "%s", priv_name(want));
+		CTX_FAIL(TSR_EPRIV, "task '%s'%s: field '%s' of region '%s' requested %s but accessed for %s", tn,
+		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, priv_name(q->priv), w);
+	}
+	struct starpu_block_interface *b = ctx->buffers[q->first_buf + k];
+	acc->ptr = (void *)b->ptr;
+	acc->dim = q->dim;
+	acc->stride[0] = 1;
+	acc->stride[1] = b->ldy;
+	acc->stride[2] = b->ldz;
+	uint32_t ext[3] = {b->nx, b->ny, b->nz};
+	for (int d = 0; d < 3; d++) {
+		acc->lo[d] = d < q->dim ? q->lo[d] : 0;
+		acc->hi[d] = acc->lo[d] + ext[d] - 1;
+	}
+	acc->type = fi->type;
+	acc->elem_size = fi->size;
+	acc->priv = q->priv;
+	return TSR_OK;
+}
+
+const void *tsr_ctx_future(tsr_ctx_t *ctx, int req)
+{
+	char ps[80];
+	if (!ctx)
+		return NULL;
+	if (req < 0 || req >= ctx->nreqs || ctx->reqs[req].kind != TSR_REQ_FUTURE) {
+		tsr__task_error("task '%s'%s: requirement %d is not a future", ctx->task->name, point_str(ctx, ps, sizeof ps), req);
+		return NULL;
+	}
+	return (const void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->reqs[req].first_buf]);
+}
+
+int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3])
+{
+	if (!ctx)
+		return 0;
+	if (point)
+		memcpy(point, ctx->point, sizeof ctx->point);
+	return ctx->point_dim;
+}
+
+const char *tsr_ctx_task_name(const tsr_ctx_t *ctx)
+{
+	return ctx ? ctx->task->name : NULL;
+}
+
+int tsr_ctx_worker(const tsr_ctx_t *ctx)
+{
+	return starpu_worker_get_id();
+}
+
+void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx)
+{
+#ifdef STARPU_USE_CUDA
+	if (ctx && ctx->is_cuda)
+		return (void *)starpu_cuda_get_local_stream();
+#endif
+	return NULL;
+}
+
+void *tsr_ctx_return_slot(tsr_ctx_t *ctx)
+{
+	if (!ctx || ctx->ret_buf < 0)
+		return NULL;
+	return (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
+}
+
+int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
+{
+	char ps[80];
+	if (!ctx || !value)
+		return tsr__err(TSR_EINVAL, "tsr_ctx_return: null context or value");
+	if (ctx->task->ret_type == TSR_NONE)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: returns a value but was registered with ret_type TSR_NONE", ctx->task->name,
+		         point_str(ctx, ps, sizeof ps));
+	if (ctx->is_cuda)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return is for CPU variants; a CUDA variant writes tsr_ctx_return_slot",
+		         ctx->task->name, point_str(ctx, ps, sizeof ps));
+	if (ctx->ret_buf < 0)
+		return TSR_OK;   /* nobody asked for the value */
+	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
+	if (ctx->ret_op)
+		tsr__redop_fold(ctx->task->ret_type, ctx->task->ret_size, ctx->ret_op, slot, value);
+	else
+		memcpy(slot, value, ctx->task->ret_size);
+	return TSR_OK;
+}
+
+void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
+{
+	char buf[400], ps[80];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt ? fmt : "error", ap);
+	va_end(ap);
+	tsr__task_error("task '%s'%s: %s", ctx ? ctx->task->name : "?", ctx ? point_str(ctx, ps, sizeof ps) : "", buf);
+}

@@ -1,0 +1,272 @@
+/* tessera.h: the whole public API of Tessera, a regions-and-tasks runtime on StarPU.
+ * Read it top to bottom: it is grouped by concept and every call has a one-line comment. */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSR_VERSION_MAJOR 0
+#define TSR_VERSION_MINOR 1
+
+/* ------------------------------------------------------------------ errors */
+/* Every call returns TSR_OK (0) or one of these negative codes; tsr_last_error()
+ * then holds a message naming the object (task, region, field, partition, color). */
+enum {
+	TSR_OK = 0,
+	TSR_EINVAL = -1,      /* invalid argument (null pointer, bad dimension, bad size) */
+	TSR_EBOUNDS = -2,     /* box or color outside the bounds it must lie in */
+	TSR_ETYPE = -3,       /* element type mismatch */
+	TSR_EPRIV = -4,       /* access not covered by the requested privilege */
+	TSR_EINTERFERE = -5,  /* requirements of one launch interfere (aliased write, conflicting partitions) */
+	TSR_ESTALE = -6,      /* handle was destroyed, or never created */
+	TSR_ENOFIELD = -7,    /* field not in the region, or not requested by the task */
+	TSR_ENOMEM = -8,      /* allocation failed */
+	TSR_ESTARPU = -9,     /* StarPU refused a call */
+	TSR_ESTATE = -10,     /* runtime not initialized, or object in a state that forbids the call */
+	TSR_ELIVE = -11,      /* tsr_finalize found live objects (they were destroyed) */
+	TSR_ENODEV = -12,     /* no worker can run the task (e.g. CUDA-only task, no GPU) */
+	TSR_EBUSY = -13,      /* object is mapped on the host or still in use */
+	TSR_ETASK = -14,      /* a task variant reported an error (see tsr_last_error) */
+};
+
+const char *tsr_err_name(int code);   /* "TSR_EBOUNDS" */
+const char *tsr_strerror(int code);   /* "box or color out of bounds" */
+const char *tsr_last_error(void);     /* detailed message of the last failure in this thread */
+
+/* ----------------------------------------------------------------- runtime */
+typedef struct tsr_config {
+	const char *sched;      /* StarPU policy name ("eager", "lws", "dmda", ...) or Tessera's; NULL: StarPU default */
+	int ncpu;               /* CPU workers; -1: StarPU default */
+	int ncuda;              /* CUDA workers; -1: StarPU default, 0: none */
+	const char *trace_file; /* Chrome trace-event JSON written at finalize; NULL: none */
+	const char *dag_file;   /* Graphviz dot of the derived task graph; NULL: none */
+	int stats;              /* print per-task statistics at finalize */
+	int quiet;              /* do not print warnings (live objects at finalize) on stderr */
+} tsr_config_t;
+
+void tsr_config_init(tsr_config_t *cfg);   /* defaults: every field "StarPU default / off" */
+/* Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_TRACE, TSR_DAG, TSR_STATS override cfg;
+ * STARPU_* variables keep working where Tessera does not set the value. cfg may be NULL. */
+int tsr_init(const tsr_config_t *cfg);
+/* Wait for every task, destroy what is still alive (returns TSR_ELIVE if anything was), stop StarPU. */
+int tsr_finalize(void);
+/* Wait for every submitted task; returns TSR_ETASK if a task variant reported an error since the last fence. */
+int tsr_fence(void);
+int tsr_ncpu_workers(void);   /* CPU workers running */
+int tsr_ncuda_workers(void);  /* CUDA workers running */
+const char *tsr_sched_name(void);  /* policy in use */
+
+/* ------------------------------------------------------------ index spaces */
+/* A dense box of 1..3 dimensions; lo and hi are inclusive. Dimension 0 varies fastest in memory. */
+typedef struct tsr_box {
+	int dim;
+	int64_t lo[3], hi[3];
+} tsr_box_t;
+
+tsr_box_t tsr_box1(int64_t lo0, int64_t hi0);
+tsr_box_t tsr_box2(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1);
+tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2);
+int64_t tsr_box_volume(tsr_box_t b);                       /* number of points (0 if empty) */
+int tsr_box_contains(tsr_box_t outer, tsr_box_t inner);    /* 1 if inner lies in outer */
+int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out); /* 1 if non-empty */
+
+/* ------------------------------------------------------------ field spaces */
+typedef enum tsr_type {
+	TSR_NONE = 0, TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES
+} tsr_type_t;
+typedef int tsr_field_t;   /* field id, local to its field space: 0, 1, ... in order of addition */
+typedef struct { uint64_t id; } tsr_fspace_t;
+
+int tsr_fspace_create(tsr_fspace_t *fs);
+/* Add a typed field; bytes is the element size for TSR_BYTES and ignored otherwise. */
+int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t bytes, tsr_field_t *fid);
+int tsr_fspace_destroy(tsr_fspace_t fs);
+size_t tsr_type_size(tsr_type_t type);      /* 4, 8, 4, 8; 0 for TSR_NONE/TSR_BYTES */
+const char *tsr_type_name(tsr_type_t type); /* "f64" */
+
+/* ----------------------------------------------------------------- regions */
+/* A region (or a subregion: same handle type) is index space x field space, one
+ * contiguous array per field (struct of arrays), zero-initialised. */
+typedef struct { uint64_t id; } tsr_region_t;
+
+/* Fields are those of fs at this moment; fs may be destroyed afterwards. */
+int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_region_t *r);
+int tsr_region_destroy(tsr_region_t r);   /* root regions only; destroys its partitions too */
+int tsr_region_bounds(tsr_region_t r, tsr_box_t *bounds);
+const char *tsr_region_name(tsr_region_t r); /* "grid" or "grid/tiles[1,2]"; NULL if stale */
+
+/* -------------------------------------------------------------- partitions */
+typedef struct { uint64_t id; } tsr_partition_t;
+
+/* Equal tiles of region r over the color box `colors` (same dimension as r); the
+ * remainder goes to the first tiles. Disjoint. */
+int tsr_partition_tiles(tsr_region_t r, tsr_box_t colors, const char *name, tsr_partition_t *p);
+/* Tiles of the box `domain` (inside r) extended by halo[d] points on each side in dimension d,
+ * clipped to r's bounds. Aliased when a halo is non-zero; halo NULL means none. */
+int tsr_partition_tiles_halo(tsr_region_t r, tsr_box_t domain, tsr_box_t colors,
+                             const int64_t halo[3], const char *name, tsr_partition_t *p);
+/* One subregion per box, colors 0..nboxes-1 (1-D); disjoint unless two boxes overlap. */
+int tsr_partition_boxes(tsr_region_t r, int nboxes, const tsr_box_t *boxes, const char *name,
+                        tsr_partition_t *p);
+/* The subregion of color `color` (dimension of the color space), usable as a region:
+ * launch on it, map it, partition it again. Its lifetime is the partition's. */
+int tsr_partition_subregion(tsr_partition_t p, const int64_t color[3], tsr_region_t *sub);
+int tsr_partition_colors(tsr_partition_t p, tsr_box_t *colors);
+int tsr_partition_is_disjoint(tsr_partition_t p);  /* 1, 0, or negative error */
+int tsr_partition_destroy(tsr_partition_t p);      /* also destroys partitions of its subregions */
+
+/* -------------------------------------------------------------- privileges */
+typedef enum tsr_redop {
+	TSR_REDOP_NONE = 0, TSR_SUM = 1, TSR_PROD = 2, TSR_MIN = 3, TSR_MAX = 4,
+	TSR_REDOP_USER = 16   /* first id returned by tsr_redop_register */
+} tsr_redop_t;
+enum {
+	TSR_READ = 1,        /* read only */
+	TSR_WRITE = 2,       /* write every element; old contents are discarded */
+	TSR_READ_WRITE = 3,  /* read and write */
+	TSR_REDUCE_BASE = 8  /* use TSR_REDUCE(op) */
+};
+#define TSR_REDUCE(op) (TSR_REDUCE_BASE | ((int)(op) << 8))
+#define TSR_PRIV_IS_REDUCE(p) (((p) & TSR_REDUCE_BASE) != 0)
+#define TSR_PRIV_REDOP(p) ((tsr_redop_t)((p) >> 8))
+typedef int tsr_privilege_t;
+
+/* Register a reduction operator on elements of `type` (size bytes for TSR_BYTES): identity
+ * fills one element, fold does *acc = *acc op *val. CPU only (CUDA tasks cannot REDUCE with it). */
+typedef void (*tsr_redop_identity_fn)(void *elem);
+typedef void (*tsr_redop_fold_fn)(void *acc, const void *val);
+int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redop_identity_fn identity,
+                       tsr_redop_fold_fn fold, tsr_redop_t *op);
+
+/* ------------------------------------------------------------------- tasks */
+typedef struct tsr_ctx tsr_ctx_t;   /* what a running variant sees */
+typedef void (*tsr_variant_fn)(tsr_ctx_t *ctx, const void *args, size_t arglen);
+typedef struct { uint64_t id; } tsr_task_t;
+
+typedef struct tsr_task_desc {
+	const char *name;       /* names the task in errors, traces, perf models */
+	tsr_variant_fn cpu;     /* CPU variant (may be NULL if cuda is set) */
+	tsr_variant_fn cuda;    /* CUDA variant, called on the worker's stream; NULL: none */
+	tsr_type_t ret_type;    /* type of the returned value; TSR_NONE: returns nothing */
+	size_t ret_bytes;       /* size for TSR_BYTES */
+} tsr_task_desc_t;
+
+int tsr_task_register(const tsr_task_desc_t *desc, tsr_task_t *task);
+
+/* Typed view of one field of one requirement. ptr is the address of the element at lo (a device
+ * address in a CUDA variant); element (x,y,z) is at ptr + (x-lo0) + (y-lo1)*stride[1] + (z-lo2)*stride[2]. */
+typedef struct tsr_accessor {
+	void *ptr;
+	int dim;
+	int64_t lo[3], hi[3];   /* bounds in the region's global coordinates, inclusive */
+	size_t stride[3];       /* in elements; stride[0] == 1 */
+	tsr_type_t type;
+	size_t elem_size;
+	tsr_privilege_t priv;
+} tsr_accessor_t;
+
+#define TSR_AT1(a, T, x) (((T *)(a)->ptr)[(x) - (a)->lo[0]])
+#define TSR_AT2(a, T, x, y) (((T *)(a)->ptr)[((x) - (a)->lo[0]) + ((y) - (a)->lo[1]) * (int64_t)(a)->stride[1]])
+#define TSR_AT3(a, T, x, y, z) (((T *)(a)->ptr)[((x) - (a)->lo[0]) + ((y) - (a)->lo[1]) * (int64_t)(a)->stride[1] \
+                                               + ((z) - (a)->lo[2]) * (int64_t)(a)->stride[2]])
+
+/* Accessor for `field` of requirement `req`. `type` must match the field's type (TSR_NONE: any);
+ * `want` (TSR_READ, TSR_WRITE, TSR_READ_WRITE or TSR_REDUCE(op)) must be covered by the requested
+ * privilege. A REDUCE accessor points at a private buffer holding the operator's identity: fold into it. */
+int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
+                     tsr_privilege_t want, tsr_accessor_t *acc);
+/* Value of the future passed as requirement `req` (device address in a CUDA variant); NULL on error. */
+const void *tsr_ctx_future(tsr_ctx_t *ctx, int req);
+int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3]); /* launch point; returns its dimension (0: single launch) */
+const char *tsr_ctx_task_name(const tsr_ctx_t *ctx);
+int tsr_ctx_worker(const tsr_ctx_t *ctx);          /* StarPU worker id */
+void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);   /* cudaStream_t of a CUDA variant, NULL on CPU */
+/* Slot of the task's return value (device address in a CUDA variant). For an index launch with a
+ * reduction, it holds the operator's identity on entry: fold the value into it. */
+void *tsr_ctx_return_slot(tsr_ctx_t *ctx);
+/* CPU variants: return a value (folded into the launch's reduction where there is one). */
+int tsr_ctx_return(tsr_ctx_t *ctx, const void *value);
+/* Report an error from inside a variant: tsr_fence/tsr_finalize return TSR_ETASK with this message. */
+void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...);
+
+/* ---------------------------------------------------------------- futures */
+typedef struct { uint64_t id; } tsr_future_t;
+
+/* Block until the value is ready and copy it (size must equal the task's return size). */
+int tsr_future_wait(tsr_future_t f, void *value, size_t size);
+/* A ready future holding a value (to feed tasks that take a future). */
+int tsr_future_create(tsr_type_t type, size_t bytes, const void *value, tsr_future_t *f);
+int tsr_future_destroy(tsr_future_t f);   /* asynchronous: tasks still reading it are not disturbed */
+
+/* ----------------------------------------------------------------- launches */
+typedef enum { TSR_REQ_REGION = 1, TSR_REQ_PARTITION = 2, TSR_REQ_FUTURE = 3 } tsr_req_kind_t;
+/* Maps a launch point to a color of the requirement's partition; return 0, or nonzero if the
+ * point has no color (the launch then fails with TSR_EBOUNDS). */
+typedef int (*tsr_projection_fn)(const int64_t point[3], int64_t color[3], void *arg);
+
+typedef struct tsr_req {
+	tsr_req_kind_t kind;
+	uint64_t handle;            /* region, partition or future id */
+	tsr_privilege_t priv;
+	int nfields;
+	const tsr_field_t *fields;
+	tsr_projection_fn proj;     /* index launches: NULL means color = point */
+	void *proj_arg;
+} tsr_req_t;
+
+/* TSR_FIELDS(a, b) expands to the count and the array of field ids. */
+#define TSR_FIELDS(...) (int)(sizeof((tsr_field_t[]){__VA_ARGS__}) / sizeof(tsr_field_t)), \
+	(const tsr_field_t[]){__VA_ARGS__}
+
+static inline tsr_req_t tsr_req_region(tsr_region_t r, tsr_privilege_t priv, int nfields, const tsr_field_t *fields)
+{
+	tsr_req_t q = {TSR_REQ_REGION, r.id, priv, nfields, fields, NULL, NULL};
+	return q;
+}
+static inline tsr_req_t tsr_req_part(tsr_partition_t p, tsr_privilege_t priv, int nfields, const tsr_field_t *fields)
+{
+	tsr_req_t q = {TSR_REQ_PARTITION, p.id, priv, nfields, fields, NULL, NULL};
+	return q;
+}
+static inline tsr_req_t tsr_req_part_proj(tsr_partition_t p, tsr_privilege_t priv, int nfields,
+                                          const tsr_field_t *fields, tsr_projection_fn proj, void *arg)
+{
+	tsr_req_t q = {TSR_REQ_PARTITION, p.id, priv, nfields, fields, proj, arg};
+	return q;
+}
+static inline tsr_req_t tsr_req_future(tsr_future_t f)
+{
+	tsr_req_t q = {TSR_REQ_FUTURE, f.id, TSR_READ, 0, NULL, NULL, NULL};
+	return q;
+}
+
+/* Launch one task. Requirements are regions (or subregions) and futures; args (arglen bytes) are
+ * copied. If result is not NULL and the task returns a value, *result is its future. */
+int tsr_launch(tsr_task_t task, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
+               tsr_future_t *result);
+/* One point task per point of `domain`; partition requirements are projected to a color per point
+ * (identity by default), regions and futures are passed whole to every point. Writes through an
+ * aliased partition, or any two points writing the same subregion, are refused. If result is not
+ * NULL, *result is the reduction by `redop` of the points' return values. */
+int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+                     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result);
+
+/* ------------------------------------------------------ fill, copy, host access */
+/* Set every element of field f of region (or subregion) r to *value (size = the field's element size). */
+int tsr_fill(tsr_region_t r, tsr_field_t f, const void *value, size_t size);
+/* Copy field fsrc of src into field fdst of dst: same extents and same type required. */
+int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t fdst);
+/* Make field f of r readable (TSR_READ) or writable (TSR_WRITE / TSR_READ_WRITE) on the host, waiting
+ * only for the tasks that touch it. Launches touching the field are refused until tsr_unmap. */
+int tsr_map(tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
+int tsr_unmap(tsr_region_t r, tsr_field_t f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_H */

@@ -70,6 +70,7 @@ struct tsr_node {
 	int nopen_ro, cap_ro;
 	int redop_set;                        /* reduction methods installed on h (0: none) */
 	int redux_op;                         /* op of the pending reduction epoch (0: none) */
+	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */
 };
 
 struct tsr_region {
@@ -100,6 +101,7 @@ struct tsr_partition {
 	tsr_box_t *boxes;                     /* ncolors, global coordinates */
 	struct tsr_region **subs;             /* ncolors */
 	starpu_data_handle_t **children;      /* per field: ncolors handles (the plan) */
+	int *owners;                          /* worker per color (tsr_partition_set_owner), or NULL */
 };
 
 int tsr__region_lookup(tsr_region_t r, const char *what, struct tsr_region **out);
@@ -160,6 +162,8 @@ struct tsr_ctx {
 	int ret_buf;                          /* buffer index of the return slot, -1 if none */
 	int ret_op;                           /* reduction op of the return slot, 0 for single launches */
 	int is_cuda;
+	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
+	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */
@@ -183,5 +187,19 @@ void tsr__future_free(void *obj);
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
 extern struct starpu_codelet tsr__flush_cl;
+
+/* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
+extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
+void tsr__obs_init(const tsr_config_t *c, int critpath);
+void tsr__obs_fini(const tsr_config_t *c);
+void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
+int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
+void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
+void tsr__dag_set_cost(int id, struct starpu_task *task);
+void tsr__dag_node_free(struct tsr_node *n);
+int tsr__map_task(struct starpu_task *task, struct tsr_ctx *ctx, const struct tsr_partition *part, int color,
+                  tsr_box_t domain);
+void tsr__mapper_reset(void);
+extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
 
 #endif

@@ -216,7 +216,7 @@ struct pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tm
 /* Submit one point: coherence, then the StarPU task. subs[i] is the region of requirement i. */
 static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_region **subs, int pdim,
                         const int64_t point[3], const void *args, size_t arglen, struct tsr_future *res, int res_op,
-                        struct pending_fold *folds, int *nfolds)
+                        struct pending_fold *folds, int *nfolds, tsr_box_t domain)
 {
 	int nbuf = res ? 1 : 0;
 	for (int i = 0; i < n; i++)
@@ -250,6 +250,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	}
 	memset(ctx, 0, sizeof *ctx);
 	ctx->task = t;
+	ctx->dag_id = -1;
 	ctx->nreqs = n;
 	ctx->point_dim = pdim;
 	memcpy(ctx->point, point, sizeof ctx->point);
@@ -273,6 +274,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	int b = 0, cpu_only = 0;
 	for (int i = 0; i < n; i++) {
 		struct tsr_reqrec *r = &ctx->reqs[i];
+		memset(r, 0, sizeof *r);
 		r->kind = q[i].kind;
 		r->priv = q[i].priv;
 		r->first_buf = b;
@@ -333,7 +335,30 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	}
 	if (cpu_only)
 		task->where = STARPU_CPU;
-	int rc = starpu_task_submit(task);
+	/* mapping: the first partition requirement gives the color (a written one if any) */
+	const struct tsr_partition *mp = NULL;
+	int mcolor = -1;
+	for (int pass = 0; pass < 2 && !mp; pass++)
+		for (int i = 0; i < n && !mp; i++)
+			if (q[i].kind == TSR_REQ_PARTITION && (pass == 1 || q[i].priv != TSR_READ)) {
+				mp = subs[i]->parent_part;
+				mcolor = subs[i]->color_index;
+			}
+	int rc = tsr__map_task(task, ctx, mp, mcolor, domain);
+	if (rc) {
+		starpu_task_destroy(task);
+		return rc;
+	}
+	if (tsr__dag_on) {
+		ctx->dag_id = tsr__dag_task(t, pdim, point);
+		for (int i = 0; i < n; i++)
+			if (q[i].kind != TSR_REQ_FUTURE)
+				for (int k = 0; k < q[i].nfields; k++)
+					tsr__dag_access(ctx->dag_id, subs[i], q[i].fields[k], q[i].priv);
+		tsr__dag_set_cost(ctx->dag_id, task);
+	}
+	tsr__obs_task(task, ctx);
+	rc = starpu_task_submit(task);
 	if (rc == -ENODEV) {
 		task->destroy = 0;
 		starpu_task_destroy(task);
@@ -421,7 +446,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
 	int64_t point[3] = {0, 0, 0};
-	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res, 0, folds, &nfolds);
+	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res, 0, folds, &nfolds, tsr_box1(0, 0));
 	if (!rc)
 		rc = submit_folds(folds, nfolds);
 	if (rc && res) {
@@ -552,7 +577,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		for (int i = 0; i < nreqs; i++)
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
 		int pfolds = nfolds;
-		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res, result ? redop : 0, folds, &nfolds);
+		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res, result ? redop : 0, folds, &nfolds,
+		                  domain);
 		(void)pfolds;
 	}
 	if (!rc)

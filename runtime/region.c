@@ -154,6 +154,7 @@ void tsr__region_free_tree(struct tsr_region *r)
 		for (int f = 0; f < r->nfields; f++) {
 			tsr__coh_close_all(&r->nodes[f]);
 			starpu_data_unregister(r->nodes[f].h);
+			tsr__dag_node_free(&r->nodes[f]);
 			free(r->nodes[f].open_ro);
 			size_t bytes = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
 			starpu_free_flags(r->storage[f], bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);

@@ -36,8 +36,19 @@ static int env_int(const char *name, int *out)
 	return 0;
 }
 
+static struct starpu_sched_policy *tsr_policy(const char *name)
+{
+	if (name && !strcmp(name, tsr__locality_policy.policy_name))
+		return &tsr__locality_policy;
+	if (name && !strcmp(name, tsr__critpath_policy.policy_name))
+		return &tsr__critpath_policy;
+	return NULL;
+}
+
 static int sched_known(const char *name)
 {
+	if (tsr_policy(name))
+		return 1;
 	struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();
 	for (; p && *p; p++)
 		if ((*p)->policy_name && !strcmp((*p)->policy_name, name))
@@ -76,7 +87,12 @@ int tsr_init(const tsr_config_t *cfg)
 	}
 	struct starpu_conf conf;
 	starpu_conf_init(&conf);
-	if (c.sched && !getenv("STARPU_SCHED"))
+	const char *env_sched = getenv("STARPU_SCHED");
+	if (env_sched && *env_sched)
+		c.sched = env_sched;   /* StarPU's variable wins, and must name one of StarPU's policies */
+	else if (tsr_policy(c.sched))
+		conf.sched_policy = tsr_policy(c.sched);
+	else if (c.sched)
 		conf.sched_policy_name = c.sched;
 	if (c.ncpu >= 0)
 		conf.ncpus = c.ncpu;
@@ -95,6 +111,8 @@ int tsr_init(const tsr_config_t *cfg)
 	tsr__rt.initialized = 1;
 	tsr__redops_reset();
 	tsr__launch_init();
+	tsr__mapper_reset();
+	tsr__obs_init(&c, conf.sched_policy == &tsr__critpath_policy);
 	if ((rc = tsr__internal_tasks_init())) {
 		tsr_finalize();
 		return rc;
@@ -129,6 +147,7 @@ int tsr_finalize(void)
 	tsr__region_free_all();
 	tsr__fspace_free_all();
 	starpu_task_wait_for_all();
+	tsr__obs_fini(&tsr__rt.cfg);
 	starpu_shutdown();
 	tsr__future_graveyard_flush(1);
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);

@@ -266,6 +266,46 @@ int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t f
 int tsr_map(tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
 int tsr_unmap(tsr_region_t r, tsr_field_t f);
 
+/* ------------------------------------------------------------------ mappers */
+/* Where each point task runs. Scheduling policies are chosen by name (tsr_config_t.sched,
+ * TSR_SCHED): StarPU's, plus Tessera's "tsr-locality" (a color keeps its worker from launch to
+ * launch, idle workers steal) and "tsr-critpath" (ready task with the longest path to the end of
+ * the known graph first). A mapper callback or partition owners pin tasks on top of any policy. */
+typedef enum { TSR_WORKER_ANY = 0, TSR_WORKER_CPU = 1, TSR_WORKER_CUDA = 2 } tsr_worker_kind_t;
+typedef struct tsr_map_query {
+	const char *task_name;
+	int point_dim;          /* 0 for a single launch */
+	int64_t point[3];
+	tsr_box_t domain;       /* launch domain (index launches) */
+	int owner;              /* owner worker of the first partition requirement's color, or -1 */
+} tsr_map_query_t;
+typedef struct tsr_mapping {
+	tsr_worker_kind_t kind; /* restrict to one kind of worker (ANY: no restriction) */
+	int worker;             /* exact StarPU worker id, or -1 */
+	int priority;           /* StarPU priority (higher first, for policies that use it) */
+} tsr_mapping_t;
+/* Called for every point task at submission; on entry *m says "owner, else anywhere". */
+typedef void (*tsr_mapper_fn)(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg);
+int tsr_set_mapper(tsr_mapper_fn fn, void *arg);   /* NULL: back to the default */
+/* Pin the point tasks whose first partition requirement has this color to `worker` (-1: unpin). */
+int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worker);
+int tsr_worker_count(void);                         /* all workers */
+tsr_worker_kind_t tsr_worker_kind(int worker);      /* CPU or CUDA; ANY if no such worker */
+
+/* ------------------------------------------------------------ observation */
+/* TSR_TRACE=trace.json (Chrome trace events: one "X" event per task with name, color, worker,
+ * start, end, plus StarPU's bus transfer totals), TSR_DAG=graph.dot (the dependencies Tessera
+ * derived; edges carry region, field and privileges), TSR_STATS=1 (per task and worker kind:
+ * count, total and mean time, printed at finalize). The same switches exist in tsr_config_t. */
+typedef struct tsr_task_stats {
+	char name[64];
+	int kind;               /* tsr_worker_kind_t */
+	long count;
+	double total_us;
+} tsr_task_stats_t;
+/* Copy up to max rows of the statistics gathered so far (needs stats or trace on); returns rows. */
+int tsr_stats_get(tsr_task_stats_t *rows, int max);
+
 #ifdef __cplusplus
 }
 #endif

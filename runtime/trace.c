@@ -1,0 +1,360 @@
+/* trace.c: what the runtime did. Task timings come from StarPU's profiling info in a callback
+ * (TSR_TRACE as Chrome trace events, TSR_STATS as a table); the dependency graph is derived by
+ * Tessera itself from the accesses it submits (TSR_DAG as Graphviz dot). The same graph, with
+ * costs from the perf models, feeds the critical-path policy (bottom levels kept up to date as
+ * tasks are added, so a ready task's priority is its longest known path to the end). */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+struct ev { const struct tsr_task *task; int pdim; int64_t point[3]; int worker; double start, end; };
+struct dnode {
+	const struct tsr_task *task;
+	int pdim;
+	int64_t point[3];
+	double cost, blevel;
+	int done;
+	int *pred, npred, cappred;
+};
+struct dedge { int from, to; char label[160]; };
+struct dacc { int task; tsr_box_t box; tsr_privilege_t priv; char region[96]; };
+struct daccs { struct dacc *v; int n, cap; };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ev *evs;
+static size_t nevs, capevs;
+static tsr_task_stats_t *rows;
+static int nrows, caprows;
+static struct dnode *nodes;
+static int nnodes, capnodes;
+static struct dedge *edges;
+static int nedges, capedges;
+static double t0;
+int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
+
+#define GROW(arr, n, cap, init) do { if ((n) == (cap)) { size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
+	void *np_ = realloc((arr), nc_ * sizeof *(arr)); if (!np_) abort(); (arr) = np_; (cap) = nc_; } } while (0)
+
+static double ts_us(const struct timespec *t)
+{
+	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
+}
+
+void tsr__obs_init(const tsr_config_t *c, int critpath)
+{
+	tsr__obs_on = c->trace_file || c->stats;
+	tsr__dag_on = c->dag_file != NULL || critpath;
+	tsr__critpath_on = critpath;
+	if (tsr__obs_on)
+		starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t0 = ts_us(&now);
+}
+
+static void stats_add(const struct tsr_task *t, int kind, double us)
+{
+	int i;
+	for (i = 0; i < nrows; i++)
+		if (rows[i].kind == kind && !strcmp(rows[i].name, t->name))
+			break;
+	if (i == nrows) {
+		GROW(rows, nrows, caprows, 16);
+		memset(&rows[i], 0, sizeof rows[i]);
+		snprintf(rows[i].name, sizeof rows[i].name, "%s", t->name);
+		rows[i].kind = kind;
+		nrows++;
+	}
+	rows[i].count++;
+	rows[i].total_us += us;
+}
+
+/* Task callback (worker thread): record the profiling info of a Tessera task. */
+static void obs_callback(void *arg)
+{
+	struct starpu_task *task = starpu_task_get_current();
+	struct tsr_ctx *ctx = task ? task->cl_arg : NULL;
+	if (ctx && ctx->dag_id >= 0 && tsr__critpath_on) {
+		pthread_mutex_lock(&lock);
+		nodes[ctx->dag_id].done = 1;
+		pthread_mutex_unlock(&lock);
+	}
+	if (!ctx || !task->profiling_info || !tsr__obs_on)
+		return;
+	struct starpu_profiling_task_info *pi = task->profiling_info;
+	double s = ts_us(&pi->start_time), e = ts_us(&pi->end_time);
+	int kind = starpu_worker_get_type(pi->workerid) == STARPU_CUDA_WORKER ? TSR_WORKER_CUDA : TSR_WORKER_CPU;
+	pthread_mutex_lock(&lock);
+	GROW(evs, nevs, capevs, 1024);
+	struct ev *v = &evs[nevs++];
+	v->task = ctx->task;
+	v->pdim = ctx->point_dim;
+	memcpy(v->point, ctx->point, sizeof v->point);
+	v->worker = pi->workerid;
+	v->start = s;
+	v->end = e;
+	stats_add(ctx->task, kind, e - s);
+	pthread_mutex_unlock(&lock);
+}
+
+/* At submission of a point task. */
+void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx)
+{
+	if (tsr__obs_on || tsr__critpath_on)
+		task->callback_func = obs_callback;
+}
+
+int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3])
+{
+	pthread_mutex_lock(&lock);
+	GROW(nodes, nnodes, capnodes, 256);
+	struct dnode *d = &nodes[nnodes];
+	memset(d, 0, sizeof *d);
+	d->task = t;
+	d->pdim = pdim;
+	memcpy(d->point, point, sizeof d->point);
+	d->cost = 1.0;
+	d->blevel = 1.0;
+	int id = nnodes++;
+	pthread_mutex_unlock(&lock);
+	return id;
+}
+
+/* Cost of a node from the perf model of its task on the first worker's architecture. */
+void tsr__dag_set_cost(int id, struct starpu_task *task)
+{
+	if (!tsr__critpath_on)
+		return;
+	double c = starpu_task_expected_length(task, starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
+	pthread_mutex_lock(&lock);
+	if (!isnan(c) && c > 0) {
+		nodes[id].blevel += c - nodes[id].cost;
+		nodes[id].cost = c;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Raise the bottom levels of the not-yet-finished ancestors of `id`. */
+static void propagate(int id)
+{
+	struct dnode *d = &nodes[id];
+	for (int i = 0; i < d->npred; i++) {
+		struct dnode *p = &nodes[d->pred[i]];
+		if (p->done)
+			continue;
+		double b = p->cost + d->blevel;
+		if (b > p->blevel) {
+			p->blevel = b;
+			propagate(d->pred[i]);
+		}
+	}
+}
+
+double tsr__dag_priority(int id)
+{
+	pthread_mutex_lock(&lock);
+	double b = id >= 0 && id < nnodes ? nodes[id].blevel : 0;
+	pthread_mutex_unlock(&lock);
+	return b;
+}
+
+static void add_edge(int from, int to, const char *label)
+{
+	for (int i = nedges - 1; i >= 0 && edges[i].to == to; i--)
+		if (edges[i].from == from && !strcmp(edges[i].label, label))
+			return;
+	GROW(edges, nedges, capedges, 256);
+	edges[nedges].from = from;
+	edges[nedges].to = to;
+	snprintf(edges[nedges].label, sizeof edges[nedges].label, "%s", label);
+	nedges++;
+	if (tsr__critpath_on) {
+		struct dnode *d = &nodes[to];
+		GROW(d->pred, d->npred, d->cappred, 4);
+		d->pred[d->npred++] = from;
+	}
+}
+
+static const char *pname(tsr_privilege_t p)
+{
+	if (TSR_PRIV_IS_REDUCE(p))
+		return "REDUCE";
+	return p == TSR_READ ? "READ" : p == TSR_WRITE ? "WRITE" : "READ_WRITE";
+}
+
+/* Task `id` accesses field f of subregion s with privilege priv: edges from earlier conflicting
+ * accesses to overlapping data, newest first, until a write that covers the box. */
+void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv)
+{
+	struct tsr_node *root = &s->root->nodes[f];
+	struct daccs *a = root->dag;
+	if (!a) {
+		a = calloc(1, sizeof *a);
+		if (!a)
+			abort();
+		root->dag = a;
+	}
+	pthread_mutex_lock(&lock);
+	int writes = priv != TSR_READ;
+	for (int i = a->n - 1; i >= 0; i--) {
+		struct dacc *e = &a->v[i];
+		if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
+			continue;
+		int ew = e->priv != TSR_READ;
+		if (!ew && !writes)
+			continue;
+		if (TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)
+			continue;   /* reductions with one operator do not order each other */
+		char label[160];
+		snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name, pname(e->priv), pname(priv));
+		add_edge(e->task, id, label);
+		if (ew && !TSR_PRIV_IS_REDUCE(e->priv) && tsr_box_contains(e->box, s->bounds))
+			break;      /* everything older is ordered before this write */
+	}
+	if (writes && !TSR_PRIV_IS_REDUCE(priv)) {
+		/* accesses this write covers are superseded */
+		int k = 0;
+		for (int i = 0; i < a->n; i++)
+			if (!tsr_box_contains(s->bounds, a->v[i].box))
+				a->v[k++] = a->v[i];
+		a->n = k;
+	}
+	GROW(a->v, a->n, a->cap, 8);
+	struct dacc *e = &a->v[a->n++];
+	e->task = id;
+	e->box = s->bounds;
+	e->priv = priv;
+	snprintf(e->region, sizeof e->region, "%s", s->name);
+	if (tsr__critpath_on)
+		propagate(id);
+	pthread_mutex_unlock(&lock);
+}
+
+void tsr__dag_node_free(struct tsr_node *n)
+{
+	struct daccs *a = n->dag;
+	if (a) {
+		free(a->v);
+		free(a);
+		n->dag = NULL;
+	}
+}
+
+static void point_label(int pdim, const int64_t p[3], char *buf, size_t n)
+{
+	if (pdim == 0)
+		buf[0] = 0;
+	else
+		tsr__color_str(pdim, p, buf, n);
+}
+
+static void write_trace(const char *file)
+{
+	FILE *f = fopen(file, "w");
+	if (!f) {
+		fprintf(stderr, "tessera: cannot write trace '%s'\n", file);
+		return;
+	}
+	double base = nevs ? evs[0].start : 0;
+	for (size_t i = 0; i < nevs; i++)
+		if (evs[i].start < base)
+			base = evs[i].start;
+	fprintf(f, "{\"traceEvents\":[\n");
+	int nw = starpu_worker_get_count();
+	for (int w = 0; w < nw; w++) {
+		char name[64];
+		starpu_worker_get_name(w, name, sizeof name);
+		fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"%s\"}},\n", w, name);
+	}
+	for (size_t i = 0; i < nevs; i++) {
+		char pl[64];
+		point_label(evs[i].pdim, evs[i].point, pl, sizeof pl);
+		fprintf(f, "{\"name\":\"%s%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+		        "\"args\":{\"task\":\"%s\",\"color\":\"%s\",\"worker\":%d}},\n", evs[i].task->name, pl, evs[i].worker,
+		        evs[i].start - base, evs[i].end - evs[i].start, evs[i].task->name, pl, evs[i].worker);
+	}
+	/* Transfers: StarPU (without FxT) reports totals per bus. */
+	int nbus = starpu_bus_get_count();
+	for (int b = 0; b < nbus; b++) {
+		struct starpu_profiling_bus_info bi;
+		if (starpu_bus_get_profiling_info(b, &bi))
+			continue;
+		fprintf(f, "{\"name\":\"bus %d->%d\",\"cat\":\"transfer\",\"ph\":\"C\",\"pid\":0,\"ts\":0,"
+		        "\"args\":{\"bytes\":%lld,\"transfers\":%d}},\n", starpu_bus_get_src(b), starpu_bus_get_dst(b),
+		        (long long)bi.transferred_bytes, bi.transfer_count);
+	}
+	fprintf(f, "{\"name\":\"tessera\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"tessera\",\"tasks\":%zu}}\n]}\n", nevs);
+	fclose(f);
+}
+
+static void write_dag(const char *file)
+{
+	FILE *f = fopen(file, "w");
+	if (!f) {
+		fprintf(stderr, "tessera: cannot write graph '%s'\n", file);
+		return;
+	}
+	fprintf(f, "digraph tessera {\n  node [shape=box];\n");
+	for (int i = 0; i < nnodes; i++) {
+		char pl[64];
+		point_label(nodes[i].pdim, nodes[i].point, pl, sizeof pl);
+		fprintf(f, "  t%d [label=\"%d: %s%s\"];\n", i, i, nodes[i].task->name, pl);
+	}
+	for (int i = 0; i < nedges; i++)
+		fprintf(f, "  t%d -> t%d [label=\"%s\"];\n", edges[i].from, edges[i].to, edges[i].label);
+	fprintf(f, "}\n");
+	fclose(f);
+}
+
+static void print_stats(void)
+{
+	fprintf(stderr, "tessera stats: %-24s %-5s %10s %14s %12s\n", "task", "kind", "count", "total (ms)", "mean (us)");
+	for (int i = 0; i < nrows; i++)
+		fprintf(stderr, "tessera stats: %-24s %-5s %10ld %14.3f %12.2f\n", rows[i].name,
+		        rows[i].kind == TSR_WORKER_CUDA ? "cuda" : "cpu", rows[i].count, rows[i].total_us / 1e3,
+		        rows[i].total_us / rows[i].count);
+	int nw = starpu_worker_get_count();
+	double tot = 0, exec = 0;
+	for (int w = 0; w < nw; w++) {
+		struct starpu_profiling_worker_info wi;
+		if (starpu_profiling_worker_get_info(w, &wi))
+			continue;
+		tot += ts_us(&wi.total_time);
+		exec += ts_us(&wi.executing_time);
+	}
+	if (tot > 0)
+		fprintf(stderr, "tessera stats: idle fraction %.3f over %d workers\n", 1.0 - exec / tot, nw);
+}
+
+int tsr_stats_get(tsr_task_stats_t *out, int max)
+{
+	TSR_REQUIRE_INIT("tsr_stats_get");
+	if (!out || max < 0)
+		return tsr__err(TSR_EINVAL, "tsr_stats_get: null output or negative count");
+	pthread_mutex_lock(&lock);
+	int n = nrows < max ? nrows : max;
+	memcpy(out, rows, n * sizeof *out);
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Before starpu_shutdown (profiling info is still readable); everything is idle. */
+void tsr__obs_fini(const tsr_config_t *c)
+{
+	if (c->trace_file)
+		write_trace(c->trace_file);
+	if (c->dag_file)
+		write_dag(c->dag_file);
+	if (c->stats)
+		print_stats();
+	free(evs); evs = NULL; nevs = capevs = 0;
+	free(rows); rows = NULL; nrows = caprows = 0;
+	for (int i = 0; i < nnodes; i++)
+		free(nodes[i].pred);
+	free(nodes); nodes = NULL; nnodes = capnodes = 0;
+	free(edges); edges = NULL; nedges = capedges = 0;
+	tsr__obs_on = tsr__dag_on = tsr__critpath_on = 0;
+}

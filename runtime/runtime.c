@@ -167,6 +167,27 @@ int tsr_finalize(void)
 	return task_rc;
 }
 
+int tsr_policy_list(const char **names, const char **descriptions, int max)
+{
+	int n = 0;
+	struct starpu_sched_policy *own[] = {&tsr__locality_policy, &tsr__critpath_policy};
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++, n++)
+		if (n < max) {
+			if (names) names[n] = own[i]->policy_name;
+			if (descriptions) descriptions[n] = own[i]->policy_description;
+		}
+	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); p && *p; p++) {
+		if (!(*p)->policy_name)
+			continue;
+		if (n < max) {
+			if (names) names[n] = (*p)->policy_name;
+			if (descriptions) descriptions[n] = (*p)->policy_description ? (*p)->policy_description : "";
+		}
+		n++;
+	}
+	return n;
+}
+
 int tsr_ncpu_workers(void) { return tsr__rt.initialized ? tsr__rt.ncpu : 0; }
 int tsr_ncuda_workers(void) { return tsr__rt.initialized ? tsr__rt.ncuda : 0; }
 

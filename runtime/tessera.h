@@ -289,6 +289,9 @@ typedef void (*tsr_mapper_fn)(const tsr_map_query_t *q, tsr_mapping_t *m, void *
 int tsr_set_mapper(tsr_mapper_fn fn, void *arg);   /* NULL: back to the default */
 /* Pin the point tasks whose first partition requirement has this color to `worker` (-1: unpin). */
 int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worker);
+/* Names and one-line descriptions of every selectable policy (StarPU's and Tessera's); works
+ * before tsr_init. Returns how many exist (fills at most max). */
+int tsr_policy_list(const char **names, const char **descriptions, int max);
 int tsr_worker_count(void);                         /* all workers */
 tsr_worker_kind_t tsr_worker_kind(int worker);      /* CPU or CUDA; ANY if no such worker */
 

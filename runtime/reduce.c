@@ -106,6 +106,19 @@ static const cl_fn user_init_fn[TSR_MAX_USER_REDOPS] = {uinit_0, uinit_1, uinit_
 static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {uredux_0, uredux_1, uredux_2, uredux_3, uredux_4, uredux_5,
 	uredux_6, uredux_7, uredux_8, uredux_9, uredux_10, uredux_11, uredux_12, uredux_13, uredux_14, uredux_15};
 
+#ifdef STARPU_USE_CUDA
+/* CUDA versions (reduce_cuda.cu), one trampoline per (type, op) like the CPU ones. */
+void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);
+#define CUDA_TRAMP(t, o) \
+	static void cinit_##t##_##o(void *b[], void *a) { tsr__cuda_redop(t + 1, o + 1, 1, b[0], NULL); } \
+	static void credux_##t##_##o(void *b[], void *a) { tsr__cuda_redop(t + 1, o + 1, 0, b[0], b[1]); }
+#define CUDA_TRAMP4(t) CUDA_TRAMP(t, 0) CUDA_TRAMP(t, 1) CUDA_TRAMP(t, 2) CUDA_TRAMP(t, 3)
+CUDA_TRAMP4(0) CUDA_TRAMP4(1) CUDA_TRAMP4(2) CUDA_TRAMP4(3)
+#define CROW(t, k) {k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3}
+static const cl_fn cuda_init[4][4] = {CROW(0, cinit), CROW(1, cinit), CROW(2, cinit), CROW(3, cinit)};
+static const cl_fn cuda_redux[4][4] = {CROW(0, credux), CROW(1, credux), CROW(2, credux), CROW(3, credux)};
+#endif
+
 static struct starpu_codelet builtin_init_cl[4][4], builtin_redux_cl[4][4];
 static struct starpu_codelet user_init_cl[TSR_MAX_USER_REDOPS], user_redux_cl[TSR_MAX_USER_REDOPS];
 
@@ -126,6 +139,12 @@ void tsr__redops_reset(void)
 		for (int o = 0; o < 4; o++) {
 			make_cl(&builtin_init_cl[t][o], builtin_init[t][o], 0);
 			make_cl(&builtin_redux_cl[t][o], builtin_redux[t][o], 1);
+#ifdef STARPU_USE_CUDA
+			builtin_init_cl[t][o].cuda_funcs[0] = cuda_init[t][o];
+			builtin_init_cl[t][o].cuda_flags[0] = STARPU_CUDA_ASYNC;
+			builtin_redux_cl[t][o].cuda_funcs[0] = cuda_redux[t][o];
+			builtin_redux_cl[t][o].cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
 		}
 	nuser_ops = 0;
 }

@@ -136,9 +136,10 @@ static int count_user_tasks(void)
 int tsr_finalize(void)
 {
 	TSR_REQUIRE_INIT("tsr_finalize");
+	/* release host mappings first: nothing can depend on mapped data (launches on it are refused) */
+	int nmapped = tsr__unmap_all();
 	starpu_task_wait_for_all();
 	int task_rc = tsr__take_task_error();
-	int nmapped = tsr__unmap_all();
 	int nregions = tsr__handle_foreach(TSR_K_REGION, NULL);
 	int nparts = tsr__handle_foreach(TSR_K_PARTITION, NULL);
 	int nfutures = tsr__handle_foreach(TSR_K_FUTURE, NULL);

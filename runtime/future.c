@@ -78,8 +78,9 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 	if (rc)
 		return rc;
 	if (!value || size != f->size)
-		return tsr__err(TSR_EINVAL, "tsr_future_wait: future holds %zu bytes (%s), asked for %zu%s", f->size,
-		                tsr_type_name(f->type), size, value ? "" : " into a null pointer");
+		return tsr__err(TSR_EINVAL, "tsr_future_wait: future of %s holds %zu bytes (%s), asked for %zu%s",
+		                f->producer[0] ? f->producer : "tsr_future_create", f->size, tsr_type_name(f->type), size,
+		                value ? "" : " into a null pointer");
 	if (starpu_data_acquire(f->h, STARPU_R))
 		return tsr__err(TSR_ESTARPU, "tsr_future_wait: starpu_data_acquire failed");
 	memcpy(value, f->value, size);

@@ -5,13 +5,10 @@
 #include <string.h>
 #include "internal.h"
 
-struct starpu_codelet tsr__flush_cl;
 static tsr_task_t fill_task, copy_task;
 
 struct mapping { struct tsr_node *node; struct mapping *next; };
 static struct mapping *mappings;
-
-static void flush_cpu(void *buffers[], void *arg) { (void)buffers; (void)arg; }
 
 /* Walk the rows of an accessor: calls fn(row pointer, row elements) for each (y, z). */
 #define FOR_ROWS(a, rowptr, body)                                                                  \
@@ -59,12 +56,6 @@ static void copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 int tsr__internal_tasks_init(void)
 {
-	starpu_codelet_init(&tsr__flush_cl);
-	tsr__flush_cl.cpu_funcs[0] = flush_cpu;
-	tsr__flush_cl.nbuffers = 1;
-	tsr__flush_cl.modes[0] = STARPU_RW;
-	tsr__flush_cl.name = "tsr_flush";
-	tsr__flush_cl.flags = STARPU_CODELET_NOPLANS;
 	tsr_task_desc_t fd = {.name = "tsr_fill", .cpu = fill_cpu};
 	tsr_task_desc_t cd = {.name = "tsr_copy", .cpu = copy_cpu};
 	int rc = tsr_task_register(&fd, &fill_task);
@@ -199,13 +190,18 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped", r->fields[f].name, r->name);
 }
 
-/* finalize: release what the user left mapped, so unregistration cannot wait forever. */
-int tsr__unmap_all(void)
+/* finalize: release what the user left mapped, so unregistration cannot wait forever; names
+ * them in `names` (n bytes). */
+int tsr__unmap_all(char *names, size_t len)
 {
 	int n = 0;
 	while (mappings) {
 		struct mapping *m = mappings;
 		mappings = m->next;
+		size_t used = strlen(names);
+		if (used + 1 < len)
+			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
+			         m->node->region->fields[m->node->field].name, m->node->region->name);
 		starpu_data_release(m->node->h);
 		m->node->region->root->mapped[m->node->field] = 0;
 		free(m);

@@ -178,6 +178,7 @@ struct tsr_future {
 	tsr_type_t type;
 	size_t size;
 	void *value;
+	char producer[TSR_NAME_MAX];          /* task that returns it, for messages */
 };
 int tsr__future_lookup(tsr_future_t f, const char *what, struct tsr_future **out);
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
@@ -186,7 +187,6 @@ void tsr__future_free(void *obj);
 /* ---- launches (launch.c) and internal tasks (hostaccess.c) */
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
-extern struct starpu_codelet tsr__flush_cl;
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;

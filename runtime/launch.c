@@ -180,15 +180,6 @@ static enum starpu_data_access_mode mode_of(const struct rreq *q)
 	return q->priv == TSR_READ ? STARPU_R : q->priv == TSR_WRITE ? STARPU_W : STARPU_RW;
 }
 
-static void submit_flush(struct tsr_node *n)
-{
-	struct starpu_task *t = starpu_task_create();
-	t->cl = &tsr__flush_cl;
-	t->handles[0] = n->h;
-	if (starpu_task_submit(t))
-		starpu_task_destroy(t);
-}
-
 static struct starpu_codelet fold_cl;
 static void fold_cpu(void *buffers[], void *cl_arg)
 {
@@ -314,8 +305,6 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 			}
 			enum starpu_data_access_mode m = mode_of(&q[i]);
 			if (m == STARPU_REDUX) {
-				if (nd->redux_op && nd->redux_op != q[i].redop)
-					submit_flush(nd);
 				tsr__node_set_redux(nd, s->fields[f].type, q[i].redop);
 				nd->redux_op = q[i].redop;
 			} else {
@@ -418,6 +407,7 @@ static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const c
 		tsr__redop_identity(t->ret_type, t->ret_size, op, f->value);
 		starpu_data_set_reduction_methods(f->h, tsr__redux_cl(t->ret_type, op), tsr__init_cl(t->ret_type, op));
 	}
+	snprintf(f->producer, sizeof f->producer, "task '%.50s'", t->name);
 	*res = f;
 	result->id = f->id;
 	return TSR_OK;

@@ -206,11 +206,18 @@ void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void
 	tsr__redux_cl(type, op)->cpu_funcs[0](b, NULL);
 }
 
-/* Install the (type, op) methods on a handle; StarPU reads them when the epoch ends. */
+/* Install the (type, op) methods on a handle. StarPU reads them when a reduction epoch ends,
+ * i.e. when the next non-REDUX access *runs*, not when it is submitted: before replacing another
+ * operator's methods, wait for the handle's earlier accesses (a host sync, only on an operator
+ * change of one field). */
 void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op)
 {
 	if (n->redop_set == op)
 		return;
+	if (n->redop_set) {
+		starpu_data_acquire(n->h, STARPU_R);
+		starpu_data_release(n->h);
+	}
 	starpu_data_set_reduction_methods(n->h, tsr__redux_cl(type, op), tsr__init_cl(type, op));
 	n->redop_set = op;
 }

@@ -12,7 +12,7 @@ void tsr__task_free(void *obj);
 int tsr__region_free_all(void);
 void tsr__fspace_free_all(void);
 void tsr__future_graveyard_flush(int release);
-int tsr__unmap_all(void);
+int tsr__unmap_all(char *names, size_t len);
 
 void tsr_config_init(tsr_config_t *cfg)
 {
@@ -128,18 +128,35 @@ int tsr_fence(void)
 	return tsr__take_task_error();
 }
 
-static int count_user_tasks(void)
+/* Names of live objects for the finalize report. */
+static char live_names[400];
+static void name_root(void *obj)
 {
-	return 0;
+	struct tsr_region *r = obj;
+	size_t used = strlen(live_names);
+	if (r->root == r && used + 1 < sizeof live_names)
+		snprintf(live_names + used, sizeof live_names - used, "%s'%s'", used ? ", " : "", r->name);
+}
+static void name_future(void *obj)
+{
+	struct tsr_future *f = obj;
+	size_t used = strlen(live_names);
+	if (used + 1 < sizeof live_names)
+		snprintf(live_names + used, sizeof live_names - used, "%sfuture of %s", used ? ", " : "",
+		         f->producer[0] ? f->producer : "tsr_future_create");
 }
 
 int tsr_finalize(void)
 {
 	TSR_REQUIRE_INIT("tsr_finalize");
 	/* release host mappings first: nothing can depend on mapped data (launches on it are refused) */
-	int nmapped = tsr__unmap_all();
+	char mapped_names[400] = "";
+	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
 	starpu_task_wait_for_all();
 	int task_rc = tsr__take_task_error();
+	live_names[0] = 0;
+	tsr__handle_foreach(TSR_K_REGION, name_root);
+	tsr__handle_foreach(TSR_K_FUTURE, name_future);
 	int nregions = tsr__handle_foreach(TSR_K_REGION, NULL);
 	int nparts = tsr__handle_foreach(TSR_K_PARTITION, NULL);
 	int nfutures = tsr__handle_foreach(TSR_K_FUTURE, NULL);
@@ -154,13 +171,13 @@ int tsr_finalize(void)
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);
 	tsr__handles_reset();
 	tsr__rt.initialized = 0;
-	(void)count_user_tasks;
 	int live = nregions + nfutures + nfspaces + nmapped;
 	if (live) {
 		int rc = tsr__err(TSR_ELIVE, "tsr_finalize: destroyed what was still alive: %d region%s/subregion%s, %d partition%s, "
-		                  "%d future%s, %d field space%s, %d host mapping%s", nregions, nregions == 1 ? "" : "s",
+		                  "%d future%s, %d field space%s, %d host mapping%s [%s%s%s]", nregions, nregions == 1 ? "" : "s",
 		                  nregions == 1 ? "" : "s", nparts, nparts == 1 ? "" : "s", nfutures, nfutures == 1 ? "" : "s",
-		                  nfspaces, nfspaces == 1 ? "" : "s", nmapped, nmapped == 1 ? "" : "s");
+		                  nfspaces, nfspaces == 1 ? "" : "s", nmapped, nmapped == 1 ? "" : "s", live_names,
+		                  live_names[0] && mapped_names[0] ? "; mapped: " : mapped_names[0] ? "mapped: " : "", mapped_names);
 		if (!tsr__rt.quiet)
 			fprintf(stderr, "tessera: %s\n", tsr_last_error());
 		return rc;

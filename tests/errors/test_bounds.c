@@ -1,0 +1,205 @@
+/* test_bounds.c: boxes and colors out of bounds are refused with TSR_EBOUNDS, the message names
+ * the region, partition, task and color, and nothing is created or launched (data intact). */
+#include "tsr_test.h"
+
+/* A 1-D f64 region "line" over [0..7] filled with 3.0: the data every test checks afterwards. */
+static tsr_region_t line(void)
+{
+	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 7));
+	double three = 3.0;
+	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
+	return r;
+}
+
+static void ck_intact(tsr_region_t r)
+{
+	double v[8];
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
+}
+
+START_TEST(region_with_empty_bounds_refused)
+{
+	tsr_fspace_t fs;
+	tsr_field_t f;
+	tsr_region_t r = {0};
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f));
+	CK_TSR_ERR(tsr_region_create("empty", tsr_box1(5, 4), fs, &r), TSR_EBOUNDS, "empty");
+	CK_TSR_ERR(tsr_region_create("flat", tsr_box2(0, 3, 2, 1), fs, &r), TSR_EBOUNDS, "flat");
+	CK_TSR(tsr_fspace_destroy(fs));
+}
+END_TEST
+
+START_TEST(more_tiles_than_points_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(0, 8), "nine", &p), TSR_EBOUNDS, "nine", "line");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(tile_colors_of_wrong_dimension_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "square", &p), TSR_EBOUNDS, "square", "line");
+	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(1, 0), "none", &p), TSR_EBOUNDS, "none", "line");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(halo_domain_outside_region_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(2, 8), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &p),
+	           TSR_EBOUNDS, "ghost", "line");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(box_list_with_box_outside_region_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	const tsr_box_t boxes[] = {tsr_box1(0, 3), tsr_box1(4, 8)};
+	CK_TSR_ERR(tsr_partition_boxes(r, 2, boxes, "spill", &p), TSR_EBOUNDS, "spill", "line");
+	const tsr_box_t empty[] = {tsr_box1(0, 3), tsr_box1(5, 4)};
+	CK_TSR_ERR(tsr_partition_boxes(r, 2, empty, "hollow", &p), TSR_EBOUNDS, "hollow", "line");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* A partition of a subregion must stay inside the subregion, not just inside the root. */
+START_TEST(box_of_nested_partition_outside_subregion_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t top, p;
+	tsr_region_t s;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "top", &top));
+	CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){0, 0, 0}, &s));   /* [0..3] */
+	const tsr_box_t b[] = {tsr_box1(2, 5)};
+	CK_TSR_ERR(tsr_partition_boxes(s, 1, b, "across", &p), TSR_EBOUNDS, "across", "line", "top");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(subregion_color_outside_partition_refused)
+{
+	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 7, 0, 7));
+	tsr_partition_t p;
+	tsr_region_t s = {0};
+	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quads", &p));
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){1, 5, 0}, &s), TSR_EBOUNDS, "quads", "plane", "5");
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){-1, 0, 0}, &s), TSR_EBOUNDS, "quads", "-1");
+	ck_assert_uint_eq(s.id, 0);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = -1.0;
+}
+
+/* The whole launch is refused: not even the points that have a color run. */
+START_TEST(index_launch_domain_outside_colors_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "overwrite", .cpu = overwrite}, &t));
+	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
+	           "tiles", "4");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box2(0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
+	           "tiles");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(2, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite");
+	CK_TSR(tsr_fence());
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+static int no_color_for_two(const int64_t point[3], int64_t color[3], void *arg)
+{
+	color[0] = point[0];
+	color[1] = color[2] = 0;
+	return point[0] == 2;
+}
+
+static int plus_one(const int64_t point[3], int64_t color[3], void *arg)
+{
+	color[0] = point[0] + 1;
+	color[1] = color[2] = 0;
+	return 0;
+}
+
+START_TEST(projection_without_color_or_outside_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "overwrite", .cpu = overwrite}, &t));
+	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), no_color_for_two, NULL);
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
+	           "tiles", "2");
+	q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), plus_one, NULL);
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
+	           "tiles", "4");
+	CK_TSR(tsr_fence());
+	ck_intact(r);
+	/* the same projection on a domain that stays inside works */
+	CK_TSR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	double v[8];
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_double_eq(v[i], i < 2 ? 3.0 : -1.0);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(copy_between_different_extents_refused)
+{
+	tsr_region_t r = line(), s = tsr_test_region_f64("short", tsr_box1(0, 6));
+	tsr_region_t q = tsr_test_region_f64("square", tsr_box2(0, 3, 0, 1));
+	CK_TSR_ERR(tsr_copy(s, 0, r, 0), TSR_EBOUNDS, "short", "line");
+	CK_TSR_ERR(tsr_copy(q, 0, r, 0), TSR_EBOUNDS, "square", "line");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_region_destroy(s));
+	CK_TSR(tsr_region_destroy(q));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors_bounds");
+	TCase *tc = tsr_test_tcase("bounds", 1);
+	tcase_add_test(tc, region_with_empty_bounds_refused);
+	tcase_add_test(tc, more_tiles_than_points_refused);
+	tcase_add_test(tc, tile_colors_of_wrong_dimension_refused);
+	tcase_add_test(tc, halo_domain_outside_region_refused);
+	tcase_add_test(tc, box_list_with_box_outside_region_refused);
+	tcase_add_test(tc, box_of_nested_partition_outside_subregion_refused);
+	tcase_add_test(tc, subregion_color_outside_partition_refused);
+	tcase_add_test(tc, index_launch_domain_outside_colors_refused);
+	tcase_add_test(tc, projection_without_color_or_outside_refused);
+	tcase_add_test(tc, copy_between_different_extents_refused);
+	suite_add_tcase(s, tc);
+	return tsr_test_run(s);
+}

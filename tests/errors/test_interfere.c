@@ -1,0 +1,208 @@
+/* test_interfere.c: launches whose requirements interfere are refused with TSR_EINTERFERE
+ * before anything runs: writes through an aliased partition, two points writing one subregion,
+ * one field through two partitions (or a region and its subregion) in one launch. */
+#include "tsr_test.h"
+
+static tsr_region_t line(void)
+{
+	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 11));
+	double three = 3.0;
+	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
+	return r;
+}
+
+static void ck_intact(tsr_region_t r)
+{
+	double v[12];
+	CK_TSR(tsr_fence());
+	tsr_test_read1(r, 0, v, 12);
+	for (int i = 0; i < 12; i++)
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused launch", i, v[i]);
+}
+
+/* overwrite: every requirement's field 0 set to -1 where it is writable. */
+static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = -1.0;
+}
+
+static void sum_tile(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	double s = 0;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		s += TSR_AT1(&a, double, i);
+	tsr_ctx_return(ctx, &s);
+}
+
+static tsr_task_t task(const char *name)
+{
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = overwrite}, &t));
+	return t;
+}
+
+START_TEST(write_through_halo_partition_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t g;
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &g));
+	tsr_task_t t = task("smudge");
+	tsr_req_t q = tsr_req_part(g, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
+	           "ghost");
+	q.priv = TSR_READ_WRITE;
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
+	           "ghost");
+	/* even a launch domain of one point: the subregions overlap others, writes through shadow views are lost */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(1, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
+	           "ghost");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(write_through_overlapping_box_list_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	const tsr_box_t b[] = {tsr_box1(0, 6), tsr_box1(5, 11)};
+	CK_TSR(tsr_partition_boxes(r, 2, b, "overlap", &p));
+	tsr_task_t t = task("smudge");
+	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
+	           "overlap");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+static int all_to_zero(const int64_t point[3], int64_t color[3], void *arg)
+{
+	color[0] = color[1] = color[2] = 0;
+	return 0;
+}
+
+static int pair_up(const int64_t point[3], int64_t color[3], void *arg)
+{
+	color[0] = point[0] / 2;   /* points 0,1 -> 0; 2,3 -> 1 */
+	color[1] = color[2] = 0;
+	return 0;
+}
+
+START_TEST(two_points_writing_one_subregion_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_task_t t = task("collide");
+	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), all_to_zero, NULL);
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "collide",
+	           "tiles");
+	q = tsr_req_part_proj(p, TSR_READ_WRITE, TSR_FIELDS(0), pair_up, NULL);
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "collide",
+	           "tiles");
+	ck_intact(r);
+	/* READ through the same projection is fine: points may share what they read */
+	q = tsr_req_part_proj(p, TSR_READ, TSR_FIELDS(0), pair_up, NULL);
+	tsr_task_t rd;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "shared_read", .cpu = sum_tile, .ret_type = TSR_F64}, &rd));
+	tsr_future_t f;
+	CK_TSR(tsr_index_launch(rd, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));
+	double total;
+	CK_TSR(tsr_future_wait(f, &total, sizeof total));
+	ck_assert_double_eq(total, 4 * 3 * 3.0);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* A region requirement written by every point of an index launch is a collision too. */
+START_TEST(index_launch_writing_whole_region_refused)
+{
+	tsr_region_t r = line();
+	tsr_task_t t = task("everyone");
+	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "everyone",
+	           "line");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(one_field_through_two_partitions_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	tsr_task_t t = task("mixed");
+	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0)), tsr_req_part(ghost, TSR_READ, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "mixed", "x");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* A single launch cannot write a region and read one of its subregions (or two overlapping
+ * subregions) of the same field: the task would see two views of one array. */
+START_TEST(single_launch_region_and_its_subregion_refused)
+{
+	tsr_region_t r = line();
+	tsr_partition_t tiles, ghost;
+	tsr_region_t s, g0, g1;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &s));
+	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){0, 0, 0}, &g0));
+	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){1, 0, 0}, &g1));
+	tsr_task_t t = task("nested");
+	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)), tsr_req_region(s, TSR_READ, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_launch(t, 2, q, NULL, 0, NULL), TSR_EINTERFERE, "nested", "line");
+	tsr_req_t q2[2] = {tsr_req_region(g0, TSR_WRITE, TSR_FIELDS(0)), tsr_req_region(g1, TSR_READ, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_launch(t, 2, q2, NULL, 0, NULL), TSR_EINTERFERE, "nested", "ghost");
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* After a refused launch the runtime keeps working: the same data, a valid launch, right result. */
+START_TEST(runtime_usable_after_interference)
+{
+	tsr_region_t r = line();
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	tsr_task_t t = task("smudge");
+	tsr_req_t bad = tsr_req_part(ghost, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &bad, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "ghost");
+	tsr_req_t good = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_index_launch(t, tsr_box1(1, 1), 1, &good, NULL, 0, TSR_REDOP_NONE, NULL));
+	double v[12];
+	tsr_test_read1(r, 0, v, 12);
+	for (int i = 0; i < 12; i++)
+		ck_assert_double_eq(v[i], i >= 4 && i <= 7 ? -1.0 : 3.0);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors_interfere");
+	TCase *tc = tsr_test_tcase("interfere", 1);
+	tcase_add_test(tc, write_through_halo_partition_refused);
+	tcase_add_test(tc, write_through_overlapping_box_list_refused);
+	tcase_add_test(tc, two_points_writing_one_subregion_refused);
+	tcase_add_test(tc, index_launch_writing_whole_region_refused);
+	tcase_add_test(tc, one_field_through_two_partitions_refused);
+	tcase_add_test(tc, single_launch_region_and_its_subregion_refused);
+	tcase_add_test(tc, runtime_usable_after_interference);
+	suite_add_tcase(s, tc);
+	return tsr_test_run(s);
+}

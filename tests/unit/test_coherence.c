@@ -1,0 +1,376 @@
+/* test_coherence.c: one field used through several partitions in turn (write through disjoint
+ * tiles, read through aliased halo tiles, write the whole region, nested partitions): every
+ * result must equal running the same steps sequentially, which a plain C model does here. */
+#include "tsr_test.h"
+
+#define N 24
+
+/* set_tiles: u[i] = i + base over the point's tile (WRITE). args: double base. */
+static void set_tiles(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u))
+		return;
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		TSR_AT1(&u, double, i) = (double)i + *(const double *)args;
+}
+
+/* stencil: v[i] = u[i-1] + 2 u[i] + u[i+1] where they exist; u through the halo tile (req 0,
+ * READ), v through the owned tile (req 1, WRITE). Returns the sum of the halo tile it read. */
+static void stencil(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int64_t *bounds = args;   /* region lo, hi */
+	tsr_accessor_t u, v;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &v))
+		return;
+	if (u.lo[0] > v.lo[0] - (v.lo[0] > bounds[0]) || u.hi[0] < v.hi[0] + (v.hi[0] < bounds[1]))
+		tsr_ctx_error(ctx, "halo tile does not cover the owned tile's neighbours");
+	for (int64_t i = v.lo[0]; i <= v.hi[0]; i++) {
+		double s = 2.0 * TSR_AT1(&u, double, i);
+		if (i > bounds[0])
+			s += TSR_AT1(&u, double, i - 1);
+		if (i < bounds[1])
+			s += TSR_AT1(&u, double, i + 1);
+		TSR_AT1(&v, double, i) = s;
+	}
+	double sum = 0;
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		sum += TSR_AT1(&u, double, i);
+	tsr_ctx_return(ctx, &sum);
+}
+
+/* scale_whole: u = 0.5 * v - 1 over the whole region (req 0: u WRITE, req 1: v READ). */
+static void scale_whole(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u, v;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
+		return;
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		TSR_AT1(&u, double, i) = 0.5 * TSR_AT1(&v, double, i) - 1.0;
+}
+
+/* bump: u += 1 + point over the point's subregion (READ_WRITE). */
+static void bump(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	int64_t p[3] = {0, 0, 0};
+	tsr_ctx_point(ctx, p);
+	tsr_accessor_t u;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &u))
+		return;
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		TSR_AT1(&u, double, i) += 1.0 + (double)p[0];
+}
+
+struct world {
+	tsr_region_t r;
+	tsr_field_t u, v;
+	tsr_task_t set, sten, scale, bump;
+	double mu[N], mv[N];   /* the sequential model */
+};
+
+static void world_init(struct world *w)
+{
+	tsr_field_t f[2];
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	CK_TSR(tsr_region_create("grid", tsr_box1(0, N - 1), fs, &w->r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	w->u = f[0];
+	w->v = f[1];
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_tiles", .cpu = set_tiles}, &w->set));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "stencil", .cpu = stencil, .ret_type = TSR_F64}, &w->sten));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scale_whole", .cpu = scale_whole}, &w->scale));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "bump", .cpu = bump}, &w->bump));
+	memset(w->mu, 0, sizeof w->mu);
+	memset(w->mv, 0, sizeof w->mv);
+}
+
+static void model_stencil(struct world *w, int64_t lo, int64_t hi)
+{
+	for (int64_t i = lo; i <= hi; i++)
+		w->mv[i] = 2.0 * w->mu[i] + (i > 0 ? w->mu[i - 1] : 0.0) + (i < N - 1 ? w->mu[i + 1] : 0.0);
+}
+
+static void check_model(struct world *w, const char *step)
+{
+	double u[N], v[N];
+	tsr_test_read1(w->r, w->u, u, N);
+	tsr_test_read1(w->r, w->v, v, N);
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(u[i] == w->mu[i], "%s: u[%d] = %g, sequential %g", step, i, u[i], w->mu[i]);
+		ck_assert_msg(v[i] == w->mv[i], "%s: v[%d] = %g, sequential %g", step, i, v[i], w->mv[i]);
+	}
+}
+
+/* The sequence of the issue, three times, with no host access in between except at the end. */
+START_TEST(write_tiles_read_halo_write_whole)
+{
+	struct world w;
+	world_init(&w);
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	const int64_t bounds[2] = {0, N - 1};
+	double want_sum[3];
+	tsr_future_t sums[3];
+	for (int k = 0; k < 3; k++) {
+		double base = 100.0 * k;
+		tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
+		CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+		for (int i = 0; i < N; i++)
+			w.mu[i] = i + base;
+		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds, TSR_SUM, &sums[k]));
+		model_stencil(&w, 0, N - 1);
+		want_sum[k] = 0;
+		for (int c = 0; c < 4; c++)
+			for (int i = 6 * c - 1; i <= 6 * c + 6; i++)
+				if (i >= 0 && i < N)
+					want_sum[k] += w.mu[i];
+		tsr_req_t qa[2] = {tsr_req_region(w.r, TSR_WRITE, TSR_FIELDS(w.u)), tsr_req_region(w.r, TSR_READ, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_launch(w.scale, 2, qa, NULL, 0, NULL));
+		for (int i = 0; i < N; i++)
+			w.mu[i] = 0.5 * w.mv[i] - 1.0;
+	}
+	check_model(&w, "after three rounds");
+	for (int k = 0; k < 3; k++) {
+		double s;
+		CK_TSR(tsr_future_wait(sums[k], &s, sizeof s));
+		ck_assert_msg(s == want_sum[k], "round %d: halo sum %g, sequential %g", k, s, want_sum[k]);
+		CK_TSR(tsr_future_destroy(sums[k]));
+	}
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
+/* The whole-region write must be visible through the halo plan read right after it. */
+START_TEST(read_halo_after_whole_region_write)
+{
+	struct world w;
+	world_init(&w);
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 2), (const int64_t[3]){2, 0, 0}, "ghost", &ghost));
+	const int64_t bounds[2] = {0, N - 1};
+	/* v = 2 * i through the whole region, u = 0.5 v - 1 = i - 1 */
+	double zero = 0.0;
+	tsr_req_t qv = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 2), 1, &qv, &zero, sizeof zero, TSR_REDOP_NONE, NULL));
+	for (int i = 0; i < N; i++)
+		w.mu[i] = i;
+	for (int round = 0; round < 4; round++) {
+		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 2), 2, qs, bounds, sizeof bounds, TSR_REDOP_NONE, NULL));
+		model_stencil(&w, 0, N - 1);
+		tsr_req_t qa[2] = {tsr_req_region(w.r, TSR_WRITE, TSR_FIELDS(w.u)), tsr_req_region(w.r, TSR_READ, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_launch(w.scale, 2, qa, NULL, 0, NULL));
+		for (int i = 0; i < N; i++)
+			w.mu[i] = 0.5 * w.mv[i] - 1.0;
+		/* and a READ_WRITE through the disjoint tiles in between */
+		tsr_req_t qb = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(w.u));
+		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE, NULL));
+		for (int i = 0; i < N; i++)
+			w.mu[i] += 1.0 + i / 8;
+	}
+	check_model(&w, "after four rounds");
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
+/* Two different disjoint partitions (4 and 3 tiles) written in turn, then read whole. */
+START_TEST(alternate_two_disjoint_partitions)
+{
+	struct world w;
+	world_init(&w);
+	tsr_partition_t four, three;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "four", &four));
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "three", &three));
+	for (int k = 0; k < 5; k++) {
+		tsr_partition_t p = k % 2 ? three : four;
+		int n = k % 2 ? 3 : 4;
+		tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(w.u));
+		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, n - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+		for (int i = 0; i < N; i++)
+			w.mu[i] += 1.0 + i / (N / n);
+	}
+	check_model(&w, "after alternating partitions");
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
+/* Nested partitions: write through second-level tiles, read through a root halo partition,
+ * write a first-level subregion whole, and read the leaves again. */
+START_TEST(nested_write_then_root_halo_read)
+{
+	struct world w;
+	world_init(&w);
+	tsr_partition_t top, ghost, low[2];
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "top", &top));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	tsr_region_t half[2];
+	for (int h = 0; h < 2; h++) {
+		CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){h, 0, 0}, &half[h]));
+		CK_TSR(tsr_partition_tiles(half[h], tsr_box1(0, 2), "low", &low[h]));
+	}
+	const int64_t bounds[2] = {0, N - 1};
+	for (int k = 0; k < 2; k++) {
+		double base = 10.0 * (k + 1);
+		for (int h = 0; h < 2; h++) {
+			tsr_req_t q = tsr_req_part(low[h], TSR_WRITE, TSR_FIELDS(w.u));
+			CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 2), 1, &q, &base, sizeof base, TSR_REDOP_NONE, NULL));
+		}
+		for (int i = 0; i < N; i++)
+			w.mu[i] = i + base;
+		/* v through a fresh 4-tile partition, created and destroyed each round: u stays open
+		 * through "low" and "ghost" while v's plans come and go */
+		tsr_partition_t vt;
+		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "vtiles", &vt));
+		tsr_req_t qs4[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(vt, TSR_WRITE, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs4, bounds, sizeof bounds, TSR_REDOP_NONE, NULL));
+		model_stencil(&w, 0, N - 1);
+		/* whole first-level subregion 1: u = 0.5 v - 1 there */
+		tsr_req_t qa[2] = {tsr_req_region(half[1], TSR_WRITE, TSR_FIELDS(w.u)),
+		                   tsr_req_region(half[1], TSR_READ, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_launch(w.scale, 2, qa, NULL, 0, NULL));
+		for (int i = N / 2; i < N; i++)
+			w.mu[i] = 0.5 * w.mv[i] - 1.0;
+		/* leaves of half 1 read-write again */
+		tsr_req_t qb = tsr_req_part(low[1], TSR_READ_WRITE, TSR_FIELDS(w.u));
+		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE, NULL));
+		for (int i = N / 2; i < N; i++)
+			w.mu[i] += 1.0 + (i - N / 2) / 4;
+		CK_TSR(tsr_partition_destroy(vt));
+	}
+	check_model(&w, "after nested rounds");
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
+/* 2-D: write through 2x2 tiles, 5-point sum through halo tiles, then a whole-region write. */
+static void set_2d(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t y = a.lo[1]; y <= a.hi[1]; y++)
+		for (int64_t x = a.lo[0]; x <= a.hi[0]; x++)
+			TSR_AT2(&a, double, x, y) = (double)(x * x + 3 * y);
+}
+
+static void five_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int64_t *nb = args;   /* region extents nx, ny (lo = 0) */
+	tsr_accessor_t u, v;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &v))
+		return;
+	for (int64_t y = v.lo[1]; y <= v.hi[1]; y++)
+		for (int64_t x = v.lo[0]; x <= v.hi[0]; x++) {
+			double s = TSR_AT2(&u, double, x, y);
+			if (x > 0) s += TSR_AT2(&u, double, x - 1, y);
+			if (x < nb[0] - 1) s += TSR_AT2(&u, double, x + 1, y);
+			if (y > 0) s += TSR_AT2(&u, double, x, y - 1);
+			if (y < nb[1] - 1) s += TSR_AT2(&u, double, x, y + 1);
+			TSR_AT2(&v, double, x, y) = s;
+		}
+}
+
+static void negate_whole(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u, v;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
+		return;
+	for (int64_t y = u.lo[1]; y <= u.hi[1]; y++)
+		for (int64_t x = u.lo[0]; x <= u.hi[0]; x++)
+			TSR_AT2(&u, double, x, y) = -TSR_AT2(&v, double, x, y);
+}
+
+START_TEST(stencil_2d_tiles_halo_whole)
+{
+	enum { NX = 9, NY = 7 };
+	tsr_field_t f[2];
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	tsr_region_t r;
+	CK_TSR(tsr_region_create("plane", tsr_box2(0, NX - 1, 0, NY - 1), fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_partition_t tiles, ghost;
+	tsr_box_t colors = tsr_box2(0, 1, 0, 1);
+	CK_TSR(tsr_partition_tiles(r, colors, "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, NX - 1, 0, NY - 1), colors, (const int64_t[3]){1, 1, 0}, "ghost", &ghost));
+	tsr_task_t ts, tf, tn;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_2d", .cpu = set_2d}, &ts));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "five_point", .cpu = five_point}, &tf));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "negate_whole", .cpu = negate_whole}, &tn));
+	const int64_t ext[2] = {NX, NY};
+	double mu[NY][NX], mv[NY][NX];
+	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(f[0]));
+	CK_TSR(tsr_index_launch(ts, colors, 1, &qw, NULL, 0, TSR_REDOP_NONE, NULL));
+	for (int y = 0; y < NY; y++)
+		for (int x = 0; x < NX; x++)
+			mu[y][x] = x * x + 3 * y;
+	for (int round = 0; round < 2; round++) {
+		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(f[0])), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(f[1]))};
+		CK_TSR(tsr_index_launch(tf, colors, 2, qs, ext, sizeof ext, TSR_REDOP_NONE, NULL));
+		for (int y = 0; y < NY; y++)
+			for (int x = 0; x < NX; x++)
+				mv[y][x] = mu[y][x] + (x > 0 ? mu[y][x - 1] : 0) + (x < NX - 1 ? mu[y][x + 1] : 0) +
+				           (y > 0 ? mu[y - 1][x] : 0) + (y < NY - 1 ? mu[y + 1][x] : 0);
+		tsr_req_t qa[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(f[0])), tsr_req_region(r, TSR_READ, TSR_FIELDS(f[1]))};
+		CK_TSR(tsr_launch(tn, 2, qa, NULL, 0, NULL));
+		for (int y = 0; y < NY; y++)
+			for (int x = 0; x < NX; x++)
+				mu[y][x] = -mv[y][x];
+	}
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(r, f[0], TSR_READ, &a));
+	for (int y = 0; y < NY; y++)
+		for (int x = 0; x < NX; x++)
+			ck_assert_msg(TSR_AT2(&a, double, x, y) == mu[y][x], "u(%d,%d) = %g, sequential %g", x, y,
+			              TSR_AT2(&a, double, x, y), mu[y][x]);
+	CK_TSR(tsr_unmap(r, f[0]));
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* Host writes through a mapped tile, then tasks read through the halo plan. */
+START_TEST(host_write_on_tile_then_halo_read)
+{
+	struct world w;
+	world_init(&w);
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	double base = 1.0;
+	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	for (int i = 0; i < N; i++)
+		w.mu[i] = i + 1.0;
+	tsr_region_t t2;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){2, 0, 0}, &t2));
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(t2, w.u, TSR_READ_WRITE, &a));
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++) {
+		TSR_AT1(&a, double, i) *= -1.0;
+		w.mu[i] *= -1.0;
+	}
+	CK_TSR(tsr_unmap(t2, w.u));
+	const int64_t bounds[2] = {0, N - 1};
+	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
+	CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds, TSR_REDOP_NONE, NULL));
+	model_stencil(&w, 0, N - 1);
+	check_model(&w, "after host write and halo read");
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("coherence");
+	TCase *tc = tsr_test_tcase("coherence", 1);
+	tcase_add_test(tc, write_tiles_read_halo_write_whole);
+	tcase_add_test(tc, read_halo_after_whole_region_write);
+	tcase_add_test(tc, alternate_two_disjoint_partitions);
+	tcase_add_test(tc, nested_write_then_root_halo_read);
+	tcase_add_test(tc, stencil_2d_tiles_halo_whole);
+	tcase_add_test(tc, host_write_on_tile_then_halo_read);
+	suite_add_tcase(s, tc);
+	return tsr_test_run(s);
+}

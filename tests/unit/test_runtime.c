@@ -1,0 +1,197 @@
+/* test_runtime.c: starting and stopping the runtime: config fields, the TSR_* environment
+ * overriding them, StarPU's own STARPU_* variables still honoured, restart, error tables. */
+#include "tsr_test.h"
+
+/* The tests below set the environment themselves: start from a clean one (each test is forked). */
+static void clean_env(void)
+{
+	unsetenv("TSR_SCHED");
+	unsetenv("TSR_NCPU");
+	unsetenv("TSR_NCUDA");
+	unsetenv("STARPU_SCHED");
+	unsetenv("STARPU_NCPU");
+	unsetenv("STARPU_NCPUS");
+}
+
+START_TEST(config_init_sets_starpu_defaults)
+{
+	tsr_config_t cfg;
+	memset(&cfg, 0x5a, sizeof cfg);
+	tsr_config_init(&cfg);
+	ck_assert_ptr_null(cfg.sched);
+	ck_assert_int_eq(cfg.ncpu, -1);
+	ck_assert_int_eq(cfg.ncuda, -1);
+	ck_assert_ptr_null(cfg.trace_file);
+	ck_assert_ptr_null(cfg.dag_file);
+	ck_assert_int_eq(cfg.stats, 0);
+	ck_assert_int_eq(cfg.quiet, 0);
+}
+END_TEST
+
+START_TEST(init_with_config_uses_its_sched_and_ncpu)
+{
+	clean_env();
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.sched = "eager";
+	cfg.ncpu = 1;
+	cfg.ncuda = 0;
+	CK_TSR(tsr_init(&cfg));
+	ck_assert_str_eq(tsr_sched_name(), "eager");
+	ck_assert_int_eq(tsr_ncpu_workers(), 1);
+	ck_assert_int_eq(tsr_ncuda_workers(), 0);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+START_TEST(init_with_null_config_uses_starpu_defaults)
+{
+	clean_env();
+	CK_TSR(tsr_init(NULL));
+	ck_assert_int_ge(tsr_ncpu_workers(), 1);
+	ck_assert_ptr_nonnull(tsr_sched_name());
+	ck_assert_int_gt((int)strlen(tsr_sched_name()), 0);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+START_TEST(env_tsr_sched_and_ncpu_override_config)
+{
+	clean_env();
+	setenv("TSR_SCHED", "lws", 1);
+	setenv("TSR_NCPU", "2", 1);
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.sched = "eager";
+	cfg.ncpu = 1;
+	CK_TSR(tsr_init(&cfg));
+	ck_assert_str_eq(tsr_sched_name(), "lws");
+	ck_assert_int_eq(tsr_ncpu_workers(), 2);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+START_TEST(env_tsr_sched_applies_with_null_config)
+{
+	clean_env();
+	setenv("TSR_SCHED", "dmda", 1);
+	setenv("TSR_NCPU", "1", 1);
+	CK_TSR(tsr_init(NULL));
+	ck_assert_str_eq(tsr_sched_name(), "dmda");
+	ck_assert_int_eq(tsr_ncpu_workers(), 1);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+START_TEST(starpu_env_still_works_where_tessera_sets_nothing)
+{
+	clean_env();
+	setenv("STARPU_SCHED", "eager", 1);
+	setenv("STARPU_NCPU", "1", 1);
+	CK_TSR(tsr_init(NULL));
+	ck_assert_str_eq(tsr_sched_name(), "eager");
+	ck_assert_int_eq(tsr_ncpu_workers(), 1);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+/* A task that adds one to every element: proves the runtime does real work after a restart. */
+static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) += 1.0;
+}
+
+static void run_once(void)
+{
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_region_t r = tsr_test_region_f64("restart", tsr_box1(0, 7));
+	tsr_req_t req = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
+	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
+	double v[8];
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_double_eq(v[i], 2.0);
+	CK_TSR(tsr_region_destroy(r));
+}
+
+START_TEST(runtime_restarts_after_finalize)
+{
+	clean_env();
+	CK_TSR(tsr_init(NULL));
+	run_once();
+	CK_TSR(tsr_finalize());
+	CK_TSR(tsr_init(NULL));
+	run_once();
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+START_TEST(fence_with_nothing_submitted_returns_ok)
+{
+	CK_TSR(tsr_fence());
+	CK_TSR(tsr_fence());
+}
+END_TEST
+
+START_TEST(error_codes_have_names_and_messages)
+{
+	static const struct { int code; const char *name; } codes[] = {
+		{TSR_OK, "TSR_OK"}, {TSR_EINVAL, "TSR_EINVAL"}, {TSR_EBOUNDS, "TSR_EBOUNDS"}, {TSR_ETYPE, "TSR_ETYPE"},
+		{TSR_EPRIV, "TSR_EPRIV"}, {TSR_EINTERFERE, "TSR_EINTERFERE"}, {TSR_ESTALE, "TSR_ESTALE"},
+		{TSR_ENOFIELD, "TSR_ENOFIELD"}, {TSR_ENOMEM, "TSR_ENOMEM"}, {TSR_ESTARPU, "TSR_ESTARPU"},
+		{TSR_ESTATE, "TSR_ESTATE"}, {TSR_ELIVE, "TSR_ELIVE"}, {TSR_ENODEV, "TSR_ENODEV"}, {TSR_EBUSY, "TSR_EBUSY"},
+		{TSR_ETASK, "TSR_ETASK"},
+	};
+	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+		ck_assert_str_eq(tsr_err_name(codes[i].code), codes[i].name);
+		ck_assert_ptr_nonnull(tsr_strerror(codes[i].code));
+		ck_assert_int_gt((int)strlen(tsr_strerror(codes[i].code)), 0);
+	}
+	/* messages are distinct: a table with a copy-paste slip would repeat one */
+	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+		for (size_t j = i + 1; j < sizeof codes / sizeof codes[0]; j++)
+			ck_assert_str_ne(tsr_strerror(codes[i].code), tsr_strerror(codes[j].code));
+	ck_assert_ptr_nonnull(tsr_err_name(-999));
+}
+END_TEST
+
+START_TEST(type_sizes_and_names)
+{
+	ck_assert_uint_eq(tsr_type_size(TSR_F32), 4);
+	ck_assert_uint_eq(tsr_type_size(TSR_F64), 8);
+	ck_assert_uint_eq(tsr_type_size(TSR_I32), 4);
+	ck_assert_uint_eq(tsr_type_size(TSR_I64), 8);
+	ck_assert_uint_eq(tsr_type_size(TSR_NONE), 0);
+	ck_assert_uint_eq(tsr_type_size(TSR_BYTES), 0);
+	ck_assert_str_eq(tsr_type_name(TSR_F32), "f32");
+	ck_assert_str_eq(tsr_type_name(TSR_F64), "f64");
+	ck_assert_str_eq(tsr_type_name(TSR_I32), "i32");
+	ck_assert_str_eq(tsr_type_name(TSR_I64), "i64");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("runtime");
+	TCase *own = tsr_test_tcase("init", 0);
+	tcase_add_test(own, config_init_sets_starpu_defaults);
+	tcase_add_test(own, init_with_config_uses_its_sched_and_ncpu);
+	tcase_add_test(own, init_with_null_config_uses_starpu_defaults);
+	tcase_add_test(own, env_tsr_sched_and_ncpu_override_config);
+	tcase_add_test(own, env_tsr_sched_applies_with_null_config);
+	tcase_add_test(own, starpu_env_still_works_where_tessera_sets_nothing);
+	tcase_add_test(own, runtime_restarts_after_finalize);
+	tcase_add_test(own, error_codes_have_names_and_messages);
+	tcase_add_test(own, type_sizes_and_names);
+	suite_add_tcase(s, own);
+	TCase *rt = tsr_test_tcase("running", 1);
+	tcase_add_test(rt, fence_with_nothing_submitted_returns_ok);
+	suite_add_tcase(s, rt);
+	return tsr_test_run(s);
+}

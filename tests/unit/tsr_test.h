@@ -1,0 +1,127 @@
+/* tsr_test.h: what every Check test of Tessera shares (unit and error-path tests).
+ * Each test runs in its own forked process, so the runtime is started by a checked fixture. */
+#ifndef TSR_TEST_H
+#define TSR_TEST_H
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <tessera.h>
+
+/* A call that must succeed; on failure show the code and the runtime's message. */
+#define CK_TSR(call)                                                                          \
+	do {                                                                                      \
+		int rc_ = (call);                                                                     \
+		ck_assert_msg(rc_ == TSR_OK, "%s returned %s: %s", #call, tsr_err_name(rc_), tsr_last_error()); \
+	} while (0)
+
+/* A call that must fail with `code`, leaving a message that names every string given
+ * (the object names: region, field, partition, color, task). */
+#define CK_TSR_ERR(call, code, ...)                                                           \
+	do {                                                                                      \
+		int rc_ = (call);                                                                     \
+		ck_assert_msg(rc_ == (code), "%s returned %s (%s), expected %s", #call, tsr_err_name(rc_), \
+		              tsr_last_error(), tsr_err_name(code));                                  \
+		tsr_test_names(tsr_last_error(), #call, (const char *[]){__VA_ARGS__, NULL});         \
+	} while (0)
+
+static inline void tsr_test_names(const char *msg, const char *call, const char *const *names)
+{
+	ck_assert_msg(msg && *msg, "%s: tsr_last_error() is empty", call);
+	for (int i = 0; names[i]; i++)
+		ck_assert_msg(strstr(msg, names[i]) != NULL, "%s: message \"%s\" does not name '%s'", call, msg, names[i]);
+}
+
+/* Fixture: the runtime with the defaults (TSR_* and STARPU_* environment still apply). */
+static inline void tsr_test_setup(void)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	int rc = tsr_init(&cfg);
+	ck_assert_msg(rc == TSR_OK, "tsr_init: %s: %s", tsr_err_name(rc), tsr_last_error());
+}
+
+/* Every test destroys what it created: finalize must find nothing alive and no task error. */
+static inline void tsr_test_teardown(void)
+{
+	int rc = tsr_finalize();
+	ck_assert_msg(rc == TSR_OK, "tsr_finalize: %s: %s", tsr_err_name(rc), tsr_last_error());
+}
+
+static inline TCase *tsr_test_tcase(const char *name, int with_runtime)
+{
+	TCase *tc = tcase_create(name);
+	if (with_runtime)
+		tcase_add_checked_fixture(tc, tsr_test_setup, tsr_test_teardown);
+	tcase_set_timeout(tc, 30);
+	return tc;
+}
+
+static inline int tsr_test_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
+static inline double tsr_test_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A field space with one field of each given type, named "f0", "f1", ... unless names given. */
+static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const char *const *names, tsr_field_t *fids)
+{
+	tsr_fspace_t fs;
+	CK_TSR(tsr_fspace_create(&fs));
+	for (int i = 0; i < n; i++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "f%d", i);
+		CK_TSR(tsr_fspace_add(fs, names ? names[i] : nm, types[i], types[i] == TSR_BYTES ? 16 : 0, &fids[i]));
+	}
+	return fs;
+}
+
+/* A region `name` over `bounds` with one f64 field "x" (fid 0). */
+static inline tsr_region_t tsr_test_region_f64(const char *name, tsr_box_t bounds)
+{
+	tsr_field_t f;
+	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	tsr_region_t r;
+	CK_TSR(tsr_region_create(name, bounds, fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	return r;
+}
+
+/* Host view of a 1-D f64 field: copy it out through tsr_map (waits for the writers). */
+static inline void tsr_test_read1(tsr_region_t r, tsr_field_t f, double *out, int64_t n)
+{
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(r, f, TSR_READ, &a));
+	ck_assert_int_eq(a.dim, 1);
+	ck_assert_int_eq(a.hi[0] - a.lo[0] + 1, n);
+	for (int64_t i = 0; i < n; i++)
+		out[i] = TSR_AT1(&a, double, a.lo[0] + i);
+	CK_TSR(tsr_unmap(r, f));
+}
+
+/* Set a 1-D f64 field from the host. */
+static inline void tsr_test_write1(tsr_region_t r, tsr_field_t f, const double *in, int64_t n)
+{
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(r, f, TSR_WRITE, &a));
+	ck_assert_int_eq(a.hi[0] - a.lo[0] + 1, n);
+	for (int64_t i = 0; i < n; i++)
+		TSR_AT1(&a, double, a.lo[0] + i) = in[i];
+	CK_TSR(tsr_unmap(r, f));
+}
+
+#endif

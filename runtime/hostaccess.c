@@ -7,7 +7,7 @@
 
 static tsr_task_t fill_task, copy_task;
 
-struct mapping { struct tsr_node *node; struct mapping *next; };
+struct mapping { struct tsr_region *region; int field; struct tsr_node *node; struct mapping *next; };
 static struct mapping *mappings;
 
 /* Walk the rows of an accessor: calls fn(row pointer, row elements) for each (y, z). */
@@ -133,36 +133,37 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 		return tsr__err(TSR_EBUSY, "tsr_map: field '%s' of region '%s' is already mapped (unmap it first)",
 		                r->fields[f].name, r->root->name);
 	int write = priv != TSR_READ;
-	for (const struct tsr_region *x = r; x->parent_part; x = x->parent_part->parent)
-		if (write && !x->parent_part->disjoint)
-			return tsr__err(TSR_EINTERFERE, "tsr_map: cannot map '%s' for writing: partition '%s' is aliased", r->name,
-			                x->parent_part->name);
 	struct mapping *m = malloc(sizeof *m);
 	if (!m)
 		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
-	struct tsr_node *n = &r->nodes[f];
+	/* below an aliased partition, a write maps a window of the region above it */
+	struct tsr_region *t = write ? tsr__fold_target(r) : r;
+	struct tsr_node *n = &t->nodes[f];
 	tsr__coh_access(n, write);
-	n->redux_op = 0;
-	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE ? STARPU_W : STARPU_RW;
+	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE && t == r ? STARPU_W : STARPU_RW;
 	if (starpu_data_acquire(n->h, mode)) {
 		free(m);
 		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
 	}
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
 	memset(acc, 0, sizeof *acc);
-	acc->ptr = (void *)b->ptr;
 	acc->dim = r->bounds.dim;
 	acc->stride[0] = 1;
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
-	uint32_t ext[3] = {b->nx, b->ny, b->nz};
+	size_t off = 0;
+	for (int d = 0; d < r->bounds.dim; d++)
+		off += (size_t)(r->bounds.lo[d] - t->bounds.lo[d]) * acc->stride[d];
+	acc->ptr = (char *)b->ptr + off * b->elemsize;
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < r->bounds.dim ? r->bounds.lo[d] : 0;
-		acc->hi[d] = acc->lo[d] + ext[d] - 1;
+		acc->hi[d] = d < r->bounds.dim ? r->bounds.hi[d] : 0;
 	}
 	acc->type = r->fields[f].type;
 	acc->elem_size = r->fields[f].size;
 	acc->priv = priv;
+	m->region = r;
+	m->field = f;
 	m->node = n;
 	m->next = mappings;
 	mappings = m;
@@ -179,7 +180,7 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 	if ((rc = tsr__field_check(r, f, "tsr_unmap")))
 		return rc;
 	for (struct mapping **pm = &mappings; *pm; pm = &(*pm)->next)
-		if ((*pm)->node == &r->nodes[f]) {
+		if ((*pm)->region == r && (*pm)->field == f) {
 			struct mapping *m = *pm;
 			*pm = m->next;
 			starpu_data_release(m->node->h);
@@ -201,7 +202,7 @@ int tsr__unmap_all(char *names, size_t len)
 		size_t used = strlen(names);
 		if (used + 1 < len)
 			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
-			         m->node->region->fields[m->node->field].name, m->node->region->name);
+			         m->region->fields[m->field].name, m->region->name);
 		starpu_data_release(m->node->h);
 		m->node->region->root->mapped[m->node->field] = 0;
 		free(m);

@@ -69,8 +69,8 @@ struct tsr_node {
 	struct tsr_partition **open_ro;       /* plans open read-only */
 	int nopen_ro, cap_ro;
 	int redop_set;                        /* reduction methods installed on h (0: none) */
-	int redux_op;                         /* op of the pending reduction epoch (0: none) */
 	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */
+	int max_plan;                         /* most children of any plan made on h so far */
 };
 
 struct tsr_region {
@@ -111,6 +111,8 @@ void tsr__region_free_tree(struct tsr_region *r);
 void tsr__partition_free(struct tsr_partition *p, int detach);
 int tsr__color_index(const struct tsr_partition *p, const int64_t color[3]);
 int tsr__field_check(const struct tsr_region *r, int f, const char *what);
+int tsr__region_aliased(const struct tsr_region *r);
+struct tsr_region *tsr__fold_target(struct tsr_region *r);
 
 /* ---- coherence (coherence.c): make a node's handle usable for a read or a write */
 void tsr__coh_access(struct tsr_node *n, int write);
@@ -145,9 +147,12 @@ struct tsr_reqrec {
 	int kind;
 	tsr_privilege_t priv;
 	int nfields;
-	int first_buf;                        /* StarPU buffer index of fields[0] */
-	int fields[8];                        /* field ids, in buffer order (bufs first_buf..) */
-	int64_t lo[3];                        /* subregion lower bound, global coordinates */
+	int first_buf;                        /* futures: StarPU buffer index */
+	int fields[8];                        /* field ids */
+	int buf[8];                           /* StarPU buffer index of each field */
+	int64_t lo[3], hi[3];                 /* requested (sub)region bounds, global coordinates */
+	int64_t hlo[3];                       /* lower bound of the region whose handle is passed */
+	int view;                             /* the handle is an ancestor's: the accessor is a window */
 	int dim;
 	const struct tsr_region *region;      /* for names in error messages */
 	struct tsr_fieldinfo *finfo;          /* region's field table */

@@ -26,25 +26,6 @@ struct rreq {
 
 struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
 
-static int region_aliased(const struct tsr_region *r)
-{
-	for (; r->parent_part; r = r->parent_part->parent)
-		if (!r->parent_part->disjoint)
-			return 1;
-	return 0;
-}
-
-/* The highest region above r that is reached only through disjoint partitions: folds of
- * reductions through aliased partitions write there. */
-static struct tsr_region *fold_target(struct tsr_region *r)
-{
-	struct tsr_region *t = r;
-	for (struct tsr_region *x = r; x->parent_part; x = x->parent_part->parent)
-		if (!x->parent_part->disjoint)
-			t = x->parent_part->parent;
-	return t;
-}
-
 static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct rreq *q)
 {
 	memset(q, 0, sizeof *q);
@@ -111,8 +92,8 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 	} else if (p != TSR_READ && p != TSR_WRITE && p != TSR_READ_WRITE) {
 		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': invalid privilege %#x", tn, i, rn, (unsigned)p);
 	}
-	int aliased = q->part ? (!q->part->disjoint || region_aliased(q->region)) : region_aliased(q->region);
-	if (aliased && (p == TSR_WRITE || p == TSR_READ_WRITE))
+	int aliased = q->part ? (!q->part->disjoint || tsr__region_aliased(q->region)) : tsr__region_aliased(q->region);
+	if (index && q->part && !q->part->disjoint && (p == TSR_WRITE || p == TSR_READ_WRITE))
 		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s through '%s', which is aliased (its subregions "
 		                "overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p), rn);
 	if (aliased && q->redop)
@@ -212,23 +193,49 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	int nbuf = res ? 1 : 0;
 	for (int i = 0; i < n; i++)
 		nbuf += q[i].kind == TSR_REQ_FUTURE ? 1 : q[i].nfields;
-	/* coherence first: switches must precede the task */
+	/* Where each requirement is reached: its own node, or an ancestor's handle with a window on
+	 * it. Writes below an aliased partition go to the region above the topmost aliased partition
+	 * (StarPU's overlapping views are read-only); requirements of a single launch that reach one
+	 * field through plans that cannot be open together go to the root. */
+	struct tsr_region *tg[TSR_MAX_REQS];
 	for (int i = 0; i < n; i++) {
-		if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
-			continue;
-		for (int k = 0; k < q[i].nfields; k++) {
-			struct tsr_node *nd = &subs[i]->nodes[q[i].fields[k]];
-			tsr__coh_access(nd, q[i].priv != TSR_READ);
-		}
+		tg[i] = subs[i];
+		if (q[i].kind != TSR_REQ_FUTURE && !q[i].tmp_reduce && q[i].priv != TSR_READ && !q[i].redop &&
+		    tsr__region_aliased(subs[i]))
+			tg[i] = tsr__fold_target(subs[i]);
 	}
-	for (int i = 0; i < n; i++) {
-		if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
-			continue;
-		for (int k = 0; k < q[i].nfields; k++)
-			if (!node_valid(&subs[i]->nodes[q[i].fields[k]], q[i].priv != TSR_READ))
-				return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: field '%s' of '%s' cannot be accessed through "
-				                "two different partitions in the same launch", t->name, i,
-				                subs[i]->fields[q[i].fields[k]].name, subs[i]->name);
+	for (int attempt = 0;; attempt++) {
+		/* coherence first: switches must precede the task */
+		for (int i = 0; i < n; i++) {
+			if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
+				continue;
+			for (int k = 0; k < q[i].nfields; k++)
+				tsr__coh_access(&tg[i]->nodes[q[i].fields[k]], q[i].priv != TSR_READ);
+		}
+		int bad = -1, badf = 0;
+		for (int i = 0; i < n && bad < 0; i++) {
+			if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
+				continue;
+			for (int k = 0; k < q[i].nfields; k++)
+				if (!node_valid(&tg[i]->nodes[q[i].fields[k]], q[i].priv != TSR_READ)) {
+					bad = i;
+					badf = q[i].fields[k];
+					break;
+				}
+		}
+		if (bad < 0)
+			break;
+		int promotable = attempt == 0 && pdim == 0;
+		for (int j = 0; j < n && promotable; j++)
+			if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root && (q[j].redop || q[j].tmp_reduce))
+				promotable = 0;
+		if (!promotable)
+			return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: field '%s' of '%s' cannot be accessed through "
+			                "two different partitions in the same launch", t->name, bad, subs[bad]->fields[badf].name,
+			                subs[bad]->name);
+		for (int j = 0; j < n; j++)
+			if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root)
+				tg[j] = q[j].root;
 	}
 	size_t sz = sizeof(struct tsr_ctx) + n * sizeof(struct tsr_reqrec) + arglen;
 	struct tsr_ctx *ctx = malloc(sz);
@@ -268,8 +275,8 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		memset(r, 0, sizeof *r);
 		r->kind = q[i].kind;
 		r->priv = q[i].priv;
-		r->first_buf = b;
 		if (q[i].kind == TSR_REQ_FUTURE) {
+			r->first_buf = b;
 			STARPU_TASK_SET_HANDLE(task, q[i].fut->h, b);
 			STARPU_TASK_SET_MODE(task, STARPU_R, b);
 			b++;
@@ -279,13 +286,17 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		r->nfields = q[i].nfields;
 		r->dim = s->bounds.dim;
 		memcpy(r->lo, s->bounds.lo, sizeof r->lo);
+		memcpy(r->hi, s->bounds.hi, sizeof r->hi);
+		memcpy(r->hlo, tg[i]->bounds.lo, sizeof r->hlo);
+		r->view = tg[i] != s;
 		r->region = s;
 		r->finfo = s->fields;
-		for (int k = 0; k < q[i].nfields; k++, b++) {
+		for (int k = 0; k < q[i].nfields; k++) {
 			int f = q[i].fields[k];
 			r->fields[k] = f;
-			struct tsr_node *nd = &s->nodes[f];
+			struct tsr_node *nd = &tg[i]->nodes[f];
 			if (q[i].tmp_reduce) {
+				r->buf[k] = b;
 				/* private buffer of the subregion's shape, folded into the fold target after the task */
 				starpu_data_handle_t tmp;
 				uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
@@ -301,17 +312,30 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 				folds[*nfolds].op = q[i].redop;
 				(*nfolds)++;
 				cpu_only = 1;
+				b++;
 				continue;
 			}
 			enum starpu_data_access_mode m = mode_of(&q[i]);
-			if (m == STARPU_REDUX) {
+			if (m == STARPU_REDUX)
 				tsr__node_set_redux(nd, s->fields[f].type, q[i].redop);
-				nd->redux_op = q[i].redop;
-			} else {
-				nd->redux_op = 0;
+			if (r->view && m == STARPU_W)
+				m = STARPU_RW;   /* the rest of the ancestor must survive */
+			/* one buffer per handle: requirements promoted to the same ancestor share it */
+			int j;
+			for (j = 0; j < b; j++)
+				if (STARPU_TASK_GET_HANDLE(task, j) == nd->h)
+					break;
+			if (j < b) {
+				enum starpu_data_access_mode old = STARPU_TASK_GET_MODE(task, j);
+				if (old != m)
+					STARPU_TASK_SET_MODE(task, STARPU_RW, j);
+				r->buf[k] = j;
+				continue;
 			}
+			r->buf[k] = b;
 			STARPU_TASK_SET_HANDLE(task, nd->h, b);
 			STARPU_TASK_SET_MODE(task, m, b);
+			b++;
 		}
 	}
 	ctx->ret_buf = -1;
@@ -322,6 +346,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		STARPU_TASK_SET_MODE(task, res_op ? STARPU_REDUX : STARPU_W, b);
 		b++;
 	}
+	task->nbuffers = b;
 	if (cpu_only)
 		task->where = STARPU_CPU;
 	/* mapping: the first partition requirement gives the color (a written one if any) */
@@ -363,10 +388,9 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 static int submit_folds(struct pending_fold *folds, int nfolds)
 {
 	for (int i = 0; i < nfolds; i++) {
-		struct tsr_region *s = folds[i].sub, *tg = fold_target(s);
+		struct tsr_region *s = folds[i].sub, *tg = tsr__fold_target(s);
 		struct tsr_node *nd = &tg->nodes[folds[i].field];
 		tsr__coh_access(nd, 1);
-		nd->redux_op = 0;
 		struct fold_arg *a = malloc(sizeof *a);
 		struct starpu_task *task = starpu_task_create();
 		if (!a || !task) {

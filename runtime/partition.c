@@ -83,7 +83,16 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 				p->disjoint = 0;
 				break;
 			}
+	/* StarPU 1.3 reallocates a handle's switch codelet when a plan has more children than any
+	 * before, while pending switch tasks still point into it: drain them first (rare). */
+	for (int f = 0; f < r->nfields; f++)
+		if (r->nodes[f].max_plan && n > r->nodes[f].max_plan) {
+			starpu_task_wait_for_all();
+			break;
+		}
 	for (int f = 0; f < r->nfields; f++) {
+		if (n > r->nodes[f].max_plan)
+			r->nodes[f].max_plan = n;
 		p->children[f] = calloc(n, sizeof(starpu_data_handle_t));
 		if (!p->children[f])
 			goto nomem;

@@ -217,3 +217,23 @@ int tsr__region_free_all(void)
 {
 	return tsr__handle_foreach(TSR_K_REGION, region_free_root);
 }
+
+/* 1 if r lies below an aliased partition: StarPU's overlapping views are read-only there. */
+int tsr__region_aliased(const struct tsr_region *r)
+{
+	for (; r->parent_part; r = r->parent_part->parent)
+		if (!r->parent_part->disjoint)
+			return 1;
+	return 0;
+}
+
+/* The region above r's topmost aliased partition (r itself if there is none): writes below an
+ * aliased partition, and folds of reductions through one, go there with a window on r. */
+struct tsr_region *tsr__fold_target(struct tsr_region *r)
+{
+	struct tsr_region *t = r;
+	for (struct tsr_region *x = r; x->parent_part; x = x->parent_part->parent)
+		if (!x->parent_part->disjoint)
+			t = x->parent_part->parent;
+	return t;
+}

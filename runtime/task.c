@@ -72,7 +72,7 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 		struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->reduce_tmp_op)
 			for (int k = 0; k < q->nfields; k++) {
-				void *b[1] = {buffers[q->first_buf + k]};
+				void *b[1] = {buffers[q->buf[k]]};
 				tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op)->cpu_funcs[0](b, NULL);
 			}
 	}
@@ -165,16 +165,20 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 		CTX_FAIL(TSR_EPRIV, "task '%s'%s: field '%s' of region '%s' requested %s but accessed for %s", tn,
 		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, priv_name(q->priv), w);
 	}
-	struct starpu_block_interface *b = ctx->buffers[q->first_buf + k];
-	acc->ptr = (void *)b->ptr;
+	struct starpu_block_interface *b = ctx->buffers[q->buf[k]];
 	acc->dim = q->dim;
 	acc->stride[0] = 1;
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
+	size_t off = 0;
+	if (q->view)   /* window into an ancestor's array */
+		off = (size_t)(q->lo[0] - q->hlo[0]) + (size_t)(q->lo[1] - q->hlo[1]) * b->ldy +
+		      (size_t)(q->lo[2] - q->hlo[2]) * b->ldz;
+	acc->ptr = (char *)b->ptr + off * b->elemsize;
 	uint32_t ext[3] = {b->nx, b->ny, b->nz};
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < q->dim ? q->lo[d] : 0;
-		acc->hi[d] = acc->lo[d] + ext[d] - 1;
+		acc->hi[d] = q->view ? (d < q->dim ? q->hi[d] : 0) : acc->lo[d] + ext[d] - 1;
 	}
 	acc->type = fi->type;
 	acc->elem_size = fi->size;

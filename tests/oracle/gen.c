@@ -1,0 +1,1201 @@
+/* gen.c: random valid oracle programs from a seed, the validator that defines "valid", and the
+ * program listing. Every generated op passes through the validator before it is kept. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle.h"
+
+long or_gen_dropped;
+unsigned or_avoid;
+
+static const struct { const char *name; unsigned bit; } avoid_names[] = {
+	{"aliased-write", OR_AVOID_ALIASED_WRITE},
+	{"same-field-copy", OR_AVOID_SAME_FIELD_COPY},
+	{"redop-switch", OR_AVOID_REDOP_SWITCH},
+};
+
+int or_parse_avoid(const char *list, unsigned *mask)
+{
+	*mask = 0;
+	if (!strcmp(list, "none") || !*list)
+		return 0;
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		int found = 0;
+		for (size_t i = 0; i < sizeof avoid_names / sizeof avoid_names[0]; i++)
+			if (strlen(avoid_names[i].name) == n && !strncmp(list, avoid_names[i].name, n))
+				*mask |= avoid_names[i].bit, found = 1;
+		if (!found)
+			return -1;
+		list += n + (list[n] == ',');
+	}
+	return 0;
+}
+
+const char *or_avoid_str(unsigned mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof avoid_names / sizeof avoid_names[0]; i++)
+		if (mask & avoid_names[i].bit)
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "", avoid_names[i].name);
+	if (!mask)
+		snprintf(buf, len, "none");
+	return buf;
+}
+
+/* ------------------------------------------------------------------ names */
+void or_box_str(tsr_box_t b, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (int d = 0; d < b.dim && n < len; d++)
+		n += (size_t)snprintf(buf + n, len - n, "%s[%lld..%lld]", d ? "x" : "", (long long)b.lo[d], (long long)b.hi[d]);
+}
+
+static void color_str(int dim, const int64_t c[3], char *buf, size_t len)
+{
+	if (dim == 1)
+		snprintf(buf, len, "%lld", (long long)c[0]);
+	else if (dim == 2)
+		snprintf(buf, len, "%lld,%lld", (long long)c[0], (long long)c[1]);
+	else
+		snprintf(buf, len, "%lld,%lld,%lld", (long long)c[0], (long long)c[1], (long long)c[2]);
+}
+
+void or_node_name(const or_prog_t *p, int n, char *buf, size_t len)
+{
+	const or_node_t *nd = &p->node[n];
+	if (nd->part < 0) {
+		snprintf(buf, len, "r%d", n);
+		return;
+	}
+	char parent[160], cs[48];
+	const or_part_t *pt = &p->part[nd->part];
+	or_node_name(p, pt->parent, parent, sizeof parent);
+	color_str(pt->colors.dim, nd->color, cs, sizeof cs);
+	snprintf(buf, len, "%s/p%d[%s]", parent, nd->part, cs);
+}
+
+const char *or_redop_str(tsr_redop_t op)
+{
+	switch (op) {
+	case TSR_SUM: return "sum";
+	case TSR_PROD: return "prod";
+	case TSR_MIN: return "min";
+	case TSR_MAX: return "max";
+	default: return "none";
+	}
+}
+
+const char *or_priv_str(tsr_privilege_t priv)
+{
+	static const char *red[] = {"?", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)", "REDUCE(max)"};
+	if (TSR_PRIV_IS_REDUCE(priv)) {
+		int op = TSR_PRIV_REDOP(priv);
+		return op >= 1 && op <= 4 ? red[op] : red[0];
+	}
+	return priv == TSR_READ ? "READ" : priv == TSR_WRITE ? "WRITE" : priv == TSR_READ_WRITE ? "READ_WRITE" : "?";
+}
+
+static int root_of_req(const or_prog_t *p, const or_req_t *q)
+{
+	return q->kind == RQ_REGION ? p->node[q->obj].root : p->node[p->part[q->obj].parent].root;
+}
+
+/* ------------------------------------------------------------- validator
+ * The simulation state: which objects are alive and, per element of every field, a bound on
+ * the magnitude of its value, so that sums and products stay exact integers in every type. */
+typedef struct {
+	const or_prog_t *p;
+	unsigned char part_state[OR_MAXPART]; /* 0 not created yet, 1 alive, 2 destroyed */
+	unsigned char fut_state[OR_MAXFUT];   /* 0 not produced yet, 1 alive, 2 destroyed */
+	double bound[OR_MAXROOT][OR_MAXF][OR_MAXEXT * OR_MAXEXT * OR_MAXEXT];
+	/* scratch of one launch: folds per element (-1: written) */
+	int touch[OR_MAXROOT][OR_MAXF][OR_MAXEXT * OR_MAXEXT * OR_MAXEXT];
+	/* operator of the first REDUCE of each field (for OR_AVOID_REDOP_SWITCH) */
+	unsigned char redop[OR_MAXROOT][OR_MAXF];
+} sim_t;
+
+static int node_alive(const sim_t *s, int n)
+{
+	if (n < 0 || n >= s->p->nnode)
+		return 0;
+	return s->p->node[n].part < 0 || s->part_state[s->p->node[n].part] == 1;
+}
+
+/* 1 if n is a subregion of an aliased partition, or lies below one. */
+static int below_aliased(const or_prog_t *p, int n)
+{
+	for (; p->node[n].part >= 0; n = p->part[p->node[n].part].parent)
+		if (!p->part[p->node[n].part].disjoint)
+			return 1;
+	return 0;
+}
+
+/* May data of node n be written other than by a reduction? */
+static int writable(const or_prog_t *p, int n)
+{
+	return !(or_avoid & OR_AVOID_ALIASED_WRITE) || !below_aliased(p, n);
+}
+
+static int64_t elem_index(const or_prog_t *p, int root, const int64_t x[3])
+{
+	const tsr_box_t *b = &p->root[root].bounds;
+	int64_t i = 0, mul = 1;
+	for (int d = 0; d < b->dim; d++) {
+		i += (x[d] - b->lo[d]) * mul;
+		mul *= b->hi[d] - b->lo[d] + 1;
+	}
+	return i;
+}
+
+static int boxes_overlap(tsr_box_t a, tsr_box_t b)
+{
+	tsr_box_t o;
+	return a.dim == b.dim && tsr_box_intersect(a, b, &o);
+}
+
+#define FAIL(...) do { snprintf(msg, len, __VA_ARGS__); return -1; } while (0)
+
+static int check_fields(const or_prog_t *p, int root, const or_req_t *q, unsigned used[OR_MAXROOT], char *msg, size_t len)
+{
+	if (q->nf < 1 || q->nf > p->root[root].nf)
+		FAIL("bad field count %d", q->nf);
+	for (int k = 0; k < q->nf; k++) {
+		int f = q->fields[k];
+		if (f < 0 || f >= p->root[root].nf)
+			FAIL("field %d not in root r%d", f, root);
+		if (used[root] & (1u << f))
+			FAIL("field %d of r%d used by two requirements", f, root);
+		used[root] |= 1u << f;
+	}
+	return 0;
+}
+
+static int check_priv(tsr_privilege_t priv)
+{
+	if (TSR_PRIV_IS_REDUCE(priv))
+		return priv == TSR_REDUCE(TSR_SUM) || priv == TSR_REDUCE(TSR_PROD) || priv == TSR_REDUCE(TSR_MIN)
+		       || priv == TSR_REDUCE(TSR_MAX);
+	return priv == TSR_READ || priv == TSR_WRITE || priv == TSR_READ_WRITE;
+}
+
+static int check_part_geometry(const or_prog_t *p, int pi, char *msg, size_t len)
+{
+	const or_part_t *pt = &p->part[pi];
+	tsr_box_t pb = p->node[pt->parent].box;
+	if (pt->nsub != (int)tsr_box_volume(pt->colors) || pt->nsub < 1 || pt->nsub > OR_MAXCOLORS)
+		FAIL("partition p%d: %d subregions for %lld colors", pi, pt->nsub, (long long)tsr_box_volume(pt->colors));
+	int disjoint = 1;
+	for (int i = 0; i < pt->nsub; i++) {
+		const or_node_t *a = &p->node[pt->first + i];
+		if (a->part != pi || !tsr_box_contains(pb, a->box) || tsr_box_volume(a->box) < 1)
+			FAIL("partition p%d: subregion %d is empty or outside its parent", pi, i);
+		for (int j = 0; j < i; j++)
+			if (boxes_overlap(a->box, p->node[pt->first + j].box))
+				disjoint = 0;
+	}
+	if (disjoint != pt->disjoint)
+		FAIL("partition p%d: disjoint flag %d but boxes say %d", pi, pt->disjoint, disjoint);
+	return 0;
+}
+
+static void destroy_part(sim_t *s, int pi)
+{
+	const or_prog_t *p = s->p;
+	s->part_state[pi] = 2;
+	/* partitions of its subregions go with it */
+	for (int q = 0; q < p->npart; q++)
+		if (s->part_state[q] != 2 && p->node[p->part[q].parent].part == pi)
+			destroy_part(s, q);
+}
+
+/* Requirements and bounds of a launch; touch[][][] gets -1 for written elements and the fold
+ * count for reduced ones. */
+static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
+{
+	const or_prog_t *p = s->p;
+	unsigned used[OR_MAXROOT] = {0};
+	int is_index = op->kind == OP_INDEX;
+	if (op->nreq < 0 || op->nreq > OR_MAXREQ)
+		FAIL("bad requirement count %d", op->nreq);
+	if (op->ret_type != TSR_NONE && op->ret_type != TSR_F32 && op->ret_type != TSR_F64 && op->ret_type != TSR_I32
+	    && op->ret_type != TSR_I64)
+		FAIL("bad return type");
+	if (op->fut >= 0) {
+		if (op->fut >= p->nfut || s->fut_state[op->fut] != 0)
+			FAIL("future F%d produced twice", op->fut);
+		if (op->ret_type == TSR_NONE || p->fut_type[op->fut] != op->ret_type)
+			FAIL("future F%d: task returns nothing or another type", op->fut);
+		if (is_index && (op->redop < TSR_SUM || op->redop > TSR_MAX))
+			FAIL("index launch future without a reduction");
+	} else if (is_index && op->redop != TSR_REDOP_NONE) {
+		FAIL("reduction without a future");
+	}
+	if (op->ret_mode != (is_index && op->redop == TSR_PROD))
+		FAIL("return mode does not match the reduction");
+	if (op->delay_us < 0 || op->delay_us > 1000)
+		FAIL("task delay %d us", op->delay_us);
+	if (is_index) {
+		int64_t v = tsr_box_volume(op->domain);
+		if (op->domain.dim < 1 || op->domain.dim > 3 || v < 1 || v > OR_MAXCOLORS)
+			FAIL("bad launch domain");
+	}
+	for (int r = 0; r < op->nreq; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE) {
+			if (q->obj < 0 || q->obj >= p->nfut || s->fut_state[q->obj] != 1)
+				FAIL("requirement %d: future F%d is not alive", r, q->obj);
+			continue;
+		}
+		if (!check_priv(q->priv))
+			FAIL("requirement %d: bad privilege", r);
+		if (q->kind == RQ_REGION) {
+			if (!node_alive(s, q->obj))
+				FAIL("requirement %d: region node %d is not alive", r, q->obj);
+			if (is_index && q->priv != TSR_READ && !TSR_PRIV_IS_REDUCE(q->priv))
+				FAIL("requirement %d: every point would write the same region", r);
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && !writable(p, q->obj))
+				FAIL("requirement %d: write below an aliased partition (avoided)", r);
+		} else if (q->kind == RQ_PART) {
+			if (!is_index)
+				FAIL("requirement %d: partition in a single launch", r);
+			if (q->obj < 0 || q->obj >= p->npart || s->part_state[q->obj] != 1)
+				FAIL("requirement %d: partition p%d is not alive", r, q->obj);
+			const or_part_t *pt = &p->part[q->obj];
+			if (pt->colors.dim != op->domain.dim)
+				FAIL("requirement %d: partition p%d colors and domain differ in dimension", r, q->obj);
+			if (!q->proj && !tsr_box_contains(pt->colors, op->domain))
+				FAIL("requirement %d: domain not inside the colors of p%d", r, q->obj);
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && (!pt->disjoint || q->proj))
+				FAIL("requirement %d: write through aliased partition p%d or a non-identity projection", r, q->obj);
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && !writable(p, pt->parent))
+				FAIL("requirement %d: write below an aliased partition (avoided)", r);
+		} else {
+			FAIL("requirement %d: bad kind", r);
+		}
+		if (check_fields(p, root_of_req(p, q), q, used, msg, len))
+			return -1;
+	}
+	/* bounds: count the folds of every element, mark the written ones */
+	for (int r = 0; r < op->nreq; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE || q->priv == TSR_READ)
+			continue;
+		int root = root_of_req(p, q);
+		for (int k = 0; k < q->nf; k++) {
+			memset(s->touch[root][q->fields[k]], 0, sizeof s->touch[0][0]);
+		}
+		int64_t point[3] = {0, 0, 0};
+		tsr_box_t dom = is_index ? op->domain : tsr_box1(0, 0);
+		or_box_first(dom, point);
+		do {
+			int n = q->obj;
+			if (q->kind == RQ_PART) {
+				int64_t color[3];
+				or_project(p, q, point, color);
+				n = or_part_color_node(p, q->obj, color);
+			}
+			int64_t x[3];
+			or_box_first(p->node[n].box, x);
+			do {
+				int64_t e = elem_index(p, root, x);
+				for (int k = 0; k < q->nf; k++) {
+					int *t = &s->touch[root][q->fields[k]][e];
+					if (TSR_PRIV_IS_REDUCE(q->priv))
+						(*t)++;
+					else if (*t == 0)
+						*t = -1;
+					else
+						FAIL("requirement %d: two points write the same element", r);
+				}
+			} while (or_box_next(p->node[n].box, x));
+		} while (or_box_next(dom, point));
+		for (int k = 0; k < q->nf; k++) {
+			int f = q->fields[k];
+			double lim = or_type_limit(p->root[root].type[f]);
+			int64_t vol = tsr_box_volume(p->root[root].bounds);
+			for (int64_t e = 0; e < vol; e++) {
+				int t = s->touch[root][f][e];
+				double b = s->bound[root][f][e];
+				if (t <= 0)
+					continue;
+				double nb = q->priv == TSR_REDUCE(TSR_SUM) ? b + 3.0 * t
+				          : q->priv == TSR_REDUCE(TSR_PROD) ? ldexp(b, t) : fmax(b, 500.0);
+				if (nb > lim)
+					FAIL("requirement %d: %s on field %d of r%d may reach %.0f (limit %.0f)", r, or_priv_str(q->priv), f,
+					     root, nb, lim);
+				int first = s->redop[root][f];
+				if ((or_avoid & OR_AVOID_REDOP_SWITCH) && first && first != (int)TSR_PRIV_REDOP(q->priv))
+					FAIL("requirement %d: %s on field %d of r%d, reduced with %s before (avoided)", r,
+					     or_priv_str(q->priv), f, root, or_redop_str(first));
+			}
+		}
+	}
+	return 0;
+}
+
+static void apply_launch(sim_t *s, const or_op_t *op)
+{
+	const or_prog_t *p = s->p;
+	for (int r = 0; r < op->nreq; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE || q->priv == TSR_READ)
+			continue;
+		int root = root_of_req(p, q);
+		int64_t vol = tsr_box_volume(p->root[root].bounds);
+		for (int k = 0; k < q->nf; k++) {
+			int f = q->fields[k];
+			if (TSR_PRIV_IS_REDUCE(q->priv) && !s->redop[root][f])
+				s->redop[root][f] = (unsigned char)TSR_PRIV_REDOP(q->priv);
+			for (int64_t e = 0; e < vol; e++) {
+				int t = s->touch[root][f][e];
+				double *b = &s->bound[root][f][e];
+				if (t < 0)
+					*b = 500.0;
+				else if (t > 0)
+					*b = q->priv == TSR_REDUCE(TSR_SUM) ? *b + 3.0 * t
+					   : q->priv == TSR_REDUCE(TSR_PROD) ? ldexp(*b, t) : fmax(*b, 500.0);
+			}
+		}
+	}
+	if (op->fut >= 0)
+		s->fut_state[op->fut] = 1;
+}
+
+static void set_bound(sim_t *s, int n, int f, double v)
+{
+	const or_prog_t *p = s->p;
+	int root = p->node[n].root;
+	int64_t x[3];
+	or_box_first(p->node[n].box, x);
+	do
+		s->bound[root][f][elem_index(p, root, x)] = v;
+	while (or_box_next(p->node[n].box, x));
+}
+
+static int field_ok(const or_prog_t *p, int n, int f)
+{
+	return f >= 0 && f < p->root[p->node[n].root].nf;
+}
+
+/* Check op i against the state; apply it if valid. */
+static int sim_step(sim_t *s, int i, char *msg, size_t len)
+{
+	const or_prog_t *p = s->p;
+	const or_op_t *op = &p->op[i];
+	switch (op->kind) {
+	case OP_PART_CREATE:
+		if (op->obj < 0 || op->obj >= p->npart || s->part_state[op->obj] != 0)
+			FAIL("partition p%d created twice", op->obj);
+		if (!node_alive(s, p->part[op->obj].parent))
+			FAIL("partition p%d: parent node is not alive", op->obj);
+		if (check_part_geometry(p, op->obj, msg, len))
+			return -1;
+		s->part_state[op->obj] = 1;
+		return 0;
+	case OP_PART_DESTROY:
+		if (op->obj < 0 || op->obj >= p->npart || s->part_state[op->obj] != 1)
+			FAIL("partition p%d is not alive", op->obj);
+		destroy_part(s, op->obj);
+		return 0;
+	case OP_FILL:
+		if (!node_alive(s, op->obj) || !field_ok(p, op->obj, op->field) || op->ival < -100000 || op->ival > 100000)
+			FAIL("fill of a dead node, a bad field or a large value");
+		if (!writable(p, op->obj))
+			FAIL("fill below an aliased partition (avoided)");
+		set_bound(s, op->obj, op->field, fabs((double)op->ival));
+		return 0;
+	case OP_MAP_READ:
+	case OP_MAP_WRITE:
+		if (!node_alive(s, op->obj) || !field_ok(p, op->obj, op->field))
+			FAIL("map of a dead node or a bad field");
+		if (op->kind == OP_MAP_WRITE) {
+			if (op->priv != TSR_WRITE && op->priv != TSR_READ_WRITE)
+				FAIL("host write with privilege %s", or_priv_str(op->priv));
+			if (!writable(p, op->obj))
+				FAIL("host write below an aliased partition (avoided)");
+			set_bound(s, op->obj, op->field, 500.0);
+		}
+		return 0;
+	case OP_COPY: {
+		if (!node_alive(s, op->obj) || !node_alive(s, op->obj2) || !field_ok(p, op->obj, op->field)
+		    || !field_ok(p, op->obj2, op->field2))
+			FAIL("copy between dead nodes or bad fields");
+		const or_node_t *a = &p->node[op->obj], *b = &p->node[op->obj2];
+		if (p->root[a->root].type[op->field] != p->root[b->root].type[op->field2] || a->box.dim != b->box.dim)
+			FAIL("copy between different types or dimensions");
+		for (int d = 0; d < a->box.dim; d++)
+			if (a->box.hi[d] - a->box.lo[d] != b->box.hi[d] - b->box.lo[d])
+				FAIL("copy between different extents");
+		if (a->root == b->root && op->field == op->field2 && boxes_overlap(a->box, b->box))
+			FAIL("copy between overlapping boxes of one field");
+		if (!writable(p, op->obj2))
+			FAIL("copy into a region below an aliased partition (avoided)");
+		if (a->root == b->root && op->field == op->field2 && (or_avoid & OR_AVOID_SAME_FIELD_COPY))
+			FAIL("copy within one field (avoided)");
+		int64_t x[3], y[3];
+		or_box_first(a->box, x);
+		or_box_first(b->box, y);
+		do {
+			s->bound[b->root][op->field2][elem_index(p, b->root, y)] = s->bound[a->root][op->field][elem_index(p, a->root, x)];
+			or_box_next(b->box, y);
+		} while (or_box_next(a->box, x));
+		return 0;
+	}
+	case OP_LAUNCH:
+	case OP_INDEX:
+		if (check_launch(s, op, msg, len))
+			return -1;
+		apply_launch(s, op);
+		return 0;
+	case OP_FUT_CREATE:
+		if (op->fut < 0 || op->fut >= p->nfut || s->fut_state[op->fut] != 0 || op->ival < -100 || op->ival > 100)
+			FAIL("future F%d created twice or with a large value", op->fut);
+		s->fut_state[op->fut] = 1;
+		return 0;
+	case OP_FENCE:
+		return 0;
+	case OP_FUT_WAIT:
+	case OP_FUT_DESTROY:
+		if (op->obj < 0 || op->obj >= p->nfut || s->fut_state[op->obj] != 1)
+			FAIL("future F%d is not alive", op->obj);
+		if (op->kind == OP_FUT_DESTROY)
+			s->fut_state[op->obj] = 2;
+		return 0;
+	default:
+		FAIL("unknown op kind %d", op->kind);
+	}
+}
+
+static void sim_init(sim_t *s, const or_prog_t *p)
+{
+	memset(s, 0, sizeof *s);
+	s->p = p;
+}
+
+int or_validate(const or_prog_t *p, char *msg, size_t len)
+{
+	sim_t *s = malloc(sizeof *s);
+	if (!s) {
+		snprintf(msg, len, "out of memory");
+		return -1;
+	}
+	sim_init(s, p);
+	int rc = 0;
+	char why[256];
+	for (int r = 0; r < p->nroot && !rc; r++) {
+		const or_root_t *rt = &p->root[r];
+		if (rt->bounds.dim < 1 || rt->bounds.dim > 3 || rt->nf < 1 || rt->nf > OR_MAXF)
+			rc = -1, snprintf(msg, len, "root r%d malformed", r);
+		for (int d = 0; d < rt->bounds.dim && !rc; d++)
+			if (rt->bounds.hi[d] < rt->bounds.lo[d] || rt->bounds.hi[d] - rt->bounds.lo[d] >= OR_MAXEXT)
+				rc = -1, snprintf(msg, len, "root r%d has a bad extent", r);
+	}
+	for (int i = 0; i < p->nop && !rc; i++)
+		if (sim_step(s, i, why, sizeof why)) {
+			snprintf(msg, len, "op #%d: %s", p->op_id[i], why);
+			rc = -1;
+		}
+	free(s);
+	return rc;
+}
+
+void or_filter(or_prog_t *p, const unsigned char *keep)
+{
+	int n = 0;
+	for (int i = 0; i < p->nop; i++)
+		if (keep[p->op_id[i]]) {
+			p->op[n] = p->op[i];
+			p->op_id[n] = p->op_id[i];
+			n++;
+		}
+	p->nop = n;
+}
+
+/* -------------------------------------------------------------- generator */
+typedef struct {
+	uint64_t state;
+	or_prog_t *p;
+	sim_t *sim;
+} gen_t;
+
+static uint64_t next(gen_t *g)
+{
+	uint64_t z = (g->state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int rnd(gen_t *g, int n)  /* uniform in [0, n) */
+{
+	return n <= 1 ? 0 : (int)(next(g) % (uint64_t)n);
+}
+
+static int chance(gen_t *g, int num, int den)
+{
+	return rnd(g, den) < num;
+}
+
+static tsr_type_t rnd_type(gen_t *g)
+{
+	static const tsr_type_t t[] = {TSR_F32, TSR_F64, TSR_I32, TSR_I64};
+	return t[rnd(g, 4)];
+}
+
+static tsr_privilege_t rnd_reduce(gen_t *g)
+{
+	return TSR_REDUCE(TSR_SUM + rnd(g, 4));
+}
+
+static tsr_privilege_t rnd_priv(gen_t *g, int may_write)
+{
+	int r = rnd(g, 100);
+	if (!may_write)
+		return r < 50 ? TSR_READ : rnd_reduce(g);
+	return r < 30 ? TSR_READ : r < 50 ? TSR_WRITE : r < 75 ? TSR_READ_WRITE : rnd_reduce(g);
+}
+
+/* A random alive node; prefer_sub asks for a subregion when there is one. */
+static int rnd_node(gen_t *g, int prefer_sub, int max_depth)
+{
+	int cand[OR_MAXNODE], n = 0, nsub = 0;
+	for (int i = 0; i < g->p->nnode; i++)
+		if (node_alive(g->sim, i) && g->p->node[i].depth <= max_depth)
+			cand[n++] = i, nsub += g->p->node[i].part >= 0;
+	if (!n)
+		return -1;
+	if (prefer_sub && nsub) {
+		int k = rnd(g, nsub);
+		for (int i = 0; i < n; i++)
+			if (g->p->node[cand[i]].part >= 0 && k-- == 0)
+				return cand[i];
+	}
+	return cand[rnd(g, n)];
+}
+
+static int rnd_alive_part(gen_t *g)
+{
+	int cand[OR_MAXPART], n = 0;
+	for (int i = 0; i < g->p->npart; i++)
+		if (g->sim->part_state[i] == 1)
+			cand[n++] = i;
+	return n ? cand[rnd(g, n)] : -1;
+}
+
+static int rnd_alive_fut(gen_t *g)
+{
+	int cand[OR_MAXFUT], n = 0;
+	for (int i = 0; i < g->p->nfut; i++)
+		if (g->sim->fut_state[i] == 1)
+			cand[n++] = i;
+	return n ? cand[rnd(g, n)] : -1;
+}
+
+static tsr_box_t rnd_subbox(gen_t *g, tsr_box_t b)
+{
+	tsr_box_t o = b;
+	for (int d = 0; d < b.dim; d++) {
+		int64_t ext = b.hi[d] - b.lo[d] + 1;
+		int64_t a = b.lo[d] + rnd(g, (int)ext), c = b.lo[d] + rnd(g, (int)ext);
+		o.lo[d] = a < c ? a : c;
+		o.hi[d] = a < c ? c : a;
+	}
+	return o;
+}
+
+/* Fill in nodes for partition pi from the subregion boxes. */
+static int add_subs(gen_t *g, int pi, const tsr_box_t *boxes, int n)
+{
+	or_prog_t *p = g->p;
+	or_part_t *pt = &p->part[pi];
+	if (p->nnode + n > OR_MAXNODE)
+		return -1;
+	pt->first = p->nnode;
+	pt->nsub = n;
+	pt->disjoint = 1;
+	const or_node_t *par = &p->node[pt->parent];
+	for (int i = 0; i < n; i++) {
+		or_node_t *nd = &p->node[p->nnode++];
+		nd->root = par->root;
+		nd->part = pi;
+		nd->box = boxes[i];
+		nd->depth = par->depth + 1;
+		int64_t rest = i;
+		for (int d = 0; d < 3; d++) {
+			if (d < pt->colors.dim) {
+				int64_t ext = pt->colors.hi[d] - pt->colors.lo[d] + 1;
+				nd->color[d] = pt->colors.lo[d] + rest % ext;
+				rest /= ext;
+			} else {
+				nd->color[d] = 0;
+			}
+		}
+		for (int j = 0; j < i; j++)
+			if (boxes_overlap(boxes[i], boxes[j]))
+				pt->disjoint = 0;
+	}
+	return 0;
+}
+
+/* Tiles of `domain` over `colors`, each grown by halo and clipped to `clip`: the remainder of an
+ * uneven split goes to the first tiles, as tessera.h says. */
+static int tile_boxes(tsr_box_t domain, tsr_box_t colors, const int64_t halo[3], tsr_box_t clip, tsr_box_t *out)
+{
+	int n = (int)tsr_box_volume(colors);
+	for (int c = 0; c < n; c++) {
+		int64_t rest = c;
+		tsr_box_t b = {domain.dim, {0, 0, 0}, {0, 0, 0}};
+		for (int d = 0; d < domain.dim; d++) {
+			int64_t nc = colors.hi[d] - colors.lo[d] + 1, i = rest % nc;
+			rest /= nc;
+			int64_t len = domain.hi[d] - domain.lo[d] + 1, q = len / nc, rem = len % nc;
+			int64_t lo = domain.lo[d] + i * q + (i < rem ? i : rem);
+			int64_t hi = lo + q + (i < rem ? 1 : 0) - 1;
+			lo -= halo[d];
+			hi += halo[d];
+			b.lo[d] = lo < clip.lo[d] ? clip.lo[d] : lo;
+			b.hi[d] = hi > clip.hi[d] ? clip.hi[d] : hi;
+		}
+		out[c] = b;
+	}
+	return n;
+}
+
+static tsr_box_t rnd_colors(gen_t *g, tsr_box_t domain)
+{
+	tsr_box_t c = {domain.dim, {0, 0, 0}, {0, 0, 0}};
+	int64_t total = 1;
+	for (int d = 0; d < domain.dim; d++) {
+		int64_t ext = domain.hi[d] - domain.lo[d] + 1, m = ext < 4 ? ext : 4;
+		int64_t k = 1 + rnd(g, (int)m);
+		while (total * k > OR_MAXCOLORS && k > 1)
+			k--;
+		c.hi[d] = k - 1;
+		total *= k;
+	}
+	return c;
+}
+
+static int gen_part_create(gen_t *g, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	if (p->npart >= OR_MAXPART)
+		return 0;
+	int parent = rnd_node(g, chance(g, 1, 2), OR_MAXDEPTH - 1);
+	if (parent < 0)
+		return 0;
+	int pi = p->npart;
+	or_part_t *pt = &p->part[pi];
+	memset(pt, 0, sizeof *pt);
+	pt->parent = parent;
+	tsr_box_t pb = p->node[parent].box;
+	tsr_box_t boxes[OR_MAXCOLORS];
+	int n, k = rnd(g, 10);
+	if (k < 4) {
+		pt->kind = PK_TILES;
+		pt->domain = pb;
+		pt->colors = rnd_colors(g, pb);
+		n = tile_boxes(pb, pt->colors, pt->halo, pb, boxes);
+	} else if (k < 7) {
+		pt->kind = PK_HALO;
+		pt->domain = chance(g, 1, 3) ? pb : rnd_subbox(g, pb);
+		pt->colors = rnd_colors(g, pt->domain);
+		if (pt->domain.hi[0] > pt->domain.lo[0] && pt->colors.hi[0] == 0 && 2 * tsr_box_volume(pt->colors) <= OR_MAXCOLORS
+		    && chance(g, 2, 3))
+			pt->colors.hi[0] = 1;  /* one tile has no neighbour to overlap: prefer two */
+		if (!chance(g, 1, 5))
+			for (int d = 0; d < pb.dim; d++)
+				pt->halo[d] = rnd(g, 3);
+		n = tile_boxes(pt->domain, pt->colors, pt->halo, pb, boxes);
+	} else {
+		pt->kind = PK_BOXES;
+		int want = 1 + rnd(g, 5), disjoint = chance(g, 1, 2);
+		n = 0;
+		for (int i = 0; i < want; i++) {
+			for (int tries = 0; tries < 20; tries++) {
+				tsr_box_t b = rnd_subbox(g, pb);
+				int ok = 1;
+				for (int j = 0; j < n && disjoint; j++)
+					ok &= !boxes_overlap(b, boxes[j]);
+				if (ok) {
+					boxes[n++] = b;
+					break;
+				}
+			}
+		}
+		if (n == 0)
+			return 0;
+		pt->colors = tsr_box1(0, n - 1);
+	}
+	if (add_subs(g, pi, boxes, n))
+		return 0;
+	p->npart++;
+	op->kind = OP_PART_CREATE;
+	op->obj = pi;
+	return 1;
+}
+
+/* Pick fields of root not used yet in this launch; returns how many. */
+static int pick_fields(gen_t *g, int root, unsigned used[OR_MAXROOT], or_req_t *q)
+{
+	int avail[OR_MAXF], na = 0;
+	for (int f = 0; f < g->p->root[root].nf; f++)
+		if (!(used[root] & (1u << f)))
+			avail[na++] = f;
+	if (!na)
+		return 0;
+	for (int i = na - 1; i > 0; i--) {
+		int j = rnd(g, i + 1), t = avail[i];
+		avail[i] = avail[j];
+		avail[j] = t;
+	}
+	q->nf = 1 + rnd(g, na);
+	for (int k = 0; k < q->nf; k++) {
+		q->fields[k] = avail[k];
+		used[root] |= 1u << avail[k];
+	}
+	return q->nf;
+}
+
+static void add_futures(gen_t *g, or_op_t *op)
+{
+	int k = rnd(g, 10), want = k < 6 ? 0 : k < 9 ? 1 : 2;
+	for (int i = 0; i < want && op->nreq < OR_MAXREQ; i++) {
+		int f = rnd_alive_fut(g);
+		if (f < 0)
+			return;
+		or_req_t *q = &op->req[op->nreq++];
+		memset(q, 0, sizeof *q);
+		q->kind = RQ_FUTURE;
+		q->obj = f;
+		q->priv = TSR_READ;
+	}
+	/* futures anywhere among the requirements */
+	for (int i = op->nreq - 1; i > 0; i--) {
+		int j = rnd(g, i + 1);
+		or_req_t t = op->req[i];
+		op->req[i] = op->req[j];
+		op->req[j] = t;
+	}
+}
+
+static void set_result(gen_t *g, or_op_t *op, int is_index)
+{
+	op->ret_type = chance(g, 1, 2) ? TSR_NONE : rnd_type(g);
+	op->fut = -1;
+	op->redop = TSR_REDOP_NONE;
+	if (op->ret_type == TSR_NONE || g->p->nfut >= OR_MAXFUT || chance(g, 1, 8))
+		return;  /* a returned value nobody asks for is dropped */
+	if (is_index)
+		op->redop = TSR_SUM + rnd(g, 4);
+	op->ret_mode = op->redop == TSR_PROD;
+	op->fut = g->p->nfut;
+	g->p->fut_type[op->fut] = op->ret_type;
+}
+
+static int gen_launch(gen_t *g, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	unsigned used[OR_MAXROOT] = {0};
+	op->kind = OP_LAUNCH;
+	int k = rnd(g, 20), nreg = k < 2 ? 0 : k < 11 ? 1 : k < 17 ? 2 : 3;
+	for (int i = 0; i < nreg; i++) {
+		or_req_t *q = &op->req[op->nreq];
+		memset(q, 0, sizeof *q);
+		q->kind = RQ_REGION;
+		q->obj = rnd_node(g, chance(g, 2, 3), OR_MAXDEPTH);
+		if (q->obj < 0 || !pick_fields(g, p->node[q->obj].root, used, q))
+			continue;
+		q->priv = rnd_priv(g, writable(p, q->obj));
+		op->nreq++;
+	}
+	add_futures(g, op);
+	set_result(g, op, 0);
+	op->ival = rnd(g, 201) - 100;
+	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
+	return 1;
+}
+
+static int gen_index(gen_t *g, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	unsigned used[OR_MAXROOT] = {0};
+	op->kind = OP_INDEX;
+	int main = chance(g, 9, 10) ? rnd_alive_part(g) : -1;
+	if (main >= 0) {
+		const or_part_t *pt = &p->part[main];
+		op->domain = chance(g, 3, 10) ? rnd_subbox(g, pt->colors) : pt->colors;
+		or_req_t *q = &op->req[op->nreq];
+		memset(q, 0, sizeof *q);
+		q->kind = RQ_PART;
+		q->obj = main;
+		if (pick_fields(g, p->node[pt->parent].root, used, q)) {
+			q->priv = rnd_priv(g, pt->disjoint && writable(p, pt->parent));
+			op->nreq++;
+		}
+	} else {
+		int lo = rnd(g, 5) - 2;
+		op->domain = tsr_box1(lo, lo + rnd(g, 6));
+	}
+	int extra = rnd(g, 3);
+	for (int i = 0; i < extra; i++) {
+		or_req_t *q = &op->req[op->nreq];
+		memset(q, 0, sizeof *q);
+		int cand[OR_MAXPART], nc = 0;
+		for (int j = 0; j < p->npart; j++)
+			if (g->sim->part_state[j] == 1 && p->part[j].colors.dim == op->domain.dim)
+				cand[nc++] = j;
+		if (nc && chance(g, 3, 5)) {
+			q->kind = RQ_PART;
+			q->obj = cand[rnd(g, nc)];
+			const or_part_t *pt = &p->part[q->obj];
+			if (!tsr_box_contains(pt->colors, op->domain) || chance(g, 3, 10)) {
+				q->proj = 1;
+				for (int d = 0; d < pt->colors.dim; d++)
+					q->shift[d] = rnd(g, (int)(pt->colors.hi[d] - pt->colors.lo[d] + 1));
+			}
+			q->priv = rnd_priv(g, pt->disjoint && !q->proj && writable(p, pt->parent));
+			if (!pick_fields(g, p->node[pt->parent].root, used, q))
+				continue;
+		} else {
+			q->kind = RQ_REGION;
+			q->obj = rnd_node(g, chance(g, 1, 2), OR_MAXDEPTH);
+			if (q->obj < 0 || !pick_fields(g, p->node[q->obj].root, used, q))
+				continue;
+			q->priv = rnd_priv(g, 0);
+		}
+		op->nreq++;
+	}
+	add_futures(g, op);
+	set_result(g, op, 1);
+	op->ival = rnd(g, 201) - 100;
+	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
+	return 1;
+}
+
+static int gen_copy(gen_t *g, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	/* reservoir-sample one (source, destination, fields) among all valid copies */
+	int seen = 0;
+	for (int a = 0; a < p->nnode; a++) {
+		if (!node_alive(g->sim, a))
+			continue;
+		for (int b = 0; b < p->nnode; b++) {
+			if (!node_alive(g->sim, b))
+				continue;
+			const or_node_t *na = &p->node[a], *nb = &p->node[b];
+			if (na->box.dim != nb->box.dim || !writable(p, b))
+				continue;
+			int same = 1;
+			for (int d = 0; d < na->box.dim; d++)
+				same &= na->box.hi[d] - na->box.lo[d] == nb->box.hi[d] - nb->box.lo[d];
+			if (!same)
+				continue;
+			for (int fa = 0; fa < p->root[na->root].nf; fa++)
+				for (int fb = 0; fb < p->root[nb->root].nf; fb++) {
+					if (p->root[na->root].type[fa] != p->root[nb->root].type[fb])
+						continue;
+					if (na->root == nb->root && fa == fb
+					    && (boxes_overlap(na->box, nb->box) || (or_avoid & OR_AVOID_SAME_FIELD_COPY)))
+						continue;
+					if (rnd(g, ++seen) == 0) {
+						op->obj = a;
+						op->obj2 = b;
+						op->field = fa;
+						op->field2 = fb;
+					}
+				}
+		}
+	}
+	op->kind = OP_COPY;
+	return seen > 0;
+}
+
+static int gen_op(gen_t *g, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	memset(op, 0, sizeof *op);
+	op->fut = -1;
+	/* weights of the op kinds, in the enum's order */
+	static const int w[OP_NKINDS] = {8, 2, 6, 4, 12, 20, 6, 4, 2, 4, 2, 1};
+	int total = 0;
+	for (int k = 0; k < OP_NKINDS; k++)
+		total += w[k];
+	int r = rnd(g, total), kind = 0;
+	while (r >= w[kind])
+		r -= w[kind++];
+	switch (kind) {
+	case OP_PART_CREATE: return gen_part_create(g, op);
+	case OP_PART_DESTROY:
+		op->kind = kind;
+		op->obj = rnd_alive_part(g);
+		return op->obj >= 0;
+	case OP_FILL:
+	case OP_MAP_READ:
+	case OP_MAP_WRITE:
+		op->kind = kind;
+		op->obj = rnd_node(g, chance(g, 2, 3), OR_MAXDEPTH);
+		if (op->obj < 0)
+			return 0;
+		op->field = rnd(g, p->root[p->node[op->obj].root].nf);
+		op->ival = kind == OP_FILL ? rnd(g, 101) - 50 : rnd(g, 1000);
+		op->priv = kind == OP_MAP_READ ? TSR_READ : chance(g, 1, 2) ? TSR_WRITE : TSR_READ_WRITE;
+		if (kind != OP_MAP_READ && !writable(p, op->obj))
+			op->kind = OP_MAP_READ, op->priv = TSR_READ;  /* keep the random sequence the same */
+		return 1;
+	case OP_COPY: return gen_copy(g, op);
+	case OP_FENCE:
+		op->kind = kind;
+		return 1;
+	case OP_LAUNCH: return gen_launch(g, op);
+	case OP_INDEX: return gen_index(g, op);
+	case OP_FUT_CREATE:
+		if (p->nfut >= OR_MAXFUT)
+			return 0;
+		op->kind = kind;
+		op->fut = p->nfut;
+		p->fut_type[op->fut] = rnd_type(g);
+		op->ival = rnd(g, 201) - 100;
+		return 1;
+	default:
+		op->kind = kind;
+		op->obj = rnd_alive_fut(g);
+		return op->obj >= 0;
+	}
+}
+
+/* Keep op as op number nop if the validator accepts it; a REDUCE that could overflow becomes a
+ * READ, anything else refused counts as a generator bug. */
+static void try_commit(gen_t *g, or_op_t *op, int npart, int nnode, int nfut)
+{
+	or_prog_t *p = g->p;
+	int i = p->nop;
+	char msg[256];
+	if (op->kind == OP_FUT_CREATE || op->fut >= 0)
+		p->nfut = op->fut + 1;
+	p->op[i] = *op;
+	p->op_id[i] = i;
+	int ok = sim_step(g->sim, i, msg, sizeof msg) == 0;
+	if (!ok && (op->kind == OP_LAUNCH || op->kind == OP_INDEX)) {
+		for (int r = 0; r < op->nreq; r++)
+			if (TSR_PRIV_IS_REDUCE(p->op[i].req[r].priv))
+				p->op[i].req[r].priv = TSR_READ;
+		ok = sim_step(g->sim, i, msg, sizeof msg) == 0;
+	}
+	if (ok) {
+		p->nop++;
+		return;
+	}
+	or_gen_dropped++;
+	if (getenv("TSR_ORACLE_DEBUG"))
+		fprintf(stderr, "oracle generator: seed %llu: dropped op: %s\n", (unsigned long long)p->seed, msg);
+	p->npart = npart;
+	p->nnode = nnode;
+	p->nfut = nfut;
+}
+
+void or_generate(uint64_t seed, or_prog_t *p)
+{
+	memset(p, 0, sizeof *p);
+	gen_t g = {seed * 0x2545f4914f6cdd1dull + 0x1234567, p, malloc(sizeof(sim_t))};
+	if (!g.sim)
+		abort();
+	p->seed = seed;
+	sim_init(g.sim, p);
+	int k = rnd(&g, 20);
+	p->nroot = k < 9 ? 1 : k < 16 ? 2 : 3;
+	for (int r = 0; r < p->nroot; r++) {
+		or_root_t *rt = &p->root[r];
+		if (r > 0 && chance(&g, 1, 3)) {
+			/* same shape as an earlier region, elsewhere: copies between regions become possible */
+			rt->bounds = p->root[rnd(&g, r)].bounds;
+			int64_t sh = rnd(&g, 5) - 2;
+			for (int d = 0; d < rt->bounds.dim; d++)
+				rt->bounds.lo[d] += sh, rt->bounds.hi[d] += sh;
+		} else {
+			rt->bounds.dim = 1 + rnd(&g, 3);
+			for (int d = 0; d < rt->bounds.dim; d++) {
+				int64_t ext = 1 + rnd(&g, chance(&g, 1, 3) ? OR_MAXEXT : 6);
+				rt->bounds.lo[d] = chance(&g, 1, 2) ? 0 : rnd(&g, 9) - 4;
+				rt->bounds.hi[d] = rt->bounds.lo[d] + ext - 1;
+			}
+		}
+		rt->nf = 1 + rnd(&g, OR_MAXF);
+		for (int f = 0; f < rt->nf; f++)
+			rt->type[f] = rnd_type(&g);
+		or_node_t *nd = &p->node[p->nnode++];
+		nd->root = r;
+		nd->part = -1;
+		nd->box = rt->bounds;
+	}
+	/* a few partitions up front so that most launches have something to go through */
+	int nfirst = rnd(&g, 4);
+	for (int i = 0; i < nfirst; i++) {
+		or_op_t op;
+		memset(&op, 0, sizeof op);
+		op.fut = -1;
+		int np = p->npart, nn = p->nnode, nf = p->nfut;
+		if (gen_part_create(&g, &op))
+			try_commit(&g, &op, np, nn, nf);
+	}
+	int target = 10 + rnd(&g, 31);
+	for (int tries = 0; p->nop < target && p->nop < OR_MAXOP && tries < 400; tries++) {
+		or_op_t op;
+		int np = p->npart, nn = p->nnode, nf = p->nfut;
+		if (gen_op(&g, &op))
+			try_commit(&g, &op, np, nn, nf);
+		else
+			p->npart = np, p->nnode = nn, p->nfut = nf;
+	}
+	free(g.sim);
+}
+
+/* ---------------------------------------------------------------- listing */
+static const char *type_str(tsr_type_t t)
+{
+	return t == TSR_NONE ? "none" : tsr_type_name(t);
+}
+
+static void print_req(FILE *out, const or_prog_t *p, const or_req_t *q)
+{
+	char name[200];
+	if (q->kind == RQ_FUTURE) {
+		fprintf(out, "F%d", q->obj);
+		return;
+	}
+	if (q->kind == RQ_REGION)
+		or_node_name(p, q->obj, name, sizeof name);
+	else {
+		or_node_name(p, p->part[q->obj].parent, name, sizeof name);
+		size_t n = strlen(name);
+		snprintf(name + n, sizeof name - n, "/p%d%s", q->obj, p->part[q->obj].disjoint ? "" : "(aliased)");
+	}
+	fprintf(out, "%s %s {", name, or_priv_str(q->priv));
+	for (int k = 0; k < q->nf; k++)
+		fprintf(out, "%sf%d", k ? "," : "", q->fields[k]);
+	fprintf(out, "}");
+	if (q->proj)
+		fprintf(out, " proj shift(%lld,%lld,%lld)", (long long)q->shift[0], (long long)q->shift[1], (long long)q->shift[2]);
+}
+
+void or_print_op(FILE *out, const or_prog_t *p, int i)
+{
+	const or_op_t *op = &p->op[i];
+	char a[200], b[200], bs[96];
+	fprintf(out, "  #%-2d ", p->op_id[i]);
+	switch (op->kind) {
+	case OP_PART_CREATE: {
+		const or_part_t *pt = &p->part[op->obj];
+		or_node_name(p, pt->parent, a, sizeof a);
+		or_box_str(pt->colors, bs, sizeof bs);
+		fprintf(out, "create p%d = %s of %s colors %s", op->obj,
+		        pt->kind == PK_TILES ? "tiles" : pt->kind == PK_HALO ? "halo tiles" : "boxes", a, bs);
+		if (pt->kind == PK_HALO) {
+			or_box_str(pt->domain, bs, sizeof bs);
+			fprintf(out, " domain %s halo (%lld,%lld,%lld)", bs, (long long)pt->halo[0], (long long)pt->halo[1],
+			        (long long)pt->halo[2]);
+		}
+		fprintf(out, " %s:", pt->disjoint ? "disjoint" : "aliased");
+		for (int s = 0; s < pt->nsub; s++) {
+			or_box_str(p->node[pt->first + s].box, bs, sizeof bs);
+			fprintf(out, " %s", bs);
+		}
+		break;
+	}
+	case OP_PART_DESTROY: fprintf(out, "destroy p%d", op->obj); break;
+	case OP_FILL:
+		or_node_name(p, op->obj, a, sizeof a);
+		fprintf(out, "fill %s f%d = %lld", a, op->field, (long long)op->ival);
+		break;
+	case OP_COPY:
+		or_node_name(p, op->obj, a, sizeof a);
+		or_node_name(p, op->obj2, b, sizeof b);
+		fprintf(out, "copy %s f%d -> %s f%d", a, op->field, b, op->field2);
+		break;
+	case OP_MAP_READ:
+	case OP_MAP_WRITE:
+		or_node_name(p, op->obj, a, sizeof a);
+		or_box_str(p->node[op->obj].box, bs, sizeof bs);
+		if (op->kind == OP_MAP_READ)
+			fprintf(out, "map %s %s f%d READ: check", a, bs, op->field);
+		else
+			fprintf(out, "map %s %s f%d %s: host write salt %lld", a, bs, op->field, or_priv_str(op->priv),
+			        (long long)op->ival);
+		break;
+	case OP_LAUNCH:
+	case OP_INDEX:
+		if (op->kind == OP_INDEX) {
+			or_box_str(op->domain, bs, sizeof bs);
+			fprintf(out, "index launch over %s", bs);
+		} else {
+			fprintf(out, "launch");
+		}
+		fprintf(out, " arg %lld returns %s", (long long)op->ival, type_str(op->ret_type));
+		if (op->delay_us)
+			fprintf(out, " (tasks spin %d us)", op->delay_us);
+		if (op->fut >= 0)
+			fprintf(out, op->kind == OP_INDEX ? " -> F%d by %s" : " -> F%d", op->fut, or_redop_str(op->redop));
+		fprintf(out, ":");
+		for (int r = 0; r < op->nreq; r++) {
+			fprintf(out, r ? "; " : " ");
+			print_req(out, p, &op->req[r]);
+		}
+		break;
+	case OP_FUT_CREATE:
+		fprintf(out, "F%d = future %s %lld", op->fut, type_str(p->fut_type[op->fut]), (long long)op->ival);
+		break;
+	case OP_FUT_WAIT: fprintf(out, "wait F%d: check", op->obj); break;
+	case OP_FUT_DESTROY: fprintf(out, "destroy F%d", op->obj); break;
+	case OP_FENCE: fprintf(out, "fence"); break;
+	}
+	fprintf(out, "\n");
+}
+
+void or_print_prog(FILE *out, const or_prog_t *p)
+{
+	char bs[96];
+	fprintf(out, "program seed %llu: %d regions, %d partitions, %d futures, %d ops\n", (unsigned long long)p->seed,
+	        p->nroot, p->npart, p->nfut, p->nop);
+	for (int r = 0; r < p->nroot; r++) {
+		or_box_str(p->root[r].bounds, bs, sizeof bs);
+		fprintf(out, "  region r%d %s fields", r, bs);
+		for (int f = 0; f < p->root[r].nf; f++)
+			fprintf(out, " f%d:%s", f, tsr_type_name(p->root[r].type[f]));
+		fprintf(out, "\n");
+	}
+	for (int i = 0; i < p->nop; i++)
+		or_print_op(out, p, i);
+	fprintf(out, "  end: check every field of every region and every live future, destroy everything\n");
+}
+
+void or_stats_add(or_stats_t *s, const or_prog_t *p)
+{
+	for (int i = 0; i < p->nop; i++) {
+		const or_op_t *op = &p->op[i];
+		s->ops[op->kind]++;
+		if (op->kind == OP_PART_CREATE) {
+			const or_part_t *pt = &p->part[op->obj];
+			s->halo_parts += pt->kind == PK_HALO && !pt->disjoint;
+			s->box_parts += pt->kind == PK_BOXES;
+			s->overlap_box_parts += pt->kind == PK_BOXES && !pt->disjoint;
+			s->nested_parts += p->node[pt->parent].depth > 0;
+		}
+		for (int r = 0; r < op->nreq; r++) {
+			const or_req_t *q = &op->req[r];
+			s->fut_consumed += q->kind == RQ_FUTURE;
+			s->proj_shift += q->kind == RQ_PART && q->proj;
+			if (op->kind == OP_INDEX && TSR_PRIV_IS_REDUCE(q->priv)) {
+				s->reduce_aliased += q->kind == RQ_PART && !p->part[q->obj].disjoint;
+				s->reduce_region_index += q->kind == RQ_REGION;
+			}
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && q->kind != RQ_FUTURE) {
+				int n = q->kind == RQ_REGION ? q->obj : p->part[q->obj].parent;
+				s->write_nested += p->node[n].depth >= 1 + (q->kind == RQ_PART);
+			}
+		}
+	}
+}

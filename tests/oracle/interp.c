@@ -1,0 +1,190 @@
+/* interp.c: the plain sequential interpreter of oracle programs: one C array per field of each
+ * root region, every op run to completion in program order. This is the reference result. */
+#include <stdlib.h>
+#include <string.h>
+#include "oracle.h"
+
+int or_interp_init(or_interp_t *s, const or_prog_t *p)
+{
+	memset(s, 0, sizeof *s);
+	s->p = p;
+	for (int r = 0; r < p->nroot; r++)
+		for (int f = 0; f < p->root[r].nf; f++) {
+			/* regions start zero-initialised, as tsr_region_create promises */
+			s->data[r][f] = calloc((size_t)tsr_box_volume(p->root[r].bounds), tsr_type_size(p->root[r].type[f]));
+			if (!s->data[r][f]) {
+				or_interp_free(s);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+void or_interp_free(or_interp_t *s)
+{
+	for (int r = 0; r < OR_MAXROOT; r++)
+		for (int f = 0; f < OR_MAXF; f++) {
+			free(s->data[r][f]);
+			s->data[r][f] = NULL;
+		}
+}
+
+tsr_accessor_t or_interp_acc(const or_interp_t *s, int n, int f, tsr_privilege_t priv)
+{
+	const or_prog_t *p = s->p;
+	const or_node_t *nd = &p->node[n];
+	const or_root_t *rt = &p->root[nd->root];
+	tsr_accessor_t a;
+	memset(&a, 0, sizeof a);
+	a.dim = rt->bounds.dim;
+	a.type = rt->type[f];
+	a.elem_size = tsr_type_size(a.type);
+	a.priv = priv;
+	size_t stride = 1, off = 0;
+	for (int d = 0; d < a.dim; d++) {
+		a.lo[d] = nd->box.lo[d];
+		a.hi[d] = nd->box.hi[d];
+		a.stride[d] = stride;
+		off += (size_t)(nd->box.lo[d] - rt->bounds.lo[d]) * stride;
+		stride *= (size_t)(rt->bounds.hi[d] - rt->bounds.lo[d] + 1);
+	}
+	a.ptr = (char *)s->data[nd->root][f] + off * a.elem_size;
+	return a;
+}
+
+int or_part_color_node(const or_prog_t *p, int part, const int64_t color[3])
+{
+	const or_part_t *pt = &p->part[part];
+	int64_t idx = 0, mul = 1;
+	for (int d = 0; d < pt->colors.dim; d++) {
+		idx += (color[d] - pt->colors.lo[d]) * mul;
+		mul *= pt->colors.hi[d] - pt->colors.lo[d] + 1;
+	}
+	return pt->first + (int)idx;
+}
+
+void or_project(const or_prog_t *p, const or_req_t *q, const int64_t point[3], int64_t color[3])
+{
+	const or_part_t *pt = &p->part[q->obj];
+	for (int d = 0; d < 3; d++) {
+		if (d >= pt->colors.dim) {
+			color[d] = 0;
+			continue;
+		}
+		if (!q->proj) {
+			color[d] = point[d];
+			continue;
+		}
+		int64_t ext = pt->colors.hi[d] - pt->colors.lo[d] + 1;
+		int64_t i = (point[d] - pt->colors.lo[d] + q->shift[d]) % ext;
+		color[d] = pt->colors.lo[d] + (i < 0 ? i + ext : i);
+	}
+}
+
+/* The node a requirement names for one launch point. */
+static int req_node(const or_prog_t *p, const or_req_t *q, const int64_t point[3])
+{
+	if (q->kind == RQ_REGION)
+		return q->obj;
+	int64_t color[3];
+	or_project(p, q, point, color);
+	return or_part_color_node(p, q->obj, color);
+}
+
+/* One (point) task: accessors straight on the arrays. A REDUCE folds into the data itself,
+ * which is what running the tasks one after another means. */
+static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, int pdim, const int64_t point[3],
+                     void *ret)
+{
+	const or_prog_t *p = s->p;
+	tsr_accessor_t acc[OR_MAXREQ][OR_MAXF];
+	const void *fut[OR_MAXREQ] = {0};
+	for (int r = 0; r < op->nreq; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE) {
+			fut[r] = &s->fut[q->obj];
+			continue;
+		}
+		int n = req_node(p, q, point);
+		for (int k = 0; k < q->nf; k++)
+			acc[r][k] = or_interp_acc(s, n, q->fields[k], q->priv);
+	}
+	or_kernel(ka, pdim, point, acc, fut, ret);
+}
+
+static void copy_op(or_interp_t *s, const or_op_t *op)
+{
+	tsr_accessor_t src = or_interp_acc(s, op->obj, op->field, TSR_READ);
+	tsr_accessor_t dst = or_interp_acc(s, op->obj2, op->field2, TSR_WRITE);
+	tsr_box_t sb = s->p->node[op->obj].box, db = s->p->node[op->obj2].box;
+	int64_t x[3], y[3];
+	or_box_first(sb, x);
+	or_box_first(db, y);
+	/* sources and destinations never overlap in a valid program, so element order is free */
+	do {
+		memcpy((char *)dst.ptr + or_elem_offset(&dst, y) * dst.elem_size,
+		       (char *)src.ptr + or_elem_offset(&src, x) * src.elem_size, src.elem_size);
+		or_box_next(db, y);
+	} while (or_box_next(sb, x));
+}
+
+void or_interp_op(or_interp_t *s, int i)
+{
+	const or_prog_t *p = s->p;
+	const or_op_t *op = &p->op[i];
+	switch (op->kind) {
+	case OP_FILL: {
+		tsr_accessor_t a = or_interp_acc(s, op->obj, op->field, TSR_WRITE);
+		unsigned char v[8];
+		or_from_i64(a.type, op->ival, v);
+		int64_t x[3];
+		or_box_first(p->node[op->obj].box, x);
+		do
+			memcpy((char *)a.ptr + or_elem_offset(&a, x) * a.elem_size, v, a.elem_size);
+		while (or_box_next(p->node[op->obj].box, x));
+		break;
+	}
+	case OP_COPY:
+		copy_op(s, op);
+		break;
+	case OP_MAP_WRITE: {
+		tsr_accessor_t a = or_interp_acc(s, op->obj, op->field, op->priv);
+		or_host_write(&a, op->priv, op->ival);
+		break;
+	}
+	case OP_FUT_CREATE:
+		s->fut[op->fut] = 0;
+		or_from_i64(p->fut_type[op->fut], op->ival, &s->fut[op->fut]);
+		break;
+	case OP_LAUNCH: {
+		or_kargs_t ka;
+		or_kargs(p, op, &ka);
+		int64_t point[3] = {0, 0, 0};
+		uint64_t ret = 0;
+		run_task(s, op, &ka, 0, point, &ret);
+		if (op->fut >= 0)
+			s->fut[op->fut] = ret;
+		break;
+	}
+	case OP_INDEX: {
+		or_kargs_t ka;
+		or_kargs(p, op, &ka);
+		uint64_t total = 0;
+		if (op->redop != TSR_REDOP_NONE)
+			or_identity(op->ret_type, op->redop, &total);
+		int64_t point[3];
+		or_box_first(op->domain, point);
+		do {
+			uint64_t ret = 0;
+			run_task(s, op, &ka, op->domain.dim, point, &ret);
+			if (op->redop != TSR_REDOP_NONE)
+				or_fold(op->ret_type, op->redop, &total, &ret);
+		} while (or_box_next(op->domain, point));
+		if (op->fut >= 0)
+			s->fut[op->fut] = total;
+		break;
+	}
+	default:  /* partitions, host reads and future waits change no data */
+		break;
+	}
+}

@@ -1,0 +1,182 @@
+/* oracle.h: the sequential-semantics oracle's program model, shared by the generator, the
+ * plain sequential interpreter and the Tessera executor (see README in this folder). */
+#ifndef TSR_ORACLE_H
+#define TSR_ORACLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <tessera.h>
+
+/* Capacities: small on purpose, a program must run in milliseconds. */
+#define OR_MAXROOT 3
+#define OR_MAXF 3
+#define OR_MAXEXT 12       /* points per dimension of a root region */
+#define OR_MAXPART 16
+#define OR_MAXNODE 192     /* root regions + every subregion of every partition */
+#define OR_MAXCOLORS 27    /* subregions per partition, and points per index launch */
+#define OR_MAXOP 64
+#define OR_MAXFUT 48
+#define OR_MAXREQ 6
+#define OR_MAXDEPTH 3      /* nesting levels of partitions below a root */
+
+/* A root region: a box and up to three typed fields (field ids 0..nf-1). */
+typedef struct {
+	tsr_box_t bounds;
+	int nf;
+	tsr_type_t type[OR_MAXF];
+} or_root_t;
+
+/* A region node is a root (node i == root i for i < nroot) or a subregion of a partition. */
+typedef struct {
+	int root;          /* root region it lives in */
+	int part;          /* partition it is a subregion of; -1 for a root */
+	int64_t color[3];  /* its color in that partition */
+	tsr_box_t box;     /* its points, in the root's coordinates */
+	int depth;         /* 0 for a root, 1 for a subregion of a root's partition, ... */
+} or_node_t;
+
+enum { PK_TILES, PK_HALO, PK_BOXES };
+
+/* A partition of a node. Its subregions are nodes first..first+nsub-1, in the runtime's color
+ * order (dimension 0 of the color fastest). disjoint is computed from the boxes, pairwise. */
+typedef struct {
+	int parent;
+	int kind;
+	tsr_box_t colors;
+	tsr_box_t domain;  /* PK_HALO: the box that is tiled before the halo is added */
+	int64_t halo[3];
+	int nsub, first;
+	int disjoint;
+} or_part_t;
+
+enum {
+	OP_PART_CREATE, OP_PART_DESTROY, OP_FILL, OP_COPY, OP_LAUNCH, OP_INDEX, OP_MAP_READ,
+	OP_MAP_WRITE, OP_FUT_CREATE, OP_FUT_WAIT, OP_FUT_DESTROY, OP_FENCE, OP_NKINDS
+};
+enum { RQ_REGION = 1, RQ_PART = 2, RQ_FUTURE = 3 };
+
+/* One requirement of a launch. RQ_REGION: obj is a node; RQ_PART: a partition, projected from
+ * the launch point by identity (proj 0) or by a cyclic shift within its colors (proj 1);
+ * RQ_FUTURE: a future. */
+typedef struct {
+	int kind, obj;
+	tsr_privilege_t priv;
+	int nf;
+	int fields[OR_MAXF];
+	int proj;
+	int64_t shift[3];
+} or_req_t;
+
+typedef struct {
+	int kind;
+	int obj, obj2;        /* partition / node / future; OP_COPY: source node, destination node */
+	int field, field2;    /* OP_COPY: source field, destination field */
+	tsr_privilege_t priv; /* OP_MAP_WRITE: TSR_WRITE or TSR_READ_WRITE */
+	int64_t ival;         /* fill value, host-write salt, future value, launch argument */
+	tsr_type_t ret_type;  /* launches: type the task returns (TSR_NONE: nothing) */
+	tsr_redop_t redop;    /* OP_INDEX: reduction of the returns */
+	int ret_mode;         /* 1: returns are product-safe (1, -1 or 2) */
+	tsr_box_t domain;     /* OP_INDEX: launch domain */
+	int nreq;
+	or_req_t req[OR_MAXREQ];
+	int fut;              /* future produced (launches, OP_FUT_CREATE); -1: none */
+	int delay_us;         /* launches: Tessera's point tasks spin this long first, so that later
+	                       * ops are submitted while they are still pending */
+} or_op_t;
+
+typedef struct {
+	uint64_t seed;
+	int nroot, nnode, npart, nfut, nop;
+	or_root_t root[OR_MAXROOT];
+	or_node_t node[OR_MAXNODE];
+	or_part_t part[OR_MAXPART];
+	tsr_type_t fut_type[OR_MAXFUT];
+	or_op_t op[OR_MAXOP];
+	int op_id[OR_MAXOP];  /* index of the op in the unfiltered program (for --keep) */
+} or_prog_t;
+
+/* ---- generator (gen.c) */
+/* Valid programs the generator can be told not to make (when the runtime refuses them, so that
+ * the refusal does not hide other failures); the validator refuses them too. */
+enum {
+	OR_AVOID_ALIASED_WRITE = 1,    /* WRITE / READ_WRITE / fill / copy into / host write of a region below an aliased partition */
+	OR_AVOID_SAME_FIELD_COPY = 2,  /* tsr_copy between two disjoint parts of one field */
+	OR_AVOID_REDOP_SWITCH = 4,     /* one field reduced with two different operators in one program */
+};
+extern unsigned or_avoid;
+int or_parse_avoid(const char *list, unsigned *mask);  /* "aliased-write,same-field-copy" or "none" */
+const char *or_avoid_str(unsigned mask, char *buf, size_t len);
+void or_generate(uint64_t seed, or_prog_t *p);
+/* Keep only the ops whose original index has keep[id] != 0. */
+void or_filter(or_prog_t *p, const unsigned char *keep);
+/* Independent check that p is a valid program (alive objects, no interference, values that stay
+ * exact): 0, or -1 with a reason in msg naming the op. */
+int or_validate(const or_prog_t *p, char *msg, size_t len);
+void or_print_prog(FILE *out, const or_prog_t *p);
+void or_print_op(FILE *out, const or_prog_t *p, int i);
+void or_node_name(const or_prog_t *p, int n, char *buf, size_t len);
+void or_box_str(tsr_box_t b, char *buf, size_t len);
+const char *or_priv_str(tsr_privilege_t priv);
+const char *or_redop_str(tsr_redop_t op);
+/* Counters of what generated programs contain (for coverage diagnostics). */
+typedef struct {
+	long ops[OP_NKINDS], reduce_aliased, reduce_region_index, write_nested, proj_shift, fut_consumed,
+		halo_parts, box_parts, overlap_box_parts, nested_parts, dropped;
+} or_stats_t;
+void or_stats_add(or_stats_t *s, const or_prog_t *p);
+extern long or_gen_dropped; /* ops the generator built but the validator refused (a generator bug) */
+
+/* ---- kernels (kernel.c): the task body and host writes, run identically by both executors */
+typedef struct {
+	int32_t kind, priv, nf;
+	int32_t field[OR_MAXF];
+	int32_t type[OR_MAXF]; /* field types; for RQ_FUTURE type[0] is the future's type */
+} or_kreq_t;
+typedef struct {
+	int32_t nreq, ret_type, ret_mode, delay_us;
+	int64_t arg;
+	or_kreq_t req[OR_MAXREQ];
+} or_kargs_t;
+
+void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a);
+/* Run the body of one (point) task. pdim is 0 for a single launch. acc[r][k] is field k of
+ * requirement r, fut[r] the value of a future requirement, ret receives the return value. */
+void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
+               const void *const fut[], void *ret);
+void or_host_write(tsr_accessor_t *acc, tsr_privilege_t priv, int64_t salt);
+size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3]);
+int or_box_next(tsr_box_t b, int64_t x[3]); /* iterate points: dimension 0 fastest */
+void or_box_first(tsr_box_t b, int64_t x[3]);
+int64_t or_to_i64(tsr_type_t t, const void *v);
+void or_from_i64(tsr_type_t t, int64_t v, void *out);
+void or_identity(tsr_type_t t, tsr_redop_t op, void *out);
+void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val);
+void or_value_str(tsr_type_t t, const void *v, char *buf, size_t len);
+/* Largest magnitude a field of this type may reach while every value stays an exact integer. */
+double or_type_limit(tsr_type_t t);
+
+/* ---- sequential interpreter (interp.c) */
+typedef struct {
+	const or_prog_t *p;
+	void *data[OR_MAXROOT][OR_MAXF];  /* plain arrays, dimension 0 fastest */
+	uint64_t fut[OR_MAXFUT];          /* future values (type of fut_type) */
+} or_interp_t;
+int or_interp_init(or_interp_t *s, const or_prog_t *p);
+void or_interp_free(or_interp_t *s);
+void or_interp_op(or_interp_t *s, int i);
+/* Accessor on the interpreter's array for field f of node n. */
+tsr_accessor_t or_interp_acc(const or_interp_t *s, int n, int f, tsr_privilege_t priv);
+/* Project a launch point to a color of req's partition. */
+void or_project(const or_prog_t *p, const or_req_t *q, const int64_t point[3], int64_t color[3]);
+int or_part_color_node(const or_prog_t *p, int part, const int64_t color[3]);
+
+/* ---- Tessera executor (exec.c) */
+int or_exec_register(void);  /* register the tasks once per tsr_init */
+/* Run p under Tessera and the interpreter in lockstep. Returns 0 if everything matched;
+ * otherwise 1 with the first failure in msg. verbose prints each op as it runs. */
+int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len);
+/* Fault injection, to show that the comparison catches a wrong runtime: when >= 0, the Tessera
+ * side skips the launch number (or_exec_skip % n) of the n launches that write or return. */
+extern int or_exec_skip;
+
+#endif

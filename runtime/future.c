@@ -46,7 +46,7 @@ void tsr__future_free(void *obj)
 		void **ng = realloc(graveyard, ncap * sizeof *ng);
 		if (!ng) {
 			/* cannot defer: wait for the handle's tasks instead */
-			starpu_task_wait_for_all();
+			tsr__wait_all();
 			free(f->value);
 			free(f);
 			return;
@@ -77,6 +77,7 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 	int rc = tsr__future_lookup(fid, "tsr_future_wait", &f);
 	if (rc)
 		return rc;
+	TSR_REQUIRE_RUNNING("tsr_future_wait");
 	if (!value || size != f->size)
 		return tsr__err(TSR_EINVAL, "tsr_future_wait: future of %s holds %zu bytes (%s), asked for %zu%s",
 		                f->producer[0] ? f->producer : "tsr_future_create", f->size, tsr_type_name(f->type), size,

@@ -126,6 +126,7 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 		return rc;
 	if (!acc)
 		return tsr__err(TSR_EINVAL, "tsr_map: null accessor");
+	TSR_REQUIRE_RUNNING("tsr_map");
 	if (priv != TSR_READ && priv != TSR_WRITE && priv != TSR_READ_WRITE)
 		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': privilege must be READ, WRITE or READ_WRITE",
 		                r->fields[f].name, r->name);

@@ -32,8 +32,15 @@ struct tsr_runtime {
 	tsr_config_t cfg;
 	int ncpu, ncuda;
 	int quiet;
+	int paused;
 };
 extern struct tsr_runtime tsr__rt;
+/* Calls that must wait for tasks cannot do so while the workers are paused. */
+#define TSR_REQUIRE_RUNNING(what) \
+	do { if (tsr__rt.paused) return tsr__err(TSR_ESTATE, "%s: the workers are paused (tsr_resume first); waiting would never end", what); } while (0)
+/* Internal waits (plan growth, operator change) resume the workers for the time of the wait. */
+void tsr__wait_all(void);
+void tsr__wait_handle(starpu_data_handle_t h);
 #define TSR_REQUIRE_INIT(what) \
 	do { if (!tsr__rt.initialized) return tsr__err(TSR_ESTATE, "%s: runtime not initialized (call tsr_init first)", what); } while (0)
 

@@ -121,11 +121,10 @@ static int check_pairs(const char *tn, int n, struct rreq *q, int index)
 				continue;
 			if (q[a].redop && q[b].redop == q[a].redop)
 				continue;   /* reductions with one operator commute */
-			if (!index) {
-				/* single launch: only overlapping data interferes */
-				if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
-					continue;
-			}
+			/* only data that can overlap interferes: for an index launch, the regions the two
+			 * partitions cut (e.g. the private and shared halves of one disjoint partition) */
+			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
+				continue;
 			return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d (%s on '%s') and %d (%s on '%s') touch the same "
 			                "field of region '%s' and interfere", tn, a, tsr__priv_name(q[a].priv),
 			                q[a].part ? q[a].part->name : q[a].region->name, b, tsr__priv_name(q[b].priv),
@@ -225,16 +224,25 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		}
 		if (bad < 0)
 			break;
-		int promotable = attempt == 0 && pdim == 0;
+		/* A second pass settles read-only plans opened in an unlucky order. Then a reduction that
+		 * cannot share the plans goes through a private buffer and a fold; then, in a single
+		 * launch, every requirement on that field gets a window on the root. */
+		if (attempt == 0)
+			continue;
+		if (q[bad].redop && !q[bad].tmp_reduce) {
+			q[bad].tmp_reduce = 1;
+			continue;
+		}
+		int promotable = pdim == 0 && tg[bad] != q[bad].root && attempt < 2 * n + 2;
 		for (int j = 0; j < n && promotable; j++)
-			if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root && (q[j].redop || q[j].tmp_reduce))
+			if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root && q[j].redop && !q[j].tmp_reduce)
 				promotable = 0;
 		if (!promotable)
 			return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: field '%s' of '%s' cannot be accessed through "
 			                "two different partitions in the same launch", t->name, bad, subs[bad]->fields[badf].name,
 			                subs[bad]->name);
 		for (int j = 0; j < n; j++)
-			if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root)
+			if (q[j].kind != TSR_REQ_FUTURE && !q[j].tmp_reduce && q[j].root == q[bad].root)
 				tg[j] = q[j].root;
 	}
 	size_t sz = sizeof(struct tsr_ctx) + n * sizeof(struct tsr_reqrec) + arglen;
@@ -570,9 +578,9 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		free(colors);
 		return rc;
 	}
-	int maxfolds = 0;
+	int maxfolds = 0;   /* any REDUCE may fall back to private buffers (submit_point) */
 	for (int i = 0; i < nreqs; i++)
-		if (q[i].tmp_reduce)
+		if (q[i].redop)
 			maxfolds += q[i].nfields;
 	struct pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
 	int nfolds = 0;

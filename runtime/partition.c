@@ -87,7 +87,7 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 	 * before, while pending switch tasks still point into it: drain them first (rare). */
 	for (int f = 0; f < r->nfields; f++)
 		if (r->nodes[f].max_plan && n > r->nodes[f].max_plan) {
-			starpu_task_wait_for_all();
+			tsr__wait_all();
 			break;
 		}
 	for (int f = 0; f < r->nfields; f++) {

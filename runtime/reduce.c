@@ -214,10 +214,8 @@ void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op)
 {
 	if (n->redop_set == op)
 		return;
-	if (n->redop_set) {
-		starpu_data_acquire(n->h, STARPU_R);
-		starpu_data_release(n->h);
-	}
+	if (n->redop_set)
+		tsr__wait_handle(n->h);
 	starpu_data_set_reduction_methods(n->h, tsr__redux_cl(type, op), tsr__init_cl(type, op));
 	n->redop_set = op;
 }

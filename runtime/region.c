@@ -179,6 +179,7 @@ int tsr_region_destroy(tsr_region_t rid)
 		return rc;
 	if (r->root != r)
 		return tsr__err(TSR_EINVAL, "tsr_region_destroy: '%s' is a subregion; destroy its partition instead", r->name);
+	TSR_REQUIRE_RUNNING("tsr_region_destroy");
 	for (int f = 0; f < r->nfields; f++)
 		if (r->mapped[f])
 			return tsr__err(TSR_EBUSY, "tsr_region_destroy: field '%s' of region '%s' is mapped on the host; unmap it first",

@@ -123,6 +123,8 @@ int tsr_init(const tsr_config_t *cfg)
 int tsr_fence(void)
 {
 	TSR_REQUIRE_INIT("tsr_fence");
+	if (tsr__rt.paused)
+		return tsr__err(TSR_ESTATE, "tsr_fence: the workers are paused (tsr_resume first), waiting would never end");
 	starpu_task_wait_for_all();
 	tsr__future_graveyard_flush(0);
 	return tsr__take_task_error();
@@ -149,6 +151,10 @@ static void name_future(void *obj)
 int tsr_finalize(void)
 {
 	TSR_REQUIRE_INIT("tsr_finalize");
+	if (tsr__rt.paused) {
+		starpu_resume();
+		tsr__rt.paused = 0;
+	}
 	/* release host mappings first: nothing can depend on mapped data (launches on it are refused) */
 	char mapped_names[400] = "";
 	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
@@ -204,6 +210,45 @@ int tsr_policy_list(const char **names, const char **descriptions, int max)
 		n++;
 	}
 	return n;
+}
+
+void tsr__wait_all(void)
+{
+	if (tsr__rt.paused)
+		starpu_resume();
+	starpu_task_wait_for_all();
+	if (tsr__rt.paused)
+		starpu_pause();
+}
+
+void tsr__wait_handle(starpu_data_handle_t h)
+{
+	if (tsr__rt.paused)
+		starpu_resume();
+	starpu_data_acquire(h, STARPU_R);
+	starpu_data_release(h);
+	if (tsr__rt.paused)
+		starpu_pause();
+}
+
+int tsr_pause(void)
+{
+	TSR_REQUIRE_INIT("tsr_pause");
+	if (tsr__rt.paused)
+		return tsr__err(TSR_ESTATE, "tsr_pause: the workers are already paused");
+	starpu_pause();
+	tsr__rt.paused = 1;
+	return TSR_OK;
+}
+
+int tsr_resume(void)
+{
+	TSR_REQUIRE_INIT("tsr_resume");
+	if (!tsr__rt.paused)
+		return tsr__err(TSR_ESTATE, "tsr_resume: the workers are not paused");
+	starpu_resume();
+	tsr__rt.paused = 0;
+	return TSR_OK;
 }
 
 int tsr_ncpu_workers(void) { return tsr__rt.initialized ? tsr__rt.ncpu : 0; }

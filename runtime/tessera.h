@@ -57,6 +57,10 @@ int tsr_init(const tsr_config_t *cfg);
 int tsr_finalize(void);
 /* Wait for every submitted task; returns TSR_ETASK if a task variant reported an error since the last fence. */
 int tsr_fence(void);
+/* Put the workers to sleep (e.g. while the program times a baseline of its own in the same
+ * process: idle StarPU workers poll) and wake them; tasks submitted meanwhile wait. */
+int tsr_pause(void);
+int tsr_resume(void);
 int tsr_ncpu_workers(void);   /* CPU workers running */
 int tsr_ncuda_workers(void);  /* CUDA workers running */
 const char *tsr_sched_name(void);  /* policy in use */
@@ -213,7 +217,7 @@ typedef struct tsr_req {
 	tsr_req_kind_t kind;
 	uint64_t handle;            /* region, partition or future id */
 	tsr_privilege_t priv;
-	int nfields;
+	int nfields;                /* 1 to 8 fields per requirement */
 	const tsr_field_t *fields;
 	tsr_projection_fn proj;     /* index launches: NULL means color = point */
 	void *proj_arg;

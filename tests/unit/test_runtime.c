@@ -176,6 +176,36 @@ START_TEST(type_sizes_and_names)
 }
 END_TEST
 
+static void count_up(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a) == TSR_OK)
+		TSR_AT1(&a, double, 0) += 1.0;
+}
+
+/* Paused workers run nothing; calls that would wait say so instead of hanging; resume runs
+ * what was submitted meanwhile, in order. */
+START_TEST(pause_holds_tasks_and_refuses_waits)
+{
+	tsr_region_t r = tsr_test_region_f64("counter", tsr_box1(0, 0));
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "count_up", .cpu = count_up}, &t));
+	CK_TSR(tsr_pause());
+	CK_TSR_ERR(tsr_pause(), TSR_ESTATE, "paused");
+	for (int i = 0; i < 5; i++)
+		CK_TSR(tsr_launch(t, 1, (tsr_req_t[]){tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))}, NULL, 0, NULL));
+	tsr_accessor_t a;
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ESTATE, "tsr_map", "paused");
+	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence", "paused");
+	CK_TSR(tsr_resume());
+	CK_TSR_ERR(tsr_resume(), TSR_ESTATE, "not paused");
+	double v;
+	tsr_test_read1(r, 0, &v, 1);
+	ck_assert_double_eq(v, 5.0);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runtime");
@@ -192,6 +222,7 @@ int main(void)
 	suite_add_tcase(s, own);
 	TCase *rt = tsr_test_tcase("running", 1);
 	tcase_add_test(rt, fence_with_nothing_submitted_returns_ok);
+	tcase_add_test(rt, pause_holds_tasks_and_refuses_waits);
 	suite_add_tcase(s, rt);
 	return tsr_test_run(s);
 }

@@ -1,0 +1,706 @@
+/* circuit.c: Legion's circuit simulation (examples/circuit) on Tessera: a random circuit cut into
+ * pieces, nodes split into private, shared and ghost subregions, three index launches per loop. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <tessera.h>
+
+#include "circuit_app.h"
+
+#define SEG CIRCUIT_SEGMENTS
+
+typedef struct options {
+	circuit_params_t prm;
+	const char *sched;   /* NULL: TSR_SCHED or StarPU's default */
+	int ncpu;            /* -1: TSR_NCPU or StarPU's default */
+	int reps;            /* timed repetitions, each from the initial circuit */
+	int verify, exact, compare;
+} options_t;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: circuit [options]\n"
+	        "Legion's circuit simulation (examples/circuit) on Tessera.\n"
+	        "  -l N          loops of the three tasks (default 2)\n"
+	        "  -i N          iterations of the RLC solve per loop (default 10000)\n"
+	        "  -p N          pieces, one point task each (default 4)\n"
+	        "  -npp N        nodes per piece (default 1024)\n"
+	        "  -wpp N        wires per piece (default 1024)\n"
+	        "  -pct N        percentage of wires whose both ends lie in their piece (default 95)\n"
+	        "  -s N          random seed (default 12345; printed only: like Legion's parallel\n"
+	        "                initialisation, piece n's generator is seeded with n)\n"
+	        "  --sched NAME  scheduling policy (eager, lws, dmda, ...; default: TSR_SCHED or StarPU's)\n"
+	        "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
+	        "  --reps N      run N times from the initial circuit (Tessera and OpenMP alternately)\n"
+	        "                and report the medians (default 1)\n"
+	        "  --verify      run the plain sequential C version too and compare every node voltage,\n"
+	        "                wire current and wire voltage (see apps/circuit/README.md for the bound)\n"
+	        "  --exact       like --verify, but require bit-identical results (holds when no node\n"
+	        "                gets charge from two pieces, e.g. -pct 100 or -p 1)\n"
+	        "  --compare     run the plain C/OpenMP version too, with as many threads as CPU workers,\n"
+	        "                and print the ratio of the times\n"
+	        "  -h, --help    this help\n");
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = s ? strtol(s, &end, 10) : 0;
+	if (!s || errno || *end || end == s || v < lo || v > INT_MAX) {
+		fprintf(stderr, "circuit: %s needs an integer >= %d, got '%s'\n", opt, lo, s ? s : "(nothing)");
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* 0: run, 1: help printed, -1: error */
+static int parse(int argc, char **argv, options_t *o)
+{
+	memset(o, 0, sizeof *o);
+	o->prm = (circuit_params_t){.loops = 2, .pieces = 4, .npp = 1024, .wpp = 1024, .pct = 95, .seed = 12345,
+	                            .steps = 10000};
+	o->ncpu = -1;
+	o->reps = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int rc = 0;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 1;
+		} else if (!strcmp(a, "--verify")) {
+			o->verify = 1;
+			continue;
+		} else if (!strcmp(a, "--exact")) {
+			o->verify = o->exact = 1;
+			continue;
+		} else if (!strcmp(a, "--compare")) {
+			o->compare = 1;
+			continue;
+		} else if (!strcmp(a, "--sched")) {
+			if (!v) {
+				fprintf(stderr, "circuit: --sched needs a policy name\n");
+				return -1;
+			}
+			o->sched = v;
+		} else if (!strcmp(a, "-l")) {
+			rc = parse_int(a, v, 1, &o->prm.loops);
+		} else if (!strcmp(a, "-i")) {
+			rc = parse_int(a, v, 0, &o->prm.steps);
+		} else if (!strcmp(a, "-p")) {
+			rc = parse_int(a, v, 1, &o->prm.pieces);
+		} else if (!strcmp(a, "-npp")) {
+			rc = parse_int(a, v, 1, &o->prm.npp);
+		} else if (!strcmp(a, "-wpp")) {
+			rc = parse_int(a, v, 1, &o->prm.wpp);
+		} else if (!strcmp(a, "-pct")) {
+			rc = parse_int(a, v, 0, &o->prm.pct);
+		} else if (!strcmp(a, "-s")) {
+			rc = parse_int(a, v, INT_MIN, &o->prm.seed);
+		} else if (!strcmp(a, "--ncpu")) {
+			rc = parse_int(a, v, 1, &o->ncpu);
+		} else if (!strcmp(a, "--reps")) {
+			rc = parse_int(a, v, 1, &o->reps);
+		} else {
+			fprintf(stderr, "circuit: unknown option '%s' (try --help)\n", a);
+			return -1;
+		}
+		if (rc)
+			return -1;
+		i++;
+	}
+	if (o->prm.pct > 100) {
+		fprintf(stderr, "circuit: -pct must be between 0 and 100, got %d\n", o->prm.pct);
+		return -1;
+	}
+	/* node indices are i32 fields (2 padding nodes per piece at most) */
+	if ((int64_t)o->prm.pieces * o->prm.npp + 2 * (int64_t)o->prm.pieces > INT32_MAX ||
+	    (int64_t)o->prm.pieces * o->prm.wpp > INT32_MAX) {
+		fprintf(stderr, "circuit: %d pieces x %d nodes or %d wires is more than 2^31 points\n", o->prm.pieces,
+		        o->prm.npp, o->prm.wpp);
+		return -1;
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Legion's flop count (circuit.cc): currents, charge, voltages, times the loops. */
+static double legion_flops(const circuit_params_t *p)
+{
+	double W = (double)p->pieces * p->wpp, N = (double)p->pieces * p->npp;
+	double ops = W * (SEG * 6 + (SEG - 1) * 4) * p->steps + W * 4 + N * 4;
+	return ops * p->loops;
+}
+
+/* ------------------------------------------------------------ Tessera side */
+
+typedef struct sim {
+	tsr_region_t nodes, wires, currents, wire_voltages;
+	tsr_partition_t privacy;        /* of nodes: all private (color 0), all shared (color 1) */
+	tsr_partition_t pvt, shr;       /* per piece, disjoint: of all private, of all shared */
+	tsr_partition_t ghost;          /* per piece, aliased: of all shared */
+	tsr_partition_t wire_part, current_part, wire_voltage_part;   /* per piece, disjoint */
+	circuit_tasks_t tasks;
+	int have_nodes, have_wires, have_currents, have_wire_voltages;
+} sim_t;
+
+/* TRY: a Tessera call; on failure print the call and the runtime's message, return the code.
+ * PASS: one of ours, which printed already. */
+#define TRY(call)                                                                                    \
+	do {                                                                                             \
+		int rc_ = (call);                                                                            \
+		if (rc_ != TSR_OK) {                                                                         \
+			fprintf(stderr, "circuit: %s: %s: %s\n", #call, tsr_err_name(rc_), tsr_last_error());  \
+			return rc_;                                                                              \
+		}                                                                                            \
+	} while (0)
+#define PASS(call)                                                                                   \
+	do {                                                                                             \
+		int rc_ = (call);                                                                            \
+		if (rc_ != TSR_OK)                                                                           \
+			return rc_;                                                                              \
+	} while (0)
+
+static const tsr_field_t wire_fields[] = {CIRCUIT_WIRE_IN, CIRCUIT_WIRE_OUT, CIRCUIT_WIRE_INDUCTANCE,
+                                          CIRCUIT_WIRE_RESISTANCE, CIRCUIT_WIRE_CAP};
+static const tsr_field_t wire_ends[] = {CIRCUIT_WIRE_IN, CIRCUIT_WIRE_OUT};
+static const tsr_field_t state_value[] = {CIRCUIT_STATE_VALUE};
+static const tsr_field_t node_voltage[] = {CIRCUIT_NODE_VOLTAGE};
+static const tsr_field_t node_charge[] = {CIRCUIT_NODE_CHARGE};
+static const tsr_field_t node_state[] = {CIRCUIT_NODE_VOLTAGE, CIRCUIT_NODE_CHARGE};
+static const tsr_field_t node_const[] = {CIRCUIT_NODE_CAP, CIRCUIT_NODE_LEAKAGE};
+
+/* Add the fields in enum order and check the ids the runtime gave them. */
+static int add_fields(tsr_fspace_t fs, int n, const char *const *names, const tsr_type_t *types)
+{
+	for (int i = 0; i < n; i++) {
+		tsr_field_t f;
+		TRY(tsr_fspace_add(fs, names[i], types[i], 0, &f));
+		if (f != i) {
+			fprintf(stderr, "circuit: field '%s' got id %d, expected %d\n", names[i], f, i);
+			return TSR_EINVAL;
+		}
+	}
+	return TSR_OK;
+}
+
+static int make_region(const char *name, tsr_box_t b, int n, const char *const *names, const tsr_type_t *types,
+                       tsr_region_t *r)
+{
+	tsr_fspace_t fs;
+	TRY(tsr_fspace_create(&fs));
+	int rc = add_fields(fs, n, names, types);
+	if (rc == TSR_OK && (rc = tsr_region_create(name, b, fs, r)) != TSR_OK)
+		fprintf(stderr, "circuit: tsr_region_create '%s': %s\n", name, tsr_last_error());
+	tsr_fspace_destroy(fs);   /* the region keeps its fields */
+	return rc;
+}
+
+/* Copy n values (element size es) into a 1-D field. */
+static int fill_1d(tsr_region_t r, tsr_field_t f, const void *src, size_t es, int64_t n)
+{
+	tsr_accessor_t a;
+	TRY(tsr_map(r, f, TSR_WRITE, &a));
+	memcpy(a.ptr, src, (size_t)n * es);
+	TRY(tsr_unmap(r, f));
+	return TSR_OK;
+}
+
+/* Copy a (wires x rows) host array, row s at src + s * W, to or from field 0 of a 2-D region. */
+static int copy_2d(tsr_region_t r, float *host, int rows, int64_t W, int to_region)
+{
+	tsr_accessor_t a;
+	TRY(tsr_map(r, CIRCUIT_STATE_VALUE, to_region ? TSR_WRITE : TSR_READ, &a));
+	for (int s = 0; s < rows; s++) {
+		float *row = (float *)a.ptr + (size_t)s * a.stride[1];
+		if (to_region)
+			memcpy(row, host + (size_t)s * W, (size_t)W * sizeof(float));
+		else
+			memcpy(host + (size_t)s * W, row, (size_t)W * sizeof(float));
+	}
+	TRY(tsr_unmap(r, CIRCUIT_STATE_VALUE));
+	return TSR_OK;
+}
+
+static int boxes_partition(tsr_region_t r, int n, const int64_t *lo, const int64_t *hi, int rows, const char *name,
+                           tsr_partition_t *p)
+{
+	tsr_box_t *b = malloc((size_t)n * sizeof *b);
+	if (!b) {
+		fprintf(stderr, "circuit: out of memory\n");
+		return TSR_ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		b[i] = rows ? tsr_box2(lo[i], hi[i], 0, rows - 1) : tsr_box1(lo[i], hi[i]);
+	int rc = tsr_partition_boxes(r, n, b, name, p);
+	free(b);
+	if (rc != TSR_OK)
+		fprintf(stderr, "circuit: partition '%s': %s: %s\n", name, tsr_err_name(rc), tsr_last_error());
+	return rc;
+}
+
+/* The values the simulation changes (node voltages and charges, the wires' segment state), from m:
+ * at creation, and again before each repetition so that every one starts from the initial circuit. */
+static int sim_set_state(sim_t *s, const circuit_model_t *m)
+{
+	PASS(fill_1d(s->nodes, CIRCUIT_NODE_CHARGE, m->charge, sizeof(float), m->nnodes));
+	PASS(fill_1d(s->nodes, CIRCUIT_NODE_VOLTAGE, m->voltage, sizeof(float), m->nnodes));
+	PASS(copy_2d(s->currents, m->current, SEG, m->nwires, 1));
+	PASS(copy_2d(s->wire_voltages, m->wire_voltage, SEG - 1, m->nwires, 1));
+	return TSR_OK;
+}
+
+static int sim_create(sim_t *s, const circuit_model_t *m, const circuit_layout_t *lay, const circuit_params_t *prm)
+{
+	static const char *const node_names[] = {"node capacitance", "leakage", "charge", "node voltage"};
+	static const tsr_type_t node_types[] = {TSR_F32, TSR_F32, TSR_F32, TSR_F32};
+	static const char *const wire_names[] = {"in_ptr", "out_ptr", "inductance", "resistance", "wire capacitance"};
+	static const tsr_type_t wire_types[] = {TSR_I32, TSR_I32, TSR_F32, TSR_F32, TSR_F32};
+	static const char *const cur_names[] = {"current"};
+	static const char *const wv_names[] = {"wire voltage"};
+	static const tsr_type_t f32[] = {TSR_F32};
+	const int P = prm->pieces;
+	const int64_t W = m->nwires, N = m->nnodes;
+
+	PASS(make_region("all_nodes", tsr_box1(0, N - 1), CIRCUIT_NODE_NFIELDS, node_names, node_types, &s->nodes));
+	s->have_nodes = 1;
+	PASS(make_region("all_wires", tsr_box1(0, W - 1), CIRCUIT_WIRE_NFIELDS, wire_names, wire_types, &s->wires));
+	s->have_wires = 1;
+	PASS(make_region("currents", tsr_box2(0, W - 1, 0, SEG - 1), 1, cur_names, f32, &s->currents));
+	s->have_currents = 1;
+	PASS(make_region("wire_voltages", tsr_box2(0, W - 1, 0, SEG - 2), 1, wv_names, f32, &s->wire_voltages));
+	s->have_wire_voltages = 1;
+
+	/* The node tree: nodes = all private | all shared; all private = private of piece 0 | ... ;
+	 * all shared = shared of piece 0 | ..., and again, aliased, the ghosts of each piece. */
+	tsr_box_t halves[2] = {tsr_box1(0, lay->nprivate - 1), tsr_box1(lay->nprivate, N - 1)};
+	TRY(tsr_partition_boxes(s->nodes, 2, halves, "privacy", &s->privacy));
+	tsr_region_t all_private, all_shared;
+	TRY(tsr_partition_subregion(s->privacy, (int64_t[3]){0, 0, 0}, &all_private));
+	TRY(tsr_partition_subregion(s->privacy, (int64_t[3]){1, 0, 0}, &all_shared));
+	PASS(boxes_partition(all_private, P, lay->pvt_lo, lay->pvt_hi, 0, "private", &s->pvt));
+	PASS(boxes_partition(all_shared, P, lay->shr_lo, lay->shr_hi, 0, "shared", &s->shr));
+	PASS(boxes_partition(all_shared, P, lay->ghost_lo, lay->ghost_hi, 0, "ghost", &s->ghost));
+
+	/* Wires: equal pieces, as Legion's equal partition (and its preimage by in_ptr, which is the
+	 * same since a wire starts in its own piece). */
+	int64_t *wlo = malloc((size_t)P * sizeof *wlo), *whi = malloc((size_t)P * sizeof *whi);
+	if (!wlo || !whi) {
+		free(wlo);
+		free(whi);
+		fprintf(stderr, "circuit: out of memory\n");
+		return TSR_ENOMEM;
+	}
+	for (int n = 0; n < P; n++) {
+		wlo[n] = (int64_t)n * prm->wpp;
+		whi[n] = (int64_t)(n + 1) * prm->wpp - 1;
+	}
+	int rc = boxes_partition(s->wires, P, wlo, whi, 0, "wires", &s->wire_part);
+	if (!rc)
+		rc = boxes_partition(s->currents, P, wlo, whi, SEG, "wire currents", &s->current_part);
+	if (!rc)
+		rc = boxes_partition(s->wire_voltages, P, wlo, whi, SEG - 1, "wire voltages", &s->wire_voltage_part);
+	free(wlo);
+	free(whi);
+	if (rc)
+		return rc;
+
+	PASS(fill_1d(s->nodes, CIRCUIT_NODE_CAP, m->cap, sizeof(float), N));
+	PASS(fill_1d(s->nodes, CIRCUIT_NODE_LEAKAGE, m->leakage, sizeof(float), N));
+	PASS(fill_1d(s->wires, CIRCUIT_WIRE_IN, m->in, sizeof(int32_t), W));
+	PASS(fill_1d(s->wires, CIRCUIT_WIRE_OUT, m->out, sizeof(int32_t), W));
+	PASS(fill_1d(s->wires, CIRCUIT_WIRE_INDUCTANCE, m->inductance, sizeof(float), W));
+	PASS(fill_1d(s->wires, CIRCUIT_WIRE_RESISTANCE, m->resistance, sizeof(float), W));
+	PASS(fill_1d(s->wires, CIRCUIT_WIRE_CAP, m->wire_cap, sizeof(float), W));
+	PASS(sim_set_state(s, m));
+	TRY(circuit_tasks_register(&s->tasks));
+	return TSR_OK;
+}
+
+static void sim_destroy(sim_t *s)
+{
+	/* destroying a root region destroys its partitions */
+	if (s->have_nodes)
+		tsr_region_destroy(s->nodes);
+	if (s->have_wires)
+		tsr_region_destroy(s->wires);
+	if (s->have_currents)
+		tsr_region_destroy(s->currents);
+	if (s->have_wire_voltages)
+		tsr_region_destroy(s->wire_voltages);
+	memset(s, 0, sizeof *s);
+}
+
+/* The privileges of Legion's circuit.cc, requirement for requirement (tasks/circuit.h). */
+static int launch_calc_new_currents(sim_t *s, tsr_box_t dom, const circuit_args_t *args)
+{
+	tsr_req_t r[CIRCUIT_CNC_NREQS];
+	r[CIRCUIT_CNC_WIRES] = tsr_req_part(s->wire_part, TSR_READ, 5, wire_fields);
+	r[CIRCUIT_CNC_CURRENTS] = tsr_req_part(s->current_part, TSR_READ_WRITE, 1, state_value);
+	r[CIRCUIT_CNC_VOLTAGES] = tsr_req_part(s->wire_voltage_part, TSR_READ_WRITE, 1, state_value);
+	r[CIRCUIT_CNC_PRIVATE] = tsr_req_part(s->pvt, TSR_READ, 1, node_voltage);
+	r[CIRCUIT_CNC_SHARED] = tsr_req_part(s->shr, TSR_READ, 1, node_voltage);
+	r[CIRCUIT_CNC_GHOST] = tsr_req_part(s->ghost, TSR_READ, 1, node_voltage);
+	TRY(tsr_index_launch(s->tasks.calc_new_currents, dom, CIRCUIT_CNC_NREQS, r, args, sizeof *args, TSR_REDOP_NONE,
+	                     NULL));
+	return TSR_OK;
+}
+
+/* Private charges READ_WRITE (only the piece's own wires touch them), shared and ghost charges
+ * REDUCE(sum): every piece folds into buffers of its own and the runtime combines them. */
+static int launch_distribute_charge(sim_t *s, tsr_box_t dom, const circuit_args_t *args)
+{
+	tsr_req_t r[CIRCUIT_DC_NREQS];
+	r[CIRCUIT_DC_WIRES] = tsr_req_part(s->wire_part, TSR_READ, 2, wire_ends);
+	r[CIRCUIT_DC_CURRENTS] = tsr_req_part(s->current_part, TSR_READ, 1, state_value);
+	r[CIRCUIT_DC_PRIVATE] = tsr_req_part(s->pvt, TSR_READ_WRITE, 1, node_charge);
+	r[CIRCUIT_DC_SHARED] = tsr_req_part(s->shr, TSR_REDUCE(TSR_SUM), 1, node_charge);
+	r[CIRCUIT_DC_GHOST] = tsr_req_part(s->ghost, TSR_REDUCE(TSR_SUM), 1, node_charge);
+	TRY(tsr_index_launch(s->tasks.distribute_charge, dom, CIRCUIT_DC_NREQS, r, args, sizeof *args, TSR_REDOP_NONE,
+	                     NULL));
+	return TSR_OK;
+}
+
+/* The piece's private and shared nodes in one task, as Legion does. */
+static int launch_update_voltages(sim_t *s, tsr_box_t dom, const circuit_args_t *args)
+{
+	tsr_req_t r[CIRCUIT_UV_NREQS];
+	r[CIRCUIT_UV_PVT_STATE] = tsr_req_part(s->pvt, TSR_READ_WRITE, 2, node_state);
+	r[CIRCUIT_UV_SHR_STATE] = tsr_req_part(s->shr, TSR_READ_WRITE, 2, node_state);
+	r[CIRCUIT_UV_PVT_CONST] = tsr_req_part(s->pvt, TSR_READ, 2, node_const);
+	r[CIRCUIT_UV_SHR_CONST] = tsr_req_part(s->shr, TSR_READ, 2, node_const);
+	TRY(tsr_index_launch(s->tasks.update_voltages, dom, CIRCUIT_UV_NREQS, r, args, sizeof *args, TSR_REDOP_NONE,
+	                     NULL));
+	return TSR_OK;
+}
+
+/* One loop: Legion's three index launches over the pieces. */
+static int sim_loop(sim_t *s, int pieces, const circuit_args_t *args)
+{
+	const tsr_box_t dom = tsr_box1(0, pieces - 1);
+	PASS(launch_calc_new_currents(s, dom, args));
+	PASS(launch_distribute_charge(s, dom, args));
+	PASS(launch_update_voltages(s, dom, args));
+	return TSR_OK;
+}
+
+/* --verify: one more calc_new_currents and distribute_charge, without update_voltages, which
+ * would reset the charges before they can be compared. */
+static int sim_probe(sim_t *s, int pieces, const circuit_args_t *args)
+{
+	const tsr_box_t dom = tsr_box1(0, pieces - 1);
+	PASS(launch_calc_new_currents(s, dom, args));
+	PASS(launch_distribute_charge(s, dom, args));
+	return TSR_OK;
+}
+
+/* Copy the node voltages, charges and the wire state back into m (our numbering). */
+static int sim_read(sim_t *s, circuit_model_t *m)
+{
+	tsr_accessor_t a;
+	TRY(tsr_map(s->nodes, CIRCUIT_NODE_VOLTAGE, TSR_READ, &a));
+	memcpy(m->voltage, a.ptr, (size_t)m->nnodes * sizeof(float));
+	TRY(tsr_unmap(s->nodes, CIRCUIT_NODE_VOLTAGE));
+	TRY(tsr_map(s->nodes, CIRCUIT_NODE_CHARGE, TSR_READ, &a));
+	memcpy(m->charge, a.ptr, (size_t)m->nnodes * sizeof(float));
+	TRY(tsr_unmap(s->nodes, CIRCUIT_NODE_CHARGE));
+	PASS(copy_2d(s->currents, m->current, SEG, m->nwires, 0));
+	PASS(copy_2d(s->wire_voltages, m->wire_voltage, SEG - 1, m->nwires, 0));
+	return TSR_OK;
+}
+
+/* ------------------------------------------------------------ verification */
+
+static void print_diff(const char *what, const circuit_diff_t *d)
+{
+	printf("verify: %-14s %10lld values, %9lld not bit-identical, max abs err %.3e (max |ref| %.3e, normwise "
+	       "%.3e), max rel err %.3e",
+	       what, (long long)d->count, (long long)d->ndiff, d->max_abs, d->max_ref,
+	       d->max_ref > 0 ? d->max_abs / d->max_ref : 0.0, d->max_rel);
+	if (d->ndiverged)
+		printf(", %lld diverged (|ref| > %.0e, max rel err %.3e)", (long long)d->ndiverged, CIRCUIT_DIVERGED,
+		       d->max_rel_diverged);
+	if (d->nspecial)
+		printf(", %lld NaN/inf on both sides", (long long)d->nspecial);
+	if (d->nnan)
+		printf(", %lld NaN/inf on one side only!", (long long)d->nnan);
+	printf("\n");
+}
+
+/* The bounds of README.md ("Verification"). Only the order in which a shared node's charges are
+ * summed may differ from the reference: charges get the rigorous bound of a reordered float sum
+ * (private ones none). A different charge sum can only flip the rounding of a node voltage by an
+ * ulp, rarely; voltages, currents and wire voltages get a normwise bound of 16 ulps per loop,
+ * which such flips stay far below and which a wrong value, or one RLC step less, exceeds. */
+static int check_diffs(const char *who, const circuit_model_t *ref, const circuit_charge_terms_t *terms,
+                       const circuit_model_t *res, const circuit_layout_t *lay, int loops, int exact)
+{
+	circuit_diffs_t d;
+	circuit_compare(ref, terms, res, lay, &d);
+	const double tol = loops * 0x1p-20;
+	printf("verify: %s against the sequential reference after %d loops and a probe\n", who, loops);
+	print_diff("node voltages", &d.voltage);
+	print_diff("wire currents", &d.current);
+	print_diff("wire voltages", &d.wire_voltage);
+	print_diff("private charge", &d.private_charge);
+	print_diff("shared charge", &d.shared_charge);
+	printf("verify: %-14s %10lld outside the reordering bound 2(k-1)u sum|c| (largest error/bound %.3f)\n",
+	       "shared charge", (long long)d.shared_charge.nover, d.shared_charge.max_bound_ratio);
+	const circuit_diff_t *state[3] = {&d.voltage, &d.current, &d.wire_voltage};
+	int ok = !d.private_charge.ndiff && !d.private_charge.nnan && !d.shared_charge.nover && !d.shared_charge.nnan;
+	for (int i = 0; i < 3; i++) {
+		const circuit_diff_t *x = state[i];
+		if (x->nnan || (x->max_ref > 0 && x->max_abs > tol * x->max_ref) || x->max_rel_diverged > tol)
+			ok = 0;
+	}
+	if (exact)
+		for (int i = 0; i < 3; i++)
+			ok = ok && !state[i]->ndiff;
+	if (exact && d.shared_charge.ndiff)
+		ok = 0;
+	if (exact)
+		printf("verify: %s: %s (every value bit-identical required)\n", who, ok ? "PASS" : "FAIL");
+	else
+		printf("verify: %s: %s (private charges bit-identical, shared charges within the reordering bound, state "
+		       "within normwise %.3e)\n",
+		       who, ok ? "PASS" : "FAIL", tol);
+	return ok;
+}
+
+/* ------------------------------------------------------------ main */
+
+/* Everything one run holds; freed by run_free whatever happened. */
+typedef struct run {
+	options_t o;
+	circuit_model_t legion;    /* the generated circuit, Legion's numbering */
+	circuit_model_t ours;      /* the same, our numbering: what Tessera and OpenMP start from */
+	circuit_model_t result;    /* Tessera's final state (--verify) */
+	circuit_model_t omp;       /* OpenMP's state (--compare) */
+	circuit_model_t ref;       /* the sequential reference's (--verify) */
+	circuit_layout_t lay;
+	circuit_charge_terms_t terms;
+	double *t_tsr, *t_omp;     /* per repetition */
+	int nworkers;
+} run_t;
+
+static void run_free(run_t *r)
+{
+	circuit_model_free(&r->legion);
+	circuit_model_free(&r->ours);
+	circuit_model_free(&r->result);
+	circuit_model_free(&r->omp);
+	circuit_model_free(&r->ref);
+	circuit_layout_free(&r->lay);
+	circuit_charge_terms_free(&r->terms);
+	free(r->t_tsr);
+	free(r->t_omp);
+}
+
+/* Repetition k of the baseline, on a fresh copy of the initial circuit, with as many threads as
+ * Tessera has CPU workers. */
+static int run_openmp(run_t *r, int k)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	circuit_model_free(&r->omp);
+	if (circuit_model_copy(&r->omp, &r->ours)) {
+		fprintf(stderr, "circuit: out of memory for the OpenMP copy\n");
+		return -1;
+	}
+#ifdef _OPENMP
+	omp_set_num_threads(r->nworkers);
+#endif
+	double t0 = now();
+	circuit_openmp_run(&r->omp, &r->lay, prm->pieces, prm->loops, prm->steps, (float)CIRCUIT_DELTAT, 0);
+	r->t_omp[k] = now() - t0;
+	return 0;
+}
+
+/* Repetition k on Tessera, from the initial circuit: timed like Legion, from a fence that ends
+ * the initialisation to a fence after the last loop. After the last repetition (--verify), the
+ * probe and the results. */
+static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	if (k > 0)
+		PASS(sim_set_state(sim, &r->ours));   /* sim_create loaded it for the first */
+	int rc = tsr_fence();
+	if (rc != TSR_OK) {
+		fprintf(stderr, "circuit: initialisation: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		return rc;
+	}
+	double t0 = now();
+	for (int l = 0; l < prm->loops; l++)
+		PASS(sim_loop(sim, prm->pieces, args));
+	rc = tsr_fence();
+	r->t_tsr[k] = now() - t0;
+	if (rc != TSR_OK) {
+		fprintf(stderr, "circuit: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		printf("FAILURE!\n");
+		return rc;
+	}
+	if (!r->o.verify || k < r->o.reps - 1)
+		return TSR_OK;
+	if (circuit_model_alloc(&r->result, r->ours.nnodes, r->ours.nwires)) {
+		fprintf(stderr, "circuit: out of memory for the results\n");
+		return TSR_ENOMEM;
+	}
+	PASS(sim_probe(sim, prm->pieces, args));
+	PASS(sim_read(sim, &r->result));
+	TRY(tsr_fence());
+	return TSR_OK;
+}
+
+/* Repetition k of the baseline inside the Tessera session. Idle StarPU workers poll for tasks and
+ * would compete with the OpenMP threads for the cores (the baseline ran ~2.5x slower beside
+ * them), so they sleep meanwhile: tsr_pause, after the fence that ended repetition k. */
+static int openmp_rep(run_t *r, int k)
+{
+	TRY(tsr_pause());
+	int rc = run_openmp(r, k) ? TSR_ENOMEM : TSR_OK;
+	TRY(tsr_resume());
+	return rc;
+}
+
+/* The whole run in one Tessera session: repetition k of Tessera, then repetition k of the OpenMP
+ * version, alternately, so that a change of load on the machine hits both. */
+static int run_all(run_t *r)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	const circuit_args_t args = {(float)CIRCUIT_DELTAT, prm->steps};
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.sched = r->o.sched;
+	cfg.ncpu = r->o.ncpu;
+	TRY(tsr_init(&cfg));
+	sim_t sim;
+	memset(&sim, 0, sizeof sim);
+	int rc = sim_create(&sim, &r->ours, &r->lay, prm);
+	if (rc == TSR_OK) {
+		r->nworkers = tsr_ncpu_workers();
+		printf("Finished initializing simulation...\n");
+		printf("circuit: Tessera with %d CPU workers, %d CUDA workers, scheduler %s\n", r->nworkers,
+		       tsr_ncuda_workers(), tsr_sched_name());
+		printf("Starting main simulation loop\n");
+		fflush(stdout);
+	}
+	for (int k = 0; rc == TSR_OK && k < r->o.reps; k++) {
+		rc = tessera_rep(r, &sim, &args, k);
+		if (rc == TSR_OK && r->o.compare)
+			rc = openmp_rep(r, k);
+	}
+	sim_destroy(&sim);
+	int frc = tsr_finalize();
+	if (frc != TSR_OK) {
+		fprintf(stderr, "circuit: tsr_finalize: %s: %s\n", tsr_err_name(frc), tsr_last_error());
+		rc = rc ? rc : frc;
+	}
+	return rc;
+}
+
+static void print_times(run_t *r)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	const int n = r->o.reps;
+	double tsr = median(r->t_tsr, n);   /* sorts */
+	printf("SUCCESS!\n");
+	printf("ELAPSED TIME = %7.3f s\n", tsr);
+	printf("GFLOPS = %7.3f GFLOPS\n", 1e-9 * legion_flops(prm) / tsr);
+	if (n > 1)
+		printf("circuit: median of %d repetitions (min %.3f s, max %.3f s)\n", n, r->t_tsr[0], r->t_tsr[n - 1]);
+	if (!r->o.compare)
+		return;
+	int nthreads = r->nworkers;
+#ifndef _OPENMP
+	nthreads = 1;
+#endif
+	double omp = median(r->t_omp, n);
+	printf("OpenMP (%d threads): ELAPSED TIME = %7.3f s, GFLOPS = %7.3f GFLOPS", nthreads, omp,
+	       1e-9 * legion_flops(prm) / omp);
+	if (n > 1)
+		printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
+	printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, medians)\n", omp / tsr);
+}
+
+/* 1 when every verification passes. */
+static int run_verify(run_t *r)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	const float dt = (float)CIRCUIT_DELTAT;
+	int loops = prm->loops, ok = 1;
+	double t0 = now();
+	if (circuit_model_copy(&r->ref, &r->legion) || circuit_reference_run(&r->ref, loops, prm->steps, dt, &r->terms)) {
+		fprintf(stderr, "circuit: out of memory for the reference\n");
+		return 0;
+	}
+	printf("verify: sequential reference: %.3f s\n", now() - t0);
+	ok &= check_diffs("Tessera", &r->ref, &r->terms, &r->result, &r->lay, loops, r->o.exact);
+	if (r->o.compare) {
+		circuit_openmp_run(&r->omp, &r->lay, prm->pieces, 0, prm->steps, dt, 1);
+		ok &= check_diffs("OpenMP", &r->ref, &r->terms, &r->omp, &r->lay, loops, r->o.exact);
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	run_t r;
+	memset(&r, 0, sizeof r);
+	int prc = parse(argc, argv, &r.o);
+	if (prc)
+		return prc > 0 ? 0 : 2;
+	const circuit_params_t *prm = &r.o.prm;
+	printf("circuit settings: loops=%d pieces=%d nodes/piece=%d wires/piece=%d pct_in_piece=%d seed=%d\n",
+	       prm->loops, prm->pieces, prm->npp, prm->wpp, prm->pct, prm->seed);
+	printf("Initializing circuit simulation...\n");
+	fflush(stdout);
+	int status = 1;
+	r.t_tsr = calloc(r.o.reps, sizeof(double));
+	r.t_omp = calloc(r.o.reps, sizeof(double));
+	if (!r.t_tsr || !r.t_omp || circuit_generate(prm, &r.legion) ||
+	    circuit_layout_build(prm, &r.legion, &r.lay, &r.ours)) {
+		fprintf(stderr, "circuit: out of memory for the circuit\n");
+		goto out;
+	}
+	printf("circuit: %lld nodes: %lld private, %lld shared (+%lld padding); %lld wires\n",
+	       (long long)r.legion.nnodes, (long long)r.lay.real_private, (long long)r.lay.real_shared,
+	       (long long)r.lay.npadding, (long long)r.legion.nwires);
+	if (run_all(&r) != TSR_OK)
+		goto out;
+	print_times(&r);
+	fflush(stdout);
+	if (r.o.verify && !run_verify(&r))
+		goto out;
+	status = 0;
+out:
+	run_free(&r);
+	return status;
+}

@@ -47,6 +47,9 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		if (extent(&bounds, d) > UINT32_MAX / 2)
 			return tsr__err(TSR_EBOUNDS, "%s: region '%s': extent %lld in dimension %d is too large", what, name,
 			                (long long)extent(&bounds, d), d);
+	if (bounds.dim > 1 && extent(&bounds, 0) * extent(&bounds, 1) > UINT32_MAX)
+		return tsr__err(TSR_EBOUNDS, "%s: region '%s': a %lld x %lld plane exceeds StarPU's 32-bit leading dimension",
+		                what, name, (long long)extent(&bounds, 0), (long long)extent(&bounds, 1));
 	int nf;
 	const struct tsr_fieldinfo *fields;
 	int rc = tsr__fspace_fields(fs, what, &nf, &fields);

@@ -1,0 +1,848 @@
+/* cg.c: conjugate gradient on Tessera for the 2-D / 3-D Poisson problem, as a CSR matrix or
+ * matrix-free, with a sequential C reference (--verify) and an OpenMP baseline (--compare). */
+#include "config.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <tessera.h>
+#include "cg_kernels.h"
+
+/* Tolerances of --verify (see README.md: why these are the bounds). */
+#define VERIFY_X_RTOL 1e-10
+#define VERIFY_HIST_RTOL 1e-6
+
+/* ------------------------------------------------------------ options */
+
+struct opts {
+	int64_t n;          /* grid side */
+	int dim;            /* 2 or 3 */
+	double tol;         /* on |r| / |b| */
+	int64_t maxiter;
+	int blocks;         /* row blocks; 0: 2 per CPU worker */
+	int csr;            /* 1: CSR matrix, 0: matrix-free stencil */
+	const char *sched;
+	int workers;        /* CPU workers; -1: StarPU default */
+	int64_t check;      /* convergence checked every `check` iterations */
+	int verify, compare, reps;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: cg [options]\n"
+	        "Solve A x = b by conjugate gradient on Tessera, A the Poisson matrix of an n^dim grid\n"
+	        "(5-point in 2-D, 7-point in 3-D, Dirichlet), x0 = 0, until |r| <= tol |b| or maxiter.\n"
+	        "  -n N          grid side (default 100)\n"
+	        "  -dim 2|3      dimension (default 2)\n"
+	        "  -tol T        relative residual tolerance (default 1e-8)\n"
+	        "  -maxiter M    iteration limit (default 10000)\n"
+	        "  -blocks B     row blocks (default 2 per CPU worker)\n"
+	        "  --csr         store A as a CSR matrix (default)\n"
+	        "  --stencil     apply A matrix-free\n"
+	        "  --sched NAME  StarPU scheduling policy (eager, lws, dmda, ...)\n"
+	        "  -workers W    CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
+	        "  -check K      wait for the residual every K iterations (default 10)\n"
+	        "  -reps R       timed repetitions, the median is reported (default 1, 5 with --compare)\n"
+	        "  --verify      compare with a sequential C CG: iterations, solution, residual history\n"
+	        "  --compare     time a plain C/OpenMP CG in the same run and print the ratio\n"
+	        "  --help        this text\n");
+}
+
+static int parse_i64(const char *s, int64_t min, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int takes_value(const char *a)
+{
+	static const char *const names[] = {"-n", "-dim", "-tol", "-maxiter", "-blocks", "--sched", "-sched",
+	                                    "-workers", "-check", "-reps"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(a, names[i]))
+			return 1;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){.n = 100, .dim = 2, .tol = 1e-8, .maxiter = 10000, .blocks = 0, .csr = 1, .sched = NULL,
+	                   .workers = -1, .check = 10, .verify = 0, .compare = 0, .reps = 0};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int64_t t;
+		int need = 1;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "--csr")) {
+			o->csr = 1, need = 0;
+		} else if (!strcmp(a, "--stencil")) {
+			o->csr = 0, need = 0;
+		} else if (!strcmp(a, "--verify")) {
+			o->verify = 1, need = 0;
+		} else if (!strcmp(a, "--compare")) {
+			o->compare = 1, need = 0;
+		} else if (!takes_value(a)) {
+			fprintf(stderr, "cg: unknown option '%s' (see --help)\n", a);
+			return -1;
+		} else if (!v) {
+			fprintf(stderr, "cg: option %s needs a value (see --help)\n", a);
+			return -1;
+		} else if (!strcmp(a, "-n")) {
+			if (parse_i64(v, 1, &o->n)) goto bad;
+		} else if (!strcmp(a, "-dim")) {
+			if (parse_i64(v, 2, &t) || t > 3) goto bad;
+			o->dim = (int)t;
+		} else if (!strcmp(a, "-tol")) {
+			char *end;
+			o->tol = strtod(v, &end);
+			if (*end || end == v || !(o->tol >= 0)) goto bad;
+		} else if (!strcmp(a, "-maxiter")) {
+			if (parse_i64(v, 0, &o->maxiter)) goto bad;
+		} else if (!strcmp(a, "-blocks")) {
+			if (parse_i64(v, 1, &t) || t > 1 << 20) goto bad;
+			o->blocks = (int)t;
+		} else if (!strcmp(a, "--sched") || !strcmp(a, "-sched")) {
+			o->sched = v;
+		} else if (!strcmp(a, "-workers")) {
+			if (parse_i64(v, 1, &t) || t > 1024) goto bad;
+			o->workers = (int)t;
+		} else if (!strcmp(a, "-check")) {
+			if (parse_i64(v, 1, &o->check)) goto bad;
+		} else {   /* -reps: the last of takes_value's names */
+			if (parse_i64(v, 1, &t) || t > 1000) goto bad;
+			o->reps = (int)t;
+		}
+		i += need;
+		continue;
+	bad:
+		fprintf(stderr, "cg: bad value '%s' for %s (see --help)\n", v, a);
+		return -1;
+	}
+	if (!o->reps)
+		o->reps = o->compare ? 5 : 1;
+	int64_t unknowns = o->n * o->n * (o->dim == 3 ? o->n : 1);
+	if (o->n > (o->dim == 3 ? 1290 : 46340) || unknowns > INT32_MAX) {
+		fprintf(stderr, "cg: -n %lld: %lld unknowns, more than CSR's 32-bit column indices hold\n", (long long)o->n,
+		        (long long)unknowns);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the problem */
+
+struct problem {
+	int dim;
+	int64_t nx, ny, nz, n;    /* grid and unknowns */
+	int64_t nnz;
+	int64_t *rp;              /* CSR, built for --csr only (the reference and the baseline use it too) */
+	int32_t *col;
+	double *val;
+	double *b;
+};
+
+/* Rows in grid order, columns ascending: z-1, y-1, x-1, diagonal, x+1, y+1, z+1. */
+static int problem_build(struct problem *P, int64_t side, int dim, int with_csr)
+{
+	memset(P, 0, sizeof *P);
+	P->dim = dim;
+	P->nx = P->ny = side;
+	P->nz = dim == 3 ? side : 1;
+	P->n = P->nx * P->ny * P->nz;
+	/* nonzeros: the diagonal, plus two per interior grid edge in each dimension */
+	P->nnz = P->n + 2 * ((P->nx - 1) * P->ny * P->nz + P->nx * (P->ny - 1) * P->nz + P->nx * P->ny * (P->nz - 1));
+	P->b = malloc(P->n * sizeof *P->b);
+	if (!P->b)
+		return -1;
+	/* A b that is not smooth, so that errors in any row show in the solution. */
+	for (int64_t i = 0; i < P->n; i++)
+		P->b[i] = 1.0 + (double)((i * 7919) % 101) / 101.0;
+	if (!with_csr)
+		return 0;
+	P->rp = malloc((P->n + 1) * sizeof *P->rp);
+	P->col = malloc(P->nnz * sizeof *P->col);
+	P->val = malloc(P->nnz * sizeof *P->val);
+	if (!P->rp || !P->col || !P->val)
+		return -1;
+	const int64_t sx = 1, sy = P->nx, sz = P->nx * P->ny;
+	int64_t k = 0;
+	for (int64_t iz = 0; iz < P->nz; iz++)
+		for (int64_t iy = 0; iy < P->ny; iy++)
+			for (int64_t ix = 0; ix < P->nx; ix++) {
+				const int64_t i = ix * sx + iy * sy + iz * sz;
+				P->rp[i] = k;
+#define NZ(c, v) do { P->col[k] = (int32_t)(c); P->val[k] = (v); k++; } while (0)
+				if (iz > 0) NZ(i - sz, -1.0);
+				if (iy > 0) NZ(i - sy, -1.0);
+				if (ix > 0) NZ(i - sx, -1.0);
+				NZ(i, 2.0 * dim);
+				if (ix < P->nx - 1) NZ(i + sx, -1.0);
+				if (iy < P->ny - 1) NZ(i + sy, -1.0);
+				if (iz < P->nz - 1) NZ(i + sz, -1.0);
+#undef NZ
+			}
+	P->rp[P->n] = k;
+	return k == P->nnz ? 0 : -1;
+}
+
+static void problem_free(struct problem *P)
+{
+	free(P->rp);
+	free(P->col);
+	free(P->val);
+	free(P->b);
+}
+
+/* Bytes one CG iteration moves (README.md, "effective bandwidth"): 14 vector sweeps of n doubles,
+ * plus the matrix for CSR (values, column indices, row pointers). */
+static double bytes_per_iter(const struct problem *P, int csr)
+{
+	double v = 14.0 * 8.0 * (double)P->n;
+	if (csr)
+		v += 12.0 * (double)P->nnz + 8.0 * (double)(P->n + 1);
+	return v;
+}
+
+/* Outcome of one solve; rr[j] is r.r after iteration j (rr[0]: the initial residual). */
+struct result {
+	int64_t iters;        /* iterations to convergence, or maxiter */
+	int64_t submitted;    /* iterations run (Tessera: includes the frozen ones after convergence) */
+	int converged;
+	double *rr;           /* maxiter + 1 */
+	double *x;            /* n */
+	double seconds;
+};
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* ------------------------------------------------------------ sequential reference */
+/* Written independently of tasks/cg_cpu.c (textbook loops, one accumulator) so that --verify
+ * also checks the kernels. */
+
+static void ref_apply(const struct problem *P, int csr, const double *p, double *q)
+{
+	if (csr) {
+		for (int64_t i = 0; i < P->n; i++) {
+			double s = 0.0;
+			for (int64_t k = P->rp[i]; k < P->rp[i + 1]; k++)
+				s += P->val[k] * p[P->col[k]];
+			q[i] = s;
+		}
+		return;
+	}
+	const int64_t sy = P->nx, sz = P->nx * P->ny;
+	for (int64_t i = 0; i < P->n; i++) {
+		const int64_t ix = i % P->nx, iy = (i / P->nx) % P->ny, iz = i / sz;
+		double v = 2.0 * P->dim * p[i];
+		if (ix > 0) v -= p[i - 1];
+		if (ix < P->nx - 1) v -= p[i + 1];
+		if (iy > 0) v -= p[i - sy];
+		if (iy < P->ny - 1) v -= p[i + sy];
+		if (P->dim == 3 && iz > 0) v -= p[i - sz];
+		if (P->dim == 3 && iz < P->nz - 1) v -= p[i + sz];
+		q[i] = v;
+	}
+}
+
+static double ref_dot(int64_t n, const double *a, const double *b)
+{
+	double s = 0.0;
+	for (int64_t i = 0; i < n; i++)
+		s += a[i] * b[i];
+	return s;
+}
+
+static int ref_solve(const struct problem *P, const struct opts *o, struct result *R)
+{
+	const int64_t n = P->n;
+	double *r = malloc(n * sizeof *r), *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
+	if (!r || !p || !q) {
+		free(r), free(p), free(q);
+		return -1;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		R->x[i] = 0.0;
+		r[i] = P->b[i];
+		p[i] = r[i];
+	}
+	cg_state_t s = cg_state_first(ref_dot(n, r, r), o->tol * o->tol);
+	R->rr[0] = s.rr;
+	int64_t j = 0;
+	while (s.live && j < o->maxiter) {
+		j++;
+		ref_apply(P, o->csr, p, q);
+		const double alpha = cg_alpha_value(&s, ref_dot(n, p, q));
+		for (int64_t i = 0; i < n; i++) {
+			R->x[i] += alpha * p[i];
+			r[i] -= alpha * q[i];
+		}
+		s = cg_state_next(&s, ref_dot(n, r, r));
+		R->rr[j] = s.rr;
+		for (int64_t i = 0; i < n; i++)
+			p[i] = r[i] + s.beta * p[i];
+	}
+	R->iters = R->submitted = j;
+	R->converged = !s.live;
+	free(r), free(p), free(q);
+	return 0;
+}
+
+/* ------------------------------------------------------------ OpenMP baseline */
+/* The same CG, the same range kernels, on `nt` static row blocks: one parallel loop per operation,
+ * the residual tested every iteration. What a C programmer writes with OpenMP. */
+
+static double omp_solve(const struct problem *P, const struct opts *o, int nt, struct result *R)
+{
+	const int64_t n = P->n;
+	double *x = R->x, *r = malloc(n * sizeof *r), *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
+	int64_t *lo = malloc((nt + 1) * sizeof *lo);
+	if (!r || !p || !q || !lo) {
+		free(r), free(p), free(q), free(lo);
+		return -1;
+	}
+	for (int t = 0; t <= nt; t++)   /* equal blocks, the remainder to the first ones, as tiles do */
+		lo[t] = t * (n / nt) + (t < n % nt ? t : n % nt);
+	const int csr = o->csr, dim = P->dim;
+	double t0 = now(), dot;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+	for (int t = 0; t < nt; t++)
+		for (int64_t i = lo[t]; i < lo[t + 1]; i++) {
+			x[i] = 0.0;
+			r[i] = P->b[i];
+			p[i] = r[i];
+		}
+#define OMP_DOT(a, b)                                                                     \
+	do {                                                                                  \
+		dot = 0.0;                                                                        \
+		_Pragma("omp parallel for num_threads(nt) schedule(static, 1) reduction(+ : dot)") \
+		for (int t = 0; t < nt; t++)                                                      \
+			dot += cg_dot_range(lo[t + 1] - lo[t], (a) + lo[t], (b) + lo[t]);             \
+	} while (0)
+	OMP_DOT(r, r);
+	cg_state_t s = cg_state_first(dot, o->tol * o->tol);
+	R->rr[0] = s.rr;
+	int64_t j = 0;
+	while (s.live && j < o->maxiter) {
+		j++;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+		for (int t = 0; t < nt; t++) {
+			if (csr)
+				cg_spmv_csr_range(lo[t], lo[t + 1] - 1, P->rp + lo[t], P->col + P->rp[lo[t]], P->val + P->rp[lo[t]], p, 0,
+				                  q + lo[t]);
+			else if (dim == 2)
+				cg_stencil2d_range(lo[t], lo[t + 1] - 1, P->nx, P->ny, p, 0, q + lo[t]);
+			else
+				cg_stencil3d_range(lo[t], lo[t + 1] - 1, P->nx, P->ny, P->nz, p, 0, q + lo[t]);
+		}
+		OMP_DOT(p, q);
+		const double alpha = cg_alpha_value(&s, dot);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+		for (int t = 0; t < nt; t++)
+			cg_axpy_range(lo[t + 1] - lo[t], alpha, p + lo[t], x + lo[t]);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+		for (int t = 0; t < nt; t++)
+			cg_axpy_range(lo[t + 1] - lo[t], -alpha, q + lo[t], r + lo[t]);
+		OMP_DOT(r, r);
+		s = cg_state_next(&s, dot);
+		R->rr[j] = s.rr;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+		for (int t = 0; t < nt; t++)
+			cg_xpay_range(lo[t + 1] - lo[t], s.beta, r + lo[t], p + lo[t]);
+	}
+#undef OMP_DOT
+	R->seconds = now() - t0;
+	R->iters = R->submitted = j;
+	R->converged = !s.live;
+	free(r), free(p), free(q), free(lo);
+	return 0;
+}
+
+/* ------------------------------------------------------------ Tessera */
+
+struct tcg {
+	cg_tasks_t tk;
+	tsr_region_t vec, rowptr, nz;
+	tsr_field_t fx, fr, fp, fq, fb, frp, fcol, fval;
+	tsr_partition_t rows;     /* disjoint row blocks of the vectors */
+	tsr_partition_t ghost;    /* aliased: each block's rows plus the rows of p it reads */
+	tsr_partition_t rp_part;  /* row pointers lo..hi+1 of each block (aliased: one shared entry) */
+	tsr_partition_t nz_part;  /* nonzeros of each block */
+	tsr_box_t colors;
+	int blocks, have_vec, have_csr_regions;
+	const struct problem *P;
+	const struct opts *o;
+};
+
+#define CHECK(call)                                                                                 \
+	do {                                                                                            \
+		int rc_ = (call);                                                                           \
+		if (rc_ != TSR_OK) {                                                                        \
+			fprintf(stderr, "cg: %s failed: %s: %s\n", #call, tsr_err_name(rc_), tsr_last_error()); \
+			return rc_;                                                                             \
+		}                                                                                           \
+	} while (0)
+
+static int map_write(tsr_region_t r, tsr_field_t f, const void *src, size_t bytes)
+{
+	tsr_accessor_t acc;
+	CHECK(tsr_map(r, f, TSR_WRITE, &acc));
+	memcpy(acc.ptr, src, bytes);
+	CHECK(tsr_unmap(r, f));
+	return TSR_OK;
+}
+
+static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *o)
+{
+	T->P = P;
+	T->o = o;
+	CHECK(cg_tasks_register(&T->tk));
+	int nw = tsr_ncpu_workers() + tsr_ncuda_workers();
+	T->blocks = o->blocks ? o->blocks : 2 * (nw > 0 ? nw : 1);
+	if (T->blocks > P->n) {
+		fprintf(stderr, "cg: %d blocks for %lld unknowns: at most one block per unknown\n", T->blocks, (long long)P->n);
+		return TSR_EINVAL;
+	}
+	T->colors = tsr_box1(0, T->blocks - 1);
+
+	tsr_fspace_t fs;
+	CHECK(tsr_fspace_create(&fs));
+	CHECK(tsr_fspace_add(fs, "x", TSR_F64, 0, &T->fx));
+	CHECK(tsr_fspace_add(fs, "r", TSR_F64, 0, &T->fr));
+	CHECK(tsr_fspace_add(fs, "p", TSR_F64, 0, &T->fp));
+	CHECK(tsr_fspace_add(fs, "Ap", TSR_F64, 0, &T->fq));
+	CHECK(tsr_fspace_add(fs, "b", TSR_F64, 0, &T->fb));
+	CHECK(tsr_region_create("cg_vectors", tsr_box1(0, P->n - 1), fs, &T->vec));
+	T->have_vec = 1;
+	CHECK(tsr_fspace_destroy(fs));
+	CHECK(map_write(T->vec, T->fb, P->b, P->n * sizeof(double)));
+	CHECK(tsr_partition_tiles(T->vec, T->colors, "rows", &T->rows));
+
+	/* The row blocks as the runtime cut them: the CSR partitions and ghost ranges follow them. */
+	tsr_box_t *blk = malloc(T->blocks * sizeof *blk), *nzb = malloc(T->blocks * sizeof *nzb),
+	          *rpb = malloc(T->blocks * sizeof *rpb), *gb = malloc(T->blocks * sizeof *gb);
+	int rc = (blk && nzb && rpb && gb) ? TSR_OK : TSR_ENOMEM;
+	for (int c = 0; c < T->blocks && rc == TSR_OK; c++) {
+		tsr_region_t sub;
+		const int64_t color[3] = {c, 0, 0};
+		if ((rc = tsr_partition_subregion(T->rows, color, &sub)) || (rc = tsr_region_bounds(sub, &blk[c])))
+			break;
+		const int64_t lo = blk[c].lo[0], hi = blk[c].hi[0];
+		if (o->csr) {
+			rpb[c] = tsr_box1(lo, hi + 1);
+			nzb[c] = tsr_box1(P->rp[lo], P->rp[hi + 1] - 1);
+			int64_t cmin = lo, cmax = hi;   /* the columns this block's rows touch */
+			for (int64_t k = P->rp[lo]; k < P->rp[hi + 1]; k++) {
+				cmin = P->col[k] < cmin ? P->col[k] : cmin;
+				cmax = P->col[k] > cmax ? P->col[k] : cmax;
+			}
+			gb[c] = tsr_box1(cmin, cmax);
+		}
+	}
+	if (rc == TSR_OK) {
+		if (o->csr) {
+			tsr_fspace_t fr, fn;
+			if (!(rc = tsr_fspace_create(&fr)) && !(rc = tsr_fspace_add(fr, "row_ptr", TSR_I64, 0, &T->frp)) &&
+			    !(rc = tsr_region_create("cg_row_ptr", tsr_box1(0, P->n), fr, &T->rowptr)) &&
+			    !(rc = tsr_fspace_destroy(fr)) && !(rc = tsr_fspace_create(&fn)) &&
+			    !(rc = tsr_fspace_add(fn, "col", TSR_I32, 0, &T->fcol)) &&
+			    !(rc = tsr_fspace_add(fn, "val", TSR_F64, 0, &T->fval)) &&
+			    !(rc = tsr_region_create("cg_nonzeros", tsr_box1(0, P->nnz - 1), fn, &T->nz)) &&
+			    !(rc = tsr_fspace_destroy(fn))) {
+				T->have_csr_regions = 1;
+				if (!(rc = map_write(T->rowptr, T->frp, P->rp, (P->n + 1) * sizeof *P->rp)) &&
+				    !(rc = map_write(T->nz, T->fcol, P->col, P->nnz * sizeof *P->col)) &&
+				    !(rc = map_write(T->nz, T->fval, P->val, P->nnz * sizeof *P->val)) &&
+				    !(rc = tsr_partition_boxes(T->rowptr, T->blocks, rpb, "blocks", &T->rp_part)) &&
+				    !(rc = tsr_partition_boxes(T->nz, T->blocks, nzb, "blocks", &T->nz_part)))
+					rc = tsr_partition_boxes(T->vec, T->blocks, gb, "ghost", &T->ghost);
+			}
+		} else {
+			/* A block of rows reads p up to one grid line (2-D) or plane (3-D) away. */
+			const int64_t halo[3] = {P->dim == 2 ? P->nx : P->nx * P->ny, 0, 0};
+			rc = tsr_partition_tiles_halo(T->vec, tsr_box1(0, P->n - 1), T->colors, halo, "ghost", &T->ghost);
+		}
+	}
+	free(blk), free(nzb), free(rpb), free(gb);
+	if (rc != TSR_OK)
+		fprintf(stderr, "cg: setting up the regions failed: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+	return rc;
+}
+
+static int tcg_teardown(struct tcg *T)
+{
+	int rc = TSR_OK, r;
+	if (T->have_csr_regions) {
+		if ((r = tsr_region_destroy(T->rowptr)))
+			rc = r;
+		if ((r = tsr_region_destroy(T->nz)))
+			rc = r;
+	}
+	if (T->have_vec && (r = tsr_region_destroy(T->vec)))
+		rc = r;
+	T->have_vec = T->have_csr_regions = 0;
+	if (rc)
+		fprintf(stderr, "cg: destroying the regions failed: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+	return rc;
+}
+
+/* Submit one CG iteration: S_prev is the state after the previous iteration; *S_next receives the
+ * new one. Nothing here waits: every scalar travels in a future. */
+static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_next)
+{
+	const cg_tasks_t *k = &T->tk;
+	tsr_future_t pAp, alpha, rr;
+	if (T->o->csr) {
+		const cg_spmv_args_t a = {T->frp, T->fcol, T->fval, T->fp, T->fq};
+		const tsr_req_t req[] = {tsr_req_part(T->rp_part, TSR_READ, TSR_FIELDS(T->frp)),
+		                         tsr_req_part(T->nz_part, TSR_READ, TSR_FIELDS(T->fcol, T->fval)),
+		                         tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
+		                         tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))};
+		CHECK(tsr_index_launch(k->spmv_csr, T->colors, 4, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
+	} else {
+		const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz, T->fp, T->fq};
+		const tsr_req_t req[] = {tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
+		                         tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))};
+		CHECK(tsr_index_launch(T->P->dim == 2 ? k->stencil2d : k->stencil3d, T->colors, 2, req, &a, sizeof a,
+		                       TSR_REDOP_NONE, NULL));
+	}
+	{   /* pAp = p . Ap */
+		const cg_dot_args_t a = {T->fp, T->fq, 0};
+		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp, T->fq))};
+		CHECK(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &pAp));
+	}
+	{   /* alpha = rr / pAp, or 0 once converged */
+		const tsr_req_t req[] = {tsr_req_future(S_prev), tsr_req_future(pAp)};
+		CHECK(tsr_launch(k->alpha, 2, req, NULL, 0, &alpha));
+		CHECK(tsr_future_destroy(pAp));
+	}
+	/* r -= alpha Ap first, x += alpha p after the state: r.r and the state are on the critical path,
+	 * the x update is not (only the next xpay, which overwrites p, must wait for it), so it can
+	 * fill the workers while the reduction and the state task run. */
+	const cg_axpy_args_t ax = {1.0, T->fp, T->fx}, ar = {-1.0, T->fq, T->fr};
+	{   /* r -= alpha Ap */
+		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fq)),
+		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fr)), tsr_req_future(alpha)};
+		CHECK(tsr_index_launch(k->axpy, T->colors, 3, req, &ar, sizeof ar, TSR_REDOP_NONE, NULL));
+	}
+	{   /* rr = r . r */
+		const cg_dot_args_t a = {T->fr, T->fr, 0};
+		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))};
+		CHECK(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &rr));
+	}
+	{   /* the new state: beta, convergence */
+		const cg_state_args_t a = {0.0, 0};
+		const tsr_req_t req[] = {tsr_req_future(S_prev), tsr_req_future(rr)};
+		CHECK(tsr_launch(k->state, 2, req, &a, sizeof a, S_next));
+		CHECK(tsr_future_destroy(rr));
+	}
+	{   /* x += alpha p */
+		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp)),
+		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fx)), tsr_req_future(alpha)};
+		CHECK(tsr_index_launch(k->axpy, T->colors, 3, req, &ax, sizeof ax, TSR_REDOP_NONE, NULL));
+		CHECK(tsr_future_destroy(alpha));
+	}
+	{   /* p = r + beta p (the state future starts with beta) */
+		const cg_xpay_args_t a = {T->fr, T->fp};
+		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr)),
+		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fp)), tsr_req_future(*S_next)};
+		CHECK(tsr_index_launch(k->xpay, T->colors, 3, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
+	}
+	return TSR_OK;
+}
+
+/* The solve. The host submits iterations in windows of `check`; after submitting window w+1 it
+ * reads the states of window w, which are ready or nearly so while window w+1 keeps the workers
+ * busy. Convergence is exact without the host ever stopping an iteration: the state task freezes
+ * the state at the first converged iteration j, so every later alpha is 0 and the axpy tasks
+ * leave x and r untouched; the iterations submitted past j therefore leave x equal to x_j (see
+ * README.md). */
+static int tcg_solve(struct tcg *T, struct result *R)
+{
+	const struct opts *o = T->o;
+	const int64_t maxiter = o->maxiter;
+	tsr_future_t *S = malloc((maxiter + 1) * sizeof *S);
+	char *held = calloc(maxiter + 1, 1);   /* S[j] not yet destroyed */
+	if (!S || !held) {
+		free(S), free(held);
+		fprintf(stderr, "cg: out of memory for %lld state futures\n", (long long)maxiter + 1);
+		return TSR_ENOMEM;
+	}
+	int rc = TSR_OK;
+	const double zero = 0.0, t0 = now();
+	tsr_future_t rr0;
+#define STEP(call)                                                                                   \
+	if (rc == TSR_OK && (rc = (call)) != TSR_OK)                                                      \
+		fprintf(stderr, "cg: %s failed: %s: %s\n", #call, tsr_err_name(rc), tsr_last_error());
+	STEP(tsr_fill(T->vec, T->fx, &zero, sizeof zero));
+	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fr));
+	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fp));
+	if (rc == TSR_OK) {
+		const cg_dot_args_t a = {T->fr, T->fr, 0};
+		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))};
+		STEP(tsr_index_launch(T->tk.dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &rr0));
+		if (rc == TSR_OK) {
+			const cg_state_args_t sa = {o->tol * o->tol, 1};
+			const tsr_req_t sreq[] = {tsr_req_future(rr0)};
+			STEP(tsr_launch(T->tk.state, 1, sreq, &sa, sizeof sa, &S[0]));
+			held[0] = rc == TSR_OK;
+			STEP(tsr_future_destroy(rr0));
+		}
+	}
+	int64_t submitted = 0, checked = -1, conv = -1;
+	while (rc == TSR_OK) {
+		if (submitted < maxiter) {
+			const int64_t upto = submitted + o->check < maxiter ? submitted + o->check : maxiter;
+			while (rc == TSR_OK && submitted < upto) {
+				STEP(tcg_iteration(T, S[submitted], &S[submitted + 1]));
+				if (rc == TSR_OK)
+					held[++submitted] = 1;
+			}
+		}
+		/* Read every state but the newest window's, unless nothing more will be submitted. The
+		 * newest readable state is waited for first: the others precede it in the dependency
+		 * chain, so the host blocks (and takes a core from the workers) once per window. */
+		const int64_t readable = submitted < maxiter ? submitted - o->check : submitted;
+		if (rc == TSR_OK && checked < readable && conv < 0) {
+			cg_state_t last;
+			STEP(tsr_future_wait(S[readable], &last, sizeof last));
+		}
+		while (rc == TSR_OK && checked < readable && conv < 0) {
+			cg_state_t s;
+			checked++;
+			STEP(tsr_future_wait(S[checked], &s, sizeof s));
+			if (rc != TSR_OK)
+				break;
+			R->rr[checked] = s.rr;
+			if (checked < submitted) {   /* S[submitted] still feeds the next iteration */
+				STEP(tsr_future_destroy(S[checked]));
+				held[checked] = 0;
+			}
+			if (!s.live)
+				conv = checked;
+		}
+		if (conv >= 0 || checked == maxiter)
+			break;
+	}
+	for (int64_t j = 0; j <= submitted; j++) {   /* also after an error: leave nothing behind */
+		int d = held[j] ? tsr_future_destroy(S[j]) : TSR_OK;
+		if (d != TSR_OK && rc == TSR_OK) {
+			rc = d;
+			fprintf(stderr, "cg: destroying state future %lld: %s: %s\n", (long long)j, tsr_err_name(d), tsr_last_error());
+		}
+	}
+	/* Reading x waits for the iterations submitted past convergence: they leave it as it was. */
+	tsr_accessor_t acc;
+	STEP(tsr_map(T->vec, T->fx, TSR_READ, &acc));
+	if (rc == TSR_OK) {
+		memcpy(R->x, acc.ptr, T->P->n * sizeof(double));
+		STEP(tsr_unmap(T->vec, T->fx));
+	}
+	STEP(tsr_fence());
+	R->seconds = now() - t0;
+	R->converged = conv >= 0;
+	R->iters = conv >= 0 ? conv : maxiter;
+	R->submitted = submitted;
+#undef STEP
+	free(S), free(held);
+	return rc;
+}
+
+/* The baseline runs in this process while the runtime is up. This StarPU is built with polling
+ * drivers (STARPU_NON_BLOCKING_DRIVERS): idle workers spin on their cores and would take them
+ * from the OpenMP threads, so the workers are paused for the baseline's duration. Every Tessera
+ * task has finished when this runs: tcg_solve ends with tsr_fence. */
+static int run_baseline(const struct problem *P, const struct opts *o, int nt, struct result *B)
+{
+	int rc = tsr_pause();
+	if (rc)
+		return rc;
+	rc = omp_solve(P, o, nt, B);
+	int rc2 = tsr_resume();
+	return rc ? rc : rc2;
+}
+
+/* ------------------------------------------------------------ main */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int result_alloc(struct result *R, const struct problem *P, const struct opts *o)
+{
+	memset(R, 0, sizeof *R);
+	R->rr = calloc(o->maxiter + 1, sizeof *R->rr);
+	R->x = malloc(P->n * sizeof *R->x);
+	return R->rr && R->x ? 0 : -1;
+}
+
+static void result_free(struct result *R)
+{
+	free(R->rr);
+	free(R->x);
+}
+
+/* --verify: same iteration count, solution within VERIFY_X_RTOL, residual history within
+ * VERIFY_HIST_RTOL of the sequential reference. Returns 1 if it passes. */
+static int verify(const struct problem *P, const struct opts *o, const struct result *T)
+{
+	struct result S;
+	if (result_alloc(&S, P, o) || ref_solve(P, o, &S)) {
+		fprintf(stderr, "cg: out of memory for the reference solve\n");
+		result_free(&S);
+		return 0;
+	}
+	double dx = 0.0, nx = 0.0, hist = 0.0;
+	for (int64_t i = 0; i < P->n; i++) {
+		dx += (T->x[i] - S.x[i]) * (T->x[i] - S.x[i]);
+		nx += S.x[i] * S.x[i];
+	}
+	const double xerr = nx > 0 ? sqrt(dx / nx) : sqrt(dx);
+	/* History: relative difference at every iteration before convergence. The converged iteration
+	 * itself is left out of the bound (both runs are below tol there, which the equal iteration counts
+	 * already say): where CG terminates early, as on tiny grids, r collapses to rounding level in one
+	 * step and its relative value is noise. Without convergence every iteration is compared. */
+	int64_t m = T->iters < S.iters ? T->iters : S.iters;
+	if (!(T->converged && S.converged))
+		m++;
+	for (int64_t j = 0; j < m; j++) {
+		const double a = sqrt(T->rr[j]), b = sqrt(S.rr[j]);
+		const double e = b > 0 ? fabs(a - b) / b : fabs(a);
+		hist = e > hist || isnan(e) ? e : hist;
+	}
+	const int ok = T->iters == S.iters && T->converged == S.converged && xerr <= VERIFY_X_RTOL &&
+	               hist <= VERIFY_HIST_RTOL;
+	printf("verify: iterations %lld (sequential %lld), final |r| %.6e (sequential %.6e), solution relative error "
+	       "%.3g (bound %g), residual history max relative difference %.3g over %lld iterations (bound %g): %s\n",
+	       (long long)T->iters, (long long)S.iters, sqrt(T->rr[T->iters]), sqrt(S.rr[S.iters]), xerr, VERIFY_X_RTOL,
+	       hist, (long long)m, VERIFY_HIST_RTOL, ok ? "PASSED" : "FAILED");
+	result_free(&S);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	struct problem P;
+	if (problem_build(&P, o.n, o.dim, o.csr)) {
+		fprintf(stderr, "cg: out of memory building a %lld^%d problem\n", (long long)o.n, o.dim);
+		problem_free(&P);
+		return 1;
+	}
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.sched = o.sched;
+	cfg.ncpu = o.workers;
+	int rc = tsr_init(&cfg);
+	if (rc) {
+		fprintf(stderr, "cg: tsr_init: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		problem_free(&P);
+		return 1;
+	}
+	struct tcg T;
+	struct result R, B;
+	memset(&T, 0, sizeof T);
+	memset(&R, 0, sizeof R);
+	memset(&B, 0, sizeof B);
+	double *tt = calloc(o.reps, sizeof *tt), *tb = calloc(o.reps, sizeof *tb);
+	int status = 0;
+	if (!tt || !tb || result_alloc(&R, &P, &o) || (o.compare && result_alloc(&B, &P, &o))) {
+		fprintf(stderr, "cg: out of memory\n");
+		status = 1;
+	} else if (tcg_setup(&T, &P, &o)) {
+		status = 1;
+	}
+	const int nt = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
+	if (!status) {
+		printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim, (long long)o.n, P.dim,
+		       o.csr ? "CSR matrix" : "matrix-free stencil", (long long)P.n, (long long)P.nnz);
+		printf("tessera: policy %s, %d CPU + %d CUDA workers, %d blocks, residual read every %lld iterations\n",
+		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), T.blocks, (long long)o.check);
+		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model calibration);
+		 * Tessera and OpenMP then alternate so that machine noise hits both alike. */
+		const int warm = o.reps > 1;
+		for (int i = -warm; i < o.reps && !status; i++) {
+			if (tcg_solve(&T, &R))
+				status = 1;
+			else if (i >= 0)
+				tt[i] = R.seconds / (double)(R.submitted > 0 ? R.submitted : 1);
+			if (o.compare && !status) {
+				if (run_baseline(&P, &o, nt, &B))
+					status = 1;
+				else if (i >= 0)
+					tb[i] = B.seconds / (double)(B.submitted > 0 ? B.submitted : 1);
+			}
+		}
+	}
+	if (!status) {
+		const double bnorm = sqrt(R.rr[0]), res = sqrt(R.rr[R.iters]);
+		printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R.iters,
+		       R.converged ? "converged" : "maxiter reached", o.tol, (long long)R.submitted);
+		printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res, bnorm > 0 ? res / bnorm : res);
+		/* Per-pair ratios first (median() sorts in place). On a shared machine other jobs only add
+		 * time, so the best run of each side is printed next to the medians. */
+		double *pair = calloc(o.reps, sizeof *pair);
+		for (int i = 0; o.compare && pair && i < o.reps; i++)
+			pair[i] = tb[i] / tt[i];
+		const double bpi = bytes_per_iter(&P, o.csr), t = median(tt, o.reps), tbest = tt[0];
+		printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: %.2f GB/s (best %.2f; %.1f MB per "
+		       "iteration)\n",
+		       1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9, bpi / 1e6);
+		if (o.compare) {
+			const double tbm = median(tb, o.reps), tbbest = tb[0];
+#ifdef _OPENMP
+			const char *omp = "OpenMP";
+#else
+			const char *omp = "sequential (no OpenMP in this build)";
+#endif
+			printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms (median of %d; best %.4f), %.2f GB/s\n",
+			       omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest, bpi / tbm / 1e9);
+			printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median of the %d paired runs), %.3f (best "
+			       "runs)\n",
+			       omp, tbm / t, pair ? median(pair, o.reps) : NAN, o.reps, tbbest / tbest);
+			if (B.iters != R.iters)
+				printf("warning: the baseline ran %lld iterations, Tessera %lld\n", (long long)B.iters, (long long)R.iters);
+		}
+		free(pair);
+		if (o.verify && !verify(&P, &o, &R))
+			status = 3;
+	}
+	if (tcg_teardown(&T) && !status)
+		status = 1;
+	result_free(&R);
+	result_free(&B);
+	free(tt), free(tb);
+	problem_free(&P);
+	rc = tsr_finalize();
+	if (rc) {
+		fprintf(stderr, "cg: tsr_finalize: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		if (!status)
+			status = 1;
+	}
+	return status;
+}

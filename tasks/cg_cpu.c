@@ -1,0 +1,267 @@
+/* cg_cpu.c: CPU variants of the conjugate-gradient tasks and the plain range kernels they run,
+ * plus the registration of every CG task (CUDA variants are attached when they were compiled). */
+#include "config.h"
+#include <stdio.h>
+#include <string.h>
+#include "cg_kernels.h"
+
+/* ------------------------------------------------------------ range kernels */
+
+void cg_axpy_range(int64_t n, double a, const double *x, double *y)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] += a * x[i];
+}
+
+void cg_xpay_range(int64_t n, double a, const double *x, double *y)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] + a * y[i];
+}
+
+/* Four partial sums: a single accumulator makes the loop latency-bound (one add in flight),
+ * slower than memory; the order is fixed, so the result does not depend on the machine. */
+double cg_dot_range(int64_t n, const double *a, const double *b)
+{
+	double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+	int64_t i = 0;
+	for (; i + 3 < n; i += 4) {
+		s0 += a[i] * b[i];
+		s1 += a[i + 1] * b[i + 1];
+		s2 += a[i + 2] * b[i + 2];
+		s3 += a[i + 3] * b[i + 3];
+	}
+	for (; i < n; i++)
+		s0 += a[i] * b[i];
+	return (s0 + s1) + (s2 + s3);
+}
+
+void cg_spmv_csr_range(int64_t lo, int64_t hi, const int64_t *rp, const int32_t *col, const double *val,
+                       const double *x, int64_t xlo, double *y)
+{
+	const int64_t k0 = rp[0];
+	for (int64_t i = 0; i <= hi - lo; i++) {
+		double s = 0.0;
+		for (int64_t k = rp[i] - k0; k < rp[i + 1] - k0; k++)
+			s += val[k] * x[col[k] - xlo];
+		y[i] = s;
+	}
+}
+
+/* One grid line at a time (rows row0..row0+nx-1, clipped to lo..hi), one pass per neighbour so
+ * each loop is branch-free and vectorizes; the line stays in L1 between passes. The order of the
+ * subtractions (west, east, then the neighbour lines in `off` order) is the same on every line. */
+static void stencil_lines(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, int dim, const double *x,
+                          int64_t xlo, double *y)
+{
+	const double diag = 2.0 * dim;
+	for (int64_t line = lo / nx; line <= hi / nx; line++) {
+		const int64_t row0 = line * nx;
+		const int64_t g0 = lo > row0 ? lo : row0;
+		const int64_t g1 = hi < row0 + nx - 1 ? hi : row0 + nx - 1;
+		const int64_t iy = line % ny, iz = line / ny;
+		/* neighbour lines: y-1, y+1, z-1, z+1 (0 offset: outside the grid) */
+		int64_t off[4] = {iy > 0 ? -nx : 0, iy < ny - 1 ? nx : 0, 0, 0};
+		if (dim == 3) {
+			off[2] = iz > 0 ? -nx * ny : 0;
+			off[3] = iz < nz - 1 ? nx * ny : 0;
+		}
+		for (int64_t g = g0; g <= g1; g++)
+			y[g - lo] = diag * x[g - xlo];
+		for (int64_t g = g0 > row0 ? g0 : row0 + 1; g <= g1; g++)
+			y[g - lo] -= x[g - 1 - xlo];
+		for (int64_t g = g0, e = g1 < row0 + nx - 2 ? g1 : row0 + nx - 2; g <= e; g++)
+			y[g - lo] -= x[g + 1 - xlo];
+		for (int k = 0; k < 4; k++) {
+			const int64_t o = off[k];
+			if (o)
+				for (int64_t g = g0; g <= g1; g++)
+					y[g - lo] -= x[g + o - xlo];
+		}
+	}
+}
+
+void cg_stencil2d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, const double *x, int64_t xlo, double *y)
+{
+	stencil_lines(lo, hi, nx, ny, 1, 2, x, xlo, y);
+}
+
+void cg_stencil3d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, const double *x, int64_t xlo,
+                        double *y)
+{
+	stencil_lines(lo, hi, nx, ny, nz, 3, x, xlo, y);
+}
+
+/* ------------------------------------------------------------ CPU variants */
+/* A failing tsr_ctx_accessor has already recorded the task error; the variant just returns. */
+
+static const double *coef_future(tsr_ctx_t *ctx, int req)
+{
+	return (const double *)tsr_ctx_future(ctx, req);
+}
+
+/* x must cover y's rows (both come through the same row blocks). */
+static int same_rows(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y)
+{
+	if (x->lo[0] > y->lo[0] || x->hi[0] < y->hi[0]) {
+		tsr_ctx_error(ctx, "input rows %lld..%lld do not cover output rows %lld..%lld", (long long)x->lo[0],
+		              (long long)x->hi[0], (long long)y->lo[0], (long long)y->hi[0]);
+		return 0;
+	}
+	return 1;
+}
+
+static void axpy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const cg_axpy_args_t *a = args;
+	tsr_accessor_t x, y;
+	const double *c = coef_future(ctx, 2);
+	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !same_rows(ctx, &x, &y))
+		return;
+	const double s = a->scale * *c;
+	if (s == 0.0)
+		return;
+	cg_axpy_range(y.hi[0] - y.lo[0] + 1, s, &TSR_AT1(&x, const double, y.lo[0]), (double *)y.ptr);
+}
+
+static void xpay_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const cg_xpay_args_t *a = args;
+	tsr_accessor_t x, y;
+	const double *c = coef_future(ctx, 2);
+	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !same_rows(ctx, &x, &y))
+		return;
+	cg_xpay_range(y.hi[0] - y.lo[0] + 1, *c, &TSR_AT1(&x, const double, y.lo[0]), (double *)y.ptr);
+}
+
+static void dot_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const cg_dot_args_t *a = args;
+	tsr_accessor_t u, v;
+	if (tsr_ctx_accessor(ctx, 0, a->fa, TSR_F64, TSR_READ, &u) ||
+	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !same_rows(ctx, &v, &u))
+		return;
+	double s = cg_dot_range(u.hi[0] - u.lo[0] + 1, (const double *)u.ptr, &TSR_AT1(&v, const double, u.lo[0]));
+	tsr_ctx_return(ctx, &s);
+}
+
+static void spmv_csr_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const cg_spmv_args_t *a = args;
+	tsr_accessor_t rp, col, val, x, y;
+	if (tsr_ctx_accessor(ctx, 0, a->frp, TSR_I64, TSR_READ, &rp) ||
+	    tsr_ctx_accessor(ctx, 1, a->fcol, TSR_I32, TSR_READ, &col) ||
+	    tsr_ctx_accessor(ctx, 1, a->fval, TSR_F64, TSR_READ, &val) ||
+	    tsr_ctx_accessor(ctx, 2, a->fx, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 3, a->fy, TSR_F64, TSR_WRITE, &y))
+		return;
+	const int64_t lo = y.lo[0], hi = y.hi[0];
+	if (rp.lo[0] > lo || rp.hi[0] < hi + 1) {
+		tsr_ctx_error(ctx, "row pointers %lld..%lld do not cover rows %lld..%lld plus one", (long long)rp.lo[0],
+		              (long long)rp.hi[0], (long long)lo, (long long)hi);
+		return;
+	}
+	const int64_t *r = &TSR_AT1(&rp, const int64_t, lo);
+	if (col.lo[0] > r[0] || col.hi[0] < r[hi - lo + 1] - 1) {
+		tsr_ctx_error(ctx, "nonzeros %lld..%lld do not cover rows %lld..%lld (nonzeros %lld..%lld)",
+		              (long long)col.lo[0], (long long)col.hi[0], (long long)lo, (long long)hi, (long long)r[0],
+		              (long long)r[hi - lo + 1] - 1);
+		return;
+	}
+	/* The block's columns are not checked against x's bounds here: that is a pass over every
+	 * column index; apps/cg builds x's partition from the columns themselves. */
+	cg_spmv_csr_range(lo, hi, r, &TSR_AT1(&col, const int32_t, r[0]), &TSR_AT1(&val, const double, r[0]),
+	                  (const double *)x.ptr, x.lo[0], (double *)y.ptr);
+}
+
+static void stencil_cpu(tsr_ctx_t *ctx, const void *args, int dim)
+{
+	const cg_stencil_args_t *a = args;
+	tsr_accessor_t x, y;
+	if (tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_WRITE, &y))
+		return;
+	const int64_t h = dim == 2 ? a->nx : a->nx * a->ny;
+	const int64_t last = a->nx * a->ny * (dim == 2 ? 1 : a->nz) - 1;
+	const int64_t need_lo = y.lo[0] - h < 0 ? 0 : y.lo[0] - h;
+	const int64_t need_hi = y.hi[0] + h > last ? last : y.hi[0] + h;
+	if (x.lo[0] > need_lo || x.hi[0] < need_hi) {
+		tsr_ctx_error(ctx, "input rows %lld..%lld do not hold the ghost rows %lld..%lld of rows %lld..%lld",
+		              (long long)x.lo[0], (long long)x.hi[0], (long long)need_lo, (long long)need_hi,
+		              (long long)y.lo[0], (long long)y.hi[0]);
+		return;
+	}
+	if (dim == 2)
+		cg_stencil2d_range(y.lo[0], y.hi[0], a->nx, a->ny, (const double *)x.ptr, x.lo[0], (double *)y.ptr);
+	else
+		cg_stencil3d_range(y.lo[0], y.hi[0], a->nx, a->ny, a->nz, (const double *)x.ptr, x.lo[0], (double *)y.ptr);
+}
+
+static void stencil2d_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	stencil_cpu(ctx, args, 2);
+}
+
+static void stencil3d_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	stencil_cpu(ctx, args, 3);
+}
+
+static void alpha_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const cg_state_t *s = tsr_ctx_future(ctx, 0);
+	const double *pAp = tsr_ctx_future(ctx, 1);
+	if (!s || !pAp)
+		return;
+	double alpha = cg_alpha_value(s, *pAp);
+	tsr_ctx_return(ctx, &alpha);
+}
+
+static void state_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const cg_state_args_t *a = args;
+	cg_state_t s;
+	if (a->first) {
+		const double *rr = tsr_ctx_future(ctx, 0);
+		if (!rr)
+			return;
+		s = cg_state_first(*rr, a->tol2);
+	} else {
+		const cg_state_t *prev = tsr_ctx_future(ctx, 0);
+		const double *rr = tsr_ctx_future(ctx, 1);
+		if (!prev || !rr)
+			return;
+		s = cg_state_next(prev, *rr);
+	}
+	tsr_ctx_return(ctx, &s);
+}
+
+/* ------------------------------------------------------------ registration */
+
+#ifdef TSR_HAVE_CUDA
+#define CUDA_VARIANT(f) f
+#else
+#define CUDA_VARIANT(f) NULL
+#endif
+
+int cg_tasks_register(cg_tasks_t *t)
+{
+	const struct { tsr_task_t *slot; tsr_task_desc_t d; } all[] = {
+		{&t->axpy, {"cg_axpy", axpy_cpu, CUDA_VARIANT(cg_axpy_cuda), TSR_NONE, 0}},
+		{&t->xpay, {"cg_xpay", xpay_cpu, CUDA_VARIANT(cg_xpay_cuda), TSR_NONE, 0}},
+		{&t->dot, {"cg_dot", dot_cpu, CUDA_VARIANT(cg_dot_cuda), TSR_F64, 0}},
+		{&t->spmv_csr, {"cg_spmv_csr", spmv_csr_cpu, CUDA_VARIANT(cg_spmv_csr_cuda), TSR_NONE, 0}},
+		{&t->stencil2d, {"cg_stencil2d", stencil2d_cpu, CUDA_VARIANT(cg_stencil2d_cuda), TSR_NONE, 0}},
+		{&t->stencil3d, {"cg_stencil3d", stencil3d_cpu, CUDA_VARIANT(cg_stencil3d_cuda), TSR_NONE, 0}},
+		{&t->alpha, {"cg_alpha", alpha_cpu, CUDA_VARIANT(cg_alpha_cuda), TSR_F64, 0}},
+		{&t->state, {"cg_state", state_cpu, CUDA_VARIANT(cg_state_cuda), TSR_BYTES, sizeof(cg_state_t)}},
+	};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		int rc = tsr_task_register(&all[i].d, all[i].slot);
+		if (rc)
+			return rc;
+	}
+	return TSR_OK;
+}

@@ -1,0 +1,151 @@
+/* cg_kernels.h: the task variants of conjugate gradient (vector updates, dot products, CSR and
+ * matrix-free Poisson operators, and the two scalar steps), each with a CPU and a CUDA variant. */
+#ifndef CG_KERNELS_H
+#define CG_KERNELS_H
+
+#include <stdint.h>
+#include <tessera.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every vector task works on one block of rows of 1-D f64 regions; its requirements are fixed
+ * below (req k = k-th element of the launch's requirement array) and its by-value arguments name
+ * the fields. A "coefficient future" is read as the double at offset 0 of the future's value, so
+ * a TSR_F64 future and a TSR_BYTES future whose struct starts with a double (cg_state_t) both work. */
+typedef struct cg_tasks {
+	tsr_task_t axpy;       /* y += scale * c * x                                   */
+	tsr_task_t xpay;       /* y = x + c * y                                        */
+	tsr_task_t dot;        /* returns sum over the block of a[i] * b[i] (TSR_F64)  */
+	tsr_task_t spmv_csr;   /* y = A x, A in CSR                                    */
+	tsr_task_t stencil2d;  /* y = A x, A the 2-D 5-point Poisson operator          */
+	tsr_task_t stencil3d;  /* y = A x, A the 3-D 7-point Poisson operator          */
+	tsr_task_t alpha;      /* CG step length from the state and p.Ap (TSR_F64)     */
+	tsr_task_t state;      /* CG state after an iteration (TSR_BYTES, cg_state_t)  */
+} cg_tasks_t;
+
+/* Register every task above (CPU variants, and CUDA variants when they were compiled). */
+int cg_tasks_register(cg_tasks_t *t);
+
+/* axpy. req 0: x READ (field fx); req 1: y READ_WRITE (field fy); req 2: coefficient future c.
+ * When scale * c == 0 the block is left untouched: y + 0 * x == y for finite x, and CG relies on
+ * it to freeze x and r after convergence without the host waiting (see apps/cg/README.md). */
+typedef struct cg_axpy_args { double scale; tsr_field_t fx, fy; } cg_axpy_args_t;
+
+/* xpay. req 0: x READ (field fx); req 1: y READ_WRITE (field fy); req 2: coefficient future c. */
+typedef struct cg_xpay_args { tsr_field_t fx, fy; } cg_xpay_args_t;
+
+/* dot. Field fa is in req 0, field fb in req `rb` (0 when both fields come through the same
+ * requirement, 1 otherwise). Both READ. Index-launch it with TSR_SUM to get the full product. */
+typedef struct cg_dot_args { tsr_field_t fa, fb; int rb; } cg_dot_args_t;
+
+/* spmv_csr over rows lo..hi (the bounds of req 3).
+ * req 0: row pointers (TSR_I64, field frp) over lo..hi+1, READ (an aliased partition: neighbours
+ *        share one entry);
+ * req 1: the block's nonzeros row_ptr[lo]..row_ptr[hi+1]-1: columns (TSR_I32, fcol) and values
+ *        (TSR_F64, fval), READ;
+ * req 2: x (field fx) over at least every column the block's rows touch, READ (an aliased
+ *        partition of the vector: the block plus its ghost rows);
+ * req 3: y (field fy) over lo..hi, WRITE. */
+typedef struct cg_spmv_args { tsr_field_t frp, fcol, fval, fx, fy; } cg_spmv_args_t;
+
+/* stencil2d / stencil3d over rows lo..hi (the bounds of req 1) of the Poisson matrix on an
+ * nx x ny (x nz) grid numbered x fastest, Dirichlet boundary (neighbours outside the grid are 0):
+ * y[i] = 2*dim*x[i] - sum of x over the grid neighbours of i.
+ * req 0: x (field fx) READ over lo-h..hi+h clipped to the vector, h = nx (2-D) or nx*ny (3-D);
+ * req 1: y (field fy) WRITE over lo..hi. nz is ignored in 2-D. */
+typedef struct cg_stencil_args { int64_t nx, ny, nz; tsr_field_t fx, fy; } cg_stencil_args_t;
+
+/* CG scalars, kept in futures so the host never waits inside an iteration.
+ * beta comes first so that the state is itself a coefficient future for xpay. */
+typedef struct cg_state {
+	double beta;      /* rr / rr of the previous iteration; 0 once converged          */
+	double rr;        /* r.r after this iteration (frozen at convergence)             */
+	double bb;        /* b.b: the tolerance is relative to |b|                        */
+	double tol2;      /* converged when rr <= tol2 * bb                               */
+	int64_t iter;     /* iterations done (frozen at convergence)                      */
+	int64_t live;     /* 1 while not converged                                        */
+} cg_state_t;
+
+/* alpha: returns (TSR_F64) state.live ? state.rr / pAp : 0.
+ * req 0: state future (cg_state_t); req 1: pAp future (TSR_F64). No arguments. */
+
+/* state. First call (args.first = 1): req 0 is the r.r future of the initial residual; returns
+ * {beta 0, rr, bb = rr, tol2, iter 0, live = !(rr <= tol2 * bb)}. Later calls: req 0 is the previous
+ * state, req 1 the new r.r future; returns the next state, or the previous one with beta = 0 if it
+ * had already converged. */
+typedef struct cg_state_args { double tol2; int first; } cg_state_args_t;
+
+/* Plain C kernels on one contiguous range of rows, shared by the CPU variants and the OpenMP
+ * baseline of apps/cg (so that the two differ only by how the work is run). Every array is passed
+ * as a pointer to its first element and the global index of that element, so no pointer is ever
+ * formed outside an array. */
+void cg_axpy_range(int64_t n, double a, const double *x, double *y);        /* y += a x */
+void cg_xpay_range(int64_t n, double a, const double *x, double *y);        /* y = x + a y */
+double cg_dot_range(int64_t n, const double *a, const double *b);
+/* y[i - lo] = sum_k val[k - k0] * x[col[k - k0] - xlo] for rows i = lo..hi, k in rp[i-lo]..rp[i-lo+1]-1,
+ * where rp holds row_ptr[lo..hi+1] and k0 = rp[0]. */
+void cg_spmv_csr_range(int64_t lo, int64_t hi, const int64_t *rp, const int32_t *col, const double *val,
+                       const double *x, int64_t xlo, double *y);
+/* y[i - lo] = (A x)[i] for rows lo..hi of the Poisson operator; x[g - xlo] is global row g. */
+void cg_stencil2d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, const double *x, int64_t xlo, double *y);
+void cg_stencil3d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, const double *x, int64_t xlo,
+                        double *y);
+
+/* The scalar steps: one definition for the CPU variants, the CUDA variants (device code) and
+ * the sequential reference in apps/cg, so all three take the same decisions. */
+#ifdef __CUDACC__
+#define CG_HD __host__ __device__
+#else
+#define CG_HD
+#endif
+static inline CG_HD double cg_alpha_value(const cg_state_t *s, double pAp)
+{
+	return s->live ? s->rr / pAp : 0.0;
+}
+static inline CG_HD int cg_converged(double rr, double tol2, double bb)
+{
+	return rr <= tol2 * bb;   /* false for NaN: a diverged run keeps going to maxiter */
+}
+static inline CG_HD cg_state_t cg_state_first(double rr, double tol2)
+{
+	cg_state_t s;
+	s.beta = 0.0;
+	s.rr = rr;
+	s.bb = rr;
+	s.tol2 = tol2;
+	s.iter = 0;
+	s.live = !cg_converged(rr, tol2, rr);
+	return s;
+}
+static inline CG_HD cg_state_t cg_state_next(const cg_state_t *prev, double rr)
+{
+	cg_state_t s = *prev;
+	if (!prev->live) {
+		s.beta = 0.0;   /* frozen: x and r no longer move (alpha is 0), p is irrelevant */
+		return s;
+	}
+	s.beta = rr / prev->rr;
+	s.rr = rr;
+	s.iter = prev->iter + 1;
+	s.live = !cg_converged(rr, prev->tol2, prev->bb);
+	return s;
+}
+
+#ifdef TSR_HAVE_CUDA
+/* CUDA variants (tasks/cg_cuda.cu), registered by cg_tasks_register. */
+void cg_axpy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_xpay_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_dot_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_spmv_csr_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_stencil2d_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_stencil3d_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_alpha_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_state_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CG_KERNELS_H */

@@ -28,6 +28,8 @@ START_TEST(region_with_empty_bounds_refused)
 	CK_TSR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f));
 	CK_TSR_ERR(tsr_region_create("empty", tsr_box1(5, 4), fs, &r), TSR_EBOUNDS, "empty");
 	CK_TSR_ERR(tsr_region_create("flat", tsr_box2(0, 3, 2, 1), fs, &r), TSR_EBOUNDS, "flat");
+	/* each extent fits, but a plane would wrap StarPU's 32-bit leading dimension */
+	CK_TSR_ERR(tsr_region_create("huge", tsr_box3(0, 69999, 0, 69999, 0, 1), fs, &r), TSR_EBOUNDS, "huge", "plane");
 	CK_TSR(tsr_fspace_destroy(fs));
 }
 END_TEST

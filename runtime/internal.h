@@ -209,8 +209,10 @@ int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
-int tsr__map_task(struct starpu_task *task, struct tsr_ctx *ctx, const struct tsr_partition *part, int color,
-                  tsr_box_t domain);
+int tsr__map_needed(const struct tsr_partition *part);
+int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
+                    const struct tsr_partition *part, int color, tsr_mapping_t *m);
+void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
 void tsr__mapper_reset(void);
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
 

@@ -184,10 +184,21 @@ static void fold_init(void)
 
 struct pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
 
+/* The requirement whose color maps a point (owners, locality): the first partition requirement
+ * that writes, else the first partition requirement; -1 if none. */
+static int map_req(int n, const struct rreq *q)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+			if (q[i].kind == TSR_REQ_PARTITION && (pass == 1 || q[i].priv != TSR_READ))
+				return i;
+	return -1;
+}
+
 /* Submit one point: coherence, then the StarPU task. subs[i] is the region of requirement i. */
 static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_region **subs, int pdim,
                         const int64_t point[3], const void *args, size_t arglen, struct tsr_future *res, int res_op,
-                        struct pending_fold *folds, int *nfolds, tsr_box_t domain)
+                        struct pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
 {
 	int nbuf = res ? 1 : 0;
 	for (int i = 0; i < n; i++)
@@ -250,8 +261,10 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	struct starpu_task *task = starpu_task_create();
 	if (!ctx || !task) {
 		free(ctx);
-		if (task)
+		if (task) {
+			task->destroy = 0;
 			starpu_task_destroy(task);
+		}
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", t->name);
 	}
 	memset(ctx, 0, sizeof *ctx);
@@ -273,6 +286,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
 		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
 		if (!task->dyn_handles || !task->dyn_modes) {
+			task->destroy = 0;
 			starpu_task_destroy(task);
 			return tsr__err(TSR_ENOMEM, "task '%s': out of memory", t->name);
 		}
@@ -357,20 +371,14 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	task->nbuffers = b;
 	if (cpu_only)
 		task->where = STARPU_CPU;
-	/* mapping: the first partition requirement gives the color (a written one if any) */
-	const struct tsr_partition *mp = NULL;
-	int mcolor = -1;
-	for (int pass = 0; pass < 2 && !mp; pass++)
-		for (int i = 0; i < n && !mp; i++)
-			if (q[i].kind == TSR_REQ_PARTITION && (pass == 1 || q[i].priv != TSR_READ)) {
-				mp = subs[i]->parent_part;
-				mcolor = subs[i]->color_index;
-			}
-	int rc = tsr__map_task(task, ctx, mp, mcolor, domain);
-	if (rc) {
-		starpu_task_destroy(task);
-		return rc;
+	int mr = map_req(n, q);
+	if (mr >= 0) {   /* the locality policy keeps a color on one worker */
+		ctx->aff_color = subs[mr]->color_index;
+		ctx->aff_ncolors = q[mr].part->ncolors;
 	}
+	if (map)
+		tsr__map_apply(task, map);
+	int rc;
 	if (tsr__dag_on) {
 		ctx->dag_id = tsr__dag_task(t, pdim, point);
 		for (int i = 0; i < n; i++)
@@ -468,7 +476,16 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
 	int64_t point[3] = {0, 0, 0};
-	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res, 0, folds, &nfolds, tsr_box1(0, 0));
+	tsr_mapping_t map;
+	if (tsr__map_needed(NULL) && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, &map))) {
+		if (res) {
+			tsr__future_free(res);
+			result->id = 0;
+		}
+		return rc;
+	}
+	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res, 0, folds, &nfolds,
+	                  tsr__map_needed(NULL) ? &map : NULL);
 	if (!rc)
 		rc = submit_folds(folds, nfolds);
 	if (rc && res) {
@@ -573,8 +590,34 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		}
 		free(seen);
 	}
+	/* Mapping decisions for every point, before anything is submitted. */
+	int mr = map_req(nreqs, q);
+	const struct tsr_partition *mpart = mr >= 0 ? q[mr].part : NULL;
+	tsr_mapping_t *maps = NULL;
+	if (tsr__map_needed(mpart)) {
+		maps = malloc((size_t)npoints * sizeof *maps);
+		if (!maps) {
+			free(colors);
+			return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+		}
+		for (int64_t pi = 0; pi < npoints; pi++) {
+			int64_t point[3] = {0, 0, 0}, rest = pi;
+			for (int d = 0; d < domain.dim; d++) {
+				int64_t e = domain.hi[d] - domain.lo[d] + 1;
+				point[d] = domain.lo[d] + rest % e;
+				rest /= e;
+			}
+			rc = tsr__map_decide(t, domain.dim, point, domain, mpart, mr >= 0 ? colors[pi * nreqs + mr] : -1, &maps[pi]);
+			if (rc) {
+				free(maps);
+				free(colors);
+				return rc;
+			}
+		}
+	}
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, redop, "tsr_index_launch", &res))) {
+		free(maps);
 		free(colors);
 		return rc;
 	}
@@ -600,12 +643,13 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
 		int pfolds = nfolds;
 		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res, result ? redop : 0, folds, &nfolds,
-		                  domain);
+		                  maps ? &maps[pi] : NULL);
 		(void)pfolds;
 	}
 	if (!rc)
 		rc = submit_folds(folds, nfolds);
 	free(folds);
+	free(maps);
 	free(colors);
 	if (rc && res) {
 		/* points already submitted keep their reference through StarPU; the future goes away with them */

@@ -59,39 +59,53 @@ int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int wor
 	return TSR_OK;
 }
 
-/* Apply owner and mapper decisions to a point task about to be submitted. */
-int tsr__map_task(struct starpu_task *task, struct tsr_ctx *ctx, const struct tsr_partition *part, int color,
-                  tsr_box_t domain)
+/* Does any point of a launch whose mapping partition is `part` need a decision? */
+int tsr__map_needed(const struct tsr_partition *part)
+{
+	return mapper != NULL || (part && part->owners);
+}
+
+/* Decide where a point task runs (owner, then the mapper), validated before anything is
+ * submitted so that a refused mapping leaves no point of the launch behind. */
+int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
+                    const struct tsr_partition *part, int color, tsr_mapping_t *m)
 {
 	int owner = part && part->owners ? part->owners[color] : -1;
-	if (part) {
-		ctx->aff_color = color;
-		ctx->aff_ncolors = part->ncolors;
-	}
-	if (!mapper && owner < 0)
-		return TSR_OK;
-	tsr_mapping_t m = {TSR_WORKER_ANY, owner, 0};
+	m->kind = TSR_WORKER_ANY;
+	m->worker = owner;
+	m->priority = 0;
 	if (mapper) {
-		tsr_map_query_t q = {ctx->task->name, ctx->point_dim, {ctx->point[0], ctx->point[1], ctx->point[2]}, domain, owner};
-		mapper(&q, &m, mapper_arg);
+		tsr_map_query_t q = {t->name, pdim, {point[0], point[1], point[2]}, domain, owner};
+		mapper(&q, m, mapper_arg);
 	}
 	char ps[64];
-	if (m.worker >= (int)starpu_worker_get_count() || m.worker < -1)
-		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: worker %d does not exist (%u workers)", ctx->task->name,
-		                tsr__color_str(ctx->point_dim ? ctx->point_dim : 1, ctx->point, ps, sizeof ps), m.worker,
-		                starpu_worker_get_count());
-	if (m.worker >= 0) {
-		tsr_worker_kind_t k = tsr_worker_kind(m.worker);
-		if ((k == TSR_WORKER_CPU && !ctx->task->cpu) || (k == TSR_WORKER_CUDA && !ctx->task->cuda))
-			return tsr__err(TSR_ENODEV, "mapper: task '%s' has no %s variant for worker %d", ctx->task->name,
-			                k == TSR_WORKER_CPU ? "CPU" : "CUDA", m.worker);
+	tsr__color_str(pdim ? pdim : 1, point, ps, sizeof ps);
+	int nw = (int)starpu_worker_get_count();
+	if (m->worker >= nw || m->worker < -1)
+		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: worker %d does not exist (%d workers)", t->name, ps,
+		                m->worker, nw);
+	if (m->kind != TSR_WORKER_ANY && m->kind != TSR_WORKER_CPU && m->kind != TSR_WORKER_CUDA)
+		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: invalid worker kind %d", t->name, ps, (int)m->kind);
+	tsr_worker_kind_t k = m->worker >= 0 ? tsr_worker_kind(m->worker) : m->kind;
+	if ((k == TSR_WORKER_CPU && !t->cpu) || (k == TSR_WORKER_CUDA && !t->cuda))
+		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to a %s worker but has no %s variant", t->name,
+		                ps, k == TSR_WORKER_CPU ? "CPU" : "CUDA", k == TSR_WORKER_CPU ? "CPU" : "CUDA");
+	if (m->worker < 0 && k == TSR_WORKER_CUDA && starpu_cuda_worker_get_count() == 0)
+		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to CUDA workers but none is running", t->name, ps);
+	if (m->worker < 0 && k == TSR_WORKER_CPU && starpu_cpu_worker_get_count() == 0)
+		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to CPU workers but none is running", t->name, ps);
+	return TSR_OK;
+}
+
+void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m)
+{
+	if (m->worker >= 0) {
 		task->execute_on_a_specific_worker = 1;
-		task->workerid = m.worker;
-	} else if (m.kind == TSR_WORKER_CPU) {
+		task->workerid = m->worker;
+	} else if (m->kind == TSR_WORKER_CPU) {
 		task->where = STARPU_CPU;
-	} else if (m.kind == TSR_WORKER_CUDA) {
+	} else if (m->kind == TSR_WORKER_CUDA) {
 		task->where = STARPU_CUDA;
 	}
-	task->priority = m.priority;
-	return TSR_OK;
+	task->priority = m->priority;
 }

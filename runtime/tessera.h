@@ -281,7 +281,8 @@ typedef struct tsr_map_query {
 	int point_dim;          /* 0 for a single launch */
 	int64_t point[3];
 	tsr_box_t domain;       /* launch domain (index launches) */
-	int owner;              /* owner worker of the first partition requirement's color, or -1 */
+	int owner;              /* owner of the color of the first partition requirement that writes
+	                         * (else the first partition requirement), or -1 */
 } tsr_map_query_t;
 typedef struct tsr_mapping {
 	tsr_worker_kind_t kind; /* restrict to one kind of worker (ANY: no restriction) */
@@ -291,7 +292,8 @@ typedef struct tsr_mapping {
 /* Called for every point task at submission; on entry *m says "owner, else anywhere". */
 typedef void (*tsr_mapper_fn)(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg);
 int tsr_set_mapper(tsr_mapper_fn fn, void *arg);   /* NULL: back to the default */
-/* Pin the point tasks whose first partition requirement has this color to `worker` (-1: unpin). */
+/* Pin the point tasks of index launches whose mapping requirement (see tsr_map_query_t.owner) has
+ * this color to `worker` (-1: unpin). */
 int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worker);
 /* Names and one-line descriptions of every selectable policy (StarPU's and Tessera's); works
  * before tsr_init. Returns how many exist (fills at most max). */

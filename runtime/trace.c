@@ -20,8 +20,10 @@ struct dnode {
 	int *pred, npred, cappred;
 };
 struct dedge { int from, to; char label[160]; };
-struct dacc { int task; tsr_box_t box; tsr_privilege_t priv; char region[96]; };
-struct daccs { struct dacc *v; int n, cap; };
+struct dacc { int task; long seq; tsr_box_t box; tsr_privilege_t priv; };
+/* Per root field: writes (and reductions) and reads since, kept apart so that a read only scans
+ * the writes; a read-only field (a matrix) then costs nothing however long the run. */
+struct daccs { struct dacc *w, *r; int nw, capw, nr, capr; long seq; };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ev *evs;
@@ -186,7 +188,7 @@ static const char *pname(tsr_privilege_t p)
 }
 
 /* Task `id` accesses field f of subregion s with privilege priv: edges from earlier conflicting
- * accesses to overlapping data, newest first, until a write that covers the box. */
+ * accesses to overlapping data, newest first, back to the newest write that covers the box. */
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv)
 {
 	struct tsr_node *root = &s->root->nodes[f];
@@ -199,35 +201,56 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 	}
 	pthread_mutex_lock(&lock);
 	int writes = priv != TSR_READ;
-	for (int i = a->n - 1; i >= 0; i--) {
-		struct dacc *e = &a->v[i];
+	char label[160];
+	long cover = -1;   /* seq of the newest covering plain write */
+	for (int i = a->nw - 1; i >= 0; i--) {
+		struct dacc *e = &a->w[i];
 		if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
 			continue;
-		int ew = e->priv != TSR_READ;
-		if (!ew && !writes)
-			continue;
-		if (TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)
-			continue;   /* reductions with one operator do not order each other */
-		char label[160];
-		snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name, pname(e->priv), pname(priv));
-		add_edge(e->task, id, label);
-		if (ew && !TSR_PRIV_IS_REDUCE(e->priv) && tsr_box_contains(e->box, s->bounds))
-			break;      /* everything older is ordered before this write */
+		if (!(TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)) {   /* one operator: no order */
+			snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name, pname(e->priv), pname(priv));
+			add_edge(e->task, id, label);
+		}
+		if (!TSR_PRIV_IS_REDUCE(e->priv) && tsr_box_contains(e->box, s->bounds)) {
+			cover = e->seq;
+			break;
+		}
 	}
+	if (writes)
+		for (int i = a->nr - 1; i >= 0; i--) {
+			struct dacc *e = &a->r[i];
+			if (e->seq < cover)
+				break;
+			if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
+				continue;
+			snprintf(label, sizeof label, "%s.%s READ->%s", s->name, s->fields[f].name, pname(priv));
+			add_edge(e->task, id, label);
+		}
 	if (writes && !TSR_PRIV_IS_REDUCE(priv)) {
 		/* accesses this write covers are superseded */
 		int k = 0;
-		for (int i = 0; i < a->n; i++)
-			if (!tsr_box_contains(s->bounds, a->v[i].box))
-				a->v[k++] = a->v[i];
-		a->n = k;
+		for (int i = 0; i < a->nw; i++)
+			if (!tsr_box_contains(s->bounds, a->w[i].box))
+				a->w[k++] = a->w[i];
+		a->nw = k;
+		k = 0;
+		for (int i = 0; i < a->nr; i++)
+			if (!tsr_box_contains(s->bounds, a->r[i].box))
+				a->r[k++] = a->r[i];
+		a->nr = k;
 	}
-	GROW(a->v, a->n, a->cap, 8);
-	struct dacc *e = &a->v[a->n++];
+	struct dacc *e;
+	if (writes) {
+		GROW(a->w, a->nw, a->capw, 8);
+		e = &a->w[a->nw++];
+	} else {
+		GROW(a->r, a->nr, a->capr, 8);
+		e = &a->r[a->nr++];
+	}
 	e->task = id;
+	e->seq = a->seq++;
 	e->box = s->bounds;
 	e->priv = priv;
-	snprintf(e->region, sizeof e->region, "%s", s->name);
 	if (tsr__critpath_on)
 		propagate(id);
 	pthread_mutex_unlock(&lock);
@@ -237,7 +260,8 @@ void tsr__dag_node_free(struct tsr_node *n)
 {
 	struct daccs *a = n->dag;
 	if (a) {
-		free(a->v);
+		free(a->w);
+		free(a->r);
 		free(a);
 		n->dag = NULL;
 	}
@@ -249,6 +273,19 @@ static void point_label(int pdim, const int64_t p[3], char *buf, size_t n)
 		buf[0] = 0;
 	else
 		tsr__color_str(pdim, p, buf, n);
+}
+
+/* Write s with the characters that JSON strings and dot labels cannot hold bare escaped. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
 }
 
 static void write_trace(const char *file)
@@ -267,14 +304,19 @@ static void write_trace(const char *file)
 	for (int w = 0; w < nw; w++) {
 		char name[64];
 		starpu_worker_get_name(w, name, sizeof name);
-		fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"%s\"}},\n", w, name);
+		fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"", w);
+		put_escaped(f, name);
+		fprintf(f, "\"}},\n");
 	}
 	for (size_t i = 0; i < nevs; i++) {
 		char pl[64];
 		point_label(evs[i].pdim, evs[i].point, pl, sizeof pl);
-		fprintf(f, "{\"name\":\"%s%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-		        "\"args\":{\"task\":\"%s\",\"color\":\"%s\",\"worker\":%d}},\n", evs[i].task->name, pl, evs[i].worker,
-		        evs[i].start - base, evs[i].end - evs[i].start, evs[i].task->name, pl, evs[i].worker);
+		fprintf(f, "{\"name\":\"");
+		put_escaped(f, evs[i].task->name);
+		fprintf(f, "%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task\":\"", pl,
+		        evs[i].worker, evs[i].start - base, evs[i].end - evs[i].start);
+		put_escaped(f, evs[i].task->name);
+		fprintf(f, "\",\"color\":\"%s\",\"worker\":%d}},\n", pl, evs[i].worker);
 	}
 	/* Transfers: StarPU (without FxT) reports totals per bus. */
 	int nbus = starpu_bus_get_count();
@@ -301,10 +343,15 @@ static void write_dag(const char *file)
 	for (int i = 0; i < nnodes; i++) {
 		char pl[64];
 		point_label(nodes[i].pdim, nodes[i].point, pl, sizeof pl);
-		fprintf(f, "  t%d [label=\"%d: %s%s\"];\n", i, i, nodes[i].task->name, pl);
+		fprintf(f, "  t%d [label=\"%d: ", i, i);
+		put_escaped(f, nodes[i].task->name);
+		fprintf(f, "%s\"];\n", pl);
 	}
-	for (int i = 0; i < nedges; i++)
-		fprintf(f, "  t%d -> t%d [label=\"%s\"];\n", edges[i].from, edges[i].to, edges[i].label);
+	for (int i = 0; i < nedges; i++) {
+		fprintf(f, "  t%d -> t%d [label=\"", edges[i].from, edges[i].to);
+		put_escaped(f, edges[i].label);
+		fprintf(f, "\"];\n");
+	}
 	fprintf(f, "}\n");
 	fclose(f);
 }

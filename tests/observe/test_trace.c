@@ -1,0 +1,506 @@
+/* test_trace.c: TSR_TRACE (Chrome trace events: one "X" event per task with its name, color, worker,
+ * start and end) and TSR_STATS / tsr_stats_get (exact counts per task name, times, the table and the
+ * idle fraction printed at finalize), on small programs whose tasks are known in advance. */
+#include <fcntl.h>
+#include "observe.h"
+
+/* ------------------------------------------------------------------ tasks */
+
+/* Spin (not sleep) so that a task's measured duration has a known lower bound even on a loaded machine. */
+static void spin_us(double us)
+{
+	double t0 = tsr_test_now();
+	while ((tsr_test_now() - t0) * 1e6 < us)
+		;
+}
+
+/* work: each point writes its own number into x and the worker it runs on into w (its tile). */
+static void work(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	int64_t p[3];
+	tsr_accessor_t x, w;
+	tsr_ctx_point(ctx, p);
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x) || tsr_ctx_accessor(ctx, 0, 1, TSR_I32, TSR_WRITE, &w))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++) {
+		TSR_AT1(&x, double, i) = (double)p[0];
+		TSR_AT1(&w, int32_t, i) = tsr_ctx_worker(ctx);
+	}
+	spin_us(200);
+}
+
+/* solo: a single launch that adds 1 to the whole of x and logs its worker at log[k], k = args. */
+static void solo(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	int k = *(const int *)args;
+	tsr_accessor_t x, log;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x) || tsr_ctx_accessor(ctx, 1, 0, TSR_I32, TSR_READ_WRITE, &log))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
+		TSR_AT1(&x, double, i) += 1.0;
+	TSR_AT1(&log, int32_t, k) = tsr_ctx_worker(ctx);
+	spin_us(200);
+}
+
+static tsr_task_t reg(const char *name, tsr_variant_fn fn)
+{
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn}, &t));
+	return t;
+}
+
+/* ------------------------------------------------- the program being traced */
+enum { NPOINTS = 6, TILE = 10, NSOLO = 3 };
+
+/* What the program observed of its own tasks, to compare with what the trace says. */
+struct observed {
+	int point_worker[NPOINTS];
+	int solo_worker[NSOLO];
+};
+
+/* NPOINTS "work" point tasks on tiles of v, then NSOLO "solo" tasks in a chain on the whole of v:
+ * NPOINTS + NSOLO tasks in all, nothing else (no fill, no copy). */
+static void traced_program(struct observed *obs)
+{
+	tsr_fspace_t fs;
+	tsr_field_t fx, fw, fl;
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "x", TSR_F64, 0, &fx));
+	CK_TSR(tsr_fspace_add(fs, "w", TSR_I32, 0, &fw));
+	tsr_region_t v, log;
+	CK_TSR(tsr_region_create("v", tsr_box1(0, NPOINTS * TILE - 1), fs, &v));
+	CK_TSR(tsr_fspace_destroy(fs));
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "worker", TSR_I32, 0, &fl));
+	CK_TSR(tsr_region_create("log", tsr_box1(0, NSOLO - 1), fs, &log));
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(v, tsr_box1(0, NPOINTS - 1), "tiles", &tiles));
+
+	tsr_task_t tw = reg("work", work), ts = reg("solo", solo);
+	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(fx, fw));
+	CK_TSR(tsr_index_launch(tw, tsr_box1(0, NPOINTS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	tsr_req_t qs[2] = {tsr_req_region(v, TSR_READ_WRITE, TSR_FIELDS(fx)), tsr_req_region(log, TSR_READ_WRITE, TSR_FIELDS(fl))};
+	for (int k = 0; k < NSOLO; k++)
+		CK_TSR(tsr_launch(ts, 2, qs, &k, sizeof k, NULL));
+
+	/* the program's own result, so a trace of wrong work cannot pass */
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(v, fx, TSR_READ, &a));
+	for (int64_t i = 0; i < NPOINTS * TILE; i++)
+		ck_assert_double_eq(TSR_AT1(&a, double, i), (double)(i / TILE) + NSOLO);
+	CK_TSR(tsr_unmap(v, fx));
+	CK_TSR(tsr_map(v, fw, TSR_READ, &a));
+	for (int p = 0; p < NPOINTS; p++)
+		obs->point_worker[p] = TSR_AT1(&a, int32_t, (int64_t)p * TILE);
+	CK_TSR(tsr_unmap(v, fw));
+	CK_TSR(tsr_map(log, fl, TSR_READ, &a));
+	for (int k = 0; k < NSOLO; k++)
+		obs->solo_worker[k] = TSR_AT1(&a, int32_t, k);
+	CK_TSR(tsr_unmap(log, fl));
+	CK_TSR(tsr_region_destroy(v));
+	CK_TSR(tsr_region_destroy(log));
+}
+
+/* ------------------------------------------------------- reading the trace */
+/* The file must be JSON (python's json.tool, as a user would check it); a second small script
+ * then flattens its events into tab-separated lines that C reads without a JSON parser:
+ * X name task color worker tid ts dur / T tid thread-name / C counter-name bytes. */
+static const char *const flatten_py =
+	"import json, sys\n"
+	"def reject(c):\n"
+	"    raise ValueError('not JSON: ' + c)\n"
+	"d = json.load(open(sys.argv[1]), parse_constant=reject)\n"
+	"for e in d['traceEvents']:\n"
+	"    ph = e.get('ph')\n"
+	"    if ph == 'X':\n"
+	"        a = e['args']\n"
+	"        print('X\\t%s\\t%s\\t%s\\t%d\\t%d\\t%.3f\\t%.3f' % (e['name'], a['task'], a['color'], a['worker'], e['tid'],"
+	" e['ts'], e['dur']))\n"
+	"    elif ph == 'M' and e.get('name') == 'thread_name':\n"
+	"        print('T\\t%d\\t%s' % (e['tid'], e['args']['name']))\n"
+	"    elif ph == 'C':\n"
+	"        print('C\\t%s\\t%d' % (e['name'], e['args']['bytes']))\n";
+
+struct xev { char name[64], task[64], color[32]; int worker, tid; double ts, dur; };
+
+/* Next tab-separated field of *s (empty fields allowed). */
+static char *field(char **s)
+{
+	char *f = strsep(s, "\t\n");
+	ck_assert_msg(f != NULL, "trace line has too few fields");
+	return f;
+}
+
+/* Check the JSON, and return its X events (*nthreads: thread_name entries, *ncounters: C events). */
+static int read_trace(const char *trace, struct xev *ev, int max, int *nthreads, int *ncounters)
+{
+	char cmd[1600];
+	snprintf(cmd, sizeof cmd, OBS_PYTHON " -m json.tool '%s' > /dev/null", trace);
+	ck_assert_msg(system(cmd) == 0, "%s is not valid JSON (python3 -m json.tool)", trace);
+	obs_write_file(obs_path("flatten.py"), flatten_py);
+	snprintf(cmd, sizeof cmd, OBS_PYTHON " '%s' '%s' > '%s'", obs_path("flatten.py"), trace, obs_path("events.tsv"));
+	ck_assert_msg(system(cmd) == 0, "%s lacks a field of the Chrome trace-event format", trace);
+	char *text = obs_slurp(obs_path("events.tsv")), *s = text, *line;
+	int n = 0;
+	*nthreads = *ncounters = 0;
+	while ((line = strsep(&s, "\n")) && *line) {
+		char *rest = line, *kind = field(&rest);
+		if (!strcmp(kind, "T")) {
+			(*nthreads)++;
+		} else if (!strcmp(kind, "C")) {
+			(*ncounters)++;
+		} else {
+			ck_assert_str_eq(kind, "X");
+			ck_assert_int_lt(n, max);
+			struct xev *e = &ev[n++];
+			snprintf(e->name, sizeof e->name, "%s", field(&rest));
+			snprintf(e->task, sizeof e->task, "%s", field(&rest));
+			snprintf(e->color, sizeof e->color, "%s", field(&rest));
+			e->worker = atoi(field(&rest));
+			e->tid = atoi(field(&rest));
+			e->ts = atof(field(&rest));
+			e->dur = atof(field(&rest));
+		}
+	}
+	free(text);
+	return n;
+}
+
+/* Exactly one event per task, each with the name, color and worker the program itself saw. */
+static void check_trace(const char *trace, const struct observed *obs, int nworkers)
+{
+	struct xev ev[64];
+	int nthreads, ncounters;
+	int n = read_trace(trace, ev, 64, &nthreads, &ncounters);
+	ck_assert_int_eq(n, NPOINTS + NSOLO);
+	ck_assert_int_eq(nthreads, nworkers);   /* one named timeline per worker */
+	int seen_point[NPOINTS] = {0}, seen_solo = 0;
+	const struct xev *solo_ev[NSOLO] = {NULL};
+	double last_work_end = 0;
+	for (int i = 0; i < n; i++) {
+		const struct xev *e = &ev[i];
+		ck_assert_int_ge(e->worker, 0);
+		ck_assert_int_lt(e->worker, nworkers);
+		ck_assert_int_eq(e->tid, e->worker);   /* the timeline is the worker's */
+		ck_assert(e->ts >= 0);
+		ck_assert_msg(e->dur >= 200 - 1e-3, "event %s lasted %.3f us, the task spins 200 us", e->name, e->dur);
+		if (!strcmp(e->task, "work")) {
+			int p = -1;
+			ck_assert_int_eq(sscanf(e->color, "(%d)", &p), 1);
+			ck_assert_int_ge(p, 0);
+			ck_assert_int_lt(p, NPOINTS);
+			seen_point[p]++;
+			char want[64];
+			snprintf(want, sizeof want, "work(%d)", p);
+			ck_assert_str_eq(e->name, want);
+			ck_assert_int_eq(e->worker, obs->point_worker[p]);
+			if (e->ts + e->dur > last_work_end)
+				last_work_end = e->ts + e->dur;
+		} else {
+			ck_assert_str_eq(e->task, "solo");
+			ck_assert_str_eq(e->name, "solo");
+			ck_assert_str_eq(e->color, "");   /* a single launch has no color */
+			ck_assert_int_lt(seen_solo, NSOLO);
+			solo_ev[seen_solo++] = e;
+		}
+	}
+	for (int p = 0; p < NPOINTS; p++)
+		ck_assert_int_eq(seen_point[p], 1);
+	ck_assert_int_eq(seen_solo, NSOLO);
+	/* The solo tasks form a chain after every work task: their intervals must say so
+	 * (1 ns of slack for the 3-decimal rounding of ts and dur). Sort them by start first. */
+	for (int i = 0; i < NSOLO; i++)
+		for (int j = i + 1; j < NSOLO; j++)
+			if (solo_ev[j]->ts < solo_ev[i]->ts) {
+				const struct xev *t = solo_ev[i];
+				solo_ev[i] = solo_ev[j];
+				solo_ev[j] = t;
+			}
+	ck_assert_msg(solo_ev[0]->ts >= last_work_end - 1e-3, "first solo starts at %.3f before the last work ends at %.3f",
+	              solo_ev[0]->ts, last_work_end);
+	for (int i = 1; i < NSOLO; i++)
+		ck_assert_msg(solo_ev[i]->ts >= solo_ev[i - 1]->ts + solo_ev[i - 1]->dur - 1e-3,
+		              "solo tasks overlap in the trace: [%.3f +%.3f] and [%.3f +%.3f]", solo_ev[i - 1]->ts,
+		              solo_ev[i - 1]->dur, solo_ev[i]->ts, solo_ev[i]->dur);
+	/* the k-th solo in time is the k-th launched: its worker is the one logged at log[k] */
+	for (int k = 0; k < NSOLO; k++)
+		ck_assert_int_eq(solo_ev[k]->worker, obs->solo_worker[k]);
+}
+
+START_TEST(trace_file_from_config_has_one_event_per_task)
+{
+	obs_mkdir();
+	obs_init("eager", 2, obs_path("trace.json"), NULL, 0);
+	int nw = tsr_worker_count();
+	struct observed obs;
+	traced_program(&obs);
+	CK_TSR(tsr_finalize());   /* the trace is written here */
+	check_trace(obs_path("trace.json"), &obs, nw);
+	obs_rmdir();
+}
+END_TEST
+
+START_TEST(trace_file_from_env_has_one_event_per_task)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_TRACE", obs_path("env-trace.json"), 1);
+	setenv("TSR_NCPU", "1", 1);
+	CK_TSR(tsr_init(NULL));
+	int nw = tsr_worker_count();
+	struct observed obs;
+	traced_program(&obs);
+	CK_TSR(tsr_finalize());
+	check_trace(obs_path("env-trace.json"), &obs, nw);
+	obs_rmdir();
+}
+END_TEST
+
+/* With no trace asked for, no file appears and tasks run as usual. */
+START_TEST(no_trace_file_unless_asked)
+{
+	obs_mkdir();
+	ck_assert_int_eq(chdir(obs_dir), 0);
+	obs_init(NULL, 1, NULL, NULL, 0);
+	struct observed obs;
+	traced_program(&obs);
+	CK_TSR(tsr_finalize());
+	FILE *p = popen("ls -A . | wc -l", "r");
+	ck_assert_ptr_nonnull(p);
+	int nfiles = -1;
+	ck_assert_int_eq(fscanf(p, "%d", &nfiles), 1);
+	pclose(p);
+	ck_assert_int_eq(nfiles, 0);
+	obs_rmdir();
+}
+END_TEST
+
+/* Names are the user's strings: a quote or a backslash in a task or region name must not break
+ * the JSON trace nor the dot graph (both escape them, and the trace gives the name back intact). */
+static void touch(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t x;
+	tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x);
+}
+
+START_TEST(trace_and_graph_escape_names)
+{
+	obs_mkdir();
+	obs_init("eager", 1, obs_path("q.json"), obs_path("q.dot"), 0);
+	tsr_region_t r = tsr_test_region_f64("the \"grid\" \\", tsr_box1(0, 3));
+	tsr_task_t t = reg("say \"hi\" \\", touch);
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+	struct xev ev[4];
+	int nthreads, ncounters;
+	ck_assert_int_eq(read_trace(obs_path("q.json"), ev, 4, &nthreads, &ncounters), 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_str_eq(ev[i].task, "say \"hi\" \\");
+		ck_assert_str_eq(ev[i].name, "say \"hi\" \\");
+	}
+	/* dot: every quote inside a label is escaped, so each line has an even number of bare quotes */
+	char *dot = obs_slurp(obs_path("q.dot")), *s = dot, *line;
+	int edges = 0;
+	while ((line = strsep(&s, "\n"))) {
+		int bare = 0;
+		for (char *c = line; *c; c++) {
+			if (*c == '\\' && c[1]) {
+				c++;   /* an escaped character */
+				continue;
+			}
+			bare += *c == '"';
+		}
+		ck_assert_msg(bare % 2 == 0, "unbalanced quotes in dot line: %s", line);
+		edges += strstr(line, "->") && strstr(line, "the \\\"grid\\\" \\\\.x") != NULL;
+	}
+	free(dot);
+	ck_assert_int_eq(edges, 1);
+	obs_rmdir();
+}
+END_TEST
+
+/* ------------------------------------------------------------------ stats */
+enum { NALPHA = 5, NBETA_POINTS = 7, NBETA_LAUNCHES = 2, SPIN_US = 300 };
+
+static void spin_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
+		TSR_AT1(&x, double, i) += 1.0;
+	spin_us(SPIN_US);
+}
+
+/* NALPHA "alpha" single launches and NBETA_LAUNCHES index launches of NBETA_POINTS "beta" points. */
+static void stats_program(void)
+{
+	tsr_region_t r = tsr_test_region_f64("s", tsr_box1(0, NBETA_POINTS * 4 - 1));
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NBETA_POINTS - 1), "tiles", &p));
+	tsr_task_t ta = reg("alpha", spin_task), tb = reg("beta", spin_task);
+	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)), qp = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
+	for (int i = 0; i < NALPHA; i++)
+		CK_TSR(tsr_launch(ta, 1, &qr, NULL, 0, NULL));
+	for (int i = 0; i < NBETA_LAUNCHES; i++)
+		CK_TSR(tsr_index_launch(tb, tsr_box1(0, NBETA_POINTS - 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_fence());
+	double v[NBETA_POINTS * 4];
+	tsr_test_read1(r, 0, v, NBETA_POINTS * 4);
+	for (int i = 0; i < NBETA_POINTS * 4; i++)
+		ck_assert_double_eq(v[i], NALPHA + NBETA_LAUNCHES);
+	CK_TSR(tsr_region_destroy(r));
+}
+
+static const tsr_task_stats_t *find_row(const tsr_task_stats_t *rows, int n, const char *name)
+{
+	const tsr_task_stats_t *found = NULL;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name)) {
+			ck_assert_msg(found == NULL, "two rows for task '%s' on CPU-only workers", name);
+			found = &rows[i];
+		}
+	ck_assert_msg(found != NULL, "no statistics row for task '%s'", name);
+	return found;
+}
+
+static void check_rows(void)
+{
+	tsr_task_stats_t rows[16];
+	int n = tsr_stats_get(rows, 16);
+	ck_assert_msg(n == 2, "expected rows for alpha and beta only, got %d (%s)", n, n < 0 ? tsr_last_error() : "");
+	const tsr_task_stats_t *a = find_row(rows, n, "alpha"), *b = find_row(rows, n, "beta");
+	ck_assert_int_eq(a->count, NALPHA);
+	ck_assert_int_eq(b->count, NBETA_POINTS * NBETA_LAUNCHES);
+	ck_assert_int_eq(a->kind, TSR_WORKER_CPU);
+	ck_assert_int_eq(b->kind, TSR_WORKER_CPU);
+	/* every task spins SPIN_US of wall time, so the totals have a lower bound whatever the load */
+	ck_assert_msg(a->total_us >= NALPHA * SPIN_US * 0.999, "alpha total %.1f us", a->total_us);
+	ck_assert_msg(b->total_us >= NBETA_POINTS * NBETA_LAUNCHES * SPIN_US * 0.999, "beta total %.1f us", b->total_us);
+	/* max bounds the copy */
+	ck_assert_int_eq(tsr_stats_get(rows, 1), 1);
+	ck_assert_int_eq(tsr_stats_get(rows, 0), 0);
+}
+
+START_TEST(stats_count_every_task_by_name)
+{
+	obs_init("lws", 2, NULL, NULL, 1);
+	stats_program();
+	check_rows();
+	/* statistics keep accumulating: one more alpha */
+	tsr_region_t r = tsr_test_region_f64("t", tsr_box1(0, 3));
+	tsr_task_t ta = reg("alpha", spin_task);
+	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(ta, 1, &qr, NULL, 0, NULL));
+	CK_TSR(tsr_fence());
+	tsr_task_stats_t rows[16];
+	int n = tsr_stats_get(rows, 16);
+	ck_assert_int_eq(find_row(rows, n, "alpha")->count, NALPHA + 1);
+	CK_TSR(tsr_region_destroy(r));
+	freopen("/dev/null", "w", stderr);   /* the table printed at finalize is checked below */
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+/* The trace needs the same measurements: tsr_stats_get works with only a trace asked for. */
+START_TEST(stats_gathered_when_only_tracing)
+{
+	obs_mkdir();
+	obs_init("eager", 1, obs_path("t.json"), NULL, 0);
+	stats_program();
+	check_rows();
+	CK_TSR(tsr_finalize());
+	obs_rmdir();
+}
+END_TEST
+
+START_TEST(stats_empty_when_not_asked)
+{
+	obs_init("eager", 1, NULL, NULL, 0);
+	stats_program();
+	tsr_task_stats_t rows[4];
+	ck_assert_int_eq(tsr_stats_get(rows, 4), 0);
+	CK_TSR_ERR(tsr_stats_get(NULL, 4), TSR_EINVAL, "tsr_stats_get");
+	CK_TSR_ERR(tsr_stats_get(rows, -1), TSR_EINVAL, "tsr_stats_get");
+	CK_TSR(tsr_finalize());
+	CK_TSR_ERR(tsr_stats_get(rows, 4), TSR_ESTATE, "tsr_stats_get");
+}
+END_TEST
+
+/* TSR_STATS=1: at finalize, one line per task name on stderr (count, total, mean) and the idle
+ * fraction over the workers; apps/bench/policies.sh parses that last line. */
+START_TEST(stats_table_printed_at_finalize)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_STATS", "1", 1);
+	setenv("TSR_NCPU", "2", 1);
+	setenv("TSR_SCHED", "eager", 1);
+	CK_TSR(tsr_init(NULL));
+	int nw = tsr_worker_count();
+	stats_program();
+	fflush(stderr);
+	int fd = open(obs_path("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	int saved = dup(2);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	close(fd);
+	int rc = tsr_finalize();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_msg(rc == TSR_OK, "tsr_finalize: %s", tsr_last_error());
+	char *text = obs_slurp(obs_path("stderr.txt")), *s = text, *line;
+	int got_alpha = 0, got_beta = 0, got_idle = 0;
+	while ((line = strsep(&s, "\n"))) {
+		char name[64], kind[8];
+		long count;
+		double total_ms, mean_us, idle;
+		int nwork;
+		if (sscanf(line, "tessera stats: idle fraction %lf over %d workers", &idle, &nwork) == 2) {
+			got_idle++;
+			ck_assert(idle >= 0.0 && idle <= 1.0);
+			ck_assert_int_eq(nwork, nw);
+		} else if (sscanf(line, "tessera stats: %63s %7s %ld %lf %lf", name, kind, &count, &total_ms, &mean_us) == 5) {
+			ck_assert_str_eq(kind, "cpu");
+			ck_assert_msg(mean_us >= SPIN_US * 0.999, "%s: mean %.2f us", name, mean_us);
+			ck_assert(total_ms * 1e3 >= count * SPIN_US * 0.999);
+			if (!strcmp(name, "alpha")) {
+				got_alpha++;
+				ck_assert_int_eq(count, NALPHA);
+			} else {
+				ck_assert_str_eq(name, "beta");
+				got_beta++;
+				ck_assert_int_eq(count, NBETA_POINTS * NBETA_LAUNCHES);
+			}
+		}
+	}
+	free(text);
+	ck_assert_int_eq(got_alpha, 1);
+	ck_assert_int_eq(got_beta, 1);
+	ck_assert_int_eq(got_idle, 1);
+	obs_rmdir();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tsr_test_tcase("trace", 0);
+	tcase_add_test(tc, trace_file_from_config_has_one_event_per_task);
+	tcase_add_test(tc, trace_file_from_env_has_one_event_per_task);
+	tcase_add_test(tc, no_trace_file_unless_asked);
+	tcase_add_test(tc, trace_and_graph_escape_names);
+	suite_add_tcase(s, tc);
+	tc = tsr_test_tcase("stats", 0);
+	tcase_add_test(tc, stats_count_every_task_by_name);
+	tcase_add_test(tc, stats_gathered_when_only_tracing);
+	tcase_add_test(tc, stats_empty_when_not_asked);
+	tcase_add_test(tc, stats_table_printed_at_finalize);
+	suite_add_tcase(s, tc);
+	return tsr_test_run(s);
+}

@@ -59,8 +59,9 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		return tsr__err(TSR_EINVAL, "task '%s': requirement %d: unknown kind %d", tn, i, (int)u->kind);
 	}
 	const char *rn = q->part ? q->part->name : q->region->name;
-	if (u->nfields < 1 || u->nfields > 8 || !u->fields)
-		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': needs 1 to 8 fields, got %d", tn, i, rn, u->nfields);
+	if (u->nfields < 1 || u->nfields > TSR_MAX_REQ_FIELDS)
+		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': needs 1 to %d fields, got %d", tn, i, rn,
+		                TSR_MAX_REQ_FIELDS, u->nfields);
 	q->nfields = u->nfields;
 	for (int k = 0; k < u->nfields; k++) {
 		int f = u->fields[k];
@@ -121,6 +122,8 @@ static int check_pairs(const char *tn, int n, struct rreq *q, int index)
 				continue;
 			if (q[a].redop && q[b].redop == q[a].redop)
 				continue;   /* reductions with one operator commute */
+			if (index && q[a].kind == TSR_REQ_PARTITION && q[b].kind == TSR_REQ_PARTITION)
+				continue;   /* decided point by point once colors are known (check_points) */
 			/* only data that can overlap interferes: for an index launch, the regions the two
 			 * partitions cut (e.g. the private and shared halves of one disjoint partition) */
 			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
@@ -151,6 +154,43 @@ static int node_valid(const struct tsr_node *n, int write)
 			return 0;
 	}
 	return 1;
+}
+
+/* Index launch: two partition requirements on one field interfere if a subregion one of them
+ * writes at some point overlaps a subregion the other touches at any point (Legion's rule). */
+static int check_points(const char *tn, int n, const struct rreq *q, int64_t npoints, const int *colors)
+{
+	char bs[96], bs2[96];
+	for (int a = 0; a < n; a++) {
+		if (q[a].kind != TSR_REQ_PARTITION || q[a].priv == TSR_READ)
+			continue;
+		for (int b = 0; b < n; b++) {
+			if (b == a || q[b].kind != TSR_REQ_PARTITION || q[a].root != q[b].root || !fields_overlap(&q[a], &q[b]))
+				continue;
+			if (q[a].redop && q[b].redop == q[a].redop)
+				continue;
+			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
+				continue;
+			if (npoints > 2048)
+				return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d and %d write and access field '%s' of region "
+				                "'%s' through partitions '%s' and '%s'; with %lld points the launch is not checked point "
+				                "by point: split it", tn, a, b, q[a].region->fields[q[a].fields[0]].name, q[a].root->name,
+				                q[a].part->name, q[b].part->name, (long long)npoints);
+			for (int64_t pi = 0; pi < npoints; pi++) {
+				tsr_box_t ba = q[a].part->boxes[colors[pi * n + a]];
+				for (int64_t pj = 0; pj < npoints; pj++) {
+					tsr_box_t bb = q[b].part->boxes[colors[pj * n + b]];
+					if (tsr__box_overlap(ba, bb))
+						return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d (%s on '%s') at point %lld writes %s, "
+						                "which requirement %d (%s on '%s') touches at point %lld (%s): the points interfere",
+						                tn, a, tsr__priv_name(q[a].priv), q[a].part->name, (long long)pi,
+						                tsr__box_str(ba, bs, sizeof bs), b, tsr__priv_name(q[b].priv), q[b].part->name,
+						                (long long)pj, tsr__box_str(bb, bs2, sizeof bs2));
+				}
+			}
+		}
+	}
+	return TSR_OK;
 }
 
 static enum starpu_data_access_mode mode_of(const struct rreq *q)
@@ -567,6 +607,10 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 				                tsr__priv_name(q[i].priv), q[i].region->name);
 			}
 		}
+	}
+	if ((rc = check_points(t->name, nreqs, q, npoints, colors))) {
+		free(colors);
+		return rc;
 	}
 	/* Writes must reach distinct subregions. */
 	for (int i = 0; i < nreqs; i++) {

@@ -207,6 +207,11 @@ int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3])
 	return ctx->point_dim;
 }
 
+int tsr_ctx_nreqs(const tsr_ctx_t *ctx)
+{
+	return ctx ? ctx->nreqs : 0;
+}
+
 const char *tsr_ctx_task_name(const tsr_ctx_t *ctx)
 {
 	return ctx ? ctx->task->name : NULL;

@@ -187,6 +187,7 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 /* Value of the future passed as requirement `req` (device address in a CUDA variant); NULL on error. */
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req);
 int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3]); /* launch point; returns its dimension (0: single launch) */
+int tsr_ctx_nreqs(const tsr_ctx_t *ctx);           /* number of requirements of the launch */
 const char *tsr_ctx_task_name(const tsr_ctx_t *ctx);
 int tsr_ctx_worker(const tsr_ctx_t *ctx);          /* StarPU worker id */
 void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);   /* cudaStream_t of a CUDA variant, NULL on CPU */
@@ -213,40 +214,53 @@ typedef enum { TSR_REQ_REGION = 1, TSR_REQ_PARTITION = 2, TSR_REQ_FUTURE = 3 } t
  * point has no color (the launch then fails with TSR_EBOUNDS). */
 typedef int (*tsr_projection_fn)(const int64_t point[3], int64_t color[3], void *arg);
 
+#define TSR_MAX_REQ_FIELDS 8
+/* A requirement holds its field ids by value: it can be built in one scope and launched in
+ * another (an array of requirements filled in a loop, say). */
 typedef struct tsr_req {
 	tsr_req_kind_t kind;
 	uint64_t handle;            /* region, partition or future id */
 	tsr_privilege_t priv;
-	int nfields;                /* 1 to 8 fields per requirement */
-	const tsr_field_t *fields;
+	int nfields;                /* 1 to TSR_MAX_REQ_FIELDS */
+	tsr_field_t fields[TSR_MAX_REQ_FIELDS];
 	tsr_projection_fn proj;     /* index launches: NULL means color = point */
 	void *proj_arg;
 } tsr_req_t;
 
-/* TSR_FIELDS(a, b) expands to the count and the array of field ids. */
+/* TSR_FIELDS(a, b) expands to the count and the array of field ids (copied by tsr_req_*). */
 #define TSR_FIELDS(...) (int)(sizeof((tsr_field_t[]){__VA_ARGS__}) / sizeof(tsr_field_t)), \
 	(const tsr_field_t[]){__VA_ARGS__}
 
+static inline tsr_req_t tsr_req_make(tsr_req_kind_t kind, uint64_t handle, tsr_privilege_t priv, int nfields,
+                                     const tsr_field_t *fields, tsr_projection_fn proj, void *arg)
+{
+	tsr_req_t q;
+	q.kind = kind;
+	q.handle = handle;
+	q.priv = priv;
+	q.nfields = nfields;   /* more than TSR_MAX_REQ_FIELDS is refused by the launch */
+	for (int k = 0; k < TSR_MAX_REQ_FIELDS; k++)
+		q.fields[k] = fields && k < nfields ? fields[k] : -1;
+	q.proj = proj;
+	q.proj_arg = arg;
+	return q;
+}
 static inline tsr_req_t tsr_req_region(tsr_region_t r, tsr_privilege_t priv, int nfields, const tsr_field_t *fields)
 {
-	tsr_req_t q = {TSR_REQ_REGION, r.id, priv, nfields, fields, NULL, NULL};
-	return q;
+	return tsr_req_make(TSR_REQ_REGION, r.id, priv, nfields, fields, NULL, NULL);
 }
 static inline tsr_req_t tsr_req_part(tsr_partition_t p, tsr_privilege_t priv, int nfields, const tsr_field_t *fields)
 {
-	tsr_req_t q = {TSR_REQ_PARTITION, p.id, priv, nfields, fields, NULL, NULL};
-	return q;
+	return tsr_req_make(TSR_REQ_PARTITION, p.id, priv, nfields, fields, NULL, NULL);
 }
 static inline tsr_req_t tsr_req_part_proj(tsr_partition_t p, tsr_privilege_t priv, int nfields,
                                           const tsr_field_t *fields, tsr_projection_fn proj, void *arg)
 {
-	tsr_req_t q = {TSR_REQ_PARTITION, p.id, priv, nfields, fields, proj, arg};
-	return q;
+	return tsr_req_make(TSR_REQ_PARTITION, p.id, priv, nfields, fields, proj, arg);
 }
 static inline tsr_req_t tsr_req_future(tsr_future_t f)
 {
-	tsr_req_t q = {TSR_REQ_FUTURE, f.id, TSR_READ, 0, NULL, NULL, NULL};
-	return q;
+	return tsr_req_make(TSR_REQ_FUTURE, f.id, TSR_READ, 0, NULL, NULL, NULL);
 }
 
 /* Launch one task. Requirements are regions (or subregions) and futures; args (arglen bytes) are

@@ -150,6 +150,56 @@ START_TEST(one_field_through_two_partitions_refused)
 }
 END_TEST
 
+static int plus(const int64_t point[3], int64_t color[3], void *arg)
+{
+	color[0] = point[0] + *(const int64_t *)arg;
+	return 0;
+}
+
+/* copy_from: requirement 1 (WRITE) gets the values of requirement 0 (READ), shifted by tile. */
+static void copy_from(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t s, d;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, 0, TSR_F64, TSR_WRITE, &d))
+		return;
+	for (int64_t i = 0; i <= d.hi[0] - d.lo[0]; i++)
+		TSR_AT1(&d, double, d.lo[0] + i) = TSR_AT1(&s, double, s.lo[0] + i) + 1.0;
+}
+
+/* Legion's rule, point by point: points 0,1 write quarters 0,1 and read quarters 2,3 of the same
+ * partition (no point writes what another touches): accepted and right. Reading the next
+ * quarter instead makes point 0 read what point 1 writes: refused, nothing runs. */
+START_TEST(index_launch_same_partition_checked_point_by_point)
+{
+	tsr_region_t r = line();
+	double v[12];
+	for (int i = 0; i < 12; i++)
+		v[i] = i;
+	tsr_test_write1(r, 0, v, 12);
+	tsr_partition_t quarters;
+	const tsr_box_t b[4] = {tsr_box1(0, 2), tsr_box1(3, 5), tsr_box1(6, 8), tsr_box1(9, 11)};
+	CK_TSR(tsr_partition_boxes(r, 4, b, "quarters", &quarters));
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "copy_from", .cpu = copy_from}, &t));
+	int64_t two = 2, one = 1;
+	tsr_req_t ok[2] = {tsr_req_part_proj(quarters, TSR_READ, TSR_FIELDS(0), plus, &two),
+	                   tsr_req_part(quarters, TSR_WRITE, TSR_FIELDS(0))};
+	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 2, ok, NULL, 0, TSR_REDOP_NONE, NULL));
+	tsr_test_read1(r, 0, v, 12);
+	for (int i = 0; i < 12; i++)
+		ck_assert_double_eq(v[i], i < 6 ? i + 6 + 1.0 : (double)i);
+	tsr_req_t bad[2] = {tsr_req_part_proj(quarters, TSR_READ, TSR_FIELDS(0), plus, &one),
+	                    tsr_req_part(quarters, TSR_WRITE, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 2, bad, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE,
+	           "copy_from", "quarters", "point");
+	double after[12];
+	tsr_test_read1(r, 0, after, 12);
+	for (int i = 0; i < 12; i++)
+		ck_assert_double_eq(after[i], v[i]);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
 /* A single launch cannot write a region and read one of its subregions (or two overlapping
  * subregions) of the same field: the task would see two views of one array. */
 START_TEST(single_launch_region_and_its_subregion_refused)
@@ -202,6 +252,7 @@ int main(void)
 	tcase_add_test(tc, index_launch_writing_whole_region_refused);
 	tcase_add_test(tc, one_field_through_two_partitions_refused);
 	tcase_add_test(tc, single_launch_region_and_its_subregion_refused);
+	tcase_add_test(tc, index_launch_same_partition_checked_point_by_point);
 	tcase_add_test(tc, runtime_usable_after_interference);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);

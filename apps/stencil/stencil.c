@@ -1,0 +1,688 @@
+/* stencil.c: fourth-order horizontal diffusion (the weather-and-climate course stencil) on Tessera,
+ * with --verify against a plain sequential implementation and --compare against plain C/OpenMP,
+ * raw StarPU and the STREAM triad, all measured in the same run. */
+#include "config.h"
+
+#include <errno.h>
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stencil_app.h"
+
+typedef struct options {
+	stencil_problem_t p;
+	int tiles;            /* -tiles N, split into tx x ty; 0: -tx/-ty/-tz or the default */
+	const char *sched;
+	int ncpu;
+	const char *out;
+	int verify, compare, reps;
+	int stream_n;         /* elements per STREAM array */
+	int nt;               /* streaming stores: -1 auto, 0 off, 1 on */
+} options_t;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: stencil [options]\n"
+	        "Fourth-order horizontal diffusion on a periodic (nz, ny + 4, nx + 4) field, on Tessera.\n"
+	        "  -nx N, -ny N, -nz N   interior points (default 128 x 128 x 32; nx, ny >= 4)\n"
+	        "  -iter N               diffusion steps (default 16)\n"
+	        "  -tiles N              N tiles along j (whole rows; default 4), or split over (j, i)\n"
+	        "                        as squarely as possible when N > ny\n"
+	        "  -tx N, -ty N, -tz N   instead: tx x ty tiles in (i, j) in each of tz slabs of planes\n"
+	        "  -precision f64|f32    element type (default f64); -f32 is short for -precision f32\n"
+	        "  --sched NAME          scheduling policy (default: StarPU's; TSR_SCHED overrides)\n"
+	        "  --ncpu N              CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
+	        "  --reps N              timed runs, the median is printed (default 1, 5 with --compare)\n"
+	        "  --verify              compare with a plain sequential C implementation: bit-identical\n"
+	        "                        in f64, max relative error below 1e-6 in f32\n"
+	        "  --out FILE.npy        write the final field, halo included, as a NumPy .npy file\n"
+	        "  --compare             also run a plain C/OpenMP loop nest, a raw StarPU version and the\n"
+	        "                        STREAM triad in this process, and print the ratios\n"
+	        "  --nt auto|on|off      non-temporal stores of out in every version (default auto: on\n"
+	        "                        when two fields do not fit in the last-level cache)\n"
+	        "  --stream-n N          elements per STREAM triad array (default 20000000: 480 MB in all)\n"
+	        "  --help                this text\n"
+	        "Options take one or two leading dashes. Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+static int parse_int(const char *opt, const char *v, int min, int *out)
+{
+	char *end;
+	long x;
+	if (!v) {
+		fprintf(stderr, "stencil: %s needs a value\n", opt);
+		return -1;
+	}
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || *end || end == v || x < min || x > 1L << 30) {
+		fprintf(stderr, "stencil: %s '%s': expected an integer >= %d\n", opt, v, min);
+		return -1;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+/* n tiles along j when the rows allow it: whole rows keep the kernel's inner loop long and each
+ * tile's memory one contiguous stream per plane, which the hardware prefetchers follow best
+ * (tiles cut in i were measurably slower here). Otherwise the squarest tx x ty split. */
+static void split_tiles(int n, int ny, int *tx, int *ty)
+{
+	int best = 1;
+	if (n <= ny) {
+		*tx = 1;
+		*ty = n;
+		return;
+	}
+	for (int d = 1; d * d <= n; d++)
+		if (n % d == 0)
+			best = d;
+	*ty = best;
+	*tx = n / best;
+}
+
+static int parse(int argc, char **argv, options_t *o)
+{
+	memset(o, 0, sizeof *o);
+	o->p = (stencil_problem_t){.nx = 128, .ny = 128, .nz = 32, .iter = 16, .tx = 0, .ty = 0, .tz = 1};
+	o->ncpu = -1;
+	o->stream_n = 20 * 1000 * 1000;
+	o->nt = -1;
+	for (int a = 1; a < argc; a++) {
+		const char *opt = argv[a], *name = opt, *v = a + 1 < argc ? argv[a + 1] : NULL;
+		int rc = 0;
+		while (*name == '-')
+			name++;
+		if (name == opt) {
+			fprintf(stderr, "stencil: unexpected argument '%s' (see --help)\n", opt);
+			return -1;
+		}
+		if (!strcmp(name, "help") || !strcmp(name, "h")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(name, "nx")) {
+			rc = parse_int(opt, v, 4, &o->p.nx), a++;
+		} else if (!strcmp(name, "ny")) {
+			rc = parse_int(opt, v, 4, &o->p.ny), a++;
+		} else if (!strcmp(name, "nz")) {
+			rc = parse_int(opt, v, 1, &o->p.nz), a++;
+		} else if (!strcmp(name, "iter")) {
+			rc = parse_int(opt, v, 1, &o->p.iter), a++;
+		} else if (!strcmp(name, "tiles")) {
+			rc = parse_int(opt, v, 1, &o->tiles), a++;
+		} else if (!strcmp(name, "tx")) {
+			rc = parse_int(opt, v, 1, &o->p.tx), a++;
+		} else if (!strcmp(name, "ty")) {
+			rc = parse_int(opt, v, 1, &o->p.ty), a++;
+		} else if (!strcmp(name, "tz")) {
+			rc = parse_int(opt, v, 1, &o->p.tz), a++;
+		} else if (!strcmp(name, "precision")) {
+			a++;
+			if (v && (!strcmp(v, "f32") || !strcmp(v, "float32") || !strcmp(v, "float")))
+				o->p.f32 = 1;
+			else if (v && (!strcmp(v, "f64") || !strcmp(v, "float64") || !strcmp(v, "double")))
+				o->p.f32 = 0;
+			else {
+				fprintf(stderr, "stencil: %s '%s': expected f64 or f32\n", opt, v ? v : "");
+				return -1;
+			}
+		} else if (!strcmp(name, "f32")) {
+			o->p.f32 = 1;
+		} else if (!strcmp(name, "f64")) {
+			o->p.f32 = 0;
+		} else if (!strcmp(name, "sched")) {
+			if (!v) {
+				fprintf(stderr, "stencil: %s needs a policy name\n", opt);
+				return -1;
+			}
+			o->sched = v, a++;
+		} else if (!strcmp(name, "ncpu")) {
+			rc = parse_int(opt, v, 1, &o->ncpu), a++;
+		} else if (!strcmp(name, "nt")) {
+			a++;
+			if (v && !strcmp(v, "auto"))
+				o->nt = -1;
+			else if (v && !strcmp(v, "on"))
+				o->nt = 1;
+			else if (v && !strcmp(v, "off"))
+				o->nt = 0;
+			else {
+				fprintf(stderr, "stencil: %s '%s': expected auto, on or off\n", opt, v ? v : "");
+				return -1;
+			}
+		} else if (!strcmp(name, "stream-n")) {
+			rc = parse_int(opt, v, 1000, &o->stream_n), a++;
+		} else if (!strcmp(name, "reps")) {
+			rc = parse_int(opt, v, 1, &o->reps), a++;
+		} else if (!strcmp(name, "out")) {
+			if (!v) {
+				fprintf(stderr, "stencil: %s needs a file name\n", opt);
+				return -1;
+			}
+			o->out = v, a++;
+		} else if (!strcmp(name, "verify")) {
+			o->verify = 1;
+		} else if (!strcmp(name, "compare")) {
+			o->compare = 1;
+		} else {
+			fprintf(stderr, "stencil: unknown option '%s' (see --help)\n", opt);
+			return -1;
+		}
+		if (rc)
+			return -1;
+	}
+	if (o->tiles && (o->p.tx || o->p.ty)) {
+		fprintf(stderr, "stencil: give -tiles or -tx/-ty, not both\n");
+		return -1;
+	}
+	if (!o->p.tx && !o->p.ty)
+		split_tiles(o->tiles ? o->tiles : 4, o->p.ny, &o->p.tx, &o->p.ty);
+	if (!o->p.tx)
+		o->p.tx = 1;
+	if (!o->p.ty)
+		o->p.ty = 1;
+	if (o->p.tx > o->p.nx || o->p.ty > o->p.ny || o->p.tz > o->p.nz) {
+		fprintf(stderr, "stencil: %d x %d x %d tiles do not fit %d x %d x %d points (a tile needs one point)\n",
+		        o->p.tx, o->p.ty, o->p.tz, o->p.nx, o->p.ny, o->p.nz);
+		return -1;
+	}
+	/* the raw StarPU version takes each halo strip from one neighbour */
+	if (o->compare && (o->p.nx / o->p.tx < SH || o->p.ny / o->p.ty < SH)) {
+		fprintf(stderr, "stencil: --compare needs tiles of at least %d points in i and j\n", SH);
+		return -1;
+	}
+	if (!o->reps)
+		o->reps = o->compare ? 5 : 1;
+	o->p.nt = o->nt >= 0 ? o->nt : stencil_nontemporal_pays(sp_bytes(&o->p));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the Tessera version */
+
+/* The halo pieces a tile is the source of. */
+struct tile_pieces {
+	int n;
+	int color[STENCIL_MAX_DST];           /* colors in the slab's `owned` partition */
+	int64_t shift[STENCIL_MAX_DST][3];    /* piece point x is tile point x + shift */
+};
+
+/* One slab of planes: its tiles and its halo, partitioned on their own (planes never exchange data
+ * in this horizontal diffusion). */
+typedef struct slab {
+	tsr_region_t region;              /* subregion of `slabs` */
+	tsr_box_t colors;                 /* tile grid (tx, ty, 1) */
+	int ntiles, npieces;
+	/* Disjoint and covering the slab: the tiles (colors 0..ntiles-1, tile (ti, tj) at ti + tx tj),
+	 * then the halo pieces, each the periodic image of part of one tile. */
+	tsr_partition_t owned;
+	tsr_partition_t tiles_halo;       /* the tiles grown by 2 points in i and j: aliased, read only */
+	tsr_region_t *sub;                /* subregions of owned, by color */
+	struct tile_pieces *pieces;       /* ntiles */
+} slab_t;
+
+typedef struct tstencil {
+	stencil_problem_t p;
+	int have_grid, have_fs;
+	tsr_fspace_t fs;
+	tsr_region_t grid;
+	tsr_field_t f[2];                 /* "a" and "b": in and out swap by swapping ids */
+	tsr_partition_t slabs;            /* tz slabs of planes, disjoint; never switched away from */
+	slab_t *slab;                     /* tz */
+	stencil_tasks_t tasks;
+	int result;                       /* index into f of the final field */
+} tstencil_t;
+
+/* Say what failed and why (the runtime's message names the object). */
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "stencil: %s: %s (%s)\n", what, tsr_last_error(), tsr_err_name(rc));
+	return rc;
+}
+#define TRY(what, call)                      \
+	do {                                     \
+		int rc_ = (call);                    \
+		if (rc_ != TSR_OK)                   \
+			return fail(what, rc_);          \
+	} while (0)
+
+/* Launch point (ti, tj, 0) of a slab writes color ti + tx tj of the slab's `owned` partition. */
+static int tile_color(const int64_t point[3], int64_t color[3], void *arg)
+{
+	const stencil_problem_t *p = arg;
+	color[0] = point[0] + p->tx * point[1];
+	color[1] = color[2] = 0;
+	return 0;
+}
+
+/* The periodic halo as pieces, one per (tile, direction) where the tile holds part of the halo's
+ * source: the halo in direction (dx, dy) (columns [0, h), [h, nx + h) or [nx + h, nx + 2h) by dx,
+ * rows likewise by dy) is the image of the interior shifted by (dx nx, dy ny). That fills the
+ * corners from the interior directly, which gives exactly what the course's two passes give (the
+ * j-edges, then the i-edges through the rows the j-edges wrote) since nx, ny >= h. Writes the
+ * pieces' boxes after the tiles' in `boxes`; returns their number. */
+static int build_pieces(const stencil_problem_t *p, slab_t *sl, tsr_box_t *boxes)
+{
+	const int64_t nx = p->nx, ny = p->ny, nz = p->nz, h = SH;
+	const int64_t lo[3] = {0, h, nx + h}, hi[3] = {h - 1, nx + h - 1, nx + 2 * h - 1};
+	const int64_t loj[3] = {0, h, ny + h}, hij[3] = {h - 1, ny + h - 1, ny + 2 * h - 1};
+	int np = 0;
+	for (int t = 0; t < sl->ntiles; t++) {
+		struct tile_pieces *q = &sl->pieces[t];
+		for (int dy = -1; dy <= 1; dy++)
+			for (int dx = -1; dx <= 1; dx++) {
+				tsr_box_t src;
+				if (!dx && !dy)
+					continue;
+				/* the source of the halo in this direction, in the interior */
+				src = tsr_box3(lo[dx + 1] - dx * nx, hi[dx + 1] - dx * nx, loj[dy + 1] - dy * ny,
+				               hij[dy + 1] - dy * ny, 0, nz - 1);
+				if (!tsr_box_intersect(src, boxes[t], &src))
+					continue;
+				q->color[q->n] = sl->ntiles + np;
+				q->shift[q->n][0] = -dx * nx;
+				q->shift[q->n][1] = -dy * ny;
+				q->shift[q->n][2] = 0;
+				q->n++;
+				boxes[sl->ntiles + np] = tsr_box3(src.lo[0] + dx * nx, src.hi[0] + dx * nx, src.lo[1] + dy * ny,
+				                                  src.hi[1] + dy * ny, src.lo[2], src.hi[2]);
+				np++;
+			}
+	}
+	return np;
+}
+
+static int slab_create(const stencil_problem_t *p, slab_t *sl)
+{
+	const int64_t zero[3] = {0, 0, 0}, halo[3] = {SH, SH, 0};
+	tsr_partition_t tiles;
+	tsr_box_t bounds, interior, *boxes;
+	int rc;
+
+	TRY("slab bounds", tsr_region_bounds(sl->region, &bounds));
+	interior = tsr_box3(SH, p->nx + SH - 1, SH, p->ny + SH - 1, bounds.lo[2], bounds.hi[2]);
+	sl->colors = tsr_box3(0, p->tx - 1, 0, p->ty - 1, 0, 0);
+	sl->ntiles = p->tx * p->ty;
+	/* Tiles are read through the tiles grown by the halo (aliased) ... */
+	TRY("halo tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo, "tiles+halo", &sl->tiles_halo));
+	/* ... and written through `owned`, whose first boxes are the same tiles: Tessera cuts them, and
+	 * they are read back from a partition used for nothing else. */
+	sl->pieces = calloc((size_t)sl->ntiles, sizeof *sl->pieces);
+	boxes = malloc(((size_t)sl->ntiles * (1 + STENCIL_MAX_DST)) * sizeof *boxes);
+	if (!sl->pieces || !boxes) {
+		free(boxes);
+		fprintf(stderr, "stencil: out of memory for %d tiles\n", sl->ntiles);
+		return TSR_ENOMEM;
+	}
+	rc = tsr_partition_tiles_halo(sl->region, interior, sl->colors, zero, "tiles", &tiles);
+	for (int t = 0; t < sl->ntiles && rc == TSR_OK; t++) {
+		const int64_t c[3] = {t % p->tx, t / p->tx, 0};
+		tsr_region_t sub;
+		if ((rc = tsr_partition_subregion(tiles, c, &sub)) == TSR_OK)
+			rc = tsr_region_bounds(sub, &boxes[t]);
+	}
+	if (rc == TSR_OK)
+		rc = tsr_partition_destroy(tiles);
+	if (rc != TSR_OK) {
+		free(boxes);
+		return fail("tile bounds", rc);
+	}
+	sl->npieces = build_pieces(p, sl, boxes);
+	rc = tsr_partition_boxes(sl->region, sl->ntiles + sl->npieces, boxes, "owned", &sl->owned);
+	free(boxes);
+	if (rc != TSR_OK)
+		return fail("owned partition", rc);
+	if (tsr_partition_is_disjoint(sl->owned) != 1) {
+		fprintf(stderr, "stencil: internal error: the tiles and halo pieces overlap\n");
+		return TSR_EINVAL;
+	}
+	if (!(sl->sub = calloc((size_t)(sl->ntiles + sl->npieces), sizeof *sl->sub))) {
+		fprintf(stderr, "stencil: out of memory for %d subregions\n", sl->ntiles + sl->npieces);
+		return TSR_ENOMEM;
+	}
+	for (int c = 0; c < sl->ntiles + sl->npieces; c++) {
+		const int64_t color[3] = {c, 0, 0};
+		TRY("subregion", tsr_partition_subregion(sl->owned, color, &sl->sub[c]));
+	}
+	return TSR_OK;
+}
+
+static int tstencil_create(tstencil_t *s, const stencil_problem_t *p)
+{
+	const tsr_type_t type = p->f32 ? TSR_F32 : TSR_F64;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	s->p = *p;
+	TRY("field space", tsr_fspace_create(&s->fs));
+	s->have_fs = 1;
+	TRY("field a", tsr_fspace_add(s->fs, "a", type, 0, &s->f[0]));
+	TRY("field b", tsr_fspace_add(s->fs, "b", type, 0, &s->f[1]));
+	TRY("region", tsr_region_create("grid", tsr_box3(0, p->nx + 2 * SH - 1, 0, p->ny + 2 * SH - 1, 0, p->nz - 1),
+	                                s->fs, &s->grid));
+	s->have_grid = 1;
+	TRY("field space", tsr_fspace_destroy(s->fs));
+	s->have_fs = 0;
+	TRY("slabs", tsr_partition_tiles(s->grid, tsr_box3(0, 0, 0, 0, 0, p->tz - 1), "slabs", &s->slabs));
+	if (!(s->slab = calloc((size_t)p->tz, sizeof *s->slab))) {
+		fprintf(stderr, "stencil: out of memory for %d slabs\n", p->tz);
+		return TSR_ENOMEM;
+	}
+	for (int k = 0; k < p->tz; k++) {
+		const int64_t c[3] = {0, 0, k};
+		TRY("slab", tsr_partition_subregion(s->slabs, c, &s->slab[k].region));
+		if ((rc = slab_create(p, &s->slab[k])) != TSR_OK)
+			return rc;
+	}
+	TRY("task registration", stencil_tasks_register(&s->tasks));
+	return TSR_OK;
+}
+
+static void tstencil_destroy(tstencil_t *s)
+{
+	if (s->have_grid)
+		tsr_region_destroy(s->grid);   /* its partitions go with it */
+	if (s->have_fs)
+		tsr_fspace_destroy(s->fs);
+	for (int k = 0; s->slab && k < s->p.tz; k++) {
+		free(s->slab[k].sub);
+		free(s->slab[k].pieces);
+	}
+	free(s->slab);
+	s->slab = NULL;
+	s->have_grid = s->have_fs = 0;
+}
+
+/* Periodic halo update of field f in one slab: each tile's task copies the tile's points into the
+ * halo pieces they are the image of. All through `owned`, which the tiles were just written
+ * through: no partition switch, and each task waits only for its own tile. */
+static int halo_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
+{
+	const tsr_field_t fl[1] = {f};   /* outlives the loop below, unlike a TSR_FIELDS literal in it */
+	for (int t = 0; t < sl->ntiles; t++) {
+		const struct tile_pieces *q = &sl->pieces[t];
+		stencil_copy_args_t a;
+		tsr_req_t r[1 + STENCIL_MAX_DST];
+		if (!q->n)
+			continue;
+		memset(&a, 0, sizeof a);
+		a.field = f;
+		a.ndst = q->n;
+		memcpy(a.shift, q->shift, sizeof a.shift);
+		r[0] = tsr_req_region(sl->sub[t], TSR_READ, 1, fl);
+		for (int m = 0; m < q->n; m++)
+			r[1 + m] = tsr_req_region(sl->sub[q->color[m]], TSR_WRITE, 1, fl);
+		TRY("halo update", tsr_launch(s->tasks.halo_copy, 1 + q->n, r, &a, sizeof a, NULL));
+	}
+	return TSR_OK;
+}
+
+/* The initial condition in field a, by tasks on the tiles: the halo is not written, it is refreshed
+ * before it is read. */
+static int tstencil_init(tstencil_t *s)
+{
+	const stencil_init_args_t a = {s->p.nx, s->p.ny, s->p.nz, s->f[0]};
+	for (int k = 0; k < s->p.tz; k++) {
+		const slab_t *sl = &s->slab[k];
+		tsr_req_t r[1] = {tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(s->f[0]), tile_color, &s->p)};
+		TRY("initial condition", tsr_index_launch(s->tasks.init, sl->colors, 1, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
+	}
+	return TSR_OK;
+}
+
+/* One diffusion step of one slab: in through the grown tiles, out through `owned`. */
+static int diffusion_step(tstencil_t *s, const slab_t *sl, tsr_field_t in, tsr_field_t out)
+{
+	const stencil_args_t a = {STENCIL_ALPHA, in, out, s->p.nt};
+	tsr_req_t r[2] = {tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
+	                  tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(out), tile_color, &s->p)};
+	TRY("diffusion step", tsr_index_launch(s->tasks.diffusion, sl->colors, 2, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
+	return TSR_OK;
+}
+
+/* One timed run from the initial condition; *seconds covers the time loop until its last task ends.
+ * Slab by slab: the slabs share no data, so each runs its steps as fast as its own tasks allow. */
+static int tstencil_run(tstencil_t *s, double *seconds)
+{
+	int cur = 0, rc;
+	double t0;
+
+	if ((rc = tstencil_init(s)) != TSR_OK)
+		return rc;
+	TRY("fence", tsr_fence());
+	t0 = sp_now();
+	for (int n = 0; n < s->p.iter; n++) {
+		tsr_field_t in = s->f[cur], out = s->f[1 - cur];
+		for (int k = 0; k < s->p.tz; k++) {
+			if ((rc = halo_update(s, &s->slab[k], in)) != TSR_OK ||
+			    (rc = diffusion_step(s, &s->slab[k], in, out)) != TSR_OK)
+				return rc;
+			if (n == s->p.iter - 1 && (rc = halo_update(s, &s->slab[k], out)) != TSR_OK)
+				return rc;
+		}
+		if (n < s->p.iter - 1)
+			cur = 1 - cur;
+	}
+	TRY("fence after the time loop", tsr_fence());
+	*seconds = sp_now() - t0;
+	s->result = 1 - cur;
+	return TSR_OK;
+}
+
+/* Copy the final field (halo included) into a contiguous array. */
+static int tstencil_result(tstencil_t *s, void *field)
+{
+	const stencil_problem_t *p = &s->p;
+	const size_t es = sp_elem(p), row = (size_t)(p->nx + 2 * SH) * es;
+	tsr_accessor_t acc;
+	TRY("map the result", tsr_map(s->grid, s->f[s->result], TSR_READ, &acc));
+	for (int k = 0; k < p->nz; k++)
+		for (int j = 0; j < p->ny + 2 * SH; j++)
+			memcpy((char *)field + ((size_t)k * (size_t)sp_sk(p) + (size_t)j * (size_t)sp_sj(p)) * es,
+			       (const char *)acc.ptr + ((size_t)k * acc.stride[2] + (size_t)j * acc.stride[1]) * es, row);
+	TRY("unmap the result", tsr_unmap(s->grid, s->f[s->result]));
+	return TSR_OK;
+}
+
+/* ------------------------------------------------------------------ driver */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median time per iteration and bandwidth; with several runs, the range of the runs too (on a shared
+ * machine it shows how far one run can be off). v is sorted by median(). */
+static void print_time(const char *who, const stencil_problem_t *p, double sec, const double *v, int reps)
+{
+	printf("%-9s %9.3f ms/iter  %7.2f GB/s  (median of %d run%s of %d iterations", who, 1e3 * sec / p->iter,
+	       sp_step_bytes(p) * p->iter / sec * 1e-9, reps, reps > 1 ? "s" : "", p->iter);
+	if (reps > 1)
+		printf("; %.3f to %.3f ms/iter", 1e3 * v[0] / p->iter, 1e3 * v[reps - 1] / p->iter);
+	printf(")\n");
+}
+
+/* Idle StarPU workers poll for tasks in a tight loop: pause them while OpenMP owns the cores, or
+ * the baselines would run on what the polling leaves them. */
+static void host_phase_begin(void) { tsr_pause(); }
+static void host_phase_end(void) { tsr_resume(); }
+
+typedef struct results {
+	double tsr, omp, raw, triad;      /* medians */
+	double *t;                        /* the runs, sorted: tessera, omp, raw, triad, reps each */
+	int omp_same, raw_same;
+} results_t;
+
+static int run_all(tstencil_t *s, const options_t *o, void *field, results_t *res)
+{
+	const stencil_problem_t *p = &s->p;
+	double *t = calloc((size_t)o->reps * 4, sizeof *t);
+	sp_omp_t *omp = NULL;
+	sp_raw_t *raw = NULL;
+	sp_stream_t *st = NULL;
+	void *other = NULL;
+	int rc = 1;
+
+	if (!t)
+		goto out;
+	if (o->compare) {
+		/* by default triad arrays of 3 x 20M doubles: 480 MB, far beyond any cache here */
+		host_phase_begin();
+		omp = sp_omp_create(p);
+		st = sp_stream_create((size_t)o->stream_n, p->nthreads);
+		host_phase_end();
+		raw = sp_raw_create(p);
+		other = malloc(sp_bytes(p));
+		if (!omp || !st || !raw || !other) {
+			fprintf(stderr, "stencil: out of memory for the baselines\n");
+			goto out;
+		}
+	}
+	/* Interleaved repetitions: a burst of load from the machine's other users then hits every
+	 * version alike, and the ratios of the medians stay meaningful. */
+	for (int r = 0; r < o->reps; r++) {
+		if (o->compare) {
+			host_phase_begin();
+			t[3 * o->reps + r] = sp_stream_triad(st);
+			t[1 * o->reps + r] = sp_omp_run(omp);
+			host_phase_end();
+		}
+		if (tstencil_run(s, &t[r]) != TSR_OK)
+			goto out;
+		if (o->compare && (t[2 * o->reps + r] = sp_raw_run(raw)) < 0) {
+			fprintf(stderr, "stencil: the raw StarPU version failed to submit a task\n");
+			goto out;
+		}
+	}
+	res->tsr = median(t, o->reps);
+	if (tstencil_result(s, field) != TSR_OK)
+		goto out;
+	if (o->compare) {
+		res->omp = median(t + o->reps, o->reps);
+		res->raw = median(t + 2 * o->reps, o->reps);
+		res->triad = median(t + 3 * o->reps, o->reps);
+		res->omp_same = memcmp(sp_omp_result(omp), field, sp_bytes(p)) == 0;
+		if (sp_raw_result(raw, other) != 0) {
+			fprintf(stderr, "stencil: could not read the raw StarPU result back\n");
+			goto out;
+		}
+		res->raw_same = memcmp(other, field, sp_bytes(p)) == 0;
+	}
+	res->t = t;
+	t = NULL;   /* the caller prints the ranges, then frees them */
+	rc = 0;
+out:
+	sp_raw_destroy(raw);
+	sp_omp_destroy(omp);
+	sp_stream_destroy(st);
+	free(other);
+	free(t);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	options_t o;
+	tsr_config_t cfg;
+	tstencil_t s;
+	results_t res = {0};
+	void *field = NULL;
+	int status = 1, rc;
+
+	if (parse(argc, argv, &o) != 0)
+		return 2;
+	tsr_config_init(&cfg);
+	cfg.sched = o.sched;
+	cfg.ncpu = o.ncpu;
+	if ((rc = tsr_init(&cfg)) != TSR_OK) {
+		fail("tsr_init", rc);
+		return 1;
+	}
+	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
+	const stencil_problem_t *p = &o.p;
+	printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d iterations\n", p->nx, p->ny,
+	       p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
+	printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz, p->tx * p->ty * p->tz,
+	       p->nt ? "non-temporal" : "normal");
+	printf("policy:   %s\n", tsr_sched_name());
+	printf("workers:  %d CPU, %d CUDA\n", tsr_ncpu_workers(), tsr_ncuda_workers());
+	fflush(stdout);
+
+	if (tstencil_create(&s, p) != TSR_OK)
+		goto done;
+	if (!(field = malloc(sp_bytes(p)))) {
+		fprintf(stderr, "stencil: out of memory for the result (%zu bytes)\n", sp_bytes(p));
+		goto done;
+	}
+	if (run_all(&s, &o, field, &res) != 0)
+		goto done;
+	print_time("tessera:", p, res.tsr, res.t, o.reps);
+	if (o.compare) {
+		double gbs = sp_step_bytes(p) * p->iter / res.tsr * 1e-9;
+		print_time("omp:", p, res.omp, res.t + o.reps, o.reps);
+		print_time("starpu:", p, res.raw, res.t + 2 * o.reps, o.reps);
+		printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per element)\n", res.triad,
+		       p->nthreads);
+		printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: Tessera faster)\n",
+		       res.omp / res.tsr, res.raw / res.tsr);
+		printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n", 100.0 * gbs / res.triad,
+		       100.0 * (sp_step_bytes(p) * p->iter / res.omp * 1e-9) / res.triad);
+		printf("agree:    omp %s, starpu %s with tessera (bit for bit)\n",
+		       res.omp_same ? "identical" : "DIFFERENT", res.raw_same ? "identical" : "DIFFERENT");
+		if (!res.omp_same || !res.raw_same)
+			goto done;
+	}
+	if (o.verify) {
+		void *ref = malloc(sp_bytes(p));
+		double err;
+		size_t at;
+		int ok;
+		if (!ref || sp_reference(p, ref) != 0) {
+			free(ref);
+			fprintf(stderr, "stencil: out of memory for the reference\n");
+			goto done;
+		}
+		ok = sp_compare(p, field, ref, &err, &at);
+		free(ref);
+		if (ok && err == 0.0)
+			printf("verify:   PASS, bit-identical to the sequential reference\n");
+		else if (ok)
+			printf("verify:   PASS, max relative error %.3g < 1e-6\n", err);
+		else {
+			long k = (long)(at / (size_t)sp_sk(p)), j = (long)(at % (size_t)sp_sk(p) / (size_t)sp_sj(p)),
+			     i = (long)(at % (size_t)sp_sj(p));
+			printf("verify:   FAIL, %s %.3g at (k, j, i) = (%ld, %ld, %ld)\n",
+			       p->f32 ? "max relative error" : "not bit-identical: max abs difference", err, k, j, i);
+			goto done;
+		}
+	}
+	if (o.out) {
+		if (sp_write_npy(p, o.out, field, sp_sj(p), sp_sk(p)) != 0) {
+			fprintf(stderr, "stencil: cannot write %s: %s\n", o.out, strerror(errno));
+			goto done;
+		}
+		printf("out:      %s, shape (%d, %d, %d) %s\n", o.out, p->nz, p->ny + 2 * SH, p->nx + 2 * SH,
+		       p->f32 ? "<f4" : "<f8");
+	}
+	printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, %.2f GB/s%s\n", p->nx, p->ny,
+	       p->nz, p->f32 ? "f32" : "f64", p->iter, p->tx * p->ty * p->tz, tsr_sched_name(),
+	       1e3 * res.tsr / p->iter, sp_step_bytes(p) * p->iter / res.tsr * 1e-9, o.verify ? ", verified" : "");
+	status = 0;
+done:
+	free(res.t);
+	free(field);
+	tstencil_destroy(&s);
+	if ((rc = tsr_finalize()) != TSR_OK) {
+		fail("tsr_finalize", rc);
+		status = 1;
+	}
+	return status;
+}

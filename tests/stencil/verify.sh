@@ -1,0 +1,161 @@
+#!/bin/sh
+# tests/stencil/verify.sh: apps/stencil --verify (bit-identical to the sequential C reference in f64,
+# max relative error below 1e-6 in f32) over nx = ny in {16, 64, 100, 256}, nz in {1, 64} (8 for
+# 256), both precisions and three schedulers, with 1..16 tiles cut in i, j and k and 1..13
+# iterations (and nz = 2, 3, since nz = 1 starts from zeros); then the .npy output against NumPy,
+# --compare's cross-checks and the usage errors. One TAP line per run.
+st=${top_builddir:-.}/apps/stencil/stencil
+if [ ! -x "$st" ]; then
+	echo "1..0 # SKIP $st not built"
+	exit 0
+fi
+# Options, not the environment, choose the scheduler and the workers here.
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS
+# dmda writes performance models: keep them out of the user's ~/.starpu and away from other runs.
+STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/stencil-verify.XXXXXX") || exit 1
+export STARPU_HOME STARPU_SILENT=1
+trap 'rm -rf "$STARPU_HOME"' EXIT
+log=$STARPU_HOME/out
+
+sizes="16 64 100 256"
+precs="f64 f32"
+scheds="eager lws dmda"
+# Tile layouts (i x j x k), taken in turn: 1..16 tiles, cut in i (down to one-point-wide tiles on
+# the 16-point grid, whose halo then spans two neighbours), in j, in both, and in k.
+layouts="1:1:1 2:1:1 1:3:1 2:2:1 5:1:1 3:2:1 1:7:1 4:2:1 3:3:1 2:5:1 11:1:1 3:4:1 1:13:1 7:2:1 5:3:1 4:4:1 16:1:1 2:2:2 1:3:4"
+nlayouts=19
+echo "1..$((4 * 2 * 2 * 3 + 13))"
+
+i=0
+run() {   # name, pattern the log must contain, then the arguments of apps/stencil
+	name=$1
+	want=$2
+	shift 2
+	i=$((i + 1))
+	if "$st" "$@" >"$log" 2>&1 && grep -q "$want" "$log"; then
+		echo "ok $i - $name"
+	else
+		echo "not ok $i - $name"
+		echo "#   $st $*"
+		sed 's/^/# /' "$log"
+	fi
+}
+nth() {   # nth K word...: the K-th word (1-based)
+	k=$1
+	shift
+	eval "echo \${$k}"
+}
+
+l=0
+it=0
+for n in $sizes; do
+	for nz in 1 64; do
+		[ "$n" = 256 ] && [ "$nz" = 64 ] && nz=8   # keeps the big grid's share of the time small
+		for p in $precs; do for s in $scheds; do
+			lay=$(nth $((l % nlayouts + 1)) $layouts)
+			tx=${lay%%:*}
+			rest=${lay#*:}
+			ty=${rest%%:*}
+			tz=${rest#*:}
+			[ "$tz" -gt "$nz" ] && tz=$nz
+			iter=$((it % 13 + 1))
+			l=$((l + 1))
+			it=$((it + 5))   # 5 is prime to 13: every count 1..13 comes up
+			run "n=$n nz=$nz $p sched=$s tiles=${tx}x${ty}x${tz} iter=$iter" "^verify: *PASS" \
+				-nx "$n" -ny "$n" -nz "$nz" -iter "$iter" -precision "$p" -tx "$tx" -ty "$ty" -tz "$tz" \
+				--sched "$s" --ncpu 2 --verify
+		done; done
+	done
+done
+
+# nz = 1 leaves the course's initial box empty (k in [nz/4, 3nz/4)): the smallest nz with data
+run "n=64 nz=2 f64 sched=lws tiles=2x3x2 iter=13" "^verify: *PASS" -nx 64 -ny 64 -nz 2 -iter 13 -tx 2 -ty 3 -tz 2 --sched lws --ncpu 2 --verify
+run "n=100 nz=3 f32 sched=dmda tiles=1x16x1 iter=12" "^verify: *PASS" -nx 100 -ny 100 -nz 3 -iter 12 -precision f32 -tiles 16 --sched dmda --ncpu 2 --verify
+# streaming stores (chosen automatically only for fields beyond the last-level cache) give the same
+# bits, at every alignment of the rows (odd nx, i-tiles) and in both precisions
+run "--nt on: n=37x23 nz=5 f64 tiles=3x2x1 iter=7" "^verify: *PASS" -nx 37 -ny 23 -nz 5 -iter 7 -tx 3 -ty 2 --nt on --ncpu 2 --verify
+run "--nt on: n=45x30 nz=4 f32 tiles=2x1x2 iter=9" "^verify: *PASS" -nx 45 -ny 30 -nz 4 -iter 9 -tx 2 -ty 1 -tz 2 -precision f32 --nt on --ncpu 2 --verify
+# nx != ny, and -tiles N (cut along j, or squarely when N > ny)
+run "nx=40 ny=24 nz=3 -tiles 5" "^verify: *PASS" -nx 40 -ny 24 -nz 3 -iter 6 -tiles 5 --ncpu 2 --verify
+run "nx=20 ny=6 -tiles 12 (more tiles than rows)" "^verify: *PASS" -nx 20 -ny 6 -nz 2 -iter 3 -tiles 12 --ncpu 2 --verify
+
+# --out: the file loads with NumPy, has the right shape and type, and equals the course's NumPy
+# implementation of the algorithm (an implementation independent of the C reference).
+npy=$STARPU_HOME/field.npy
+i=$((i + 1))
+if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	echo "ok $i # SKIP --out against NumPy: /usr/bin/python3 has no numpy"
+elif "$st" -nx 24 -ny 20 -nz 8 -iter 7 -tx 2 -ty 3 --ncpu 2 --out "$npy" >"$log" 2>&1 &&
+	/usr/bin/python3 - "$npy" >>"$log" 2>&1 <<'EOF'
+import sys
+import numpy as np
+f = np.load(sys.argv[1])
+h, nz, ny, nx, alpha = 2, 8, 20, 24, 1.0 / 32.0
+assert f.dtype == np.float64 and f.shape == (nz, ny + 2 * h, nx + 2 * h), (f.dtype, f.shape)
+
+def halo(a):
+    a[:, :h, h:-h] = a[:, -2 * h:-h, h:-h]
+    a[:, -h:, h:-h] = a[:, h:2 * h, h:-h]
+    a[:, :, :h] = a[:, :, -2 * h:-h]
+    a[:, :, -h:] = a[:, :, h:2 * h]
+
+def lap(a, out, e):
+    jb, je, ib, ie = h - e, a.shape[1] - h + e, h - e, a.shape[2] - h + e
+    out[:, jb:je, ib:ie] = (-4.0 * a[:, jb:je, ib:ie] + a[:, jb:je, ib - 1:ie - 1] + a[:, jb:je, ib + 1:ie + 1]
+                            + a[:, jb - 1:je - 1, ib:ie] + a[:, jb + 1:je + 1, ib:ie])
+
+a = np.zeros_like(f)
+a[nz // 4:3 * nz // 4, h + ny // 4:h + 3 * ny // 4, h + nx // 4:h + 3 * nx // 4] = 1.0
+b = np.zeros_like(f)
+t = np.zeros_like(f)
+for n in range(7):
+    halo(a)
+    lap(a, t, 1)
+    lap(t, b, 0)
+    b[:, h:-h, h:-h] = a[:, h:-h, h:-h] - alpha * b[:, h:-h, h:-h]
+    if n < 6:
+        a, b = b, a
+    else:
+        halo(b)
+d = np.abs(f - b).max()
+print("numpy: max abs difference", d)
+assert d == 0.0
+EOF
+then
+	echo "ok $i - --out writes a .npy equal to the course's NumPy implementation"
+else
+	echo "not ok $i - --out writes a .npy equal to the course's NumPy implementation"
+	sed 's/^/# /' "$log"
+fi
+
+# --out in f32: header and size (checked without NumPy: 64-byte aligned header, '<f4', shape)
+i=$((i + 1))
+if "$st" -nx 16 -ny 12 -nz 2 -iter 2 -precision f32 --ncpu 2 --out "$npy" >"$log" 2>&1 &&
+	head -c 128 "$npy" | grep -a -q "'descr': '<f4', 'fortran_order': False, 'shape': (2, 16, 20)" &&
+	[ "$(wc -c <"$npy")" -eq $((128 + 2 * 16 * 20 * 4)) ]; then
+	echo "ok $i - --out f32 header and size"
+else
+	echo "not ok $i - --out f32 header and size"
+	sed 's/^/# /' "$log"
+fi
+
+# --compare on a small grid: the OpenMP and raw StarPU versions must agree bit for bit with Tessera
+run "--compare: omp and raw StarPU identical to Tessera (f64, 3x2 tiles)" "^agree: *omp identical, starpu identical" \
+	-nx 48 -ny 40 -nz 4 -iter 5 -tx 3 -ty 2 --ncpu 2 --compare --reps 2 --stream-n 100000
+run "--compare: omp and raw StarPU identical to Tessera (f32, 2 tiles, 2x2 tiles in k)" "^agree: *omp identical, starpu identical" \
+	-nx 32 -ny 32 -nz 6 -iter 4 -tx 2 -ty 1 -tz 2 -precision f32 --ncpu 2 --nt on --compare --reps 1 --stream-n 100000
+
+# usage errors exit 2 with a message; --help exits 0
+i=$((i + 1))
+"$st" --help >"$log" 2>&1
+if [ $? -eq 0 ] && grep -q "^usage: stencil" "$log"; then echo "ok $i - --help"; else echo "not ok $i - --help"; fi
+i=$((i + 1))
+"$st" -nx 2 >"$log" 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q "expected an integer >= 4" "$log"; then echo "ok $i - -nx 2 is refused"; else
+	echo "not ok $i - -nx 2 is refused (exit $rc)"; sed 's/^/# /' "$log"; fi
+i=$((i + 1))
+"$st" -nx 16 -ny 16 -tx 17 >"$log" 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q "do not fit" "$log"; then echo "ok $i - more tiles than points is refused"; else
+	echo "not ok $i - more tiles than points is refused (exit $rc)"; sed 's/^/# /' "$log"; fi

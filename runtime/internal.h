@@ -46,6 +46,7 @@ void tsr__wait_handle(starpu_data_handle_t h);
 
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
+void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);

@@ -60,6 +60,17 @@ int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
 	return 1;
 }
 
+/* The point of linear index `index` in b, dimension 0 fastest (the order of colors and points). */
+void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
+{
+	point[0] = point[1] = point[2] = 0;
+	for (int d = 0; d < b.dim; d++) {
+		int64_t e = b.hi[d] - b.lo[d] + 1;
+		point[d] = b.lo[d] + index % e;
+		index /= e;
+	}
+}
+
 int tsr__box_valid(tsr_box_t b)
 {
 	return b.dim >= 1 && b.dim <= 3 && tsr_box_volume(b) > 0;

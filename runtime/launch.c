@@ -566,12 +566,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (!colors)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
 	for (int64_t pi = 0; pi < npoints; pi++) {
-		int64_t point[3] = {0, 0, 0}, rest = pi;
-		for (int d = 0; d < domain.dim; d++) {
-			int64_t e = domain.hi[d] - domain.lo[d] + 1;
-			point[d] = domain.lo[d] + rest % e;
-			rest /= e;
-		}
+		int64_t point[3];
+		tsr__box_point(domain, pi, point);
 		for (int i = 0; i < nreqs; i++) {
 			colors[pi * nreqs + i] = -1;
 			if (q[i].kind == TSR_REQ_PARTITION) {
@@ -645,12 +641,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 			return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
 		}
 		for (int64_t pi = 0; pi < npoints; pi++) {
-			int64_t point[3] = {0, 0, 0}, rest = pi;
-			for (int d = 0; d < domain.dim; d++) {
-				int64_t e = domain.hi[d] - domain.lo[d] + 1;
-				point[d] = domain.lo[d] + rest % e;
-				rest /= e;
-			}
+			int64_t point[3];
+			tsr__box_point(domain, pi, point);
 			rc = tsr__map_decide(t, domain.dim, point, domain, mpart, mr >= 0 ? colors[pi * nreqs + mr] : -1, &maps[pi]);
 			if (rc) {
 				free(maps);
@@ -677,12 +669,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	}
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int64_t pi = 0; pi < npoints && !rc; pi++) {
-		int64_t point[3] = {0, 0, 0}, rest = pi;
-		for (int d = 0; d < domain.dim; d++) {
-			int64_t e = domain.hi[d] - domain.lo[d] + 1;
-			point[d] = domain.lo[d] + rest % e;
-			rest /= e;
-		}
+		int64_t point[3];
+		tsr__box_point(domain, pi, point);
 		for (int i = 0; i < nreqs; i++)
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
 		int pfolds = nfolds;

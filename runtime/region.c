@@ -110,13 +110,8 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 	if (!s)
 		return NULL;
 	char cs[64];
-	int64_t color[3] = {0, 0, 0};
-	int64_t rest = c;
-	for (int d = 0; d < p->colors.dim; d++) {
-		int64_t e = p->colors.hi[d] - p->colors.lo[d] + 1;
-		color[d] = p->colors.lo[d] + rest % e;
-		rest /= e;
-	}
+	int64_t color[3];
+	tsr__box_point(p->colors, c, color);
 	tsr__color_str(p->colors.dim, color, cs, sizeof cs);
 	size_t len = strlen(parent->name) + strlen(p->name) + strlen(cs) + 2;
 	s->name = malloc(len);

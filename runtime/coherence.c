@@ -23,8 +23,6 @@ static void close_plan(struct tsr_node *n, struct tsr_partition *p)
 				break;
 			}
 	}
-	/* The gather reads the children and writes the parent: a pending reduction epoch on the
-	 * children ended there. */
 }
 
 void tsr__coh_close_all(struct tsr_node *n)

@@ -96,7 +96,6 @@ struct tsr_region {
 	/* root only */
 	void **storage;                       /* one array per field */
 	int *mapped;                          /* per field: mapped on the host */
-	size_t *ld;                           /* unused */
 };
 
 struct tsr_partition {
@@ -125,8 +124,6 @@ struct tsr_region *tsr__fold_target(struct tsr_region *r);
 /* ---- coherence (coherence.c): make a node's handle usable for a read or a write */
 void tsr__coh_access(struct tsr_node *n, int write);
 void tsr__coh_close_all(struct tsr_node *n);
-/* Would accessing node n (write or not) require switching plans that are open on an ancestor
- * through another partition used in the same launch? Used to detect conflicting requirements. */
 
 /* ---- reductions (reduce.c) */
 struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op);

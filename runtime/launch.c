@@ -673,10 +673,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		tsr__box_point(domain, pi, point);
 		for (int i = 0; i < nreqs; i++)
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
-		int pfolds = nfolds;
 		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res, result ? redop : 0, folds, &nfolds,
 		                  maps ? &maps[pi] : NULL);
-		(void)pfolds;
 	}
 	if (!rc)
 		rc = submit_folds(folds, nfolds);

@@ -79,6 +79,24 @@ int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *o
 /* voltage = (voltage + charge / cap) * (1 - leakage); charge = 0 (Legion's update_voltages). */
 void circuit_update_voltages(int64_t n, float *voltage, float *charge, const float *cap, const float *leakage);
 
+/* What each task's variants see, fetched and checked once for the CPU and the CUDA variant alike
+ * (circuit_cpu.c). Node windows are in lookup order: private, the piece's shared, ghost. Each
+ * returns 0, or -1 after a task error that names the task, the point and what was wrong. */
+typedef struct circuit_cnc_view {
+	tsr_accessor_t in, out, ind, res, cap, cur, wv;
+	circuit_window_t win[3];
+} circuit_cnc_view_t;
+int circuit_cnc_view(tsr_ctx_t *ctx, size_t arglen, circuit_cnc_view_t *v);
+typedef struct circuit_dc_view {
+	tsr_accessor_t in, out, cur;
+	circuit_window_t win[3];
+} circuit_dc_view_t;
+int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v);
+typedef struct circuit_uv_view {
+	tsr_accessor_t v[2], q[2], cap[2], leak[2];   /* [0] private nodes, [1] shared nodes */
+} circuit_uv_view_t;
+int circuit_uv_view(tsr_ctx_t *ctx, circuit_uv_view_t *v);
+
 /* The three tasks with their CPU variants and, where Tessera was built with CUDA, CUDA variants. */
 typedef struct circuit_tasks {
 	tsr_task_t calc_new_currents, distribute_charge, update_voltages;

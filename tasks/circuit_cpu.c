@@ -210,67 +210,62 @@ static circuit_window_t window_of(const tsr_accessor_t *a)
 	return w;
 }
 
-void circuit_calc_new_currents_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+static int check_args(tsr_ctx_t *ctx, size_t arglen)
 {
-	const circuit_args_t *a = args;
-	tsr_accessor_t in, out, ind, res, cap, cur, wv, pvt, shr, ghost;
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu", tsr_ctx_task_name(ctx), arglen, sizeof *a);
-		return;
-	}
-	if (get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &in) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &out) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_INDUCTANCE, TSR_F32, TSR_READ, &ind) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_RESISTANCE, TSR_F32, TSR_READ, &res) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_CAP, TSR_F32, TSR_READ, &cap) ||
-	    get(ctx, CIRCUIT_CNC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &cur) ||
-	    get(ctx, CIRCUIT_CNC_VOLTAGES, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &wv) ||
+	if (arglen == sizeof(circuit_args_t))
+		return 0;
+	tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu", tsr_ctx_task_name(ctx), arglen,
+	              sizeof(circuit_args_t));
+	return -1;
+}
+
+int circuit_cnc_view(tsr_ctx_t *ctx, size_t arglen, circuit_cnc_view_t *v)
+{
+	tsr_accessor_t pvt, shr, ghost;
+	if (check_args(ctx, arglen) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &v->in) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &v->out) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_INDUCTANCE, TSR_F32, TSR_READ, &v->ind) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_RESISTANCE, TSR_F32, TSR_READ, &v->res) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_CAP, TSR_F32, TSR_READ, &v->cap) ||
+	    get(ctx, CIRCUIT_CNC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &v->cur) ||
+	    get(ctx, CIRCUIT_CNC_VOLTAGES, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &v->wv) ||
 	    get(ctx, CIRCUIT_CNC_PRIVATE, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &pvt) ||
 	    get(ctx, CIRCUIT_CNC_SHARED, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &shr) ||
 	    get(ctx, CIRCUIT_CNC_GHOST, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &ghost))
-		return;
-	if (check_state(ctx, &in, &cur, SEG, "currents") || check_state(ctx, &in, &wv, SEG - 1, "wire voltages"))
-		return;
+		return -1;
+	if (check_state(ctx, &v->in, &v->cur, SEG, "currents") || check_state(ctx, &v->in, &v->wv, SEG - 1, "wire voltages"))
+		return -1;
 	/* private first, then the piece's own shared nodes: the ghost box may overlap them */
-	circuit_window_t win[3] = {window_of(&pvt), window_of(&shr), window_of(&ghost)};
-	int64_t n = in.hi[0] - in.lo[0] + 1;
-	int64_t bad = circuit_calc_currents(n, in.ptr, out.ptr, ind.ptr, res.ptr, cap.ptr, cur.ptr, cur.stride[1], wv.ptr,
-	                                    wv.stride[1], 3, win, a->dt, a->steps);
-	if (bad)
-		tsr_ctx_error(ctx, "task '%s' point %lld: %lld wire ends lie outside the private, shared and ghost nodes",
-		              tsr_ctx_task_name(ctx), (long long)piece_of(ctx), (long long)bad);
+	v->win[0] = window_of(&pvt);
+	v->win[1] = window_of(&shr);
+	v->win[2] = window_of(&ghost);
+	return 0;
 }
 
 /* Legion's distribute_charge: a private node is touched by its own piece's wires only, so the
  * piece adds into it in place (READ_WRITE); the shared and ghost nodes get the charge through
  * REDUCE(sum) accessors, buffers of this point task that the runtime folds into the nodes. */
-void circuit_distribute_charge_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v)
 {
-	const circuit_args_t *a = args;
 	const tsr_privilege_t sum = TSR_REDUCE(TSR_SUM);
-	tsr_accessor_t in, out, cur, pvt, shr, ghost;
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu", tsr_ctx_task_name(ctx), arglen, sizeof *a);
-		return;
-	}
-	if (get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &in) ||
-	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &out) ||
-	    get(ctx, CIRCUIT_DC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ, &cur) ||
+	tsr_accessor_t pvt, shr, ghost;
+	if (check_args(ctx, arglen) ||
+	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &v->in) ||
+	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &v->out) ||
+	    get(ctx, CIRCUIT_DC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ, &v->cur) ||
 	    get(ctx, CIRCUIT_DC_PRIVATE, CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &pvt) ||
 	    get(ctx, CIRCUIT_DC_SHARED, CIRCUIT_NODE_CHARGE, TSR_F32, sum, &shr) ||
 	    get(ctx, CIRCUIT_DC_GHOST, CIRCUIT_NODE_CHARGE, TSR_F32, sum, &ghost))
-		return;
-	if (check_state(ctx, &in, &cur, SEG, "currents"))
-		return;
+		return -1;
+	if (check_state(ctx, &v->in, &v->cur, SEG, "currents"))
+		return -1;
 	/* same order as calc_new_currents: the piece's own shared nodes before the ghost box, which
 	 * may overlap them */
-	circuit_window_t win[3] = {window_of(&pvt), window_of(&shr), window_of(&ghost)};
-	const float *first = cur.ptr, *last = (const float *)cur.ptr + (SEG - 1) * cur.stride[1];
-	int64_t n = in.hi[0] - in.lo[0] + 1;
-	int64_t bad = circuit_distribute_charge(n, in.ptr, out.ptr, first, last, 3, win, a->dt);
-	if (bad)
-		tsr_ctx_error(ctx, "task '%s' point %lld: %lld wire ends lie outside the private, shared and ghost nodes",
-		              tsr_ctx_task_name(ctx), (long long)piece_of(ctx), (long long)bad);
+	v->win[0] = window_of(&pvt);
+	v->win[1] = window_of(&shr);
+	v->win[2] = window_of(&ghost);
+	return 0;
 }
 
 /* Same extent for the state and the constants of one kind of node. */
@@ -285,24 +280,59 @@ static int check_nodes(tsr_ctx_t *ctx, const tsr_accessor_t *state, const tsr_ac
 }
 
 /* Legion's update_voltages: the piece's private nodes, then its shared nodes. */
+int circuit_uv_view(tsr_ctx_t *ctx, circuit_uv_view_t *v)
+{
+	static const int state_req[2] = {CIRCUIT_UV_PVT_STATE, CIRCUIT_UV_SHR_STATE};
+	static const int const_req[2] = {CIRCUIT_UV_PVT_CONST, CIRCUIT_UV_SHR_CONST};
+	static const char *const what[2] = {"private", "shared"};
+	for (int k = 0; k < 2; k++)
+		if (get(ctx, state_req[k], CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ_WRITE, &v->v[k]) ||
+		    get(ctx, state_req[k], CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &v->q[k]) ||
+		    get(ctx, const_req[k], CIRCUIT_NODE_CAP, TSR_F32, TSR_READ, &v->cap[k]) ||
+		    get(ctx, const_req[k], CIRCUIT_NODE_LEAKAGE, TSR_F32, TSR_READ, &v->leak[k]) ||
+		    check_nodes(ctx, &v->v[k], &v->cap[k], what[k]))
+			return -1;
+	return 0;
+}
+
+static void report_stray_ends(tsr_ctx_t *ctx, int64_t bad)
+{
+	if (bad)
+		tsr_ctx_error(ctx, "task '%s' point %lld: %lld wire ends lie outside the private, shared and ghost nodes",
+		              tsr_ctx_task_name(ctx), (long long)piece_of(ctx), (long long)bad);
+}
+
+void circuit_calc_new_currents_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const circuit_args_t *a = args;
+	circuit_cnc_view_t v;
+	if (circuit_cnc_view(ctx, arglen, &v))
+		return;
+	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
+	report_stray_ends(ctx, circuit_calc_currents(n, v.in.ptr, v.out.ptr, v.ind.ptr, v.res.ptr, v.cap.ptr, v.cur.ptr,
+	                                             v.cur.stride[1], v.wv.ptr, v.wv.stride[1], 3, v.win, a->dt, a->steps));
+}
+
+void circuit_distribute_charge_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const circuit_args_t *a = args;
+	circuit_dc_view_t v;
+	if (circuit_dc_view(ctx, arglen, &v))
+		return;
+	const float *first = v.cur.ptr, *last = (const float *)v.cur.ptr + (SEG - 1) * v.cur.stride[1];
+	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
+	report_stray_ends(ctx, circuit_distribute_charge(n, v.in.ptr, v.out.ptr, first, last, 3, v.win, a->dt));
+}
+
 void circuit_update_voltages_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	tsr_accessor_t pv, pq, pcap, pleak, sv, sq, scap, sleak;
+	circuit_uv_view_t v;
 	(void)args;
 	(void)arglen;
-	if (get(ctx, CIRCUIT_UV_PVT_STATE, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ_WRITE, &pv) ||
-	    get(ctx, CIRCUIT_UV_PVT_STATE, CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &pq) ||
-	    get(ctx, CIRCUIT_UV_SHR_STATE, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ_WRITE, &sv) ||
-	    get(ctx, CIRCUIT_UV_SHR_STATE, CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &sq) ||
-	    get(ctx, CIRCUIT_UV_PVT_CONST, CIRCUIT_NODE_CAP, TSR_F32, TSR_READ, &pcap) ||
-	    get(ctx, CIRCUIT_UV_PVT_CONST, CIRCUIT_NODE_LEAKAGE, TSR_F32, TSR_READ, &pleak) ||
-	    get(ctx, CIRCUIT_UV_SHR_CONST, CIRCUIT_NODE_CAP, TSR_F32, TSR_READ, &scap) ||
-	    get(ctx, CIRCUIT_UV_SHR_CONST, CIRCUIT_NODE_LEAKAGE, TSR_F32, TSR_READ, &sleak))
+	if (circuit_uv_view(ctx, &v))
 		return;
-	if (check_nodes(ctx, &pv, &pcap, "private") || check_nodes(ctx, &sv, &scap, "shared"))
-		return;
-	circuit_update_voltages(pv.hi[0] - pv.lo[0] + 1, pv.ptr, pq.ptr, pcap.ptr, pleak.ptr);
-	circuit_update_voltages(sv.hi[0] - sv.lo[0] + 1, sv.ptr, sq.ptr, scap.ptr, sleak.ptr);
+	for (int k = 0; k < 2; k++)
+		circuit_update_voltages(v.v[k].hi[0] - v.v[k].lo[0] + 1, v.v[k].ptr, v.q[k].ptr, v.cap[k].ptr, v.leak[k].ptr);
 }
 
 int circuit_tasks_register(circuit_tasks_t *t)

@@ -103,49 +103,32 @@ static unsigned blocks_for(int64_t n)
 	return (unsigned)((n + threads - 1) / threads);
 }
 
-static int get(tsr_ctx_t *ctx, int req, tsr_field_t f, tsr_type_t type, tsr_privilege_t priv, tsr_accessor_t *a)
+static void check_launch(tsr_ctx_t *ctx)
 {
-	int rc = tsr_ctx_accessor(ctx, req, f, type, priv, a);
-	if (rc != TSR_OK)
-		tsr_ctx_error(ctx, "%s", tsr_last_error());
-	return rc;
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess)
+		tsr_ctx_error(ctx, "task '%s': kernel launch failed: %s", tsr_ctx_task_name(ctx), cudaGetErrorString(e));
 }
 
-static circuit_window_t window_of(const tsr_accessor_t *a)
+static node_windows windows(const circuit_window_t *w)
 {
-	circuit_window_t w = {(float *)a->ptr, a->lo[0], a->hi[0]};
-	return w;
+	node_windows win = {{w[0], w[1], w[2]}, 3};
+	return win;
 }
 
 extern "C" void circuit_calc_new_currents_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const circuit_args_t *a = (const circuit_args_t *)args;
-	tsr_accessor_t in, out, ind, res, cap, cur, wv, pvt, shr, ghost;
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu", tsr_ctx_task_name(ctx), arglen, sizeof *a);
+	circuit_cnc_view_t v;
+	if (circuit_cnc_view(ctx, arglen, &v))
 		return;
-	}
-	if (get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &in) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &out) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_INDUCTANCE, TSR_F32, TSR_READ, &ind) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_RESISTANCE, TSR_F32, TSR_READ, &res) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_CAP, TSR_F32, TSR_READ, &cap) ||
-	    get(ctx, CIRCUIT_CNC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &cur) ||
-	    get(ctx, CIRCUIT_CNC_VOLTAGES, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &wv) ||
-	    get(ctx, CIRCUIT_CNC_PRIVATE, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &pvt) ||
-	    get(ctx, CIRCUIT_CNC_SHARED, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &shr) ||
-	    get(ctx, CIRCUIT_CNC_GHOST, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &ghost))
-		return;
-	node_windows win = {{window_of(&pvt), window_of(&shr), window_of(&ghost)}, 3};
-	int64_t n = in.hi[0] - in.lo[0] + 1;
+	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
 	cudaStream_t st = (cudaStream_t)tsr_ctx_cuda_stream(ctx);
-	cnc_kernel<<<blocks_for(n), threads, 0, st>>>(n, (const int32_t *)in.ptr, (const int32_t *)out.ptr,
-	                                             (const float *)ind.ptr, (const float *)res.ptr, (const float *)cap.ptr,
-	                                             (float *)cur.ptr, cur.stride[1], (float *)wv.ptr, wv.stride[1], win,
-	                                             a->dt, a->steps);
-	cudaError_t e = cudaGetLastError();
-	if (e != cudaSuccess)
-		tsr_ctx_error(ctx, "task '%s': kernel launch failed: %s", tsr_ctx_task_name(ctx), cudaGetErrorString(e));
+	cnc_kernel<<<blocks_for(n), threads, 0, st>>>(n, (const int32_t *)v.in.ptr, (const int32_t *)v.out.ptr,
+	                                             (const float *)v.ind.ptr, (const float *)v.res.ptr,
+	                                             (const float *)v.cap.ptr, (float *)v.cur.ptr, v.cur.stride[1],
+	                                             (float *)v.wv.ptr, v.wv.stride[1], windows(v.win), a->dt, a->steps);
+	check_launch(ctx);
 }
 
 /* Private charges READ_WRITE in place, shared and ghost charges REDUCE(sum) into the point task's
@@ -153,52 +136,31 @@ extern "C" void circuit_calc_new_currents_cuda(tsr_ctx_t *ctx, const void *args,
 extern "C" void circuit_distribute_charge_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const circuit_args_t *a = (const circuit_args_t *)args;
-	const tsr_privilege_t sum = TSR_REDUCE(TSR_SUM);
-	tsr_accessor_t in, out, cur, pvt, shr, ghost;
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu", tsr_ctx_task_name(ctx), arglen, sizeof *a);
+	circuit_dc_view_t v;
+	if (circuit_dc_view(ctx, arglen, &v))
 		return;
-	}
-	if (get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &in) ||
-	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &out) ||
-	    get(ctx, CIRCUIT_DC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ, &cur) ||
-	    get(ctx, CIRCUIT_DC_PRIVATE, CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &pvt) ||
-	    get(ctx, CIRCUIT_DC_SHARED, CIRCUIT_NODE_CHARGE, TSR_F32, sum, &shr) ||
-	    get(ctx, CIRCUIT_DC_GHOST, CIRCUIT_NODE_CHARGE, TSR_F32, sum, &ghost))
-		return;
-	node_windows win = {{window_of(&pvt), window_of(&shr), window_of(&ghost)}, 3};
-	int64_t n = in.hi[0] - in.lo[0] + 1;
-	const float *first = (const float *)cur.ptr;
-	const float *last = first + (SEG - 1) * cur.stride[1];
+	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
+	const float *first = (const float *)v.cur.ptr;
+	const float *last = first + (SEG - 1) * v.cur.stride[1];
 	cudaStream_t st = (cudaStream_t)tsr_ctx_cuda_stream(ctx);
-	dc_kernel<<<blocks_for(n), threads, 0, st>>>(n, (const int32_t *)in.ptr, (const int32_t *)out.ptr, first, last,
-	                                             win, a->dt);
-	cudaError_t e = cudaGetLastError();
-	if (e != cudaSuccess)
-		tsr_ctx_error(ctx, "task '%s': kernel launch failed: %s", tsr_ctx_task_name(ctx), cudaGetErrorString(e));
+	dc_kernel<<<blocks_for(n), threads, 0, st>>>(n, (const int32_t *)v.in.ptr, (const int32_t *)v.out.ptr, first, last,
+	                                             windows(v.win), a->dt);
+	check_launch(ctx);
 }
 
 /* The piece's private nodes, then its shared nodes: two kernels on the same stream. */
 extern "C" void circuit_update_voltages_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	tsr_accessor_t v[2], q[2], cap[2], leak[2];
-	static const int state_req[2] = {CIRCUIT_UV_PVT_STATE, CIRCUIT_UV_SHR_STATE};
-	static const int const_req[2] = {CIRCUIT_UV_PVT_CONST, CIRCUIT_UV_SHR_CONST};
+	circuit_uv_view_t v;
 	(void)args;
 	(void)arglen;
-	for (int k = 0; k < 2; k++)
-		if (get(ctx, state_req[k], CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ_WRITE, &v[k]) ||
-		    get(ctx, state_req[k], CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &q[k]) ||
-		    get(ctx, const_req[k], CIRCUIT_NODE_CAP, TSR_F32, TSR_READ, &cap[k]) ||
-		    get(ctx, const_req[k], CIRCUIT_NODE_LEAKAGE, TSR_F32, TSR_READ, &leak[k]))
-			return;
+	if (circuit_uv_view(ctx, &v))
+		return;
 	cudaStream_t st = (cudaStream_t)tsr_ctx_cuda_stream(ctx);
 	for (int k = 0; k < 2; k++) {
-		int64_t n = v[k].hi[0] - v[k].lo[0] + 1;
-		uv_kernel<<<blocks_for(n), threads, 0, st>>>(n, (float *)v[k].ptr, (float *)q[k].ptr, (const float *)cap[k].ptr,
-		                                             (const float *)leak[k].ptr);
+		int64_t n = v.v[k].hi[0] - v.v[k].lo[0] + 1;
+		uv_kernel<<<blocks_for(n), threads, 0, st>>>(n, (float *)v.v[k].ptr, (float *)v.q[k].ptr,
+		                                             (const float *)v.cap[k].ptr, (const float *)v.leak[k].ptr);
 	}
-	cudaError_t e = cudaGetLastError();
-	if (e != cudaSuccess)
-		tsr_ctx_error(ctx, "task '%s': kernel launch failed: %s", tsr_ctx_task_name(ctx), cudaGetErrorString(e));
+	check_launch(ctx);
 }

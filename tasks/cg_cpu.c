@@ -101,7 +101,7 @@ static const double *coef_future(tsr_ctx_t *ctx, int req)
 }
 
 /* x must cover y's rows (both come through the same row blocks). */
-static int same_rows(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y)
+int cg_rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y)
 {
 	if (x->lo[0] > y->lo[0] || x->hi[0] < y->hi[0]) {
 		tsr_ctx_error(ctx, "input rows %lld..%lld do not cover output rows %lld..%lld", (long long)x->lo[0],
@@ -117,7 +117,7 @@ static void axpy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t x, y;
 	const double *c = coef_future(ctx, 2);
 	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !same_rows(ctx, &x, &y))
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
 		return;
 	const double s = a->scale * *c;
 	if (s == 0.0)
@@ -131,7 +131,7 @@ static void xpay_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t x, y;
 	const double *c = coef_future(ctx, 2);
 	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !same_rows(ctx, &x, &y))
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
 		return;
 	cg_xpay_range(y.hi[0] - y.lo[0] + 1, *c, &TSR_AT1(&x, const double, y.lo[0]), (double *)y.ptr);
 }
@@ -141,7 +141,7 @@ static void dot_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const cg_dot_args_t *a = args;
 	tsr_accessor_t u, v;
 	if (tsr_ctx_accessor(ctx, 0, a->fa, TSR_F64, TSR_READ, &u) ||
-	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !same_rows(ctx, &v, &u))
+	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !cg_rows_cover(ctx, &v, &u))
 		return;
 	double s = cg_dot_range(u.hi[0] - u.lo[0] + 1, (const double *)u.ptr, &TSR_AT1(&v, const double, u.lo[0]));
 	tsr_ctx_return(ctx, &s);
@@ -176,23 +176,30 @@ static void spmv_csr_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	                  (const double *)x.ptr, x.lo[0], (double *)y.ptr);
 }
 
+int cg_stencil_view(tsr_ctx_t *ctx, const void *args, int dim, tsr_accessor_t *x, tsr_accessor_t *y)
+{
+	const cg_stencil_args_t *a = args;
+	if (tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, x) || tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_WRITE, y))
+		return 0;
+	const int64_t h = dim == 2 ? a->nx : a->nx * a->ny;
+	const int64_t last = a->nx * a->ny * (dim == 2 ? 1 : a->nz) - 1;
+	const int64_t need_lo = y->lo[0] - h < 0 ? 0 : y->lo[0] - h;
+	const int64_t need_hi = y->hi[0] + h > last ? last : y->hi[0] + h;
+	if (x->lo[0] > need_lo || x->hi[0] < need_hi) {
+		tsr_ctx_error(ctx, "input rows %lld..%lld do not hold the ghost rows %lld..%lld of rows %lld..%lld",
+		              (long long)x->lo[0], (long long)x->hi[0], (long long)need_lo, (long long)need_hi,
+		              (long long)y->lo[0], (long long)y->hi[0]);
+		return 0;
+	}
+	return 1;
+}
+
 static void stencil_cpu(tsr_ctx_t *ctx, const void *args, int dim)
 {
 	const cg_stencil_args_t *a = args;
 	tsr_accessor_t x, y;
-	if (tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_WRITE, &y))
+	if (!cg_stencil_view(ctx, args, dim, &x, &y))
 		return;
-	const int64_t h = dim == 2 ? a->nx : a->nx * a->ny;
-	const int64_t last = a->nx * a->ny * (dim == 2 ? 1 : a->nz) - 1;
-	const int64_t need_lo = y.lo[0] - h < 0 ? 0 : y.lo[0] - h;
-	const int64_t need_hi = y.hi[0] + h > last ? last : y.hi[0] + h;
-	if (x.lo[0] > need_lo || x.hi[0] < need_hi) {
-		tsr_ctx_error(ctx, "input rows %lld..%lld do not hold the ghost rows %lld..%lld of rows %lld..%lld",
-		              (long long)x.lo[0], (long long)x.hi[0], (long long)need_lo, (long long)need_hi,
-		              (long long)y.lo[0], (long long)y.hi[0]);
-		return;
-	}
 	if (dim == 2)
 		cg_stencil2d_range(y.lo[0], y.hi[0], a->nx, a->ny, (const double *)x.ptr, x.lo[0], (double *)y.ptr);
 	else

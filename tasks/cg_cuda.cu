@@ -113,23 +113,13 @@ static __global__ void state_next_kernel(const cg_state_t *prev, const double *r
 
 /* ------------------------------------------------------------ variants */
 
-static int rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y)
-{
-	if (x->lo[0] > y->lo[0] || x->hi[0] < y->hi[0]) {
-		tsr_ctx_error(ctx, "input rows %lld..%lld do not cover output rows %lld..%lld", (long long)x->lo[0],
-		              (long long)x->hi[0], (long long)y->lo[0], (long long)y->hi[0]);
-		return 0;
-	}
-	return 1;
-}
-
 extern "C" void cg_axpy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const cg_axpy_args_t *a = (const cg_axpy_args_t *)args;
 	tsr_accessor_t x, y;
 	const double *c = (const double *)tsr_ctx_future(ctx, 2);
 	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !rows_cover(ctx, &x, &y))
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
 		return;
 	const int64_t n = y.hi[0] - y.lo[0] + 1;
 	axpy_kernel<<<blocks_for(n), CG_THREADS, 0, stream_of(ctx)>>>(n, a->scale, c, &TSR_AT1(&x, const double, y.lo[0]),
@@ -143,7 +133,7 @@ extern "C" void cg_xpay_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t x, y;
 	const double *c = (const double *)tsr_ctx_future(ctx, 2);
 	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !rows_cover(ctx, &x, &y))
+	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
 		return;
 	const int64_t n = y.hi[0] - y.lo[0] + 1;
 	xpay_kernel<<<blocks_for(n), CG_THREADS, 0, stream_of(ctx)>>>(n, c, &TSR_AT1(&x, const double, y.lo[0]),
@@ -157,7 +147,7 @@ extern "C" void cg_dot_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t u, v;
 	double *out = (double *)tsr_ctx_return_slot(ctx);
 	if (tsr_ctx_accessor(ctx, 0, a->fa, TSR_F64, TSR_READ, &u) ||
-	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !rows_cover(ctx, &v, &u))
+	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !cg_rows_cover(ctx, &v, &u))
 		return;
 	if (!out) {
 		tsr_ctx_error(ctx, "no return slot (launch the dot with a result future)");
@@ -200,19 +190,8 @@ static void stencil_cuda(tsr_ctx_t *ctx, const void *args, int dim)
 {
 	const cg_stencil_args_t *a = (const cg_stencil_args_t *)args;
 	tsr_accessor_t x, y;
-	if (tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_WRITE, &y))
+	if (!cg_stencil_view(ctx, args, dim, &x, &y))
 		return;
-	const int64_t h = dim == 2 ? a->nx : a->nx * a->ny;
-	const int64_t last = a->nx * a->ny * (dim == 2 ? 1 : a->nz) - 1;
-	const int64_t need_lo = y.lo[0] - h < 0 ? 0 : y.lo[0] - h;
-	const int64_t need_hi = y.hi[0] + h > last ? last : y.hi[0] + h;
-	if (x.lo[0] > need_lo || x.hi[0] < need_hi) {
-		tsr_ctx_error(ctx, "input rows %lld..%lld do not hold the ghost rows %lld..%lld of rows %lld..%lld",
-		              (long long)x.lo[0], (long long)x.hi[0], (long long)need_lo, (long long)need_hi,
-		              (long long)y.lo[0], (long long)y.hi[0]);
-		return;
-	}
 	const int64_t n = y.hi[0] - y.lo[0] + 1;
 	stencil_kernel<<<blocks_for(n), CG_THREADS, 0, stream_of(ctx)>>>(y.lo[0], n, a->nx, a->ny, dim == 2 ? 1 : a->nz,
 	                                                                 dim, (const double *)x.ptr, x.lo[0],

@@ -81,6 +81,11 @@ typedef struct cg_state_args { double tol2; int first; } cg_state_args_t;
  * baseline of apps/cg (so that the two differ only by how the work is run). Every array is passed
  * as a pointer to its first element and the global index of that element, so no pointer is ever
  * formed outside an array. */
+/* Checks both variants run before their kernels (cg_cpu.c); 1 if fine, else 0 after a task error.
+ * cg_rows_cover: input rows x cover output rows y. cg_stencil_view: the stencil's accessors (x READ
+ * through the ghost partition, y WRITE), x holding every ghost row y needs. */
+int cg_rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y);
+int cg_stencil_view(tsr_ctx_t *ctx, const void *args, int dim, tsr_accessor_t *x, tsr_accessor_t *y);
 void cg_axpy_range(int64_t n, double a, const double *x, double *y);        /* y += a x */
 void cg_xpay_range(int64_t n, double a, const double *x, double *y);        /* y = x + a y */
 double cg_dot_range(int64_t n, const double *a, const double *b);

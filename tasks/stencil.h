@@ -160,6 +160,16 @@ void stencil_halo_copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void stencil_diffusion_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void stencil_halo_copy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
+/* The arguments and accessors of each task, fetched and checked once for the CPU and the CUDA
+ * variant alike (stencil_cpu.c). Each returns 1 when the variant has work to do, else 0, after a
+ * task error where something was wrong. */
+int stencil_init_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *f);
+int stencil_diffusion_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *in, tsr_accessor_t *out,
+                           stencil_tile_t *t);
+/* dst and from hold the ((const stencil_copy_args_t *)args)->ndst destinations and their sources. */
+int stencil_halo_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *src, tsr_accessor_t *dst,
+                      const char **from);
+
 #ifdef __cplusplus
 }
 #endif

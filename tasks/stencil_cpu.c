@@ -172,23 +172,30 @@ void stencil_copy_box(const void *src, ptrdiff_t ssj, ptrdiff_t ssk, void *dst, 
 			                 s + (k * ssk + j * ssj) * (ptrdiff_t)elem_size, row);
 }
 
+int stencil_init_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *f)
+{
+	if (arglen != sizeof(stencil_init_args_t)) {
+		tsr_ctx_error(ctx, "stencil_init: %zu bytes of arguments, expected %zu", arglen, sizeof(stencil_init_args_t));
+		return 0;
+	}
+	if (tsr_ctx_accessor(ctx, 0, ((const stencil_init_args_t *)args)->field, TSR_NONE, TSR_WRITE, f) != TSR_OK) {
+		tsr_ctx_error(ctx, "stencil_init: %s", tsr_last_error());
+		return 0;
+	}
+	if (f->dim != 3 || (f->type != TSR_F64 && f->type != TSR_F32)) {
+		tsr_ctx_error(ctx, "stencil_init: the field must be f64 or f32 on a 3-D region");
+		return 0;
+	}
+	return f->hi[0] >= f->lo[0] && f->hi[1] >= f->lo[1] && f->hi[2] >= f->lo[2];
+}
+
 void stencil_init_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const stencil_init_args_t *a = args;
 	tsr_accessor_t f;
 
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "stencil_init: %zu bytes of arguments, expected %zu", arglen, sizeof *a);
+	if (!stencil_init_view(ctx, args, arglen, &f))
 		return;
-	}
-	if (tsr_ctx_accessor(ctx, 0, a->field, TSR_NONE, TSR_WRITE, &f) != TSR_OK) {
-		tsr_ctx_error(ctx, "stencil_init: %s", tsr_last_error());
-		return;
-	}
-	if (f.dim != 3 || (f.type != TSR_F64 && f.type != TSR_F32)) {
-		tsr_ctx_error(ctx, "stencil_init: the field must be f64 or f32 on a 3-D region");
-		return;
-	}
 	for (int64_t k = f.lo[2]; k <= f.hi[2]; k++)
 		for (int64_t j = f.lo[1]; j <= f.hi[1]; j++)
 			for (int64_t i = f.lo[0]; i <= f.hi[0]; i++) {
@@ -200,28 +207,36 @@ void stencil_init_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 			}
 }
 
+int stencil_diffusion_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *in, tsr_accessor_t *out,
+                           stencil_tile_t *t)
+{
+	const stencil_args_t *a = args;
+	const char *why;
+
+	if (arglen != sizeof *a) {
+		tsr_ctx_error(ctx, "stencil_diffusion: %zu bytes of arguments, expected %zu", arglen, sizeof *a);
+		return 0;
+	}
+	if (tsr_ctx_accessor(ctx, 0, a->in, TSR_NONE, TSR_READ, in) != TSR_OK ||
+	    tsr_ctx_accessor(ctx, 1, a->out, TSR_NONE, TSR_WRITE, out) != TSR_OK) {
+		tsr_ctx_error(ctx, "stencil_diffusion: %s", tsr_last_error());
+		return 0;
+	}
+	if (stencil_tile_of(in, out, t, &why) != 0) {
+		tsr_ctx_error(ctx, "stencil_diffusion: %s", why);
+		return 0;
+	}
+	return t->ni > 0 && t->nj > 0 && t->nk > 0;
+}
+
 void stencil_diffusion_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const stencil_args_t *a = args;
 	tsr_accessor_t in, out;
 	stencil_tile_t t;
-	const char *why;
 	void *ring;
 
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "stencil_diffusion: %zu bytes of arguments, expected %zu", arglen, sizeof *a);
-		return;
-	}
-	if (tsr_ctx_accessor(ctx, 0, a->in, TSR_NONE, TSR_READ, &in) != TSR_OK ||
-	    tsr_ctx_accessor(ctx, 1, a->out, TSR_NONE, TSR_WRITE, &out) != TSR_OK) {
-		tsr_ctx_error(ctx, "stencil_diffusion: %s", tsr_last_error());
-		return;
-	}
-	if (stencil_tile_of(&in, &out, &t, &why) != 0) {
-		tsr_ctx_error(ctx, "stencil_diffusion: %s", why);
-		return;
-	}
-	if (t.ni <= 0 || t.nj <= 0 || t.nk <= 0)
+	if (!stencil_diffusion_view(ctx, args, arglen, &in, &out, &t))
 		return;
 	/* Per call, not per worker: a few KiB against a tile of megabytes, and no state to clean up. */
 	ring = malloc(stencil_ring_elems(t.ni) * in.elem_size);
@@ -238,6 +253,33 @@ void stencil_diffusion_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	free(ring);
 }
 
+int stencil_halo_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *src, tsr_accessor_t *dst,
+                      const char **from)
+{
+	const stencil_copy_args_t *a = args;
+	if (arglen != sizeof *a || a->ndst < 1 || a->ndst > STENCIL_MAX_DST) {
+		tsr_ctx_error(ctx, "stencil_halo_copy: bad arguments (%zu bytes, expected %zu, with 1 to %d destinations)",
+		              arglen, sizeof *a, STENCIL_MAX_DST);
+		return 0;
+	}
+	if (tsr_ctx_accessor(ctx, 0, a->field, TSR_NONE, TSR_READ, src) != TSR_OK) {
+		tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
+		return 0;
+	}
+	for (int m = 0; m < a->ndst; m++) {
+		if (tsr_ctx_accessor(ctx, 1 + m, a->field, src->type, TSR_WRITE, &dst[m]) != TSR_OK) {
+			tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
+			return 0;
+		}
+		if (stencil_copy_source(src, &dst[m], a->shift[m], &from[m]) != 0) {
+			tsr_ctx_error(ctx, "stencil_halo_copy: destination %d shifted by (%lld, %lld, %lld) leaves the source",
+			              m, (long long)a->shift[m][0], (long long)a->shift[m][1], (long long)a->shift[m][2]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 void stencil_halo_copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const stencil_copy_args_t *a = args;
@@ -245,25 +287,9 @@ void stencil_halo_copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const char *from[STENCIL_MAX_DST];
 	int64_t k0 = INT64_MAX, k1 = INT64_MIN;
 
-	if (arglen != sizeof *a || a->ndst < 1 || a->ndst > STENCIL_MAX_DST) {
-		tsr_ctx_error(ctx, "stencil_halo_copy: bad arguments (%zu bytes, expected %zu, with 1 to %d destinations)",
-		              arglen, sizeof *a, STENCIL_MAX_DST);
+	if (!stencil_halo_view(ctx, args, arglen, &src, dst, from))
 		return;
-	}
-	if (tsr_ctx_accessor(ctx, 0, a->field, TSR_NONE, TSR_READ, &src) != TSR_OK) {
-		tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
-		return;
-	}
 	for (int m = 0; m < a->ndst; m++) {
-		if (tsr_ctx_accessor(ctx, 1 + m, a->field, src.type, TSR_WRITE, &dst[m]) != TSR_OK) {
-			tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
-			return;
-		}
-		if (stencil_copy_source(&src, &dst[m], a->shift[m], &from[m]) != 0) {
-			tsr_ctx_error(ctx, "stencil_halo_copy: destination %d shifted by (%lld, %lld, %lld) leaves the source",
-			              m, (long long)a->shift[m][0], (long long)a->shift[m][1], (long long)a->shift[m][2]);
-			return;
-		}
 		if (dst[m].lo[2] < k0)
 			k0 = dst[m].lo[2];
 		if (dst[m].hi[2] > k1)

@@ -103,21 +103,9 @@ extern "C" void stencil_init_cuda(tsr_ctx_t *ctx, const void *args, size_t argle
 	cudaStream_t stream = (cudaStream_t)tsr_ctx_cuda_stream(ctx);
 	tsr_accessor_t f;
 
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "stencil_init: %zu bytes of arguments, expected %zu", arglen, sizeof *a);
+	if (!stencil_init_view(ctx, args, arglen, &f))
 		return;
-	}
-	if (tsr_ctx_accessor(ctx, 0, a->field, TSR_NONE, TSR_WRITE, &f) != TSR_OK) {
-		tsr_ctx_error(ctx, "stencil_init: %s", tsr_last_error());
-		return;
-	}
-	if (f.dim != 3 || (f.type != TSR_F64 && f.type != TSR_F32)) {
-		tsr_ctx_error(ctx, "stencil_init: the field must be f64 or f32 on a 3-D region");
-		return;
-	}
 	int ni = (int)(f.hi[0] - f.lo[0] + 1), nj = (int)(f.hi[1] - f.lo[1] + 1), nk = (int)(f.hi[2] - f.lo[2] + 1);
-	if (ni <= 0 || nj <= 0 || nk <= 0)
-		return;
 	dim3 block(32, 8), grid = grid_for(ni, nj, nk, 32, 8);
 	if (f.type == TSR_F64)
 		init_kernel<double><<<grid, block, 0, stream>>>((double *)f.ptr, (ptrdiff_t)f.stride[1], (ptrdiff_t)f.stride[2],
@@ -134,22 +122,8 @@ extern "C" void stencil_diffusion_cuda(tsr_ctx_t *ctx, const void *args, size_t 
 	cudaStream_t stream = (cudaStream_t)tsr_ctx_cuda_stream(ctx);
 	tsr_accessor_t in, out;
 	stencil_tile_t t;
-	const char *why;
 
-	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "stencil_diffusion: %zu bytes of arguments, expected %zu", arglen, sizeof *a);
-		return;
-	}
-	if (tsr_ctx_accessor(ctx, 0, a->in, TSR_NONE, TSR_READ, &in) != TSR_OK ||
-	    tsr_ctx_accessor(ctx, 1, a->out, TSR_NONE, TSR_WRITE, &out) != TSR_OK) {
-		tsr_ctx_error(ctx, "stencil_diffusion: %s", tsr_last_error());
-		return;
-	}
-	if (stencil_tile_of(&in, &out, &t, &why) != 0) {
-		tsr_ctx_error(ctx, "stencil_diffusion: %s", why);
-		return;
-	}
-	if (t.ni <= 0 || t.nj <= 0 || t.nk <= 0)
+	if (!stencil_diffusion_view(ctx, args, arglen, &in, &out, &t))
 		return;
 	dim3 block(BX, BY), grid = grid_for(t.ni, t.nj, t.nk, BX, BY);
 	if (in.type == TSR_F64)
@@ -167,30 +141,15 @@ extern "C" void stencil_halo_copy_cuda(tsr_ctx_t *ctx, const void *args, size_t 
 {
 	const stencil_copy_args_t *a = (const stencil_copy_args_t *)args;
 	cudaStream_t stream = (cudaStream_t)tsr_ctx_cuda_stream(ctx);
-	tsr_accessor_t src;
+	tsr_accessor_t src, dsts[STENCIL_MAX_DST];
+	const char *froms[STENCIL_MAX_DST];
 
-	if (arglen != sizeof *a || a->ndst < 1 || a->ndst > STENCIL_MAX_DST) {
-		tsr_ctx_error(ctx, "stencil_halo_copy: bad arguments (%zu bytes, expected %zu, with 1 to %d destinations)",
-		              arglen, sizeof *a, STENCIL_MAX_DST);
+	if (!stencil_halo_view(ctx, args, arglen, &src, dsts, froms))
 		return;
-	}
-	if (tsr_ctx_accessor(ctx, 0, a->field, TSR_NONE, TSR_READ, &src) != TSR_OK) {
-		tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
-		return;
-	}
 	/* destinations are halo and the source interior: the kernels may run in any order */
 	for (int m = 0; m < a->ndst; m++) {
-		tsr_accessor_t dst;
-		const char *from;
-		if (tsr_ctx_accessor(ctx, 1 + m, a->field, src.type, TSR_WRITE, &dst) != TSR_OK) {
-			tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
-			return;
-		}
-		if (stencil_copy_source(&src, &dst, a->shift[m], &from) != 0) {
-			tsr_ctx_error(ctx, "stencil_halo_copy: destination %d shifted by (%lld, %lld, %lld) leaves the source", m,
-			              (long long)a->shift[m][0], (long long)a->shift[m][1], (long long)a->shift[m][2]);
-			return;
-		}
+		const tsr_accessor_t &dst = dsts[m];
+		const char *from = froms[m];
 		int ni = (int)(dst.hi[0] - dst.lo[0] + 1), nj = (int)(dst.hi[1] - dst.lo[1] + 1), nk = (int)(dst.hi[2] - dst.lo[2] + 1);
 		if (ni <= 0 || nj <= 0 || nk <= 0)
 			continue;

@@ -2,18 +2,17 @@
  * pieces, nodes split into private, shared and ghost subregions, three index launches per loop. */
 #include "config.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include <tessera.h>
 
+#include "app_util.h"
 #include "circuit_app.h"
 
 #define SEG CIRCUIT_SEGMENTS
@@ -24,6 +23,8 @@ typedef struct options {
 	int ncpu;            /* -1: TSR_NCPU or StarPU's default */
 	int reps;            /* timed repetitions, each from the initial circuit */
 	int verify, exact, compare;
+	int dump;            /* -dump: print every wire's state after the last loop, Legion's format */
+	int dump_reference;  /* --dump-reference: the same for the sequential reference */
 } options_t;
 
 static void usage(FILE *f)
@@ -49,20 +50,11 @@ static void usage(FILE *f)
 	        "                gets charge from two pieces, e.g. -pct 100 or -p 1)\n"
 	        "  --compare     run the plain C/OpenMP version too, with as many threads as CPU workers,\n"
 	        "                and print the ratio of the times\n"
+	        "  -dump         after the last loop, print one line per wire: its segment currents,\n"
+	        "                then its inner voltages (Legion's -dump format, to diff against Legion)\n"
+	        "  --dump-reference  the same lines for the plain sequential C version (--verify's\n"
+	        "                reference), after the same loops\n"
 	        "  -h, --help    this help\n");
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = s ? strtol(s, &end, 10) : 0;
-	if (!s || errno || *end || end == s || v < lo || v > INT_MAX) {
-		fprintf(stderr, "circuit: %s needs an integer >= %d, got '%s'\n", opt, lo, s ? s : "(nothing)");
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
 }
 
 /* 0: run, 1: help printed, -1: error */
@@ -88,6 +80,12 @@ static int parse(int argc, char **argv, options_t *o)
 		} else if (!strcmp(a, "--compare")) {
 			o->compare = 1;
 			continue;
+		} else if (!strcmp(a, "-dump")) {
+			o->dump = 1;
+			continue;
+		} else if (!strcmp(a, "--dump-reference")) {
+			o->dump_reference = 1;
+			continue;
 		} else if (!strcmp(a, "--sched")) {
 			if (!v) {
 				fprintf(stderr, "circuit: --sched needs a policy name\n");
@@ -95,23 +93,23 @@ static int parse(int argc, char **argv, options_t *o)
 			}
 			o->sched = v;
 		} else if (!strcmp(a, "-l")) {
-			rc = parse_int(a, v, 1, &o->prm.loops);
+			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.loops);
 		} else if (!strcmp(a, "-i")) {
-			rc = parse_int(a, v, 0, &o->prm.steps);
+			rc = app_parse_int(a, v, 0, INT_MAX, &o->prm.steps);
 		} else if (!strcmp(a, "-p")) {
-			rc = parse_int(a, v, 1, &o->prm.pieces);
+			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.pieces);
 		} else if (!strcmp(a, "-npp")) {
-			rc = parse_int(a, v, 1, &o->prm.npp);
+			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.npp);
 		} else if (!strcmp(a, "-wpp")) {
-			rc = parse_int(a, v, 1, &o->prm.wpp);
+			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.wpp);
 		} else if (!strcmp(a, "-pct")) {
-			rc = parse_int(a, v, 0, &o->prm.pct);
+			rc = app_parse_int(a, v, 0, INT_MAX, &o->prm.pct);
 		} else if (!strcmp(a, "-s")) {
-			rc = parse_int(a, v, INT_MIN, &o->prm.seed);
+			rc = app_parse_int(a, v, INT_MIN, INT_MAX, &o->prm.seed);
 		} else if (!strcmp(a, "--ncpu")) {
-			rc = parse_int(a, v, 1, &o->ncpu);
+			rc = app_parse_int(a, v, 1, INT_MAX, &o->ncpu);
 		} else if (!strcmp(a, "--reps")) {
-			rc = parse_int(a, v, 1, &o->reps);
+			rc = app_parse_int(a, v, 1, INT_MAX, &o->reps);
 		} else {
 			fprintf(stderr, "circuit: unknown option '%s' (try --help)\n", a);
 			return -1;
@@ -134,25 +132,6 @@ static int parse(int argc, char **argv, options_t *o)
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Legion's flop count (circuit.cc): currents, charge, voltages, times the loops. */
 static double legion_flops(const circuit_params_t *p)
 {
@@ -172,23 +151,6 @@ typedef struct sim {
 	circuit_tasks_t tasks;
 	int have_nodes, have_wires, have_currents, have_wire_voltages;
 } sim_t;
-
-/* TRY: a Tessera call; on failure print the call and the runtime's message, return the code.
- * PASS: one of ours, which printed already. */
-#define TRY(call)                                                                                    \
-	do {                                                                                             \
-		int rc_ = (call);                                                                            \
-		if (rc_ != TSR_OK) {                                                                         \
-			fprintf(stderr, "circuit: %s: %s: %s\n", #call, tsr_err_name(rc_), tsr_last_error());  \
-			return rc_;                                                                              \
-		}                                                                                            \
-	} while (0)
-#define PASS(call)                                                                                   \
-	do {                                                                                             \
-		int rc_ = (call);                                                                            \
-		if (rc_ != TSR_OK)                                                                           \
-			return rc_;                                                                              \
-	} while (0)
 
 static const tsr_field_t wire_fields[] = {CIRCUIT_WIRE_IN, CIRCUIT_WIRE_OUT, CIRCUIT_WIRE_INDUCTANCE,
                                           CIRCUIT_WIRE_RESISTANCE, CIRCUIT_WIRE_CAP};
@@ -264,8 +226,8 @@ static int boxes_partition(tsr_region_t r, int n, const int64_t *lo, const int64
 	int rc = tsr_partition_boxes(r, n, b, name, p);
 	free(b);
 	if (rc != TSR_OK)
-		fprintf(stderr, "circuit: partition '%s': %s: %s\n", name, tsr_err_name(rc), tsr_last_error());
-	return rc;
+		return app_fail(name, rc);
+	return TSR_OK;
 }
 
 /* The values the simulation changes (node voltages and charges, the wires' segment state), from m:
@@ -504,6 +466,7 @@ typedef struct run {
 	circuit_model_t legion;    /* the generated circuit, Legion's numbering */
 	circuit_model_t ours;      /* the same, our numbering: what Tessera and OpenMP start from */
 	circuit_model_t result;    /* Tessera's final state (--verify) */
+	circuit_model_t final;     /* Tessera's state after the last loop, before the probe (-dump) */
 	circuit_model_t omp;       /* OpenMP's state (--compare) */
 	circuit_model_t ref;       /* the sequential reference's (--verify) */
 	circuit_layout_t lay;
@@ -517,6 +480,7 @@ static void run_free(run_t *r)
 	circuit_model_free(&r->legion);
 	circuit_model_free(&r->ours);
 	circuit_model_free(&r->result);
+	circuit_model_free(&r->final);
 	circuit_model_free(&r->omp);
 	circuit_model_free(&r->ref);
 	circuit_layout_free(&r->lay);
@@ -538,10 +502,21 @@ static int run_openmp(run_t *r, int k)
 #ifdef _OPENMP
 	omp_set_num_threads(r->nworkers);
 #endif
-	double t0 = now();
+	double t0 = app_now();
 	circuit_openmp_run(&r->omp, &r->lay, prm->pieces, prm->loops, prm->steps, (float)CIRCUIT_DELTAT, 0);
-	r->t_omp[k] = now() - t0;
+	r->t_omp[k] = app_now() - t0;
 	return 0;
+}
+
+/* -dump: Tessera's state after the last loop of the last repetition, read before --verify's
+ * probe runs one more calc_new_currents (Legion dumps after its loops only). */
+static int read_final_state(run_t *r, sim_t *sim)
+{
+	if (circuit_model_alloc(&r->final, r->ours.nnodes, r->ours.nwires)) {
+		fprintf(stderr, "circuit: out of memory for -dump\n");
+		return TSR_ENOMEM;
+	}
+	return sim_read(sim, &r->final);
 }
 
 /* Repetition k on Tessera, from the initial circuit: timed like Legion, from a fence that ends
@@ -553,21 +528,22 @@ static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
 	if (k > 0)
 		PASS(sim_set_state(sim, &r->ours));   /* sim_create loaded it for the first */
 	int rc = tsr_fence();
-	if (rc != TSR_OK) {
-		fprintf(stderr, "circuit: initialisation: %s: %s\n", tsr_err_name(rc), tsr_last_error());
-		return rc;
-	}
-	double t0 = now();
+	if (rc != TSR_OK)
+		return app_fail("initialisation", rc);
+	double t0 = app_now();
 	for (int l = 0; l < prm->loops; l++)
 		PASS(sim_loop(sim, prm->pieces, args));
 	rc = tsr_fence();
-	r->t_tsr[k] = now() - t0;
+	r->t_tsr[k] = app_now() - t0;
 	if (rc != TSR_OK) {
-		fprintf(stderr, "circuit: %s: %s\n", tsr_err_name(rc), tsr_last_error());
 		printf("FAILURE!\n");
-		return rc;
+		return app_fail("main loop", rc);
 	}
-	if (!r->o.verify || k < r->o.reps - 1)
+	if (k < r->o.reps - 1)
+		return TSR_OK;
+	if (r->o.dump)
+		PASS(read_final_state(r, sim));
+	if (!r->o.verify)
 		return TSR_OK;
 	if (circuit_model_alloc(&r->result, r->ours.nnodes, r->ours.nwires)) {
 		fprintf(stderr, "circuit: out of memory for the results\n");
@@ -620,7 +596,7 @@ static int run_all(run_t *r)
 	sim_destroy(&sim);
 	int frc = tsr_finalize();
 	if (frc != TSR_OK) {
-		fprintf(stderr, "circuit: tsr_finalize: %s: %s\n", tsr_err_name(frc), tsr_last_error());
+		app_fail("tsr_finalize", frc);
 		rc = rc ? rc : frc;
 	}
 	return rc;
@@ -630,7 +606,7 @@ static void print_times(run_t *r)
 {
 	const circuit_params_t *prm = &r->o.prm;
 	const int n = r->o.reps;
-	double tsr = median(r->t_tsr, n);   /* sorts */
+	double tsr = app_median(r->t_tsr, n);   /* sorts */
 	printf("SUCCESS!\n");
 	printf("ELAPSED TIME = %7.3f s\n", tsr);
 	printf("GFLOPS = %7.3f GFLOPS\n", 1e-9 * legion_flops(prm) / tsr);
@@ -642,12 +618,41 @@ static void print_times(run_t *r)
 #ifndef _OPENMP
 	nthreads = 1;
 #endif
-	double omp = median(r->t_omp, n);
+	double omp = app_median(r->t_omp, n);
 	printf("OpenMP (%d threads): ELAPSED TIME = %7.3f s, GFLOPS = %7.3f GFLOPS", nthreads, omp,
 	       1e-9 * legion_flops(prm) / omp);
 	if (n > 1)
 		printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
 	printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, medians)\n", omp / tsr);
+}
+
+/* Legion's -dump format (circuit.cc): one line per wire, in Legion's wire order (which is ours),
+ * its segment currents then its inner voltages, each as " %.5g", so that the two outputs diff. */
+static void dump_wires(const circuit_model_t *m)
+{
+	for (int64_t w = 0; w < m->nwires; w++) {
+		for (int s = 0; s < SEG; s++)
+			printf(" %.5g", m->current[s * m->nwires + w]);
+		for (int s = 0; s < SEG - 1; s++)
+			printf(" %.5g", m->wire_voltage[s * m->nwires + w]);
+		printf("\n");
+	}
+}
+
+/* --dump-reference: the sequential reference after the same loops (no probe), printed as -dump
+ * prints Tessera's state; 1 on success. */
+static int dump_reference(run_t *r)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	circuit_model_t ref;
+	if (circuit_model_copy(&ref, &r->legion)) {
+		fprintf(stderr, "circuit: out of memory for --dump-reference\n");
+		return 0;
+	}
+	circuit_reference_run(&ref, prm->loops, prm->steps, (float)CIRCUIT_DELTAT, NULL);
+	dump_wires(&ref);
+	circuit_model_free(&ref);
+	return 1;
 }
 
 /* 1 when every verification passes. */
@@ -656,12 +661,12 @@ static int run_verify(run_t *r)
 	const circuit_params_t *prm = &r->o.prm;
 	const float dt = (float)CIRCUIT_DELTAT;
 	int loops = prm->loops, ok = 1;
-	double t0 = now();
+	double t0 = app_now();
 	if (circuit_model_copy(&r->ref, &r->legion) || circuit_reference_run(&r->ref, loops, prm->steps, dt, &r->terms)) {
 		fprintf(stderr, "circuit: out of memory for the reference\n");
 		return 0;
 	}
-	printf("verify: sequential reference: %.3f s\n", now() - t0);
+	printf("verify: sequential reference: %.3f s\n", app_now() - t0);
 	ok &= check_diffs("Tessera", &r->ref, &r->terms, &r->result, &r->lay, loops, r->o.exact);
 	if (r->o.compare) {
 		circuit_openmp_run(&r->omp, &r->lay, prm->pieces, 0, prm->steps, dt, 1);
@@ -674,6 +679,7 @@ int main(int argc, char **argv)
 {
 	run_t r;
 	memset(&r, 0, sizeof r);
+	app_set_name("circuit");
 	int prc = parse(argc, argv, &r.o);
 	if (prc)
 		return prc > 0 ? 0 : 2;
@@ -696,6 +702,10 @@ int main(int argc, char **argv)
 	if (run_all(&r) != TSR_OK)
 		goto out;
 	print_times(&r);
+	if (r.o.dump)
+		dump_wires(&r.final);
+	if (r.o.dump_reference && !dump_reference(&r))
+		goto out;
 	fflush(stdout);
 	if (r.o.verify && !run_verify(&r))
 		goto out;

@@ -1,13 +1,17 @@
 /* overhead: per-task cost of Tessera against raw StarPU (starpu_task_insert) on the same graphs of
  * empty tasks, in one run, on the same workers: no data, one RW handle per chain, and a 1-D
  * three-point stencil of width W (task (t,i): RW on i, R on i-1 and i+1). Medians of repetitions. */
+#include "config.h"
+
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <starpu.h>
 #include <tessera.h>
+
+#include "app_util.h"
 
 enum pattern { P_NODATA, P_RW, P_STENCIL, NPATTERNS };
 static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil"};
@@ -23,13 +27,6 @@ struct opts {
 
 /* Both systems count the tasks they ran, so a run that skipped tasks is caught (same cost). */
 static atomic_long ran;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------------ raw StarPU */
 static void raw_body(void *buffers[], void *cl_arg)
@@ -56,7 +53,7 @@ static double run_raw(enum pattern p, long ntasks, int w)
 	for (int i = 0; i < w && p != P_NODATA; i++)
 		starpu_variable_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i], sizeof vals[i]);
 	atomic_store(&ran, 0);
-	double t0 = now();
+	double t0 = app_now();
 	for (long k = 0; k < ntasks; k++) {
 		int i = (int)(k % w), rc;
 		if (p == P_NODATA)
@@ -77,7 +74,7 @@ static double run_raw(enum pattern p, long ntasks, int w)
 		}
 	}
 	starpu_task_wait_for_all();
-	double dt = now() - t0;
+	double dt = app_now() - t0;
 	for (int i = 0; i < w && p != P_NODATA; i++)
 		starpu_data_unregister(h[i]);
 	free(h);
@@ -94,9 +91,10 @@ static void tsr_body(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	atomic_fetch_add_explicit(&ran, 1, memory_order_relaxed);
 }
 
+/* A failed Tessera call ends the benchmark: its figures would mean nothing. */
 static void die(const char *what, int rc)
 {
-	fprintf(stderr, "overhead: %s: %s: %s\n", what, tsr_err_name(rc), tsr_last_error());
+	app_fail(what, rc);
 	exit(1);
 }
 
@@ -131,7 +129,7 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 		}
 	}
 	atomic_store(&ran, 0);
-	double t0 = now();
+	double t0 = app_now();
 	for (long k = 0; k < ntasks; k++) {
 		int i = (int)(k % w);
 		rc = p == P_NODATA ? tsr_launch(task, 0, NULL, NULL, 0, NULL) : tsr_launch(task, nreqs[i], reqs[i], NULL, 0, NULL);
@@ -140,7 +138,7 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	}
 	if ((rc = tsr_fence()))
 		die("tsr_fence", rc);
-	double dt = now() - t0;
+	double dt = app_now() - t0;
 	if ((rc = tsr_region_destroy(r)) || (rc = tsr_fspace_destroy(fs)))
 		die("teardown", rc);
 	free(reqs);
@@ -149,18 +147,6 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 }
 
 /* ------------------------------------------------------------------ driver */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void check_ran(const char *who, enum pattern p, long ntasks)
 {
 	long n = atomic_load(&ran);
@@ -199,17 +185,23 @@ static int parse(int argc, char **argv, struct opts *o)
 			return -1;
 		}
 		i++;
-		if (!strcmp(a, "--tasks"))
-			o->ntasks = atol(v);
-		else if (!strcmp(a, "--reps"))
-			o->reps = atoi(v);
-		else if (!strcmp(a, "--width"))
-			o->width = atoi(v);
-		else if (!strcmp(a, "--sched"))
+		if (!strcmp(a, "--tasks")) {
+			int64_t n;
+			if (app_parse_i64(a, v, 1, LONG_MAX, &n))
+				return -1;
+			o->ntasks = (long)n;
+		} else if (!strcmp(a, "--reps")) {
+			if (app_parse_int(a, v, 1, INT_MAX, &o->reps))
+				return -1;
+		} else if (!strcmp(a, "--width")) {
+			if (app_parse_int(a, v, 0, INT_MAX, &o->width))
+				return -1;
+		} else if (!strcmp(a, "--sched")) {
 			o->sched = v;
-		else if (!strcmp(a, "--ncpu"))
-			o->ncpu = atoi(v);
-		else if (!strcmp(a, "--pattern")) {
+		} else if (!strcmp(a, "--ncpu")) {
+			if (app_parse_int(a, v, 1, INT_MAX, &o->ncpu))
+				return -1;
+		} else if (!strcmp(a, "--pattern")) {
 			for (int p = 0; p < NPATTERNS; p++)
 				if (!strcmp(v, pattern_name[p]))
 					o->only = p;
@@ -222,16 +214,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			return -1;
 		}
 	}
-	if (o->ntasks < 1 || o->reps < 1 || o->width < 0) {
-		fprintf(stderr, "overhead: --tasks and --reps must be positive, --width non-negative\n");
-		return -1;
-	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
+	app_set_name("overhead");
 	if (parse(argc, argv, &o))
 		return 2;
 	tsr_config_t cfg;
@@ -270,7 +259,7 @@ int main(int argc, char **argv)
 				check_ran("tessera", p, o.ntasks);
 			}
 		}
-		double mr = median(raw, o.reps), mt = median(tes, o.reps);
+		double mr = app_median(raw, o.reps), mt = app_median(tes, o.reps);
 		printf("%-10s %10.2f %10.2f %8.2f\n", pattern_name[p], mr, mt, mt / mr);
 		fflush(stdout);
 	}

@@ -1,13 +1,12 @@
 /* cg.c: conjugate gradient on Tessera for the 2-D / 3-D Poisson problem, as a CSR matrix or
  * matrix-free, with a sequential C reference (--verify) and an OpenMP baseline (--compare). */
 #include "config.h"
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <tessera.h>
+#include "app_util.h"
 #include "cg_kernels.h"
 
 /* Tolerances of --verify (see README.md: why these are the bounds). */
@@ -51,17 +50,6 @@ static void usage(FILE *f)
 	        "  --help        this text\n");
 }
 
-static int parse_i64(const char *s, int64_t min, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end || end == s || v < min)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int takes_value(const char *a)
 {
 	static const char *const names[] = {"-n", "-dim", "-tol", "-maxiter", "-blocks", "--sched", "-sched",
@@ -79,7 +67,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int64_t t;
 		int need = 1;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
@@ -99,35 +86,37 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			fprintf(stderr, "cg: option %s needs a value (see --help)\n", a);
 			return -1;
 		} else if (!strcmp(a, "-n")) {
-			if (parse_i64(v, 1, &o->n)) goto bad;
+			if (app_parse_i64(a, v, 1, INT64_MAX, &o->n))
+				return -1;
 		} else if (!strcmp(a, "-dim")) {
-			if (parse_i64(v, 2, &t) || t > 3) goto bad;
-			o->dim = (int)t;
+			if (app_parse_int(a, v, 2, 3, &o->dim))
+				return -1;
 		} else if (!strcmp(a, "-tol")) {
 			char *end;
 			o->tol = strtod(v, &end);
-			if (*end || end == v || !(o->tol >= 0)) goto bad;
+			if (*end || end == v || !(o->tol >= 0)) {
+				fprintf(stderr, "cg: -tol '%s': expected a number >= 0\n", v);
+				return -1;
+			}
 		} else if (!strcmp(a, "-maxiter")) {
-			if (parse_i64(v, 0, &o->maxiter)) goto bad;
+			if (app_parse_i64(a, v, 0, INT64_MAX, &o->maxiter))
+				return -1;
 		} else if (!strcmp(a, "-blocks")) {
-			if (parse_i64(v, 1, &t) || t > 1 << 20) goto bad;
-			o->blocks = (int)t;
+			if (app_parse_int(a, v, 1, 1 << 20, &o->blocks))
+				return -1;
 		} else if (!strcmp(a, "--sched") || !strcmp(a, "-sched")) {
 			o->sched = v;
 		} else if (!strcmp(a, "-workers")) {
-			if (parse_i64(v, 1, &t) || t > 1024) goto bad;
-			o->workers = (int)t;
+			if (app_parse_int(a, v, 1, 1024, &o->workers))
+				return -1;
 		} else if (!strcmp(a, "-check")) {
-			if (parse_i64(v, 1, &o->check)) goto bad;
+			if (app_parse_i64(a, v, 1, INT64_MAX, &o->check))
+				return -1;
 		} else {   /* -reps: the last of takes_value's names */
-			if (parse_i64(v, 1, &t) || t > 1000) goto bad;
-			o->reps = (int)t;
+			if (app_parse_int(a, v, 1, 1000, &o->reps))
+				return -1;
 		}
 		i += need;
-		continue;
-	bad:
-		fprintf(stderr, "cg: bad value '%s' for %s (see --help)\n", v, a);
-		return -1;
 	}
 	if (!o->reps)
 		o->reps = o->compare ? 5 : 1;
@@ -224,13 +213,6 @@ struct result {
 	double seconds;
 };
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 /* ------------------------------------------------------------ sequential reference */
 /* Written independently of tasks/cg_cpu.c (textbook loops, one accumulator) so that --verify
  * also checks the kernels. */
@@ -319,7 +301,7 @@ static double omp_solve(const struct problem *P, const struct opts *o, int nt, s
 	for (int t = 0; t <= nt; t++)   /* equal blocks, the remainder to the first ones, as tiles do */
 		lo[t] = t * (n / nt) + (t < n % nt ? t : n % nt);
 	const int csr = o->csr, dim = P->dim;
-	double t0 = now(), dot;
+	double t0 = app_now(), dot;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
 	for (int t = 0; t < nt; t++)
 		for (int64_t i = lo[t]; i < lo[t + 1]; i++) {
@@ -366,7 +348,7 @@ static double omp_solve(const struct problem *P, const struct opts *o, int nt, s
 			cg_xpay_range(lo[t + 1] - lo[t], s.beta, r + lo[t], p + lo[t]);
 	}
 #undef OMP_DOT
-	R->seconds = now() - t0;
+	R->seconds = app_now() - t0;
 	R->iters = R->submitted = j;
 	R->converged = !s.live;
 	free(r), free(p), free(q), free(lo);
@@ -389,21 +371,12 @@ struct tcg {
 	const struct opts *o;
 };
 
-#define CHECK(call)                                                                                 \
-	do {                                                                                            \
-		int rc_ = (call);                                                                           \
-		if (rc_ != TSR_OK) {                                                                        \
-			fprintf(stderr, "cg: %s failed: %s: %s\n", #call, tsr_err_name(rc_), tsr_last_error()); \
-			return rc_;                                                                             \
-		}                                                                                           \
-	} while (0)
-
 static int map_write(tsr_region_t r, tsr_field_t f, const void *src, size_t bytes)
 {
 	tsr_accessor_t acc;
-	CHECK(tsr_map(r, f, TSR_WRITE, &acc));
+	TRY(tsr_map(r, f, TSR_WRITE, &acc));
 	memcpy(acc.ptr, src, bytes);
-	CHECK(tsr_unmap(r, f));
+	TRY(tsr_unmap(r, f));
 	return TSR_OK;
 }
 
@@ -411,7 +384,7 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 {
 	T->P = P;
 	T->o = o;
-	CHECK(cg_tasks_register(&T->tk));
+	TRY(cg_tasks_register(&T->tk));
 	int nw = tsr_ncpu_workers() + tsr_ncuda_workers();
 	T->blocks = o->blocks ? o->blocks : 2 * (nw > 0 ? nw : 1);
 	if (T->blocks > P->n) {
@@ -421,17 +394,17 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	T->colors = tsr_box1(0, T->blocks - 1);
 
 	tsr_fspace_t fs;
-	CHECK(tsr_fspace_create(&fs));
-	CHECK(tsr_fspace_add(fs, "x", TSR_F64, 0, &T->fx));
-	CHECK(tsr_fspace_add(fs, "r", TSR_F64, 0, &T->fr));
-	CHECK(tsr_fspace_add(fs, "p", TSR_F64, 0, &T->fp));
-	CHECK(tsr_fspace_add(fs, "Ap", TSR_F64, 0, &T->fq));
-	CHECK(tsr_fspace_add(fs, "b", TSR_F64, 0, &T->fb));
-	CHECK(tsr_region_create("cg_vectors", tsr_box1(0, P->n - 1), fs, &T->vec));
+	TRY(tsr_fspace_create(&fs));
+	TRY(tsr_fspace_add(fs, "x", TSR_F64, 0, &T->fx));
+	TRY(tsr_fspace_add(fs, "r", TSR_F64, 0, &T->fr));
+	TRY(tsr_fspace_add(fs, "p", TSR_F64, 0, &T->fp));
+	TRY(tsr_fspace_add(fs, "Ap", TSR_F64, 0, &T->fq));
+	TRY(tsr_fspace_add(fs, "b", TSR_F64, 0, &T->fb));
+	TRY(tsr_region_create("cg_vectors", tsr_box1(0, P->n - 1), fs, &T->vec));
 	T->have_vec = 1;
-	CHECK(tsr_fspace_destroy(fs));
-	CHECK(map_write(T->vec, T->fb, P->b, P->n * sizeof(double)));
-	CHECK(tsr_partition_tiles(T->vec, T->colors, "rows", &T->rows));
+	TRY(tsr_fspace_destroy(fs));
+	TRY(map_write(T->vec, T->fb, P->b, P->n * sizeof(double)));
+	TRY(tsr_partition_tiles(T->vec, T->colors, "rows", &T->rows));
 
 	/* The row blocks as the runtime cut them: the CSR partitions and ghost ranges follow them. */
 	tsr_box_t *blk = malloc(T->blocks * sizeof *blk), *nzb = malloc(T->blocks * sizeof *nzb),
@@ -480,7 +453,7 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	}
 	free(blk), free(nzb), free(rpb), free(gb);
 	if (rc != TSR_OK)
-		fprintf(stderr, "cg: setting up the regions failed: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		app_fail("setting up the regions", rc);
 	return rc;
 }
 
@@ -497,7 +470,7 @@ static int tcg_teardown(struct tcg *T)
 		rc = r;
 	T->have_vec = T->have_csr_regions = 0;
 	if (rc)
-		fprintf(stderr, "cg: destroying the regions failed: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		app_fail("destroying the regions", rc);
 	return rc;
 }
 
@@ -513,23 +486,23 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
 		                         tsr_req_part(T->nz_part, TSR_READ, TSR_FIELDS(T->fcol, T->fval)),
 		                         tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
 		                         tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))};
-		CHECK(tsr_index_launch(k->spmv_csr, T->colors, 4, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		TRY(tsr_index_launch(k->spmv_csr, T->colors, 4, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
 	} else {
 		const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz, T->fp, T->fq};
 		const tsr_req_t req[] = {tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
 		                         tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))};
-		CHECK(tsr_index_launch(T->P->dim == 2 ? k->stencil2d : k->stencil3d, T->colors, 2, req, &a, sizeof a,
+		TRY(tsr_index_launch(T->P->dim == 2 ? k->stencil2d : k->stencil3d, T->colors, 2, req, &a, sizeof a,
 		                       TSR_REDOP_NONE, NULL));
 	}
 	{   /* pAp = p . Ap */
 		const cg_dot_args_t a = {T->fp, T->fq, 0};
 		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp, T->fq))};
-		CHECK(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &pAp));
+		TRY(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &pAp));
 	}
 	{   /* alpha = rr / pAp, or 0 once converged */
 		const tsr_req_t req[] = {tsr_req_future(S_prev), tsr_req_future(pAp)};
-		CHECK(tsr_launch(k->alpha, 2, req, NULL, 0, &alpha));
-		CHECK(tsr_future_destroy(pAp));
+		TRY(tsr_launch(k->alpha, 2, req, NULL, 0, &alpha));
+		TRY(tsr_future_destroy(pAp));
 	}
 	/* r -= alpha Ap first, x += alpha p after the state: r.r and the state are on the critical path,
 	 * the x update is not (only the next xpay, which overwrites p, must wait for it), so it can
@@ -538,30 +511,30 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
 	{   /* r -= alpha Ap */
 		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fq)),
 		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fr)), tsr_req_future(alpha)};
-		CHECK(tsr_index_launch(k->axpy, T->colors, 3, req, &ar, sizeof ar, TSR_REDOP_NONE, NULL));
+		TRY(tsr_index_launch(k->axpy, T->colors, 3, req, &ar, sizeof ar, TSR_REDOP_NONE, NULL));
 	}
 	{   /* rr = r . r */
 		const cg_dot_args_t a = {T->fr, T->fr, 0};
 		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))};
-		CHECK(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &rr));
+		TRY(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &rr));
 	}
 	{   /* the new state: beta, convergence */
 		const cg_state_args_t a = {0.0, 0};
 		const tsr_req_t req[] = {tsr_req_future(S_prev), tsr_req_future(rr)};
-		CHECK(tsr_launch(k->state, 2, req, &a, sizeof a, S_next));
-		CHECK(tsr_future_destroy(rr));
+		TRY(tsr_launch(k->state, 2, req, &a, sizeof a, S_next));
+		TRY(tsr_future_destroy(rr));
 	}
 	{   /* x += alpha p */
 		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp)),
 		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fx)), tsr_req_future(alpha)};
-		CHECK(tsr_index_launch(k->axpy, T->colors, 3, req, &ax, sizeof ax, TSR_REDOP_NONE, NULL));
-		CHECK(tsr_future_destroy(alpha));
+		TRY(tsr_index_launch(k->axpy, T->colors, 3, req, &ax, sizeof ax, TSR_REDOP_NONE, NULL));
+		TRY(tsr_future_destroy(alpha));
 	}
 	{   /* p = r + beta p (the state future starts with beta) */
 		const cg_xpay_args_t a = {T->fr, T->fp};
 		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr)),
 		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fp)), tsr_req_future(*S_next)};
-		CHECK(tsr_index_launch(k->xpay, T->colors, 3, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		TRY(tsr_index_launch(k->xpay, T->colors, 3, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
 	}
 	return TSR_OK;
 }
@@ -584,11 +557,13 @@ static int tcg_solve(struct tcg *T, struct result *R)
 		return TSR_ENOMEM;
 	}
 	int rc = TSR_OK;
-	const double zero = 0.0, t0 = now();
+	const double zero = 0.0, t0 = app_now();
 	tsr_future_t rr0;
-#define STEP(call)                                                                                   \
-	if (rc == TSR_OK && (rc = (call)) != TSR_OK)                                                      \
-		fprintf(stderr, "cg: %s failed: %s: %s\n", #call, tsr_err_name(rc), tsr_last_error());
+/* STEP: the next call only while all went well; a failure is reported once and rc keeps its code,
+ * so that the cleanup below runs whatever failed. */
+#define STEP(call)                                 \
+	if (rc == TSR_OK && (rc = (call)) != TSR_OK)    \
+		app_fail(#call, rc);
 	STEP(tsr_fill(T->vec, T->fx, &zero, sizeof zero));
 	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fr));
 	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fp));
@@ -643,7 +618,7 @@ static int tcg_solve(struct tcg *T, struct result *R)
 		int d = held[j] ? tsr_future_destroy(S[j]) : TSR_OK;
 		if (d != TSR_OK && rc == TSR_OK) {
 			rc = d;
-			fprintf(stderr, "cg: destroying state future %lld: %s: %s\n", (long long)j, tsr_err_name(d), tsr_last_error());
+			app_fail("destroying a state future", d);
 		}
 	}
 	/* Reading x waits for the iterations submitted past convergence: they leave it as it was. */
@@ -654,7 +629,7 @@ static int tcg_solve(struct tcg *T, struct result *R)
 		STEP(tsr_unmap(T->vec, T->fx));
 	}
 	STEP(tsr_fence());
-	R->seconds = now() - t0;
+	R->seconds = app_now() - t0;
 	R->converged = conv >= 0;
 	R->iters = conv >= 0 ? conv : maxiter;
 	R->submitted = submitted;
@@ -678,18 +653,6 @@ static int run_baseline(const struct problem *P, const struct opts *o, int nt, s
 }
 
 /* ------------------------------------------------------------ main */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int result_alloc(struct result *R, const struct problem *P, const struct opts *o)
 {
@@ -746,6 +709,7 @@ static int verify(const struct problem *P, const struct opts *o, const struct re
 int main(int argc, char **argv)
 {
 	struct opts o;
+	app_set_name("cg");
 	if (parse_opts(argc, argv, &o))
 		return 2;
 	struct problem P;
@@ -760,7 +724,7 @@ int main(int argc, char **argv)
 	cfg.ncpu = o.workers;
 	int rc = tsr_init(&cfg);
 	if (rc) {
-		fprintf(stderr, "cg: tsr_init: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		app_fail("tsr_init", rc);
 		problem_free(&P);
 		return 1;
 	}
@@ -804,17 +768,17 @@ int main(int argc, char **argv)
 		printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R.iters,
 		       R.converged ? "converged" : "maxiter reached", o.tol, (long long)R.submitted);
 		printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res, bnorm > 0 ? res / bnorm : res);
-		/* Per-pair ratios first (median() sorts in place). On a shared machine other jobs only add
+		/* Per-pair ratios first (app_median() sorts in place). On a shared machine other jobs only add
 		 * time, so the best run of each side is printed next to the medians. */
 		double *pair = calloc(o.reps, sizeof *pair);
 		for (int i = 0; o.compare && pair && i < o.reps; i++)
 			pair[i] = tb[i] / tt[i];
-		const double bpi = bytes_per_iter(&P, o.csr), t = median(tt, o.reps), tbest = tt[0];
+		const double bpi = bytes_per_iter(&P, o.csr), t = app_median(tt, o.reps), tbest = tt[0];
 		printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: %.2f GB/s (best %.2f; %.1f MB per "
 		       "iteration)\n",
 		       1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9, bpi / 1e6);
 		if (o.compare) {
-			const double tbm = median(tb, o.reps), tbbest = tb[0];
+			const double tbm = app_median(tb, o.reps), tbbest = tb[0];
 #ifdef _OPENMP
 			const char *omp = "OpenMP";
 #else
@@ -824,7 +788,7 @@ int main(int argc, char **argv)
 			       omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest, bpi / tbm / 1e9);
 			printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median of the %d paired runs), %.3f (best "
 			       "runs)\n",
-			       omp, tbm / t, pair ? median(pair, o.reps) : NAN, o.reps, tbbest / tbest);
+			       omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps, tbbest / tbest);
 			if (B.iters != R.iters)
 				printf("warning: the baseline ran %lld iterations, Tessera %lld\n", (long long)B.iters, (long long)R.iters);
 		}
@@ -840,7 +804,7 @@ int main(int argc, char **argv)
 	problem_free(&P);
 	rc = tsr_finalize();
 	if (rc) {
-		fprintf(stderr, "cg: tsr_finalize: %s: %s\n", tsr_err_name(rc), tsr_last_error());
+		app_fail("tsr_finalize", rc);
 		if (!status)
 			status = 1;
 	}

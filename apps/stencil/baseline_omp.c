@@ -66,7 +66,7 @@ double sp_omp_run(sp_omp_t *o)
 	double t0, t1;
 
 	omp_init(o);
-	t0 = sp_now();
+	t0 = app_now();
 	#pragma omp parallel num_threads(p->nthreads)
 	{
 #ifdef _OPENMP
@@ -98,7 +98,7 @@ double sp_omp_run(sp_omp_t *o)
 				omp_halo(o, fout);
 		}
 	}
-	t1 = sp_now();
+	t1 = app_now();
 	/* iter steps swap the fields iter - 1 times; the last step's output holds the result */
 	o->result = 1 - (p->iter - 1) % 2;
 	return t1 - t0;

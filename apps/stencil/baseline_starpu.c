@@ -281,7 +281,7 @@ double sp_raw_run(sp_raw_t *r)
 
 	if (raw_init(r, 0) != 0)
 		return -1.0;
-	t0 = sp_now();
+	t0 = app_now();
 	for (int n = 0; n < p->iter; n++) {
 		if (raw_halo(r, cur) != 0)
 			return -1.0;
@@ -296,7 +296,7 @@ double sp_raw_run(sp_raw_t *r)
 	}
 	starpu_task_wait_for_all();
 	r->result = 1 - cur;
-	return sp_now() - t0;
+	return app_now() - t0;
 }
 
 int sp_raw_result(sp_raw_t *r, void *field)

@@ -48,24 +48,6 @@ static void usage(FILE *f)
 	        "Options take one or two leading dashes. Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
-static int parse_int(const char *opt, const char *v, int min, int *out)
-{
-	char *end;
-	long x;
-	if (!v) {
-		fprintf(stderr, "stencil: %s needs a value\n", opt);
-		return -1;
-	}
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (errno || *end || end == v || x < min || x > 1L << 30) {
-		fprintf(stderr, "stencil: %s '%s': expected an integer >= %d\n", opt, v, min);
-		return -1;
-	}
-	*out = (int)x;
-	return 0;
-}
-
 /* n tiles along j when the rows allow it: whole rows keep the kernel's inner loop long and each
  * tile's memory one contiguous stream per plane, which the hardware prefetchers follow best
  * (tiles cut in i were measurably slower here). Otherwise the squarest tx x ty split. */
@@ -104,21 +86,21 @@ static int parse(int argc, char **argv, options_t *o)
 			usage(stdout);
 			exit(0);
 		} else if (!strcmp(name, "nx")) {
-			rc = parse_int(opt, v, 4, &o->p.nx), a++;
+			rc = app_parse_int(opt, v, 4, 1 << 30, &o->p.nx), a++;
 		} else if (!strcmp(name, "ny")) {
-			rc = parse_int(opt, v, 4, &o->p.ny), a++;
+			rc = app_parse_int(opt, v, 4, 1 << 30, &o->p.ny), a++;
 		} else if (!strcmp(name, "nz")) {
-			rc = parse_int(opt, v, 1, &o->p.nz), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.nz), a++;
 		} else if (!strcmp(name, "iter")) {
-			rc = parse_int(opt, v, 1, &o->p.iter), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.iter), a++;
 		} else if (!strcmp(name, "tiles")) {
-			rc = parse_int(opt, v, 1, &o->tiles), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->tiles), a++;
 		} else if (!strcmp(name, "tx")) {
-			rc = parse_int(opt, v, 1, &o->p.tx), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.tx), a++;
 		} else if (!strcmp(name, "ty")) {
-			rc = parse_int(opt, v, 1, &o->p.ty), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.ty), a++;
 		} else if (!strcmp(name, "tz")) {
-			rc = parse_int(opt, v, 1, &o->p.tz), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.tz), a++;
 		} else if (!strcmp(name, "precision")) {
 			a++;
 			if (v && (!strcmp(v, "f32") || !strcmp(v, "float32") || !strcmp(v, "float")))
@@ -140,7 +122,7 @@ static int parse(int argc, char **argv, options_t *o)
 			}
 			o->sched = v, a++;
 		} else if (!strcmp(name, "ncpu")) {
-			rc = parse_int(opt, v, 1, &o->ncpu), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->ncpu), a++;
 		} else if (!strcmp(name, "nt")) {
 			a++;
 			if (v && !strcmp(v, "auto"))
@@ -154,9 +136,9 @@ static int parse(int argc, char **argv, options_t *o)
 				return -1;
 			}
 		} else if (!strcmp(name, "stream-n")) {
-			rc = parse_int(opt, v, 1000, &o->stream_n), a++;
+			rc = app_parse_int(opt, v, 1000, 1 << 30, &o->stream_n), a++;
 		} else if (!strcmp(name, "reps")) {
-			rc = parse_int(opt, v, 1, &o->reps), a++;
+			rc = app_parse_int(opt, v, 1, 1 << 30, &o->reps), a++;
 		} else if (!strcmp(name, "out")) {
 			if (!v) {
 				fprintf(stderr, "stencil: %s needs a file name\n", opt);
@@ -235,19 +217,6 @@ typedef struct tstencil {
 	int result;                       /* index into f of the final field */
 } tstencil_t;
 
-/* Say what failed and why (the runtime's message names the object). */
-static int fail(const char *what, int rc)
-{
-	fprintf(stderr, "stencil: %s: %s (%s)\n", what, tsr_last_error(), tsr_err_name(rc));
-	return rc;
-}
-#define TRY(what, call)                      \
-	do {                                     \
-		int rc_ = (call);                    \
-		if (rc_ != TSR_OK)                   \
-			return fail(what, rc_);          \
-	} while (0)
-
 /* Launch point (ti, tj, 0) of a slab writes color ti + tx tj of the slab's `owned` partition. */
 static int tile_color(const int64_t point[3], int64_t color[3], void *arg)
 {
@@ -301,12 +270,12 @@ static int slab_create(const stencil_problem_t *p, slab_t *sl)
 	tsr_box_t bounds, interior, *boxes;
 	int rc;
 
-	TRY("slab bounds", tsr_region_bounds(sl->region, &bounds));
+	APP_TRY("slab bounds", tsr_region_bounds(sl->region, &bounds));
 	interior = tsr_box3(SH, p->nx + SH - 1, SH, p->ny + SH - 1, bounds.lo[2], bounds.hi[2]);
 	sl->colors = tsr_box3(0, p->tx - 1, 0, p->ty - 1, 0, 0);
 	sl->ntiles = p->tx * p->ty;
 	/* Tiles are read through the tiles grown by the halo (aliased) ... */
-	TRY("halo tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo, "tiles+halo", &sl->tiles_halo));
+	APP_TRY("halo tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo, "tiles+halo", &sl->tiles_halo));
 	/* ... and written through `owned`, whose first boxes are the same tiles: Tessera cuts them, and
 	 * they are read back from a partition used for nothing else. */
 	sl->pieces = calloc((size_t)sl->ntiles, sizeof *sl->pieces);
@@ -327,13 +296,13 @@ static int slab_create(const stencil_problem_t *p, slab_t *sl)
 		rc = tsr_partition_destroy(tiles);
 	if (rc != TSR_OK) {
 		free(boxes);
-		return fail("tile bounds", rc);
+		return app_fail("tile bounds", rc);
 	}
 	sl->npieces = build_pieces(p, sl, boxes);
 	rc = tsr_partition_boxes(sl->region, sl->ntiles + sl->npieces, boxes, "owned", &sl->owned);
 	free(boxes);
 	if (rc != TSR_OK)
-		return fail("owned partition", rc);
+		return app_fail("owned partition", rc);
 	if (tsr_partition_is_disjoint(sl->owned) != 1) {
 		fprintf(stderr, "stencil: internal error: the tiles and halo pieces overlap\n");
 		return TSR_EINVAL;
@@ -344,7 +313,7 @@ static int slab_create(const stencil_problem_t *p, slab_t *sl)
 	}
 	for (int c = 0; c < sl->ntiles + sl->npieces; c++) {
 		const int64_t color[3] = {c, 0, 0};
-		TRY("subregion", tsr_partition_subregion(sl->owned, color, &sl->sub[c]));
+		APP_TRY("subregion", tsr_partition_subregion(sl->owned, color, &sl->sub[c]));
 	}
 	return TSR_OK;
 }
@@ -356,27 +325,27 @@ static int tstencil_create(tstencil_t *s, const stencil_problem_t *p)
 
 	memset(s, 0, sizeof *s);
 	s->p = *p;
-	TRY("field space", tsr_fspace_create(&s->fs));
+	APP_TRY("field space", tsr_fspace_create(&s->fs));
 	s->have_fs = 1;
-	TRY("field a", tsr_fspace_add(s->fs, "a", type, 0, &s->f[0]));
-	TRY("field b", tsr_fspace_add(s->fs, "b", type, 0, &s->f[1]));
-	TRY("region", tsr_region_create("grid", tsr_box3(0, p->nx + 2 * SH - 1, 0, p->ny + 2 * SH - 1, 0, p->nz - 1),
+	APP_TRY("field a", tsr_fspace_add(s->fs, "a", type, 0, &s->f[0]));
+	APP_TRY("field b", tsr_fspace_add(s->fs, "b", type, 0, &s->f[1]));
+	APP_TRY("region", tsr_region_create("grid", tsr_box3(0, p->nx + 2 * SH - 1, 0, p->ny + 2 * SH - 1, 0, p->nz - 1),
 	                                s->fs, &s->grid));
 	s->have_grid = 1;
-	TRY("field space", tsr_fspace_destroy(s->fs));
+	APP_TRY("field space", tsr_fspace_destroy(s->fs));
 	s->have_fs = 0;
-	TRY("slabs", tsr_partition_tiles(s->grid, tsr_box3(0, 0, 0, 0, 0, p->tz - 1), "slabs", &s->slabs));
+	APP_TRY("slabs", tsr_partition_tiles(s->grid, tsr_box3(0, 0, 0, 0, 0, p->tz - 1), "slabs", &s->slabs));
 	if (!(s->slab = calloc((size_t)p->tz, sizeof *s->slab))) {
 		fprintf(stderr, "stencil: out of memory for %d slabs\n", p->tz);
 		return TSR_ENOMEM;
 	}
 	for (int k = 0; k < p->tz; k++) {
 		const int64_t c[3] = {0, 0, k};
-		TRY("slab", tsr_partition_subregion(s->slabs, c, &s->slab[k].region));
+		APP_TRY("slab", tsr_partition_subregion(s->slabs, c, &s->slab[k].region));
 		if ((rc = slab_create(p, &s->slab[k])) != TSR_OK)
 			return rc;
 	}
-	TRY("task registration", stencil_tasks_register(&s->tasks));
+	APP_TRY("task registration", stencil_tasks_register(&s->tasks));
 	return TSR_OK;
 }
 
@@ -414,7 +383,7 @@ static int halo_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
 		r[0] = tsr_req_region(sl->sub[t], TSR_READ, 1, fl);
 		for (int m = 0; m < q->n; m++)
 			r[1 + m] = tsr_req_region(sl->sub[q->color[m]], TSR_WRITE, 1, fl);
-		TRY("halo update", tsr_launch(s->tasks.halo_copy, 1 + q->n, r, &a, sizeof a, NULL));
+		APP_TRY("halo update", tsr_launch(s->tasks.halo_copy, 1 + q->n, r, &a, sizeof a, NULL));
 	}
 	return TSR_OK;
 }
@@ -427,7 +396,7 @@ static int tstencil_init(tstencil_t *s)
 	for (int k = 0; k < s->p.tz; k++) {
 		const slab_t *sl = &s->slab[k];
 		tsr_req_t r[1] = {tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(s->f[0]), tile_color, &s->p)};
-		TRY("initial condition", tsr_index_launch(s->tasks.init, sl->colors, 1, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		APP_TRY("initial condition", tsr_index_launch(s->tasks.init, sl->colors, 1, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
 	}
 	return TSR_OK;
 }
@@ -438,7 +407,7 @@ static int diffusion_step(tstencil_t *s, const slab_t *sl, tsr_field_t in, tsr_f
 	const stencil_args_t a = {STENCIL_ALPHA, in, out, s->p.nt};
 	tsr_req_t r[2] = {tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
 	                  tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(out), tile_color, &s->p)};
-	TRY("diffusion step", tsr_index_launch(s->tasks.diffusion, sl->colors, 2, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
+	APP_TRY("diffusion step", tsr_index_launch(s->tasks.diffusion, sl->colors, 2, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
 	return TSR_OK;
 }
 
@@ -451,8 +420,8 @@ static int tstencil_run(tstencil_t *s, double *seconds)
 
 	if ((rc = tstencil_init(s)) != TSR_OK)
 		return rc;
-	TRY("fence", tsr_fence());
-	t0 = sp_now();
+	APP_TRY("fence", tsr_fence());
+	t0 = app_now();
 	for (int n = 0; n < s->p.iter; n++) {
 		tsr_field_t in = s->f[cur], out = s->f[1 - cur];
 		for (int k = 0; k < s->p.tz; k++) {
@@ -465,8 +434,8 @@ static int tstencil_run(tstencil_t *s, double *seconds)
 		if (n < s->p.iter - 1)
 			cur = 1 - cur;
 	}
-	TRY("fence after the time loop", tsr_fence());
-	*seconds = sp_now() - t0;
+	APP_TRY("fence after the time loop", tsr_fence());
+	*seconds = app_now() - t0;
 	s->result = 1 - cur;
 	return TSR_OK;
 }
@@ -477,30 +446,19 @@ static int tstencil_result(tstencil_t *s, void *field)
 	const stencil_problem_t *p = &s->p;
 	const size_t es = sp_elem(p), row = (size_t)(p->nx + 2 * SH) * es;
 	tsr_accessor_t acc;
-	TRY("map the result", tsr_map(s->grid, s->f[s->result], TSR_READ, &acc));
+	APP_TRY("map the result", tsr_map(s->grid, s->f[s->result], TSR_READ, &acc));
 	for (int k = 0; k < p->nz; k++)
 		for (int j = 0; j < p->ny + 2 * SH; j++)
 			memcpy((char *)field + ((size_t)k * (size_t)sp_sk(p) + (size_t)j * (size_t)sp_sj(p)) * es,
 			       (const char *)acc.ptr + ((size_t)k * acc.stride[2] + (size_t)j * acc.stride[1]) * es, row);
-	TRY("unmap the result", tsr_unmap(s->grid, s->f[s->result]));
+	APP_TRY("unmap the result", tsr_unmap(s->grid, s->f[s->result]));
 	return TSR_OK;
 }
 
 /* ------------------------------------------------------------------ driver */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Median time per iteration and bandwidth; with several runs, the range of the runs too (on a shared
- * machine it shows how far one run can be off). v is sorted by median(). */
+ * machine it shows how far one run can be off). v is sorted by app_median(). */
 static void print_time(const char *who, const stencil_problem_t *p, double sec, const double *v, int reps)
 {
 	printf("%-9s %9.3f ms/iter  %7.2f GB/s  (median of %d run%s of %d iterations", who, 1e3 * sec / p->iter,
@@ -562,13 +520,13 @@ static int run_all(tstencil_t *s, const options_t *o, void *field, results_t *re
 			goto out;
 		}
 	}
-	res->tsr = median(t, o->reps);
+	res->tsr = app_median(t, o->reps);
 	if (tstencil_result(s, field) != TSR_OK)
 		goto out;
 	if (o->compare) {
-		res->omp = median(t + o->reps, o->reps);
-		res->raw = median(t + 2 * o->reps, o->reps);
-		res->triad = median(t + 3 * o->reps, o->reps);
+		res->omp = app_median(t + o->reps, o->reps);
+		res->raw = app_median(t + 2 * o->reps, o->reps);
+		res->triad = app_median(t + 3 * o->reps, o->reps);
 		res->omp_same = memcmp(sp_omp_result(omp), field, sp_bytes(p)) == 0;
 		if (sp_raw_result(raw, other) != 0) {
 			fprintf(stderr, "stencil: could not read the raw StarPU result back\n");
@@ -597,13 +555,14 @@ int main(int argc, char **argv)
 	void *field = NULL;
 	int status = 1, rc;
 
+	app_set_name("stencil");
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	tsr_config_init(&cfg);
 	cfg.sched = o.sched;
 	cfg.ncpu = o.ncpu;
 	if ((rc = tsr_init(&cfg)) != TSR_OK) {
-		fail("tsr_init", rc);
+		app_fail("tsr_init", rc);
 		return 1;
 	}
 	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
@@ -681,7 +640,7 @@ done:
 	free(field);
 	tstencil_destroy(&s);
 	if ((rc = tsr_finalize()) != TSR_OK) {
-		fail("tsr_finalize", rc);
+		app_fail("tsr_finalize", rc);
 		status = 1;
 	}
 	return status;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app_util.h"
 #include "stencil.h"
 
 #define SH STENCIL_HALO
@@ -42,7 +43,6 @@ static inline void sp_tile_range(int len, int n, int t, int *lo, int *cnt)
 	*lo = t * base + (t < rem ? t : rem);
 }
 
-double sp_now(void);   /* monotonic seconds */
 
 /* Host pieces of the algorithm (stencil_ref.c). `field` is a whole field with strides sj, sk. */
 /* Zeros, and 1 on the box k in [nz/4, 3nz/4), j in [h + ny/4, h + 3ny/4), i in [h + nx/4, h + 3nx/4). */

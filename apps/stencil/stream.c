@@ -42,11 +42,11 @@ double sp_stream_triad(sp_stream_t *s)
 	const double *restrict b = s->b, *restrict c = s->c;
 	const double q = 3.0;
 	const size_t n = s->n;
-	double t0 = sp_now();
+	double t0 = app_now();
 	#pragma omp parallel for schedule(static) num_threads(s->nthreads)
 	for (size_t i = 0; i < n; i++)
 		a[i] = b[i] + q * c[i];
-	double t = sp_now() - t0;
+	double t = app_now() - t0;
 	return 3.0 * sizeof(double) * (double)n / t * 1e-9;
 }
 

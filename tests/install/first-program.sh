@@ -1,0 +1,91 @@
+#!/bin/sh
+# first-program.sh: README's "Your first program" as a test (TAP). Installs Tessera to a temporary
+# prefix (make install prefix=DIR), checks that bin/ holds tessera-info and no demo, builds
+# tests/install/first.c outside the tree with `cc first.c $(pkg-config --cflags --libs tessera)`
+# and runs it (with an rpath, then with LD_LIBRARY_PATH), then builds it against the build tree
+# through tessera-uninstalled.pc.
+# make installcheck sets TSR_PREFIX (and TSR_LIBDIR, TSR_BINDIR, TSR_PKGCONFIGDIR) to test the
+# installation it made instead of making one.
+srcdir=${top_srcdir:-.}
+builddir=$(cd "${top_builddir:-.}" && pwd)
+cc=${CC:-cc}
+pkg_config=${PKG_CONFIG:-pkg-config}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-first.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+n=0
+failed=0
+report() { # name status
+	n=$((n + 1))
+	if [ "$2" = 0 ]; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		tail -n 20 "$tmp/log" | sed 's/^/# /'
+		failed=1
+	fi
+}
+
+echo "1..7"
+if [ -n "$TSR_PREFIX" ]; then
+	prefix=$TSR_PREFIX
+	echo "using the installation in $prefix" >"$tmp/log"
+	report "installed in $prefix by make install" 0
+else
+	prefix=$tmp/prefix
+	# A make of our own inside make check: it must not join the outer make's job server.
+	(unset MAKEFLAGS MFLAGS MAKELEVEL; ${MAKE:-make} -C "$builddir" install prefix="$prefix") >"$tmp/log" 2>&1
+	report "make install prefix=DIR" $?
+	# That install wrote the build tree's tessera.pc for DIR: write it back for the configured prefix.
+	(unset MAKEFLAGS MFLAGS MAKELEVEL; ${MAKE:-make} -C "$builddir" tessera.pc) >/dev/null 2>&1
+fi
+libdir=${TSR_LIBDIR:-$prefix/lib}
+bindir=${TSR_BINDIR:-$prefix/bin}
+pcdir=${TSR_PKGCONFIGDIR:-$libdir/pkgconfig}
+
+# bin/: tessera-info, and none of the demos under a generic name.
+: >"$tmp/log"
+[ -x "$bindir/tessera-info" ] || echo "no $bindir/tessera-info" >>"$tmp/log"
+for demo in cg stencil circuit hello overhead; do
+	[ ! -e "$bindir/$demo" ] || echo "$bindir/$demo is installed" >>"$tmp/log"
+done
+[ ! -s "$tmp/log" ]
+report "bin/ holds tessera-info and no demo" $?
+
+# The installed tessera.pc points at the prefix the library went to.
+flags=$(PKG_CONFIG_PATH=$pcdir "$pkg_config" --cflags --libs tessera 2>"$tmp/log")
+echo "pkg-config --cflags --libs tessera: $flags" >>"$tmp/log"
+case " $flags " in
+*" -I$prefix/include "*" -L$libdir "*) status=0 ;;
+*) status=1 ;;
+esac
+report "installed tessera.pc: -I and -L name the prefix" $status
+
+# The README's one-line compile, with an rpath so that the program finds libtessera.so.0.
+PKG_CONFIG_PATH=$pcdir $cc -o "$tmp/first" "$srcdir/tests/install/first.c" \
+	$(PKG_CONFIG_PATH=$pcdir "$pkg_config" --cflags --libs tessera) -Wl,-rpath,"$libdir" >"$tmp/log" 2>&1 &&
+	"$tmp/first" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
+report "cc first.c \$(pkg-config --cflags --libs tessera) -Wl,-rpath: builds and runs" $?
+
+# Without an rpath, LD_LIBRARY_PATH finds the library.
+$cc -o "$tmp/first-norpath" "$srcdir/tests/install/first.c" \
+	$(PKG_CONFIG_PATH=$pcdir "$pkg_config" --cflags --libs tessera) >"$tmp/log" 2>&1 &&
+	LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/first-norpath" >>"$tmp/log" 2>&1 &&
+	grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
+report "without an rpath, LD_LIBRARY_PATH=libdir runs it" $?
+
+# Against the build tree: with the build directory in PKG_CONFIG_PATH, pkg-config reads
+# tessera-uninstalled.pc, whose rpath points at the build tree's library.
+flags=$(PKG_CONFIG_PATH=$builddir "$pkg_config" --cflags --libs tessera 2>"$tmp/log")
+echo "pkg-config --cflags --libs tessera (uninstalled): $flags" >>"$tmp/log"
+case " $flags " in
+*" -L$builddir/.libs "*) status=0 ;;
+*) status=1 ;;
+esac
+report "PKG_CONFIG_PATH=builddir: pkg-config finds tessera-uninstalled.pc" $status
+
+$cc -o "$tmp/first-uninstalled" "$srcdir/tests/install/first.c" \
+	$(PKG_CONFIG_PATH=$builddir "$pkg_config" --cflags --libs tessera) >"$tmp/log" 2>&1 &&
+	"$tmp/first-uninstalled" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
+report "built against the build tree, runs without LD_LIBRARY_PATH" $?
+exit $failed

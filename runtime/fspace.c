@@ -25,16 +25,6 @@ const char *tsr_type_name(tsr_type_t type)
 	return "?";
 }
 
-static int fspace_lookup(tsr_fspace_t fs, const char *what, struct tsr_fspace **out)
-{
-	TSR_REQUIRE_INIT(what);
-	*out = tsr__handle_get(TSR_K_FSPACE, fs.id);
-	if (!*out)
-		return tsr__err(TSR_ESTALE, "%s: field space id %#llx was destroyed or never created", what,
-		                (unsigned long long)fs.id);
-	return TSR_OK;
-}
-
 int tsr_fspace_create(tsr_fspace_t *fs)
 {
 	TSR_REQUIRE_INIT("tsr_fspace_create");
@@ -51,7 +41,7 @@ int tsr_fspace_create(tsr_fspace_t *fs)
 int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t bytes, tsr_field_t *fid)
 {
 	struct tsr_fspace *f;
-	int rc = fspace_lookup(fs, "tsr_fspace_add", &f);
+	int rc = tsr__fspace_lookup(fs, "tsr_fspace_add", &f);
 	if (rc)
 		return rc;
 	if (!name || !*name || strlen(name) >= TSR_NAME_MAX)
@@ -94,7 +84,7 @@ static void fspace_free(void *obj)
 int tsr_fspace_destroy(tsr_fspace_t fs)
 {
 	struct tsr_fspace *f;
-	int rc = fspace_lookup(fs, "tsr_fspace_destroy", &f);
+	int rc = tsr__fspace_lookup(fs, "tsr_fspace_destroy", &f);
 	if (rc)
 		return rc;
 	fspace_free(f);
@@ -105,7 +95,7 @@ int tsr_fspace_destroy(tsr_fspace_t fs)
 int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n, const struct tsr_fieldinfo **fields)
 {
 	struct tsr_fspace *f;
-	int rc = fspace_lookup(fs, what, &f);
+	int rc = tsr__fspace_lookup(fs, what, &f);
 	if (rc)
 		return rc;
 	*n = f->nfields;

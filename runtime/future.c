@@ -8,15 +8,6 @@
 static void **graveyard;
 static size_t ngrave, capgrave;
 
-int tsr__future_lookup(tsr_future_t f, const char *what, struct tsr_future **out)
-{
-	TSR_REQUIRE_INIT(what);
-	*out = tsr__handle_get(TSR_K_FUTURE, f.id);
-	if (!*out)
-		return tsr__err(TSR_ESTALE, "%s: future id %#llx was destroyed or never created", what, (unsigned long long)f.id);
-	return TSR_OK;
-}
-
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init)
 {
 	struct tsr_future *f = calloc(1, sizeof *f);

@@ -81,6 +81,17 @@ void tsr__handles_reset(void)
 	}
 }
 
+int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out)
+{
+	*out = NULL;
+	TSR_REQUIRE_INIT(what);
+	*out = tsr__handle_get(kind, id);
+	if (!*out)
+		return tsr__err(TSR_ESTALE, "%s: %s id %#llx was destroyed, never created, or made before the last tsr_init",
+		                what, tsr__kind_name(kind), (unsigned long long)id);
+	return TSR_OK;
+}
+
 const char *tsr__kind_name(enum tsr_kind kind)
 {
 	static const char *names[] = {"?", "field space", "region", "partition", "task", "future"};

@@ -25,6 +25,28 @@ void tsr__handle_free(uint64_t id);
 int tsr__handle_foreach(enum tsr_kind kind, void (*fn)(void *obj));
 void tsr__handles_reset(void);
 const char *tsr__kind_name(enum tsr_kind kind);
+/* The live object behind a user's handle, or TSR_ESTALE with a message that names the call, the
+ * kind and the id (TSR_ESTATE before tsr_init); *out is NULL on failure. The one lookup every
+ * public call makes; the typed wrappers below spare the call sites a cast. */
+int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out);
+#define TSR_DEFINE_LOOKUP(name, kind, handle_type, object_type)           \
+	static inline int name(handle_type h, const char *what, object_type **out) \
+	{                                                                    \
+		void *obj;                                                       \
+		int rc = tsr__lookup(kind, h.id, what, &obj);                    \
+		*out = obj;                                                      \
+		return rc;                                                       \
+	}
+struct tsr_fspace;
+struct tsr_region;
+struct tsr_partition;
+struct tsr_task;
+struct tsr_future;
+TSR_DEFINE_LOOKUP(tsr__fspace_lookup, TSR_K_FSPACE, tsr_fspace_t, struct tsr_fspace)
+TSR_DEFINE_LOOKUP(tsr__region_lookup, TSR_K_REGION, tsr_region_t, struct tsr_region)
+TSR_DEFINE_LOOKUP(tsr__partition_lookup, TSR_K_PARTITION, tsr_partition_t, struct tsr_partition)
+TSR_DEFINE_LOOKUP(tsr__task_lookup, TSR_K_TASK, tsr_task_t, struct tsr_task)
+TSR_DEFINE_LOOKUP(tsr__future_lookup, TSR_K_FUTURE, tsr_future_t, struct tsr_future)
 
 /* ---- runtime state (runtime.c) */
 struct tsr_runtime {
@@ -62,6 +84,8 @@ struct tsr_fspace {
 	int nfields, cap;
 	struct tsr_fieldinfo *fields;
 };
+int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n, const struct tsr_fieldinfo **fields);
+void tsr__fspace_free_all(void);
 
 struct tsr_partition;
 struct tsr_region;
@@ -111,8 +135,6 @@ struct tsr_partition {
 	int *owners;                          /* worker per color (tsr_partition_set_owner), or NULL */
 };
 
-int tsr__region_lookup(tsr_region_t r, const char *what, struct tsr_region **out);
-int tsr__partition_lookup(tsr_partition_t p, const char *what, struct tsr_partition **out);
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
 void tsr__region_free_tree(struct tsr_region *r);
 void tsr__partition_free(struct tsr_partition *p, int detach);
@@ -120,6 +142,7 @@ int tsr__color_index(const struct tsr_partition *p, const int64_t color[3]);
 int tsr__field_check(const struct tsr_region *r, int f, const char *what);
 int tsr__region_aliased(const struct tsr_region *r);
 struct tsr_region *tsr__fold_target(struct tsr_region *r);
+int tsr__region_free_all(void);
 
 /* ---- coherence (coherence.c): make a node's handle usable for a read or a write */
 void tsr__coh_access(struct tsr_node *n, int write);
@@ -134,6 +157,7 @@ void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void
 const char *tsr__redop_name(int op);
 void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
 void tsr__redops_reset(void);
+void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);   /* reduce_cuda.cu */
 
 /* ---- tasks (task.c) */
 struct tsr_task {
@@ -145,7 +169,6 @@ struct tsr_task {
 	struct starpu_codelet cl;
 	struct starpu_perfmodel model;
 };
-int tsr__task_lookup(tsr_task_t t, const char *what, struct tsr_task **out);
 
 /* What one point task carries to its variant (one malloc, freed by StarPU with cl_arg). */
 struct tsr_reqrec {
@@ -180,6 +203,10 @@ struct tsr_ctx {
 };
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg);
 void tsr__cuda_wrapper(void *buffers[], void *cl_arg);
+void tsr__task_free(void *obj);
+/* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
+ * that one message may name several privileges. */
+const char *tsr__priv_name(tsr_privilege_t p);
 
 /* ---- futures (future.c) */
 struct tsr_future {
@@ -190,13 +217,15 @@ struct tsr_future {
 	void *value;
 	char producer[TSR_NAME_MAX];          /* task that returns it, for messages */
 };
-int tsr__future_lookup(tsr_future_t f, const char *what, struct tsr_future **out);
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
 void tsr__future_free(void *obj);
+void tsr__future_graveyard_flush(int release);
 
 /* ---- launches (launch.c) and internal tasks (hostaccess.c) */
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
+int tsr__launch_init(void);
+int tsr__unmap_all(char *names, size_t len);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
@@ -207,6 +236,7 @@ int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
+double tsr__dag_priority(int id);
 int tsr__map_needed(const struct tsr_partition *part);
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
                     const struct tsr_partition *part, int color, tsr_mapping_t *m);

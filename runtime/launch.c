@@ -7,8 +7,6 @@
 #include <string.h>
 #include "internal.h"
 
-const char *tsr__priv_name(tsr_privilege_t p);
-
 struct rreq {
 	int kind;
 	struct tsr_region *region;      /* TSR_REQ_REGION */

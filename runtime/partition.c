@@ -6,16 +6,6 @@
 #include <string.h>
 #include "internal.h"
 
-int tsr__partition_lookup(tsr_partition_t pid, const char *what, struct tsr_partition **out)
-{
-	TSR_REQUIRE_INIT(what);
-	*out = tsr__handle_get(TSR_K_PARTITION, pid.id);
-	if (!*out)
-		return tsr__err(TSR_ESTALE, "%s: partition id %#llx was destroyed or never created", what,
-		                (unsigned long long)pid.id);
-	return TSR_OK;
-}
-
 /* Filter: child `id` is p->boxes[id], relative to the parent region's lower bound. */
 static void box_filter(void *father_interface, void *child_interface, struct starpu_data_filter *f,
                        unsigned id, unsigned nparts)

@@ -11,8 +11,6 @@
 #include <starpu_scheduler.h>
 #include "internal.h"
 
-double tsr__dag_priority(int id);
-
 static struct tsr_ctx *ctx_of(struct starpu_task *t)
 {
 	if (!t->cl || !t->cl_arg)

@@ -108,7 +108,6 @@ static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {uredux_0, uredux_1, ure
 
 #ifdef STARPU_USE_CUDA
 /* CUDA versions (reduce_cuda.cu), one trampoline per (type, op) like the CPU ones. */
-void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);
 #define CUDA_TRAMP(t, o) \
 	static void cinit_##t##_##o(void *b[], void *a) { tsr__cuda_redop(t + 1, o + 1, 1, b[0], NULL); } \
 	static void credux_##t##_##o(void *b[], void *a) { tsr__cuda_redop(t + 1, o + 1, 0, b[0], b[1]); }

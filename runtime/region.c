@@ -6,18 +6,6 @@
 #include <string.h>
 #include "internal.h"
 
-int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n, const struct tsr_fieldinfo **fields);
-
-int tsr__region_lookup(tsr_region_t r, const char *what, struct tsr_region **out)
-{
-	TSR_REQUIRE_INIT(what);
-	*out = tsr__handle_get(TSR_K_REGION, r.id);
-	if (!*out)
-		return tsr__err(TSR_ESTALE, "%s: region id %#llx was destroyed or never created", what,
-		                (unsigned long long)r.id);
-	return TSR_OK;
-}
-
 int tsr__field_check(const struct tsr_region *r, int f, const char *what)
 {
 	if (f < 0 || f >= r->nfields)

@@ -7,13 +7,6 @@
 
 struct tsr_runtime tsr__rt;
 
-int tsr__launch_init(void);
-void tsr__task_free(void *obj);
-int tsr__region_free_all(void);
-void tsr__fspace_free_all(void);
-void tsr__future_graveyard_flush(int release);
-int tsr__unmap_all(char *names, size_t len);
-
 void tsr_config_init(tsr_config_t *cfg)
 {
 	if (!cfg)

@@ -5,16 +5,6 @@
 #include <string.h>
 #include "internal.h"
 
-int tsr__task_lookup(tsr_task_t t, const char *what, struct tsr_task **out)
-{
-	TSR_REQUIRE_INIT(what);
-	*out = tsr__handle_get(TSR_K_TASK, t.id);
-	if (!*out)
-		return tsr__err(TSR_ESTALE, "%s: task id %#llx was never registered (or the runtime was restarted)", what,
-		                (unsigned long long)t.id);
-	return TSR_OK;
-}
-
 int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 {
 	TSR_REQUIRE_INIT("tsr_task_register");
@@ -112,21 +102,23 @@ static int covers(tsr_privilege_t have, tsr_privilege_t want)
 	return 0;
 }
 
-static const char *priv_name(tsr_privilege_t p)
+const char *tsr__priv_name(tsr_privilege_t p)
 {
-	static _Thread_local char buf[32];
+	/* A few buffers in turn: one message often names two privileges (an interference). */
+	static _Thread_local char bufs[4][16 + TSR_NAME_MAX];
+	static _Thread_local int next;
 	switch (p) {
 	case TSR_READ: return "READ";
 	case TSR_WRITE: return "WRITE";
 	case TSR_READ_WRITE: return "READ_WRITE";
 	}
-	if (TSR_PRIV_IS_REDUCE(p)) {
-		snprintf(buf, sizeof buf, "REDUCE(%s)", tsr__redop_name(TSR_PRIV_REDOP(p)));
-		return buf;
-	}
-	return "invalid privilege";
+	if (!TSR_PRIV_IS_REDUCE(p))
+		return "invalid privilege";
+	char *buf = bufs[next];
+	next = (next + 1) % 4;
+	snprintf(buf, sizeof bufs[0], "REDUCE(%s)", tsr__redop_name(TSR_PRIV_REDOP(p)));
+	return buf;
 }
-const char *tsr__priv_name(tsr_privilege_t p) { return priv_name(p); }
 
 #define CTX_FAIL(code, ...) do { tsr__task_error(__VA_ARGS__); return code; } while (0)
 
@@ -161,9 +153,9 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, tsr_type_name(fi->type), tsr_type_name(type));
 	if (!covers(q->priv, want)) {
 		char w[32];
-		snprintf(w, sizeof w, "%s", priv_name(want));
+		snprintf(w, sizeof w, "%s", tsr__priv_name(want));
 		CTX_FAIL(TSR_EPRIV, "task '%s'%s: field '%s' of region '%s' requested %s but accessed for %s", tn,
-		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, priv_name(q->priv), w);
+		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, tsr__priv_name(q->priv), w);
 	}
 	struct starpu_block_interface *b = ctx->buffers[q->buf[k]];
 	acc->dim = q->dim;

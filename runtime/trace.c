@@ -180,13 +180,6 @@ static void add_edge(int from, int to, const char *label)
 	}
 }
 
-static const char *pname(tsr_privilege_t p)
-{
-	if (TSR_PRIV_IS_REDUCE(p))
-		return "REDUCE";
-	return p == TSR_READ ? "READ" : p == TSR_WRITE ? "WRITE" : "READ_WRITE";
-}
-
 /* Task `id` accesses field f of subregion s with privilege priv: edges from earlier conflicting
  * accesses to overlapping data, newest first, back to the newest write that covers the box. */
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv)
@@ -208,7 +201,7 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 		if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
 			continue;
 		if (!(TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)) {   /* one operator: no order */
-			snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name, pname(e->priv), pname(priv));
+			snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name, tsr__priv_name(e->priv), tsr__priv_name(priv));
 			add_edge(e->task, id, label);
 		}
 		if (!TSR_PRIV_IS_REDUCE(e->priv) && tsr_box_contains(e->box, s->bounds)) {
@@ -223,7 +216,7 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 				break;
 			if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
 				continue;
-			snprintf(label, sizeof label, "%s.%s READ->%s", s->name, s->fields[f].name, pname(priv));
+			snprintf(label, sizeof label, "%s.%s READ->%s", s->name, s->fields[f].name, tsr__priv_name(priv));
 			add_edge(e->task, id, label);
 		}
 	if (writes && !TSR_PRIV_IS_REDUCE(priv)) {

@@ -223,13 +223,9 @@ int main(int argc, char **argv)
 	app_set_name("overhead");
 	if (parse(argc, argv, &o))
 		return 2;
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.sched = o.sched;
-	cfg.ncpu = o.ncpu;
-	int rc = tsr_init(&cfg);
+	int rc = app_init(o.sched, o.ncpu);
 	if (rc)
-		die("tsr_init", rc);
+		return 1;
 	int w = o.width ? o.width : tsr_ncpu_workers() + tsr_ncuda_workers();
 	tsr_task_t task;
 	if ((rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_tsr", .cpu = tsr_body}, &task)))

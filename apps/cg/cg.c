@@ -718,13 +718,8 @@ int main(int argc, char **argv)
 		problem_free(&P);
 		return 1;
 	}
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.sched = o.sched;
-	cfg.ncpu = o.workers;
-	int rc = tsr_init(&cfg);
+	int rc = app_init(o.sched, o.workers);
 	if (rc) {
-		app_fail("tsr_init", rc);
 		problem_free(&P);
 		return 1;
 	}

@@ -572,11 +572,7 @@ static int run_all(run_t *r)
 {
 	const circuit_params_t *prm = &r->o.prm;
 	const circuit_args_t args = {(float)CIRCUIT_DELTAT, prm->steps};
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.sched = r->o.sched;
-	cfg.ncpu = r->o.ncpu;
-	TRY(tsr_init(&cfg));
+	PASS(app_init(r->o.sched, r->o.ncpu));
 	sim_t sim;
 	memset(&sim, 0, sizeof sim);
 	int rc = sim_create(&sim, &r->ours, &r->lay, prm);

@@ -73,6 +73,18 @@ int app_parse_int(const char *opt, const char *text, int min, int max, int *out)
 	return 0;
 }
 
+int app_init(const char *sched, int ncpu)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.sched = sched;
+	cfg.ncpu = ncpu;
+	int rc = tsr_init(&cfg);
+	if (rc != TSR_OK)
+		return app_fail("tsr_init", rc);
+	return TSR_OK;
+}
+
 int app_fail(const char *what, int rc)
 {
 	fprintf(stderr, "%s: %s: %s: %s\n", program_name, what, tsr_err_name(rc), tsr_last_error());

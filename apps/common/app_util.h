@@ -24,6 +24,10 @@ double app_median(double *v, int n);
 int app_parse_i64(const char *opt, const char *text, int64_t min, int64_t max, int64_t *out);
 int app_parse_int(const char *opt, const char *text, int min, int max, int *out);
 
+/* tsr_init with the app's --sched and CPU worker count (NULL and -1: TSR_SCHED, TSR_NCPU or
+ * StarPU's choice); a failure is reported (app_fail) and its code returned. */
+int app_init(const char *sched, int ncpu);
+
 /* Prints "NAME: WHAT: TSR_ECODE: message of tsr_last_error()" on stderr and returns rc, so that
  * a failed call is reported once, where it failed, and its code travels up unchanged. */
 int app_fail(const char *what, int rc);

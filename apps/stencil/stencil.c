@@ -549,7 +549,6 @@ out:
 int main(int argc, char **argv)
 {
 	options_t o;
-	tsr_config_t cfg;
 	tstencil_t s;
 	results_t res = {0};
 	void *field = NULL;
@@ -558,13 +557,8 @@ int main(int argc, char **argv)
 	app_set_name("stencil");
 	if (parse(argc, argv, &o) != 0)
 		return 2;
-	tsr_config_init(&cfg);
-	cfg.sched = o.sched;
-	cfg.ncpu = o.ncpu;
-	if ((rc = tsr_init(&cfg)) != TSR_OK) {
-		app_fail("tsr_init", rc);
+	if (app_init(o.sched, o.ncpu) != TSR_OK)
 		return 1;
-	}
 	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 	const stencil_problem_t *p = &o.p;
 	printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d iterations\n", p->nx, p->ny,

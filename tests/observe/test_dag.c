@@ -224,13 +224,13 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 		{4, 5, "g.a READ->WRITE"}, {3, 5, "g.a READ->WRITE"}, {2, 5, "g.a READ->WRITE"},
 		{1, 5, "g.a WRITE->WRITE"}, {0, 5, "g.a WRITE->WRITE"},
 		{5, 6, "g/tiles(0).a WRITE->READ_WRITE"}, {5, 7, "g/tiles(1).a WRITE->READ_WRITE"},
-		{4, 8, "g.b READ->REDUCE"}, {3, 8, "g.b WRITE->REDUCE"}, {2, 8, "g.b WRITE->REDUCE"},
-		{4, 9, "g.b READ->REDUCE"}, {3, 9, "g.b WRITE->REDUCE"}, {2, 9, "g.b WRITE->REDUCE"},
+		{4, 8, "g.b READ->REDUCE(sum)"}, {3, 8, "g.b WRITE->REDUCE(sum)"}, {2, 8, "g.b WRITE->REDUCE(sum)"},
+		{4, 9, "g.b READ->REDUCE(sum)"}, {3, 9, "g.b WRITE->REDUCE(sum)"}, {2, 9, "g.b WRITE->REDUCE(sum)"},
 		{7, 10, "g.a READ_WRITE->READ"}, {6, 10, "g.a READ_WRITE->READ"}, {5, 10, "g.a WRITE->READ"},
-		{9, 10, "g.b REDUCE->READ"}, {8, 10, "g.b REDUCE->READ"}, {3, 10, "g.b WRITE->READ"},
+		{9, 10, "g.b REDUCE(sum)->READ"}, {8, 10, "g.b REDUCE(sum)->READ"}, {3, 10, "g.b WRITE->READ"},
 		{2, 10, "g.b WRITE->READ"},
-		{10, 11, "g.b READ->REDUCE"}, {9, 11, "g.b REDUCE->REDUCE"}, {8, 11, "g.b REDUCE->REDUCE"},
-		{4, 11, "g.b READ->REDUCE"}, {3, 11, "g.b WRITE->REDUCE"}, {2, 11, "g.b WRITE->REDUCE"},
+		{10, 11, "g.b READ->REDUCE(max)"}, {9, 11, "g.b REDUCE(sum)->REDUCE(max)"}, {8, 11, "g.b REDUCE(sum)->REDUCE(max)"},
+		{4, 11, "g.b READ->REDUCE(max)"}, {3, 11, "g.b WRITE->REDUCE(max)"}, {2, 11, "g.b WRITE->REDUCE(max)"},
 	};
 	check_graph(obs_path("g.dot"), 12, nodes, (int)(sizeof want / sizeof want[0]), want);
 	obs_rmdir();

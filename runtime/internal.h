@@ -68,6 +68,11 @@ void tsr__wait_handle(starpu_data_handle_t h);
 
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
+int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e);   /* -1 if the extent overflows */
+const char *tsr__box_problem(tsr_box_t b);                     /* NULL if valid, else why not */
+int tsr__box_problem_code(tsr_box_t b);                        /* TSR_EINVAL (dimension) or TSR_EBOUNDS */
+/* a * b in *out; nonzero if the product does not fit in size_t (every size given to malloc/StarPU) */
+static inline int tsr__size_mul(size_t a, size_t b, size_t *out) { return __builtin_mul_overflow(a, b, out); }
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
@@ -155,6 +160,9 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what);
 void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem);
 void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val);
 const char *tsr__redop_name(int op);
+const char *tsr__redop_priv_name(int op);   /* "REDUCE(max)" */
+int tsr__redop_known(int op);
+const char *tsr__priv_name(tsr_privilege_t p);   /* task.c: "READ", "REDUCE(max)" */
 void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
 void tsr__redops_reset(void);
 void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);   /* reduce_cuda.cu */
@@ -230,7 +238,8 @@ int tsr__unmap_all(char *names, size_t len);
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
 void tsr__obs_init(const tsr_config_t *c, int critpath);
-void tsr__obs_fini(const tsr_config_t *c);
+int tsr__obs_check_paths(const tsr_config_t *c);   /* before starpu_init: TSR_EINVAL naming an unwritable path */
+int tsr__obs_fini(const tsr_config_t *c);           /* TSR_EINVAL naming a file that could not be written */
 void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
 int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);

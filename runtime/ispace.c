@@ -1,5 +1,6 @@
 /* ispace.c: index spaces are plain boxes (values, nothing to destroy); helpers to build,
  * intersect and print them. */
+#include <stdint.h>
 #include <stdio.h>
 #include "internal.h"
 
@@ -21,15 +22,39 @@ tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t l
 	return b;
 }
 
+/* Points of b in dimension d (1 beyond the box's dimension), in *e; -1 if hi - lo + 1 does not
+ * fit in int64_t (lo = INT64_MIN with hi >= 0, say), so no caller ever sees a wrapped extent. */
+int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e)
+{
+	int64_t span;
+	*e = 1;
+	if (d >= b->dim)
+		return 0;
+	if (b->hi[d] < b->lo[d]) {
+		*e = 0;
+		return 0;
+	}
+	if (__builtin_sub_overflow(b->hi[d], b->lo[d], &span) || span == INT64_MAX)
+		return -1;
+	*e = span + 1;
+	return 0;
+}
+
+/* 0 for an empty box or a dimension outside 1..3; -1 when the count does not fit in int64_t
+ * (callers refuse such a box rather than let a wrapped count size an allocation). */
 int64_t tsr_box_volume(tsr_box_t b)
 {
 	if (b.dim < 1 || b.dim > 3)
 		return 0;
 	int64_t v = 1;
 	for (int d = 0; d < b.dim; d++) {
-		if (b.hi[d] < b.lo[d])
+		int64_t e;
+		if (tsr__box_extent(&b, d, &e))
+			return -1;
+		if (e == 0)
 			return 0;
-		v *= b.hi[d] - b.lo[d] + 1;
+		if (__builtin_mul_overflow(v, e, &v))
+			return -1;
 	}
 	return v;
 }
@@ -60,20 +85,42 @@ int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
 	return 1;
 }
 
-/* The point of linear index `index` in b, dimension 0 fastest (the order of colors and points). */
+/* The point of linear index `index` in b, dimension 0 fastest (the order of colors and points).
+ * b has a volume that fits in int64_t (checked by whoever made it), so every extent fits too. */
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
 {
 	point[0] = point[1] = point[2] = 0;
 	for (int d = 0; d < b.dim; d++) {
-		int64_t e = b.hi[d] - b.lo[d] + 1;
+		int64_t e;
+		tsr__box_extent(&b, d, &e);
 		point[d] = b.lo[d] + index % e;
 		index /= e;
 	}
 }
 
+/* Why b cannot be a region's bounds, a color space or a launch domain; NULL if it can. */
+const char *tsr__box_problem(tsr_box_t b)
+{
+	if (b.dim < 1 || b.dim > 3)
+		return "is not 1-3 dimensional";
+	int64_t v = tsr_box_volume(b);
+	if (v == 0)
+		return "is empty";
+	if (v < 0)
+		return "has more points than fit in 64 bits";
+	return NULL;
+}
+
+/* The status code for a box with that problem: a dimension outside 1..3 is an invalid argument
+ * (as tessera.h says), an empty or too large box is out of bounds. */
+int tsr__box_problem_code(tsr_box_t b)
+{
+	return b.dim < 1 || b.dim > 3 ? TSR_EINVAL : TSR_EBOUNDS;
+}
+
 int tsr__box_valid(tsr_box_t b)
 {
-	return b.dim >= 1 && b.dim <= 3 && tsr_box_volume(b) > 0;
+	return tsr__box_problem(b) == NULL;
 }
 
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b)

@@ -76,6 +76,8 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 			                "tsr_unmap it before launching", tn, i, q->region->fields[f].name, q->root->name);
 	}
 	tsr_privilege_t p = u->priv;
+	if (p < 0)   /* a negative value would reach TSR_REDUCE's shift below */
+		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': invalid privilege %d", tn, i, rn, (int)p);
 	if (TSR_PRIV_IS_REDUCE(p)) {
 		q->redop = TSR_PRIV_REDOP(p);
 		if (p != TSR_REDUCE(q->redop))
@@ -93,20 +95,27 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 	}
 	int aliased = q->part ? (!q->part->disjoint || tsr__region_aliased(q->region)) : tsr__region_aliased(q->region);
 	if (index && q->part && !q->part->disjoint && (p == TSR_WRITE || p == TSR_READ_WRITE))
-		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s through '%s', which is aliased (its subregions "
-		                "overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p), rn);
+		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s of field '%s' through '%s', which is aliased "
+		                "(its subregions overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p),
+		                q->region->fields[q->fields[0]].name, rn);
 	if (aliased && q->redop)
 		q->tmp_reduce = 1;
 	return TSR_OK;
 }
 
-static int fields_overlap(const struct rreq *a, const struct rreq *b)
+/* The first field two requirements share (messages name it), or -1. */
+static int common_field(const struct rreq *a, const struct rreq *b)
 {
 	for (int i = 0; i < a->nfields; i++)
 		for (int j = 0; j < b->nfields; j++)
 			if (a->fields[i] == b->fields[j])
-				return 1;
-	return 0;
+				return a->fields[i];
+	return -1;
+}
+
+static int fields_overlap(const struct rreq *a, const struct rreq *b)
+{
+	return common_field(a, b) >= 0;
 }
 
 /* Pairs of requirements of one launch that cannot be honoured together. */
@@ -126,10 +135,11 @@ static int check_pairs(const char *tn, int n, struct rreq *q, int index)
 			 * partitions cut (e.g. the private and shared halves of one disjoint partition) */
 			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
 				continue;
-			return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d (%s on '%s') and %d (%s on '%s') touch the same "
-			                "field of region '%s' and interfere", tn, a, tsr__priv_name(q[a].priv),
+			return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d (%s on '%s') and %d (%s on '%s') both touch "
+			                "field '%s' of region '%s' and interfere", tn, a, tsr__priv_name(q[a].priv),
 			                q[a].part ? q[a].part->name : q[a].region->name, b, tsr__priv_name(q[b].priv),
-			                q[b].part ? q[b].part->name : q[b].region->name, q[a].root->name);
+			                q[b].part ? q[b].part->name : q[b].region->name,
+			                q[a].root->fields[common_field(&q[a], &q[b])].name, q[a].root->name);
 		}
 	return TSR_OK;
 }
@@ -179,9 +189,10 @@ static int check_points(const char *tn, int n, const struct rreq *q, int64_t npo
 				for (int64_t pj = 0; pj < npoints; pj++) {
 					tsr_box_t bb = q[b].part->boxes[colors[pj * n + b]];
 					if (tsr__box_overlap(ba, bb))
-						return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d (%s on '%s') at point %lld writes %s, "
-						                "which requirement %d (%s on '%s') touches at point %lld (%s): the points interfere",
-						                tn, a, tsr__priv_name(q[a].priv), q[a].part->name, (long long)pi,
+						return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d (%s on '%s') at point %lld writes "
+						                "field '%s' of %s, which requirement %d (%s on '%s') touches at point %lld (%s): "
+						                "the points interfere", tn, a, tsr__priv_name(q[a].priv), q[a].part->name,
+						                (long long)pi, q[a].root->fields[common_field(&q[a], &q[b])].name,
 						                tsr__box_str(ba, bs, sizeof bs), b, tsr__priv_name(q[b].priv), q[b].part->name,
 						                (long long)pj, tsr__box_str(bb, bs2, sizeof bs2));
 				}
@@ -544,8 +555,11 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
 		return tsr__err(TSR_EINVAL, "tsr_index_launch: task '%s': bad requirement count %d or null array/args", t->name, nreqs);
 	if (!tsr__box_valid(domain))
-		return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s': launch domain %s is empty or not 1-3 dimensional", t->name,
-		                tsr__box_str(domain, bs, sizeof bs));
+		return tsr__err(tsr__box_problem_code(domain), "tsr_index_launch: task '%s': launch domain %s %s", t->name,
+		                tsr__box_str(domain, bs, sizeof bs), tsr__box_problem(domain));
+	if (redop != TSR_REDOP_NONE && !tsr__redop_known(redop))   /* even when no result is asked: a typo is a typo */
+		return tsr__err(TSR_EINVAL, "tsr_index_launch: task '%s': unknown reduction operator %d (use TSR_SUM, TSR_PROD, "
+		                "TSR_MIN, TSR_MAX, an operator from tsr_redop_register, or TSR_REDOP_NONE)", t->name, (int)redop);
 	if (result && t->ret_type != TSR_NONE) {
 		char what[128];
 		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);
@@ -560,7 +574,10 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		return rc;
 	int64_t npoints = tsr_box_volume(domain);
 	/* Every point's colors, checked before anything is submitted. */
-	int *colors = malloc((size_t)npoints * (nreqs ? nreqs : 1) * sizeof *colors);
+	size_t ncolors;
+	int *colors = NULL;
+	if (!tsr__size_mul((size_t)npoints, (size_t)(nreqs ? nreqs : 1) * sizeof *colors, &ncolors))
+		colors = malloc(ncolors);
 	if (!colors)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
 	for (int64_t pi = 0; pi < npoints; pi++) {
@@ -596,9 +613,10 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 				colors[pi * nreqs + i] = c;
 			} else if (q[i].kind == TSR_REQ_REGION && q[i].priv != TSR_READ && !q[i].redop && npoints > 1) {
 				free(colors);
-				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: every point would %s the "
-				                "whole region '%s'; write through a disjoint partition instead", t->name, i,
-				                tsr__priv_name(q[i].priv), q[i].region->name);
+				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: every point would %s "
+				                "field '%s' of the whole region '%s'; write through a disjoint partition instead", t->name,
+				                i, tsr__priv_name(q[i].priv), q[i].region->fields[q[i].fields[0]].name,
+				                q[i].region->name);
 			}
 		}
 	}
@@ -620,9 +638,9 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 			if (seen[c]) {
 				free(seen);
 				free(colors);
-				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: two points %s subregion "
-				                "'%s' (projection is not injective)", t->name, i, tsr__priv_name(q[i].priv),
-				                q[i].part->subs[c]->name);
+				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: two points %s field '%s' "
+				                "of subregion '%s' (projection is not injective)", t->name, i, tsr__priv_name(q[i].priv),
+				                q[i].region->fields[q[i].fields[0]].name, q[i].part->subs[c]->name);
 			}
 			seen[c] = 1;
 		}

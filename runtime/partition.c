@@ -1,6 +1,7 @@
 /* partition.c: partitions of a region into boxes (equal tiles, halo tiles, explicit lists).
  * Each field gets a StarPU partition plan built by one filter that carves an arbitrary box out
  * of its parent: children are views (pointer offset + the parent's leading dimensions). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,10 +175,31 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 static int check_colors(struct tsr_region *r, tsr_box_t colors, const char *name, const char *what)
 {
 	char bs[96];
-	if (!tsr__box_valid(colors) || colors.dim != r->bounds.dim)
+	const char *why = tsr__box_problem(colors);
+	if (why)
+		return tsr__err(tsr__box_problem_code(colors), "%s: partition '%s' of region '%s': color space %s %s", what,
+		                name, r->name, tsr__box_str(colors, bs, sizeof bs), why);
+	if (colors.dim != r->bounds.dim)
 		return tsr__err(TSR_EBOUNDS, "%s: partition '%s' of region '%s': color space %s must be a non-empty %d-D box",
 		                what, name, r->name, tsr__box_str(colors, bs, sizeof bs), r->bounds.dim);
+	/* colors are counted in int (and handed to StarPU as an unsigned child count) */
+	if (tsr_box_volume(colors) > INT_MAX)
+		return tsr__err(TSR_EBOUNDS, "%s: partition '%s' of region '%s': color space %s has %lld colors, more than %d",
+		                what, name, r->name, tsr__box_str(colors, bs, sizeof bs), (long long)tsr_box_volume(colors),
+		                INT_MAX);
 	return TSR_OK;
+}
+
+/* lo - halo and hi + halo, clipped to [blo, bhi] without computing a sum that could overflow
+ * (a halo of INT64_MAX means "everything"). lo and hi lie in [blo, bhi]. */
+static int64_t halo_lo(int64_t lo, int64_t halo, int64_t blo)
+{
+	return lo - blo <= halo ? blo : lo - halo;
+}
+
+static int64_t halo_hi(int64_t hi, int64_t halo, int64_t bhi)
+{
+	return bhi - hi <= halo ? bhi : hi + halo;
 }
 
 int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t colors, const int64_t halo[3],
@@ -223,10 +245,8 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 			int64_t lo = domain.lo[d] + i * q + (i < rem ? i : rem);
 			int64_t hi = lo + q + (i < rem ? 1 : 0) - 1;
 			int64_t h = halo ? halo[d] : 0;
-			lo -= h;
-			hi += h;
-			b.lo[d] = lo < r->bounds.lo[d] ? r->bounds.lo[d] : lo;
-			b.hi[d] = hi > r->bounds.hi[d] ? r->bounds.hi[d] : hi;
+			b.lo[d] = halo_lo(lo, h, r->bounds.lo[d]);
+			b.hi[d] = halo_hi(hi, h, r->bounds.hi[d]);
 		}
 		boxes[c] = b;
 	}

@@ -4,12 +4,14 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "internal.h"
 
 #define TSR_MAX_USER_REDOPS 16
 struct user_redop {
 	char name[TSR_NAME_MAX];
+	char priv_name[TSR_NAME_MAX + 8];   /* "REDUCE(name)", kept so messages need no shared buffer */
 	tsr_type_t type;
 	size_t size;
 	tsr_redop_identity_fn identity;
@@ -158,6 +160,24 @@ const char *tsr__redop_name(int op)
 	return "unknown";
 }
 
+/* "REDUCE(max)" or "REDUCE(<registered name>)": a string that lives as long as the operator, so
+ * two privileges can be printed in one message. */
+const char *tsr__redop_priv_name(int op)
+{
+	static const char *names[] = {"REDUCE(none)", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)", "REDUCE(max)"};
+	if (op >= 0 && op <= TSR_MAX)
+		return names[op];
+	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
+		return user_ops[op - TSR_REDOP_USER].priv_name;
+	return "REDUCE(unknown operator)";
+}
+
+/* 1 if op is a built-in operator or one registered since tsr_init. */
+int tsr__redop_known(int op)
+{
+	return (op >= TSR_SUM && op <= TSR_MAX) || (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops);
+}
+
 int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 {
 	if (op >= TSR_SUM && op <= TSR_MAX) {
@@ -222,16 +242,27 @@ void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op)
 int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redop_identity_fn identity,
                        tsr_redop_fold_fn fold, tsr_redop_t *op)
 {
-	TSR_REQUIRE_INIT("tsr_redop_register");
-	if (!name || !identity || !fold || !op || strlen(name) >= TSR_NAME_MAX)
-		return tsr__err(TSR_EINVAL, "tsr_redop_register: need a name (< %d chars), identity, fold and output", TSR_NAME_MAX);
+	const char *what = "tsr_redop_register";
+	TSR_REQUIRE_INIT(what);
+	if (!name || !*name)
+		return tsr__err(TSR_EINVAL, "%s: operator name missing", what);
+	if (strlen(name) >= TSR_NAME_MAX)
+		return tsr__err(TSR_EINVAL, "%s: operator '%s' has a name longer than %d characters", what, name,
+		                TSR_NAME_MAX - 1);
+	if (!identity || !fold || !op)
+		return tsr__err(TSR_EINVAL, "%s: operator '%s': null %s", what, name,
+		                !identity ? "identity function" : !fold ? "fold function" : "output");
 	size_t size = type == TSR_BYTES ? bytes : tsr_type_size(type);
 	if (size == 0)
-		return tsr__err(TSR_EINVAL, "tsr_redop_register: operator '%s': invalid type or size", name);
+		return tsr__err(TSR_EINVAL, "%s: operator '%s': invalid type %d or zero byte size", what, name, (int)type);
+	for (int i = 0; i < nuser_ops; i++)
+		if (!strcmp(user_ops[i].name, name))
+			return tsr__err(TSR_EINVAL, "%s: operator '%s' is already registered", what, name);
 	if (nuser_ops == TSR_MAX_USER_REDOPS)
-		return tsr__err(TSR_ENOMEM, "tsr_redop_register: operator '%s': at most %d user operators", name, TSR_MAX_USER_REDOPS);
+		return tsr__err(TSR_ENOMEM, "%s: operator '%s': at most %d user operators", what, name, TSR_MAX_USER_REDOPS);
 	int k = nuser_ops++;
 	strcpy(user_ops[k].name, name);
+	snprintf(user_ops[k].priv_name, sizeof user_ops[k].priv_name, "REDUCE(%s)", name);
 	user_ops[k].type = type;
 	user_ops[k].size = size;
 	user_ops[k].identity = identity;

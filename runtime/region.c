@@ -14,23 +14,22 @@ int tsr__field_check(const struct tsr_region *r, int f, const char *what)
 	return TSR_OK;
 }
 
+/* Extent of a valid box (its volume fits in int64_t, so each extent does). */
 static int64_t extent(const tsr_box_t *b, int d)
 {
-	return d < b->dim ? b->hi[d] - b->lo[d] + 1 : 1;
+	int64_t e;
+	tsr__box_extent(b, d, &e);
+	return e;
 }
 
-int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_region_t *out)
+/* Bounds StarPU's block interface can hold: 32-bit extents and leading dimensions. */
+static int check_bounds(const char *what, const char *name, tsr_box_t bounds)
 {
-	const char *what = "tsr_region_create";
-	TSR_REQUIRE_INIT(what);
 	char bs[96];
-	if (!out)
-		return tsr__err(TSR_EINVAL, "%s: null output pointer", what);
-	if (!name)
-		name = "region";
-	if (!tsr__box_valid(bounds))
-		return tsr__err(TSR_EBOUNDS, "%s: region '%s': bounds %s are empty or not 1-3 dimensional", what, name,
-		                tsr__box_str(bounds, bs, sizeof bs));
+	const char *why = tsr__box_problem(bounds);
+	if (why)
+		return tsr__err(tsr__box_problem_code(bounds), "%s: region '%s': bounds %s %s", what, name,
+		                tsr__box_str(bounds, bs, sizeof bs), why);
 	for (int d = 0; d < bounds.dim; d++)
 		if (extent(&bounds, d) > UINT32_MAX / 2)
 			return tsr__err(TSR_EBOUNDS, "%s: region '%s': extent %lld in dimension %d is too large", what, name,
@@ -38,13 +37,47 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	if (bounds.dim > 1 && extent(&bounds, 0) * extent(&bounds, 1) > UINT32_MAX)
 		return tsr__err(TSR_EBOUNDS, "%s: region '%s': a %lld x %lld plane exceeds StarPU's 32-bit leading dimension",
 		                what, name, (long long)extent(&bounds, 0), (long long)extent(&bounds, 1));
+	return TSR_OK;
+}
+
+/* Bytes of each field's array; refused when points x element size does not fit in size_t
+ * (2^61 f64 points would otherwise wrap to a 0-byte allocation). */
+static int check_field_bytes(const char *what, const char *name, tsr_box_t bounds, int nf,
+                             const struct tsr_fieldinfo *fields)
+{
+	char bs[96];
+	size_t points = (size_t)tsr_box_volume(bounds);
+	for (int f = 0; f < nf; f++) {
+		size_t bytes;
+		if (tsr__size_mul(points, fields[f].size, &bytes))
+			return tsr__err(TSR_EBOUNDS, "%s: region '%s': field '%s': %zu points of %zu bytes over %s do not fit "
+			                "in memory (the size overflows)", what, name, fields[f].name, points, fields[f].size,
+			                tsr__box_str(bounds, bs, sizeof bs));
+	}
+	return TSR_OK;
+}
+
+int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_region_t *out)
+{
+	const char *what = "tsr_region_create";
+	TSR_REQUIRE_INIT(what);
+	if (!out)
+		return tsr__err(TSR_EINVAL, "%s: null output pointer", what);
+	if (!name)
+		name = "region";
+	int rc = check_bounds(what, name, bounds);
+	if (rc)
+		return rc;
 	int nf;
 	const struct tsr_fieldinfo *fields;
-	int rc = tsr__fspace_fields(fs, what, &nf, &fields);
+	rc = tsr__fspace_fields(fs, what, &nf, &fields);
 	if (rc)
 		return rc;
 	if (nf == 0)
 		return tsr__err(TSR_EINVAL, "%s: region '%s': field space has no fields", what, name);
+	rc = check_field_bytes(what, name, bounds, nf, fields);
+	if (rc)
+		return rc;
 
 	uint32_t nx = extent(&bounds, 0), ny = extent(&bounds, 1), nz = extent(&bounds, 2);
 	struct tsr_region *r = calloc(1, sizeof *r);

@@ -53,6 +53,7 @@ int tsr_init(const tsr_config_t *cfg)
 {
 	if (tsr__rt.initialized)
 		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized");
+	int rc;
 	tsr_config_t c;
 	tsr_config_init(&c);
 	if (cfg)
@@ -69,15 +70,19 @@ int tsr_init(const tsr_config_t *cfg)
 	if ((s = getenv("TSR_STATS")) && *s)
 		c.stats = atoi(s);
 	if (c.sched && !sched_known(c.sched)) {
+		/* the same list as tsr_policy_list: Tessera's policies, then StarPU's */
 		char list[1024] = "";
-		struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();
-		for (; p && *p; p++)
-			if ((*p)->policy_name && strlen(list) + strlen((*p)->policy_name) + 2 < sizeof list) {
+		const char *names[64];
+		int n = tsr_policy_list(names, NULL, 64);
+		for (int i = 0; i < n && i < 64; i++)
+			if (strlen(list) + strlen(names[i]) + 2 < sizeof list) {
 				strcat(list, " ");
-				strcat(list, (*p)->policy_name);
+				strcat(list, names[i]);
 			}
 		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s", c.sched, list);
 	}
+	if ((rc = tsr__obs_check_paths(&c)))
+		return rc;
 	struct starpu_conf conf;
 	starpu_conf_init(&conf);
 	const char *env_sched = getenv("STARPU_SCHED");
@@ -92,7 +97,7 @@ int tsr_init(const tsr_config_t *cfg)
 	if (c.ncuda >= 0)
 		conf.ncuda = c.ncuda;
 	conf.nopencl = 0;
-	int rc = starpu_init(&conf);
+	rc = starpu_init(&conf);
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)", c.ncpu, c.ncuda);
 	if (rc)
@@ -153,6 +158,8 @@ int tsr_finalize(void)
 	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
 	starpu_task_wait_for_all();
 	int task_rc = tsr__take_task_error();
+	char task_msg[512];
+	snprintf(task_msg, sizeof task_msg, "%s", tsr_last_error());
 	live_names[0] = 0;
 	tsr__handle_foreach(TSR_K_REGION, name_root);
 	tsr__handle_foreach(TSR_K_FUTURE, name_future);
@@ -164,7 +171,7 @@ int tsr_finalize(void)
 	tsr__region_free_all();
 	tsr__fspace_free_all();
 	starpu_task_wait_for_all();
-	tsr__obs_fini(&tsr__rt.cfg);
+	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	starpu_shutdown();
 	tsr__future_graveyard_flush(1);
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);
@@ -181,7 +188,9 @@ int tsr_finalize(void)
 			fprintf(stderr, "tessera: %s\n", tsr_last_error());
 		return rc;
 	}
-	return task_rc;
+	if (task_rc)   /* the task's message was replaced by the trace's, if that failed too: restore it */
+		return tsr__err(task_rc, "%s", task_msg);
+	return obs_rc;
 }
 
 int tsr_policy_list(const char **names, const char **descriptions, int max)

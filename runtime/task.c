@@ -8,10 +8,15 @@
 int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 {
 	TSR_REQUIRE_INIT("tsr_task_register");
-	if (!d || !out)
-		return tsr__err(TSR_EINVAL, "tsr_task_register: null descriptor or output");
-	if (!d->name || !*d->name || strlen(d->name) >= TSR_NAME_MAX)
-		return tsr__err(TSR_EINVAL, "tsr_task_register: task name missing or longer than %d characters", TSR_NAME_MAX - 1);
+	if (!d)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: null descriptor");
+	if (!d->name || !*d->name)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task name missing");
+	if (strlen(d->name) >= TSR_NAME_MAX)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has a name longer than %d characters", d->name,
+		                TSR_NAME_MAX - 1);
+	if (!out)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': null output pointer", d->name);
 	if (!d->cpu && !d->cuda)
 		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has neither a CPU nor a CUDA variant", d->name);
 	size_t rs = d->ret_type == TSR_BYTES ? d->ret_bytes : tsr_type_size(d->ret_type);
@@ -52,6 +57,10 @@ void tsr__task_free(void *obj)
 	free(t);
 }
 
+/* The variant running on this thread, so that a call given a NULL context can still name its
+ * task and point (NULL outside variants). */
+static _Thread_local struct tsr_ctx *running;
+
 static void run_variant(void *buffers[], void *cl_arg, int cuda)
 {
 	struct tsr_ctx *ctx = cl_arg;
@@ -66,7 +75,9 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 				tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op)->cpu_funcs[0](b, NULL);
 			}
 	}
+	running = ctx;
 	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
+	running = NULL;
 }
 
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg)
@@ -102,33 +113,42 @@ static int covers(tsr_privilege_t have, tsr_privilege_t want)
 	return 0;
 }
 
+/* Returns strings that outlive the call (no shared buffer), so one message can hold two. */
 const char *tsr__priv_name(tsr_privilege_t p)
 {
-	/* A few buffers in turn: one message often names two privileges (an interference). */
-	static _Thread_local char bufs[4][16 + TSR_NAME_MAX];
-	static _Thread_local int next;
 	switch (p) {
 	case TSR_READ: return "READ";
 	case TSR_WRITE: return "WRITE";
 	case TSR_READ_WRITE: return "READ_WRITE";
 	}
-	if (!TSR_PRIV_IS_REDUCE(p))
-		return "invalid privilege";
-	char *buf = bufs[next];
-	next = (next + 1) % 4;
-	snprintf(buf, sizeof bufs[0], "REDUCE(%s)", tsr__redop_name(TSR_PRIV_REDOP(p)));
-	return buf;
+	if (p > 0 && TSR_PRIV_IS_REDUCE(p))
+		return tsr__redop_priv_name(TSR_PRIV_REDOP(p));
+	return "invalid privilege";
 }
 
 #define CTX_FAIL(code, ...) do { tsr__task_error(__VA_ARGS__); return code; } while (0)
+
+/* A ctx call given a NULL context: inside a variant it is that task's error (named, and
+ * reported at the fence like any other); on the host a plain error. */
+static int null_ctx(const char *what)
+{
+	char ps[80];
+	if (!running)
+		return tsr__err(TSR_EINVAL, "%s: null context (outside a task variant)", what);
+	tsr__task_error("task '%s'%s: %s: null context (pass the ctx the variant received)", running->task->name,
+	                point_str(running, ps, sizeof ps), what);
+	return TSR_EINVAL;
+}
 
 int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type, tsr_privilege_t want,
                      tsr_accessor_t *acc)
 {
 	char ps[80];
-	if (!ctx || !acc)
-		return tsr__err(TSR_EINVAL, "tsr_ctx_accessor: null context or accessor");
+	if (!ctx)
+		return null_ctx("tsr_ctx_accessor");
 	const char *tn = ctx->task->name;
+	if (!acc)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_accessor: null accessor", tn, point_str(ctx, ps, sizeof ps));
 	if (req < 0 || req >= ctx->nreqs)
 		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
 		         point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
@@ -181,8 +201,10 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req)
 {
 	char ps[80];
-	if (!ctx)
+	if (!ctx) {
+		null_ctx("tsr_ctx_future");
 		return NULL;
+	}
 	if (req < 0 || req >= ctx->nreqs || ctx->reqs[req].kind != TSR_REQ_FUTURE) {
 		tsr__task_error("task '%s'%s: requirement %d is not a future", ctx->task->name, point_str(ctx, ps, sizeof ps), req);
 		return NULL;
@@ -233,8 +255,10 @@ void *tsr_ctx_return_slot(tsr_ctx_t *ctx)
 int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
 {
 	char ps[80];
-	if (!ctx || !value)
-		return tsr__err(TSR_EINVAL, "tsr_ctx_return: null context or value");
+	if (!ctx)
+		return null_ctx("tsr_ctx_return");
+	if (!value)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return: null value", ctx->task->name, point_str(ctx, ps, sizeof ps));
 	if (ctx->task->ret_type == TSR_NONE)
 		CTX_FAIL(TSR_EINVAL, "task '%s'%s: returns a value but was registered with ret_type TSR_NONE", ctx->task->name,
 		         point_str(ctx, ps, sizeof ps));
@@ -258,5 +282,7 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt ? fmt : "error", ap);
 	va_end(ap);
+	if (!ctx)
+		ctx = running;   /* NULL on the host: the message then names no task */
 	tsr__task_error("task '%s'%s: %s", ctx ? ctx->task->name : "?", ctx ? point_str(ctx, ps, sizeof ps) : "", buf);
 }

@@ -3,11 +3,14 @@
  * Tessera itself from the accesses it submits (TSR_DAG as Graphviz dot). The same graph, with
  * costs from the perf models, feeds the critical-path policy (bottom levels kept up to date as
  * tasks are added, so a ready task's priority is its longest known path to the end). */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "internal.h"
 
 struct ev { const struct tsr_task *task; int pdim; int64_t point[3]; int worker; double start, end; };
@@ -281,13 +284,57 @@ static void put_escaped(FILE *f, const char *s)
 	}
 }
 
-static void write_trace(const char *file)
+/* Can `path` be created or overwritten? Checked at tsr_init, so that a typo in TSR_TRACE fails
+ * at once and not after the run; `kind` names the switch in the message. */
+static int check_path(const char *path, const char *kind)
+{
+	struct stat st;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' is a directory", kind, path);
+		if (access(path, W_OK))
+			return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' cannot be written: %s", kind, path, strerror(errno));
+		return TSR_OK;
+	}
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;   /* a file in / */
+	else
+		*slash = 0;
+	if (access(dir, W_OK | X_OK))
+		return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' cannot be created: directory '%s': %s", kind, path, dir,
+		                strerror(errno));
+	return TSR_OK;
+}
+
+int tsr__obs_check_paths(const tsr_config_t *c)
+{
+	int rc = TSR_OK;
+	if (c->trace_file)
+		rc = check_path(c->trace_file, "trace file (TSR_TRACE)");
+	if (!rc && c->dag_file)
+		rc = check_path(c->dag_file, "graph file (TSR_DAG)");
+	return rc;
+}
+
+/* fclose that reports a write error (a full disk) as one naming the file. */
+static int close_written(FILE *f, const char *file, const char *kind)
+{
+	int bad = ferror(f);
+	if (fclose(f) || bad)
+		return tsr__err(TSR_EINVAL, "tsr_finalize: %s '%s' could not be written completely", kind, file);
+	return TSR_OK;
+}
+
+static int write_trace(const char *file)
 {
 	FILE *f = fopen(file, "w");
-	if (!f) {
-		fprintf(stderr, "tessera: cannot write trace '%s'\n", file);
-		return;
-	}
+	if (!f)
+		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write trace file '%s': %s", file, strerror(errno));
 	double base = nevs ? evs[0].start : 0;
 	for (size_t i = 0; i < nevs; i++)
 		if (evs[i].start < base)
@@ -322,16 +369,14 @@ static void write_trace(const char *file)
 		        (long long)bi.transferred_bytes, bi.transfer_count);
 	}
 	fprintf(f, "{\"name\":\"tessera\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"tessera\",\"tasks\":%zu}}\n]}\n", nevs);
-	fclose(f);
+	return close_written(f, file, "trace file");
 }
 
-static void write_dag(const char *file)
+static int write_dag(const char *file)
 {
 	FILE *f = fopen(file, "w");
-	if (!f) {
-		fprintf(stderr, "tessera: cannot write graph '%s'\n", file);
-		return;
-	}
+	if (!f)
+		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write graph file '%s': %s", file, strerror(errno));
 	fprintf(f, "digraph tessera {\n  node [shape=box];\n");
 	for (int i = 0; i < nnodes; i++) {
 		char pl[64];
@@ -346,7 +391,7 @@ static void write_dag(const char *file)
 		fprintf(f, "\"];\n");
 	}
 	fprintf(f, "}\n");
-	fclose(f);
+	return close_written(f, file, "graph file");
 }
 
 static void print_stats(void)
@@ -376,18 +421,22 @@ int tsr_stats_get(tsr_task_stats_t *out, int max)
 		return tsr__err(TSR_EINVAL, "tsr_stats_get: null output or negative count");
 	pthread_mutex_lock(&lock);
 	int n = nrows < max ? nrows : max;
-	memcpy(out, rows, n * sizeof *out);
+	if (n > 0)   /* rows is NULL before the first task: memcpy's arguments must be valid even for 0 bytes */
+		memcpy(out, rows, n * sizeof *out);
 	pthread_mutex_unlock(&lock);
 	return n;
 }
 
 /* Before starpu_shutdown (profiling info is still readable); everything is idle. */
-void tsr__obs_fini(const tsr_config_t *c)
+int tsr__obs_fini(const tsr_config_t *c)
 {
+	int rc = TSR_OK;
 	if (c->trace_file)
-		write_trace(c->trace_file);
-	if (c->dag_file)
-		write_dag(c->dag_file);
+		rc = write_trace(c->trace_file);
+	if (c->dag_file) {
+		int rc2 = write_dag(c->dag_file);
+		rc = rc ? rc : rc2;
+	}
 	if (c->stats)
 		print_stats();
 	free(evs); evs = NULL; nevs = capevs = 0;
@@ -397,4 +446,5 @@ void tsr__obs_fini(const tsr_config_t *c)
 	free(nodes); nodes = NULL; nnodes = capnodes = 0;
 	free(edges); edges = NULL; nedges = capedges = 0;
 	tsr__obs_on = tsr__dag_on = tsr__critpath_on = 0;
+	return rc;
 }

@@ -346,8 +346,10 @@ START_TEST(partition_owner_pins_colors)
 	launch_where(t, tiles);
 	CK_TSR(tsr_fence());
 	ck_assert_int_eq(s.owner[2], -1);
-	/* a mapper overrides the owner it was given */
-	CK_TSR(tsr_set_mapper(pin_modulo, &(struct seen){0}));
+	/* a mapper overrides the owner it was given. Its argument is a named variable: a compound
+	 * literal inside CK_TSR's do-block would die before the launch calls the mapper. */
+	struct seen s2 = {0};
+	CK_TSR(tsr_set_mapper(pin_modulo, &s2));
 	launch_where(t, tiles);
 	int who[NCOLORS];
 	read_workers(r, who);

@@ -1,0 +1,308 @@
+/* test_messages.c: every error names the object the user named. The task of a NULL output or a
+ * NULL context, the field of an interference, the operator of a failed registration, the real
+ * operator of a REDUCE privilege; names holding printf directives are printed verbatim; the
+ * unknown-policy message lists every policy; an unwritable trace or graph path fails tsr_init;
+ * a bogus reduction operator is refused even with no result asked. Each refused call leaves the
+ * data intact and creates nothing. */
+#include <unistd.h>
+#include "tsr_test.h"
+
+static tsr_region_t line(const char *name)
+{
+	tsr_region_t r = tsr_test_region_f64(name, tsr_box1(0, 7));
+	double three = 3.0;
+	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
+	return r;
+}
+
+static void ck_intact(tsr_region_t r)
+{
+	double v[8];
+	CK_TSR(tsr_fence());
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
+}
+
+static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = -1.0;
+}
+
+static tsr_task_t task(const char *name, tsr_variant_fn fn)
+{
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn}, &t));
+	return t;
+}
+
+START_TEST(task_register_null_output_names_the_task)
+{
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "orphan", .cpu = overwrite}, NULL), TSR_EINVAL, "orphan",
+	           "output");
+	char longname[100];
+	memset(longname, 'z', sizeof longname - 1);
+	longname[sizeof longname - 1] = 0;
+	tsr_task_t t = {0};
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = longname, .cpu = overwrite}, &t), TSR_EINVAL, longname);
+	ck_assert_int_eq(t.id, 0);
+}
+END_TEST
+
+START_TEST(interference_names_the_field)
+{
+	tsr_region_t r = line("strip");
+	tsr_task_t t = task("twice", overwrite);
+	/* one launch writing one field of one region twice */
+	tsr_req_t q2[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)), tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_launch(t, 2, q2, NULL, 0, NULL), TSR_EINTERFERE, "twice", "strip", "field 'x'");
+	/* a write through an aliased partition */
+	tsr_partition_t g, tiles;
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &g));
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_req_t q = tsr_req_part(g, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "twice",
+	           "ghost", "field 'x'");
+	/* every point writing the whole region */
+	q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "twice",
+	           "strip", "field 'x'");
+	tsr_req_t qs[2] = {tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0)), tsr_req_part(g, TSR_READ, TSR_FIELDS(0))};
+	/* a point writes tile c, which the other point reads through its ghost: the points interfere */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 2, qs, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "twice",
+	           "tiles", "ghost", "field 'x'");
+	CK_TSR(tsr_partition_destroy(g));
+	CK_TSR(tsr_partition_destroy(tiles));
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+static void id_max(void *e)
+{
+	*(int64_t *)e = INT64_MIN;
+}
+
+static void fold_max(void *acc, const void *val)
+{
+	int64_t v = *(const int64_t *)val;
+	if (v > *(int64_t *)acc)
+		*(int64_t *)acc = v;
+}
+
+START_TEST(redop_register_failures_name_the_operator)
+{
+	tsr_redop_t op = TSR_REDOP_NONE;
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, NULL, &op), TSR_EINVAL, "biggest", "fold");
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, NULL, fold_max, &op), TSR_EINVAL, "biggest", "identity");
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, NULL), TSR_EINVAL, "biggest", "output");
+	CK_TSR_ERR(tsr_redop_register("blobby", TSR_BYTES, 0, id_max, fold_max, &op), TSR_EINVAL, "blobby");
+	CK_TSR_ERR(tsr_redop_register("nothing", TSR_NONE, 0, id_max, fold_max, &op), TSR_EINVAL, "nothing");
+	char longname[100];
+	memset(longname, 'q', sizeof longname - 1);
+	longname[sizeof longname - 1] = 0;
+	CK_TSR_ERR(tsr_redop_register(longname, TSR_I64, 0, id_max, fold_max, &op), TSR_EINVAL, longname);
+	ck_assert_int_eq(op, TSR_REDOP_NONE);
+	/* one name, one operator: a second registration would make messages ambiguous */
+	CK_TSR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &op));
+	tsr_redop_t again = TSR_REDOP_NONE;
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &again), TSR_EINVAL, "biggest", "already");
+	ck_assert_int_eq(again, TSR_REDOP_NONE);
+}
+END_TEST
+
+/* read_only: asks READ of a field its launch requested with a REDUCE privilege. */
+static void read_only(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	tsr_ctx_accessor(ctx, 0, 0, TSR_NONE, TSR_READ, &a);
+}
+
+START_TEST(reduce_privileges_print_their_operator)
+{
+	tsr_fspace_t fs;
+	tsr_field_t f;
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "hits", TSR_I64, 0, &f));
+	tsr_region_t r;
+	CK_TSR(tsr_region_create("counts", tsr_box1(0, 3), fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_redop_t big;
+	CK_TSR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &big));
+	tsr_task_t t = task("peek", read_only);
+	/* inside the task: the requested privilege is printed with its operator */
+	tsr_req_t q = tsr_req_region(r, TSR_REDUCE(TSR_MAX), TSR_FIELDS(f));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "peek", "hits", "counts", "REDUCE(max)");
+	q = tsr_req_region(r, TSR_REDUCE(big), TSR_FIELDS(f));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "peek", "hits", "counts", "REDUCE(biggest)");
+	/* two operators in one message: each keeps its own name */
+	tsr_req_t two[2] = {tsr_req_region(r, TSR_REDUCE(TSR_MIN), TSR_FIELDS(f)), tsr_req_region(r, TSR_REDUCE(big), TSR_FIELDS(f))};
+	CK_TSR_ERR(tsr_launch(t, 2, two, NULL, 0, NULL), TSR_EINTERFERE, "peek", "REDUCE(min)", "REDUCE(biggest)", "hits");
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* null_ctx: passes NULL where its context belongs. */
+static void null_ctx(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	tsr_ctx_accessor(NULL, 0, 0, TSR_F64, TSR_WRITE, &a);
+}
+
+START_TEST(null_context_inside_a_task_names_the_task)
+{
+	tsr_region_t r = line("strip");
+	tsr_task_t t = task("careless", null_ctx);
+	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "careless", "tsr_ctx_accessor", "null context");
+	/* an index launch names the point too */
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
+	q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
+	CK_TSR(tsr_index_launch(t, tsr_box1(1, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "careless", "point (1)", "null context");
+	/* on the host it is a plain error that does not fail the next fence */
+	tsr_accessor_t a;
+	CK_TSR_ERR(tsr_ctx_accessor(NULL, 0, 0, TSR_F64, TSR_READ, &a), TSR_EINVAL, "tsr_ctx_accessor", "null context");
+	CK_TSR(tsr_partition_destroy(tiles));
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* Names full of printf directives come back verbatim (a name reaching a format string would
+ * print garbage or, with %n, write through a stray pointer). */
+#define EVIL_TASK "t%n%s%d%p"
+#define EVIL_REGION "r%n%s%x"
+#define EVIL_FIELD "f%n%s%%"
+#define EVIL_PART "p%n%s%ld"
+
+/* bad_type: accesses field 0 as i32 (it is f64), so its message names task, region and field. */
+static void bad_type(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	tsr_ctx_accessor(ctx, 0, 0, TSR_I32, TSR_READ, &a);
+}
+
+START_TEST(names_with_format_directives_printed_verbatim)
+{
+	tsr_field_t f;
+	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){EVIL_FIELD}, &f);
+	tsr_region_t r;
+	CK_TSR(tsr_region_create(EVIL_REGION, tsr_box1(0, 7), fs, &r));
+	tsr_region_t none = {0};
+	CK_TSR_ERR(tsr_region_create(EVIL_REGION, tsr_box1(1, 0), fs, &none), TSR_EBOUNDS, EVIL_REGION);
+	CK_TSR(tsr_fspace_destroy(fs));
+	double three = 3.0;
+	CK_TSR(tsr_fill(r, f, &three, sizeof three));
+	/* field and region: a fill of the wrong size */
+	float small = 1.0f;
+	CK_TSR_ERR(tsr_fill(r, f, &small, sizeof small), TSR_ETYPE, EVIL_FIELD, EVIL_REGION);
+	/* partition and region: a color outside */
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), EVIL_PART, &p));
+	tsr_region_t s;
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){5, 0, 0}, &s), TSR_EBOUNDS, EVIL_PART, EVIL_REGION);
+	/* task: a NULL output, a bad requirement, then an error from inside the variant */
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = EVIL_TASK, .cpu = bad_type}, NULL), TSR_EINVAL, EVIL_TASK);
+	tsr_task_t t = task(EVIL_TASK, bad_type);
+	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(7));
+	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_ENOFIELD, EVIL_TASK, EVIL_REGION);
+	q = tsr_req_part(p, TSR_READ, TSR_FIELDS(f));
+	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, EVIL_TASK, EVIL_FIELD, EVIL_REGION "/" EVIL_PART);
+	CK_TSR(tsr_partition_destroy(p));
+	double v[8];
+	tsr_test_read1(r, f, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert(v[i] == 3.0);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(bogus_reduction_operator_refused_without_result)
+{
+	tsr_region_t r = line("strip");
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_task_t t = task("sloppy", overwrite);
+	tsr_req_t q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
+	/* TSR_REDUCE(TSR_MAX) where an operator belongs: a privilege, not an operator */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, (tsr_redop_t)TSR_REDUCE(TSR_MAX), NULL), TSR_EINVAL,
+	           "sloppy", "unknown reduction operator 1032");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, (tsr_redop_t)-3, NULL), TSR_EINVAL, "sloppy",
+	           "operator -3");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, (tsr_redop_t)(TSR_REDOP_USER + 3), NULL), TSR_EINVAL,
+	           "sloppy", "operator 19");
+	CK_TSR(tsr_partition_destroy(tiles));
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(unknown_policy_lists_every_policy)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	cfg.sched = "fastest";
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "fastest", "tsr-locality", "tsr-critpath", "eager", "dmda");
+	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence");   /* nothing started */
+}
+END_TEST
+
+START_TEST(unwritable_trace_or_graph_path_fails_init)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	cfg.trace_file = "/nonexistent-tessera-dir/trace.json";
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/trace.json", "TSR_TRACE");
+	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence");
+	cfg.trace_file = NULL;
+	cfg.dag_file = "/nonexistent-tessera-dir/graph.dot";
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/graph.dot", "TSR_DAG");
+	/* a directory is not a file */
+	cfg.dag_file = "/tmp";
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "'/tmp'", "directory");
+	/* the environment variable is checked the same way */
+	cfg.dag_file = NULL;
+	setenv("TSR_TRACE", "/nonexistent-tessera-dir/env.json", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/env.json");
+	unsetenv("TSR_TRACE");
+	/* and a writable path still works */
+	char path[] = "/tmp/tsr-msg-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	cfg.trace_file = path;
+	CK_TSR(tsr_init(&cfg));
+	CK_TSR(tsr_finalize());
+	unlink(path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors_messages");
+	TCase *tc = tsr_test_tcase("messages", 1);
+	tcase_add_test(tc, task_register_null_output_names_the_task);
+	tcase_add_test(tc, interference_names_the_field);
+	tcase_add_test(tc, redop_register_failures_name_the_operator);
+	tcase_add_test(tc, reduce_privileges_print_their_operator);
+	tcase_add_test(tc, null_context_inside_a_task_names_the_task);
+	tcase_add_test(tc, names_with_format_directives_printed_verbatim);
+	tcase_add_test(tc, bogus_reduction_operator_refused_without_result);
+	suite_add_tcase(s, tc);
+	TCase *init = tsr_test_tcase("init", 0);
+	tcase_add_test(init, unknown_policy_lists_every_policy);
+	tcase_add_test(init, unwritable_trace_or_graph_path_fails_init);
+	suite_add_tcase(s, init);
+	return tsr_test_run(s);
+}

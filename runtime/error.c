@@ -1,6 +1,8 @@
 /* error.c: the error-code table (name + message) and the per-thread detailed message.
- * Task variants report errors through tsr_ctx_error; the first one is kept for tsr_fence. */
+ * Task variants report errors through tsr_ctx_error; the first one is kept for tsr_fence, and each
+ * failing task keeps its own so that what it writes is poisoned with it (task.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include "internal.h"
@@ -67,6 +69,9 @@ void tsr__task_error(const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	snprintf(last_msg, sizeof last_msg, "%s", buf);
+	struct tsr_ctx *ctx = tsr__current_ctx();
+	if (ctx && !ctx->failmsg)
+		ctx->failmsg = strdup(buf);
 	pthread_mutex_lock(&task_err_lock);
 	if (!task_err_pending) {
 		snprintf(task_err_msg, sizeof task_err_msg, "%s", buf);

@@ -1,65 +1,50 @@
 /* future.c: futures are small StarPU variable handles. Waiting is a starpu_data_acquire; a task
- * consuming a future reads the handle, so the host never blocks. Destroying is asynchronous:
- * the value's memory is freed at the next fence, once every task that used it is done. */
+ * consuming a future reads the handle, so the host never blocks. StarPU owns each value's memory
+ * (registered with no home node), so destroying a future frees it as soon as StarPU unregisters the
+ * handle, after the last task that uses it: a loop of launches needs no fence to run in constant
+ * memory. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
-static void **graveyard;
-static size_t ngrave, capgrave;
+/* Copy `init` into the value on the host; the handle has no task yet, so nothing waits. */
+static void future_set(struct tsr_future *f, const void *init)
+{
+	starpu_data_acquire_on_node(f->h, STARPU_MAIN_RAM, STARPU_W);
+	void *value = (void *)STARPU_VARIABLE_GET_PTR(starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
+	memcpy(value, init, f->size);
+	starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
+}
 
+/* A future whose value StarPU allocates where the first task (or `init`) writes it. */
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init)
 {
 	struct tsr_future *f = calloc(1, sizeof *f);
 	if (!f)
 		return NULL;
-	f->value = calloc(1, size < 16 ? 16 : size);
-	if (!f->value) {
+	f->state = tsr__fstate_new();
+	if (!f->state) {
 		free(f);
 		return NULL;
 	}
-	if (init)
-		memcpy(f->value, init, size);
 	f->type = type;
 	f->size = size;
-	starpu_variable_data_register(&f->h, STARPU_MAIN_RAM, (uintptr_t)f->value, size);
+	starpu_variable_data_register(&f->h, -1, 0, size);
+	if (init)
+		future_set(f, init);
 	f->id = tsr__handle_new(TSR_K_FUTURE, f);
 	return f;
 }
 
+/* StarPU unregisters the handle (and frees the value) once the tasks using it are done; the
+ * poison state goes with the last of them. */
 void tsr__future_free(void *obj)
 {
 	struct tsr_future *f = obj;
 	tsr__handle_free(f->id);
 	starpu_data_unregister_submit(f->h);
-	if (ngrave == capgrave) {
-		size_t ncap = capgrave ? 2 * capgrave : 64;
-		void **ng = realloc(graveyard, ncap * sizeof *ng);
-		if (!ng) {
-			/* cannot defer: wait for the handle's tasks instead */
-			tsr__wait_all();
-			free(f->value);
-			free(f);
-			return;
-		}
-		graveyard = ng;
-		capgrave = ncap;
-	}
-	graveyard[ngrave++] = f->value;
+	tsr__fstate_unref(f->state);
 	free(f);
-}
-
-/* Called after starpu_task_wait_for_all: every unregistration has happened. */
-void tsr__future_graveyard_flush(int release)
-{
-	for (size_t i = 0; i < ngrave; i++)
-		free(graveyard[i]);
-	ngrave = 0;
-	if (release) {
-		free(graveyard);
-		graveyard = NULL;
-		capgrave = 0;
-	}
 }
 
 int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
@@ -73,10 +58,18 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 		return tsr__err(TSR_EINVAL, "tsr_future_wait: future of %s holds %zu bytes (%s), asked for %zu%s",
 		                f->producer[0] ? f->producer : "tsr_future_create", f->size, tsr_type_name(f->type), size,
 		                value ? "" : " into a null pointer");
-	if (starpu_data_acquire(f->h, STARPU_R))
+	if (starpu_data_acquire_on_node(f->h, STARPU_MAIN_RAM, STARPU_R))
 		return tsr__err(TSR_ESTARPU, "tsr_future_wait: starpu_data_acquire failed");
-	memcpy(value, f->value, size);
-	starpu_data_release(f->h);
+	/* the tasks that wrote the value are done: their poison, if any, is visible */
+	const char *poison = tsr__fstate_poison(f->state);
+	if (poison) {
+		starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
+		return tsr__err(TSR_ETASK, "tsr_future_wait: future of %s has no value: %s",
+		                f->producer[0] ? f->producer : "tsr_future_create", poison);
+	}
+	const void *v = (const void *)STARPU_VARIABLE_GET_PTR(starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
+	memcpy(value, v, size);
+	starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
 	return TSR_OK;
 }
 

@@ -116,6 +116,25 @@ int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t f
 	return tsr_launch(copy_task, 2, reqs, fs, sizeof fs, NULL);
 }
 
+/* After the acquire (every writer of the data is done): data a failed task should have written is
+ * refused for READ and READ_WRITE; a WRITE mapping discards it, so the host's values are healthy. */
+static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv)
+{
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return TSR_OK;
+	if (priv == TSR_WRITE) {
+		tsr__field_poison_clear(r->root->id, f, r->bounds);
+		return TSR_OK;
+	}
+	char *msg = tsr__field_poison_find(r->root->id, f, r->bounds);
+	if (!msg)
+		return TSR_OK;
+	int rc = tsr__err(TSR_ETASK, "tsr_map: field '%s' of region '%s' holds no valid values (map it TSR_WRITE, fill it "
+	                  "or write it whole with a task to replace them): %s", r->fields[f].name, r->name, msg);
+	free(msg);
+	return rc;
+}
+
 int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
 {
 	struct tsr_region *r;
@@ -145,6 +164,11 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	if (starpu_data_acquire(n->h, mode)) {
 		free(m);
 		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
+	}
+	if ((rc = check_poison(r, f, priv))) {
+		starpu_data_release(n->h);
+		free(m);
+		return rc;
 	}
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
 	memset(acc, 0, sizeof *acc);

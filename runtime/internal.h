@@ -1,8 +1,10 @@
 /* internal.h: structures shared by the runtime's files; never installed.
- * The API is single-threaded (one submitting thread); task variants only see tsr_ctx. */
+ * The API takes calls from the thread that called tsr_init only (TSR_REQUIRE_INIT refuses the
+ * others, task variants included); task variants only see tsr_ctx. */
 #ifndef TSR_INTERNAL_H
 #define TSR_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <starpu.h>
@@ -55,8 +57,11 @@ struct tsr_runtime {
 	int ncpu, ncuda;
 	int quiet;
 	int paused;
+	pthread_t owner;                      /* the thread that called tsr_init: the only one served */
 };
 extern struct tsr_runtime tsr__rt;
+/* Refusal of a call made from a task variant (names the task) or from a second host thread. */
+int tsr__refuse_thread(const char *what);
 /* Calls that must wait for tasks cannot do so while the workers are paused. */
 #define TSR_REQUIRE_RUNNING(what) \
 	do { if (tsr__rt.paused) return tsr__err(TSR_ESTATE, "%s: the workers are paused (tsr_resume first); waiting would never end", what); } while (0)
@@ -64,7 +69,8 @@ extern struct tsr_runtime tsr__rt;
 void tsr__wait_all(void);
 void tsr__wait_handle(starpu_data_handle_t h);
 #define TSR_REQUIRE_INIT(what) \
-	do { if (!tsr__rt.initialized) return tsr__err(TSR_ESTATE, "%s: runtime not initialized (call tsr_init first)", what); } while (0)
+	do { if (!tsr__rt.initialized) return tsr__err(TSR_ESTATE, "%s: runtime not initialized (call tsr_init first)", what); \
+	     if (!pthread_equal(pthread_self(), tsr__rt.owner)) return tsr__refuse_thread(what); } while (0)
 
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
@@ -192,6 +198,7 @@ struct tsr_reqrec {
 	int dim;
 	const struct tsr_region *region;      /* for names in error messages */
 	struct tsr_fieldinfo *finfo;          /* region's field table */
+	struct tsr_fstate *fstate;            /* futures: its poison state (one reference held by the task) */
 	int reduce_tmp_op;                    /* REDUCE through an aliased partition: fresh buffers start at this identity */
 };
 struct tsr_ctx {
@@ -205,6 +212,8 @@ struct tsr_ctx {
 	int is_cuda;
 	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
 	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
+	struct tsr_fstate *ret_state;         /* poison state of the result future (one reference), or NULL */
+	char *failmsg;                        /* first error the variant reported (tsr__task_error), or NULL */
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */
@@ -215,19 +224,40 @@ void tsr__task_free(void *obj);
 /* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
  * that one message may name several privileges. */
 const char *tsr__priv_name(tsr_privilege_t p);
+struct tsr_ctx *tsr__current_ctx(void);   /* the task this worker thread is running, or NULL */
+/* A point task holds a reference on every future state it reads or writes from submission until its
+ * wrapper ends; launch.c takes them just before starpu_task_submit and drops them if it fails. */
+void tsr__ctx_hold_states(struct tsr_ctx *ctx);
+void tsr__ctx_drop_states(struct tsr_ctx *ctx);
 
 /* ---- futures (future.c) */
 struct tsr_future {
 	uint64_t id;
-	starpu_data_handle_t h;
+	starpu_data_handle_t h;               /* StarPU owns the value's memory: it goes with the handle */
 	tsr_type_t type;
 	size_t size;
-	void *value;
+	struct tsr_fstate *state;             /* poison, shared with the tasks that use the future */
 	char producer[TSR_NAME_MAX];          /* task that returns it, for messages */
 };
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
 void tsr__future_free(void *obj);
 void tsr__future_graveyard_flush(int release);
+
+/* ---- poison (poison.c): what a failed task writes is marked with its message. A future's state
+ * is reference-counted (the future and each task using it hold one); a field's poison is a list of
+ * boxes per (root region, field). Workers write it before their task's data is released, the host
+ * reads it after acquiring the data, so StarPU's own synchronisation orders the two. */
+struct tsr_fstate *tsr__fstate_new(void);
+void tsr__fstate_ref(struct tsr_fstate *s);
+void tsr__fstate_unref(struct tsr_fstate *s);
+const char *tsr__fstate_poison(struct tsr_fstate *s);          /* NULL: healthy */
+void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first message stays */
+extern int tsr__npoison;                                       /* poisoned boxes alive (fast test) */
+char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box); /* malloc'd message, or NULL */
+void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg);
+void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box); /* boxes inside box */
+void tsr__poison_forget_region(uint64_t root);
+void tsr__poison_reset(void);
 
 /* ---- launches (launch.c) and internal tasks (hostaccess.c) */
 int tsr__internal_tasks_init(void);

@@ -348,6 +348,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		r->priv = q[i].priv;
 		if (q[i].kind == TSR_REQ_FUTURE) {
 			r->first_buf = b;
+			r->fstate = q[i].fut->state;
 			STARPU_TASK_SET_HANDLE(task, q[i].fut->h, b);
 			STARPU_TASK_SET_MODE(task, STARPU_R, b);
 			b++;
@@ -413,6 +414,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	if (res) {
 		ctx->ret_buf = b;
 		ctx->ret_op = res_op;
+		ctx->ret_state = res->state;
 		STARPU_TASK_SET_HANDLE(task, res->h, b);
 		STARPU_TASK_SET_MODE(task, res_op ? STARPU_REDUX : STARPU_W, b);
 		b++;
@@ -437,7 +439,10 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		tsr__dag_set_cost(ctx->dag_id, task);
 	}
 	tsr__obs_task(task, ctx);
+	tsr__ctx_hold_states(ctx);   /* before submission: the task may end before submit returns */
 	rc = starpu_task_submit(task);
+	if (rc)
+		tsr__ctx_drop_states(ctx);
 	if (rc == -ENODEV) {
 		task->destroy = 0;
 		starpu_task_destroy(task);
@@ -493,7 +498,7 @@ static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const c
 	if (!f)
 		return tsr__err(TSR_ENOMEM, "%s: task '%s': out of memory", what, t->name);
 	if (op) {
-		tsr__redop_identity(t->ret_type, t->ret_size, op, f->value);
+		/* the value starts empty: StarPU's reduction starts from the points' identities */
 		starpu_data_set_reduction_methods(f->h, tsr__redux_cl(t->ret_type, op), tsr__init_cl(t->ret_type, op));
 	}
 	snprintf(f->producer, sizeof f->producer, "task '%.50s'", t->name);

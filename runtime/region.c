@@ -203,7 +203,9 @@ int tsr_region_destroy(tsr_region_t rid)
 		if (r->mapped[f])
 			return tsr__err(TSR_EBUSY, "tsr_region_destroy: field '%s' of region '%s' is mapped on the host; unmap it first",
 			                r->fields[f].name, r->name);
+	uint64_t id = r->id;
 	tsr__region_free_tree(r);
+	tsr__poison_forget_region(id);   /* its tasks are done (unregistered): its poison goes too */
 	return TSR_OK;
 }
 

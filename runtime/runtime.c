@@ -1,5 +1,6 @@
 /* runtime.c: tsr_init / tsr_finalize / tsr_fence. Configuration comes from tsr_config_t, then
- * TSR_* environment variables; StarPU's own STARPU_* variables still apply on top. */
+ * TSR_* environment variables; StarPU's own STARPU_* variables still apply on top. The thread that
+ * calls tsr_init owns the runtime: calls from any other thread (task variants included) are refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +50,38 @@ static int sched_known(const char *name)
 	return 0;
 }
 
+/* 0: down, 1: tsr_init or tsr_finalize under way, 2: up. Two threads racing to start the runtime
+ * cannot both win the 0 -> 1 exchange. */
+static int lifecycle;
+
+int tsr__refuse_thread(const char *what)
+{
+	struct tsr_ctx *ctx = tsr__current_ctx();
+	if (ctx)
+		return tsr__err(TSR_ESTATE, "%s: called from inside task '%s': a task variant cannot wait, launch or change the "
+		                "runtime (return what it computed; the host or a later task does the rest)", what,
+		                ctx->task->name);
+	return tsr__err(TSR_ESTATE, "%s: called from a thread other than the one that called tsr_init; Tessera takes "
+	                "calls from that one host thread only", what);
+}
+
+static int init_locked(const tsr_config_t *cfg);
+
 int tsr_init(const tsr_config_t *cfg)
 {
-	if (tsr__rt.initialized)
-		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized");
-	int rc;
+	if (tsr__current_ctx())
+		return tsr__refuse_thread("tsr_init");
+	int down = 0;
+	if (!__atomic_compare_exchange_n(&lifecycle, &down, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized (or being initialized or "
+		                "finalized by another thread)");
+	int rc = init_locked(cfg);
+	__atomic_store_n(&lifecycle, rc == TSR_OK ? 2 : 0, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static int init_locked(const tsr_config_t *cfg)
+{
 	tsr_config_t c;
 	tsr_config_init(&c);
 	if (cfg)
@@ -81,7 +109,8 @@ int tsr_init(const tsr_config_t *cfg)
 			}
 		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s", c.sched, list);
 	}
-	if ((rc = tsr__obs_check_paths(&c)))
+	int rc = tsr__obs_check_paths(&c);
+	if (rc)
 		return rc;
 	struct starpu_conf conf;
 	starpu_conf_init(&conf);
@@ -104,6 +133,7 @@ int tsr_init(const tsr_config_t *cfg)
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
 	tsr__rt.cfg = c;
 	tsr__rt.quiet = c.quiet;
+	tsr__rt.owner = pthread_self();
 	tsr__rt.ncpu = starpu_cpu_worker_get_count();
 	tsr__rt.ncuda = starpu_cuda_worker_get_count();
 	tsr__rt.initialized = 1;
@@ -124,7 +154,6 @@ int tsr_fence(void)
 	if (tsr__rt.paused)
 		return tsr__err(TSR_ESTATE, "tsr_fence: the workers are paused (tsr_resume first), waiting would never end");
 	starpu_task_wait_for_all();
-	tsr__future_graveyard_flush(0);
 	return tsr__take_task_error();
 }
 
@@ -173,10 +202,11 @@ int tsr_finalize(void)
 	starpu_task_wait_for_all();
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	starpu_shutdown();
-	tsr__future_graveyard_flush(1);
+	tsr__poison_reset();
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);
 	tsr__handles_reset();
 	tsr__rt.initialized = 0;
+	__atomic_store_n(&lifecycle, 0, __ATOMIC_RELEASE);
 	int live = nregions + nfutures + nfspaces + nmapped;
 	if (live) {
 		int rc = tsr__err(TSR_ELIVE, "tsr_finalize: destroyed what was still alive: %d region%s/subregion%s, %d partition%s, "

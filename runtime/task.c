@@ -1,5 +1,5 @@
 /* task.c: task registration (one StarPU codelet per task, variable buffers, history-based perf
- * model named after the task) and what a running variant sees: tsr_ctx and its accessors. */
+ * model named after the task) and what a current variant sees: tsr_ctx and its accessors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,16 +57,105 @@ void tsr__task_free(void *obj)
 	free(t);
 }
 
-/* The variant running on this thread, so that a call given a NULL context can still name its
- * task and point (NULL outside variants). */
-static _Thread_local struct tsr_ctx *running;
+/* The task this worker thread is current: tsr__task_error charges errors to it, and API calls
+ * that would wait or submit from inside a variant are refused by name (tsr__refuse_thread). */
+static _Thread_local struct tsr_ctx *current;
 
-static void run_variant(void *buffers[], void *cl_arg, int cuda)
+struct tsr_ctx *tsr__current_ctx(void)
 {
-	struct tsr_ctx *ctx = cl_arg;
-	ctx->buffers = buffers;
-	ctx->is_cuda = cuda;
-	/* Private buffers of REDUCE requirements folded later by a fold task start at identity. */
+	return current;
+}
+
+void tsr__ctx_hold_states(struct tsr_ctx *ctx)
+{
+	for (int r = 0; r < ctx->nreqs; r++)
+		if (ctx->reqs[r].fstate)
+			tsr__fstate_ref(ctx->reqs[r].fstate);
+	if (ctx->ret_state)
+		tsr__fstate_ref(ctx->ret_state);
+}
+
+void tsr__ctx_drop_states(struct tsr_ctx *ctx)
+{
+	for (int r = 0; r < ctx->nreqs; r++)
+		if (ctx->reqs[r].fstate)
+			tsr__fstate_unref(ctx->reqs[r].fstate);
+	if (ctx->ret_state)
+		tsr__fstate_unref(ctx->ret_state);
+}
+
+static int reads(tsr_privilege_t p)
+{
+	return p == TSR_READ || p == TSR_READ_WRITE;
+}
+
+static tsr_box_t req_box(const struct tsr_reqrec *q)
+{
+	tsr_box_t b;
+	b.dim = q->dim;
+	memcpy(b.lo, q->lo, sizeof b.lo);
+	memcpy(b.hi, q->hi, sizeof b.hi);
+	return b;
+}
+
+/* The message of the first poisoned input (a future, or data the task reads), malloc'd; NULL if
+ * every input is healthy. Field poison is looked at only when some exists. */
+static char *poisoned_input(const struct tsr_ctx *ctx)
+{
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->fstate) {
+			const char *msg = tsr__fstate_poison(q->fstate);
+			if (msg)
+				return strdup(msg);
+		}
+	}
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return NULL;
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->kind == TSR_REQ_FUTURE || !reads(q->priv))
+			continue;
+		for (int k = 0; k < q->nfields; k++) {
+			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k], req_box(q));
+			if (msg)
+				return msg;
+		}
+	}
+	return NULL;
+}
+
+/* A failed (or skipped) task: everything it should have written carries `msg`. */
+static void poison_outputs(const struct tsr_ctx *ctx, const char *msg)
+{
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->kind == TSR_REQ_FUTURE || q->priv == TSR_READ)
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg);
+	}
+	if (ctx->ret_state)
+		tsr__fstate_set_poison(ctx->ret_state, msg);
+}
+
+/* A successful task: what it wrote whole (WRITE discards) is healthy again. */
+static void heal_outputs(const struct tsr_ctx *ctx)
+{
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return;
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->kind == TSR_REQ_FUTURE || q->priv != TSR_WRITE)
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q));
+	}
+}
+
+/* Private buffers of REDUCE requirements folded later by a fold task start at identity. */
+static void init_private_buffers(struct tsr_ctx *ctx, void *buffers[])
+{
 	for (int r = 0; r < ctx->nreqs; r++) {
 		struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->reduce_tmp_op)
@@ -75,9 +164,50 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 				tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op)->cpu_funcs[0](b, NULL);
 			}
 	}
-	running = ctx;
+}
+
+/* A single launch's result starts at zero (StarPU allocates it uninitialised), as a value the
+ * variant does not return always did. */
+static void zero_result(struct tsr_ctx *ctx, int cuda)
+{
+	if (ctx->ret_buf < 0 || ctx->ret_op)
+		return;
+	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
+#ifdef STARPU_USE_CUDA
+	if (cuda) {
+		cudaMemsetAsync(slot, 0, ctx->task->ret_size, starpu_cuda_get_local_stream());
+		return;
+	}
+#endif
+	memset(slot, 0, ctx->task->ret_size);
+}
+
+static void run_variant(void *buffers[], void *cl_arg, int cuda)
+{
+	struct tsr_ctx *ctx = cl_arg;
+	ctx->buffers = buffers;
+	ctx->is_cuda = cuda;
+	init_private_buffers(ctx, buffers);
+	zero_result(ctx, cuda);
+	char *inherited = poisoned_input(ctx);
+	if (inherited) {
+		/* computing from a failed task's output would pass garbage for a result: skip */
+		poison_outputs(ctx, inherited);
+		free(inherited);
+		tsr__ctx_drop_states(ctx);
+		return;
+	}
+	current = ctx;
 	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
-	running = NULL;
+	current = NULL;
+	if (ctx->failmsg) {
+		poison_outputs(ctx, ctx->failmsg);
+		free(ctx->failmsg);
+		ctx->failmsg = NULL;
+	} else {
+		heal_outputs(ctx);
+	}
+	tsr__ctx_drop_states(ctx);
 }
 
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg)
@@ -133,10 +263,10 @@ const char *tsr__priv_name(tsr_privilege_t p)
 static int null_ctx(const char *what)
 {
 	char ps[80];
-	if (!running)
+	if (!current)
 		return tsr__err(TSR_EINVAL, "%s: null context (outside a task variant)", what);
-	tsr__task_error("task '%s'%s: %s: null context (pass the ctx the variant received)", running->task->name,
-	                point_str(running, ps, sizeof ps), what);
+	tsr__task_error("task '%s'%s: %s: null context (pass the ctx the variant received)", current->task->name,
+	                point_str(current, ps, sizeof ps), what);
 	return TSR_EINVAL;
 }
 
@@ -283,6 +413,11 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt ? fmt : "error", ap);
 	va_end(ap);
 	if (!ctx)
-		ctx = running;   /* NULL on the host: the message then names no task */
-	tsr__task_error("task '%s'%s: %s", ctx ? ctx->task->name : "?", ctx ? point_str(ctx, ps, sizeof ps) : "", buf);
+		ctx = current;   /* inside a variant, a null context still names the task that reported */
+	if (!ctx) {
+		/* on the host there is no task to fail: leave a message, but no fence or task is affected */
+		tsr__err(TSR_EINVAL, "tsr_ctx_error: called with a null context outside any task (ignored): %s", buf);
+		return;
+	}
+	tsr__task_error("task '%s'%s: %s", ctx->task->name, point_str(ctx, ps, sizeof ps), buf);
 }

@@ -1,5 +1,22 @@
 /* tessera.h: the whole public API of Tessera, a regions-and-tasks runtime on StarPU.
- * Read it top to bottom: it is grouped by concept and every call has a one-line comment. */
+ * Read it top to bottom: it is grouped by concept and every call has a one-line comment.
+ *
+ * Threads: the thread that calls tsr_init owns the runtime until tsr_finalize. Every call that
+ * touches runtime state made from another thread returns TSR_ESTATE naming the call; so does any
+ * such call made from inside a task variant (it names the task): a variant cannot wait, launch or
+ * map, it returns its value and the host or a later task goes on. Of two threads calling tsr_init
+ * at once, one wins and the other gets TSR_ESTATE. Pure helpers (tsr_box_*, tsr_type_*, error
+ * names and tsr_last_error, which is per thread) and the tsr_ctx_* calls of a variant are free;
+ * queries that return no status (tsr_region_name, tsr_ncpu_workers...) are not checked: call them
+ * from the owner too.
+ *
+ * Failed tasks: a variant fails when it reports an error (a tsr_ctx_* call failed, or it called
+ * tsr_ctx_error). Its results are then poisoned instead of passing for values: its future, every
+ * future computed from it, and the data it could write (WRITE, READ_WRITE, REDUCE) make
+ * tsr_future_wait and tsr_map return TSR_ETASK with the original message (task, point, region,
+ * field); later tasks that read a poisoned future or poisoned data do not run their variant and
+ * poison their own results in turn. Data heals when all of it is replaced: tsr_fill, a task that
+ * WRITEs a region covering what the failed task wrote and succeeds, or a host TSR_WRITE mapping. */
 #ifndef TESSERA_H
 #define TESSERA_H
 
@@ -31,7 +48,7 @@ enum {
 	TSR_ELIVE = -11,      /* tsr_finalize found live objects (they were destroyed) */
 	TSR_ENODEV = -12,     /* no worker can run the task (e.g. CUDA-only task, no GPU) */
 	TSR_EBUSY = -13,      /* object is mapped on the host or still in use */
-	TSR_ETASK = -14,      /* a task variant reported an error (see tsr_last_error) */
+	TSR_ETASK = -14,      /* a task variant reported an error, or a result depends on one that did */
 };
 
 const char *tsr_err_name(int code);   /* "TSR_EBOUNDS" */
@@ -55,7 +72,8 @@ void tsr_config_init(tsr_config_t *cfg);   /* defaults: every field "StarPU defa
 int tsr_init(const tsr_config_t *cfg);
 /* Wait for every task, destroy what is still alive (returns TSR_ELIVE if anything was), stop StarPU. */
 int tsr_finalize(void);
-/* Wait for every submitted task; returns TSR_ETASK if a task variant reported an error since the last fence. */
+/* Wait for every submitted task; returns TSR_ETASK if a task variant reported an error since the last fence
+ * (the first one's message; each error is reported by one fence, while its poison stays, see above). */
 int tsr_fence(void);
 /* Put the workers to sleep (e.g. while the program times a baseline of its own in the same
  * process: idle StarPU workers poll) and wake them; tasks submitted meanwhile wait. */
@@ -196,17 +214,22 @@ void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);   /* cudaStream_t of a CUDA var
 void *tsr_ctx_return_slot(tsr_ctx_t *ctx);
 /* CPU variants: return a value (folded into the launch's reduction where there is one). */
 int tsr_ctx_return(tsr_ctx_t *ctx, const void *value);
-/* Report an error from inside a variant: tsr_fence/tsr_finalize return TSR_ETASK with this message. */
+/* Report an error from inside a variant: the task fails (its results are poisoned, see the top of this
+ * file) and tsr_fence/tsr_finalize return TSR_ETASK with this message. ctx NULL inside a variant means
+ * the running task; on the host (no task) the call only sets tsr_last_error and affects nothing. */
 void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...);
 
 /* ---------------------------------------------------------------- futures */
 typedef struct { uint64_t id; } tsr_future_t;
 
-/* Block until the value is ready and copy it (size must equal the task's return size). */
+/* Block until the value is ready and copy it (size must equal the task's return size). TSR_ETASK, value
+ * untouched, if a task it depends on failed (the message is that task's). */
 int tsr_future_wait(tsr_future_t f, void *value, size_t size);
 /* A ready future holding a value (to feed tasks that take a future). */
 int tsr_future_create(tsr_type_t type, size_t bytes, const void *value, tsr_future_t *f);
-int tsr_future_destroy(tsr_future_t f);   /* asynchronous: tasks still reading it are not disturbed */
+/* Asynchronous: tasks still using it are not disturbed, and its memory is freed as soon as they are done
+ * (no fence needed: a loop of launches runs in constant memory). */
+int tsr_future_destroy(tsr_future_t f);
 
 /* ----------------------------------------------------------------- launches */
 typedef enum { TSR_REQ_REGION = 1, TSR_REQ_PARTITION = 2, TSR_REQ_FUTURE = 3 } tsr_req_kind_t;
@@ -280,7 +303,9 @@ int tsr_fill(tsr_region_t r, tsr_field_t f, const void *value, size_t size);
 /* Copy field fsrc of src into field fdst of dst: same extents and same type required. */
 int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t fdst);
 /* Make field f of r readable (TSR_READ) or writable (TSR_WRITE / TSR_READ_WRITE) on the host, waiting
- * only for the tasks that touch it. Launches touching the field are refused until tsr_unmap. */
+ * only for the tasks that touch it. Launches touching the field are refused until tsr_unmap. TSR_ETASK
+ * for READ or READ_WRITE if a failed task should have written part of it; TSR_WRITE (the host replaces
+ * every value) succeeds and heals it. */
 int tsr_map(tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
 int tsr_unmap(tsr_region_t r, tsr_field_t f);
 

@@ -1,6 +1,7 @@
 /* test_fields.c: fields that are not in the region, types that do not match, fields a task did
  * not request and privileges it did not ask for. Host calls fail at once; inside a task the
- * accessor call fails, the variant writes nothing, and tsr_fence reports TSR_ETASK naming it all. */
+ * accessor call fails, the variant writes nothing, tsr_fence reports TSR_ETASK naming it all, and
+ * what the task could have written is poisoned until the host replaces it. */
 #include <stdatomic.h>
 #include "tsr_test.h"
 
@@ -133,9 +134,19 @@ static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, ts
 	              tsr_err_name(code));
 	/* reported once: the next fence is clean */
 	CK_TSR(tsr_fence());
+	/* what the failed task could write is poisoned: reading it is refused, naming the task */
+	tsr_accessor_t a;
+	for (int k = 0; k < q.nfields && q.priv != TSR_READ; k++)
+		CK_TSR_ERR(tsr_map(r, q.fields[k], TSR_READ, &a), TSR_ETASK, name, "line");
 	/* a WRITE requirement discards the old contents by definition: nothing to keep intact */
-	if (q.priv != TSR_WRITE)
-		ck_intact(r);
+	if (q.priv == TSR_WRITE)
+		return;
+	/* mapping for WRITE replaces the poisoned values: the host sees that the variant wrote nothing */
+	for (int k = 0; k < q.nfields && q.priv != TSR_READ; k++) {
+		CK_TSR(tsr_map(r, q.fields[k], TSR_WRITE, &a));
+		CK_TSR(tsr_unmap(r, q.fields[k]));
+	}
+	ck_intact(r);
 }
 
 START_TEST(accessor_type_mismatch_in_task)

@@ -1,0 +1,326 @@
+/* test_poison.c: a task that fails poisons what it should have produced. Its future (and every
+ * future computed from it) and the data it should have written report TSR_ETASK with the original
+ * message (task, point, region, field) instead of passing an identity or stale values for a result;
+ * tasks that consume poisoned inputs do not run. A full write heals data. */
+#include <math.h>
+#include <stdatomic.h>
+#include "tsr_test.h"
+
+/* Which launch point of `residual` fails (-1: none), and how many consumers actually ran. */
+static atomic_int fail_point = -1;
+static atomic_int ran;
+
+/* Region "grid" [0..7] with f64 "u" = 1 and f64 "v" = 2; tiles "tiles" of 4 colors. */
+static tsr_region_t grid(tsr_partition_t *tiles)
+{
+	tsr_field_t f[2];
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	tsr_region_t r;
+	CK_TSR(tsr_region_create("grid", tsr_box1(0, 7), fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	CK_TSR(tsr_fill(r, 0, &(double){1.0}, sizeof(double)));
+	CK_TSR(tsr_fill(r, 1, &(double){2.0}, sizeof(double)));
+	if (tiles)
+		CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", tiles));
+	return r;
+}
+
+static int my_point(tsr_ctx_t *ctx)
+{
+	int64_t p[3];
+	tsr_ctx_point(ctx, p);
+	return (int)p[0];
+}
+
+/* residual: MAX of field u over its tile, written back as u + 1. The failing point asks for the
+ * field with the wrong type, as a typo would. */
+static void residual(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	int bad = tsr_ctx_point(ctx, NULL) > 0 && my_point(ctx) == atomic_load(&fail_point);
+	if (tsr_ctx_accessor(ctx, 0, 0, bad ? TSR_F32 : TSR_F64, TSR_READ_WRITE, &a))
+		return;
+	double m = -INFINITY;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++) {
+		TSR_AT1(&a, double, i) += 1.0;
+		m = fmax(m, TSR_AT1(&a, double, i));
+	}
+	tsr_ctx_return(ctx, &m);
+}
+
+/* plus_one: returns the future it reads plus one. */
+static void plus_one(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	atomic_fetch_add(&ran, 1);
+	const double *in = tsr_ctx_future(ctx, 0);
+	double out = *in + 1.0;
+	tsr_ctx_return(ctx, &out);
+}
+
+/* scale_by: writes field u of requirement 1 = the future of requirement 0. */
+static void scale_by(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	atomic_fetch_add(&ran, 1);
+	const double *s = tsr_ctx_future(ctx, 0);
+	if (tsr_ctx_accessor(ctx, 1, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = *s;
+}
+
+/* sum_u: returns the sum of field u of requirement 0 (READ). */
+static void sum_u(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	atomic_fetch_add(&ran, 1);
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a))
+		return;
+	double s = 0;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		s += TSR_AT1(&a, double, i);
+	tsr_ctx_return(ctx, &s);
+}
+
+/* complain: reports an error through tsr_ctx_error and returns a plausible value anyway. */
+static void complain(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	double v = 42.0;
+	tsr_ctx_error(ctx, "matrix '%s' is singular", "A");
+	tsr_ctx_return(ctx, &v);
+}
+
+/* write_u: WRITE of field u of requirement 0 with the value in args. */
+static void write_u(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	atomic_fetch_add(&ran, 1);
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = *(const double *)args;
+}
+
+static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)
+{
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn, .ret_type = ret}, &t));
+	return t;
+}
+
+/* The index launch of `residual` over the 4 tiles with MAX, point `bad` failing. */
+static tsr_future_t launch_residual(tsr_partition_t tiles, int bad)
+{
+	tsr_future_t f;
+	atomic_store(&fail_point, bad);
+	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_index_launch(reg("residual", residual, TSR_F64), tsr_box1(0, 3), 1, &q, NULL, 0, TSR_MAX, &f));
+	return f;
+}
+
+/* Map field f of r for reading and check every value (the map must succeed). */
+static void ck_values(tsr_region_t r, tsr_field_t f, double want)
+{
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(r, f, TSR_READ, &a));
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		ck_assert_msg(TSR_AT1(&a, double, i) == want, "element %lld is %g, expected %g", (long long)i,
+		              TSR_AT1(&a, double, i), want);
+	CK_TSR(tsr_unmap(r, f));
+}
+
+START_TEST(failed_point_poisons_its_reduction)
+{
+	tsr_partition_t tiles;
+	tsr_region_t r = grid(&tiles);
+	tsr_future_t f = launch_residual(tiles, 2);
+	double m = 12345.0;
+	/* not the MAX of the other points, not -inf: an error naming the task, the point, region and field */
+	CK_TSR_ERR(tsr_future_wait(f, &m, sizeof m), TSR_ETASK, "residual", "point (2)", "grid", "'u'", "f32");
+	ck_assert_double_eq(m, 12345.0);
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual", "point (2)");
+	/* once the poisoned tile is rewritten, the same launch with no failure gives the value */
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR(tsr_fill(r, 0, &(double){1.0}, sizeof(double)));
+	f = launch_residual(tiles, -1);
+	CK_TSR(tsr_future_wait(f, &m, sizeof m));
+	ck_assert_double_eq(m, 2.0);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(ctx_error_poisons_a_single_launch)
+{
+	tsr_future_t f;
+	CK_TSR(tsr_launch(reg("solve", complain, TSR_F64), 0, NULL, NULL, 0, &f));
+	double v = 0.0;
+	CK_TSR_ERR(tsr_future_wait(f, &v, sizeof v), TSR_ETASK, "solve", "singular", "'A'");
+	ck_assert_double_eq(v, 0.0);
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "solve");
+	CK_TSR(tsr_future_destroy(f));
+}
+END_TEST
+
+START_TEST(poison_flows_through_futures_and_skips_consumers)
+{
+	tsr_partition_t tiles;
+	tsr_region_t r = grid(&tiles);
+	tsr_region_t out = tsr_test_region_f64("out", tsr_box1(0, 3));
+	tsr_future_t f0 = launch_residual(tiles, 1);
+	atomic_store(&ran, 0);
+	/* two generations of futures computed from the failed one, then data written from the last */
+	tsr_future_t f1, f2;
+	tsr_req_t q0 = tsr_req_future(f0);
+	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q0, NULL, 0, &f1));
+	tsr_req_t q1 = tsr_req_future(f1);
+	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q1, NULL, 0, &f2));
+	tsr_req_t qs[2] = {tsr_req_future(f2), tsr_req_region(out, TSR_WRITE, TSR_FIELDS(0))};
+	CK_TSR(tsr_launch(reg("scale_by", scale_by, TSR_NONE), 2, qs, NULL, 0, NULL));
+	/* the producer may be destroyed before its consumers run */
+	CK_TSR(tsr_future_destroy(f0));
+	CK_TSR(tsr_future_destroy(f1));
+	double v = -1.0;
+	CK_TSR_ERR(tsr_future_wait(f2, &v, sizeof v), TSR_ETASK, "residual", "point (1)", "grid", "'u'");
+	ck_assert_double_eq(v, -1.0);
+	tsr_accessor_t a;
+	CK_TSR_ERR(tsr_map(out, 0, TSR_READ, &a), TSR_ETASK, "'x'", "'out'", "residual", "point (1)");
+	/* no consumer ran */
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
+	ck_assert_int_eq(atomic_load(&ran), 0);
+	CK_TSR(tsr_future_destroy(f2));
+	CK_TSR(tsr_region_destroy(out));
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(map_of_data_a_failed_task_wrote)
+{
+	tsr_partition_t tiles;
+	tsr_region_t r = grid(&tiles);
+	tsr_future_t f = launch_residual(tiles, 3);
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
+	CK_TSR(tsr_future_destroy(f));
+	tsr_accessor_t a;
+	/* the region, and the tile the failed point owned, are refused for READ and READ_WRITE */
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "tsr_map", "'u'", "'grid'", "residual", "point (3)");
+	tsr_region_t t3, t0;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){3, 0, 0}, &t3));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR_ERR(tsr_map(t3, 0, TSR_READ_WRITE, &a), TSR_ETASK, "'u'", "grid/tiles(3)", "residual", "point (3)");
+	/* a tile a healthy point wrote, and the field nobody wrote, are fine */
+	ck_values(t0, 0, 2.0);
+	ck_values(r, 1, 2.0);
+	/* still refused when asked again (nothing healed it) */
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "residual");
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(readers_of_poisoned_data_do_not_run)
+{
+	tsr_partition_t tiles;
+	tsr_region_t r = grid(&tiles);
+	tsr_future_t f = launch_residual(tiles, 0);
+	CK_TSR(tsr_future_destroy(f));
+	atomic_store(&ran, 0);
+	/* a reader of the whole region and a reader of the poisoned tile: skipped, their futures poisoned */
+	tsr_region_t t0, t1;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
+	tsr_task_t sum = reg("sum_u", sum_u, TSR_F64);
+	tsr_future_t whole, tile0, tile1;
+	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(sum, 1, &q, NULL, 0, &whole));
+	q = tsr_req_region(t0, TSR_READ, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(sum, 1, &q, NULL, 0, &tile0));
+	q = tsr_req_region(t1, TSR_READ, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(sum, 1, &q, NULL, 0, &tile1));
+	double s = 0;
+	CK_TSR_ERR(tsr_future_wait(whole, &s, sizeof s), TSR_ETASK, "residual", "point (0)", "'u'");
+	CK_TSR_ERR(tsr_future_wait(tile0, &s, sizeof s), TSR_ETASK, "residual", "point (0)");
+	/* the healthy tile is read as usual: 2 elements of 1 + 1 */
+	CK_TSR(tsr_future_wait(tile1, &s, sizeof s));
+	ck_assert_double_eq(s, 4.0);
+	ck_assert_int_eq(atomic_load(&ran), 1);
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
+	CK_TSR(tsr_future_destroy(whole));
+	CK_TSR(tsr_future_destroy(tile0));
+	CK_TSR(tsr_future_destroy(tile1));
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(a_full_write_heals_poisoned_data)
+{
+	tsr_partition_t tiles;
+	tsr_region_t r = grid(&tiles);
+	tsr_accessor_t a;
+	/* tsr_fill replaces every value */
+	tsr_future_t f = launch_residual(tiles, 2);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
+	CK_TSR(tsr_fill(r, 0, &(double){7.0}, sizeof(double)));
+	ck_values(r, 0, 7.0);
+	/* so does a task that WRITEs the whole region and succeeds */
+	f = launch_residual(tiles, 1);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
+	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){5.0}, sizeof(double), NULL));
+	ck_values(r, 0, 5.0);
+	/* a WRITE of a box that does not cover the failed one leaves it poisoned */
+	f = launch_residual(tiles, 1);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
+	tsr_region_t t0;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	q = tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0}, sizeof(double), NULL));
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "residual", "point (1)");
+	ck_values(t0, 0, 9.0);
+	/* a host WRITE mapping discards the old values too */
+	CK_TSR(tsr_map(r, 0, TSR_WRITE, &a));
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = 3.0;
+	CK_TSR(tsr_unmap(r, 0));
+	ck_values(r, 0, 3.0);
+	CK_TSR(tsr_fence());
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+START_TEST(host_ctx_error_with_null_context_is_harmless)
+{
+	tsr_ctx_error(NULL, "nothing to see in %s", "main");
+	tsr_test_names(tsr_last_error(), "tsr_ctx_error", (const char *[]){"tsr_ctx_error", "main", NULL});
+	/* no task failed: the fence is clean, futures and data work */
+	CK_TSR(tsr_fence());
+	tsr_future_t f;
+	CK_TSR(tsr_future_create(TSR_F64, 0, &(double){1.5}, &f));
+	tsr_req_t q = tsr_req_future(f);
+	tsr_future_t g;
+	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q, NULL, 0, &g));
+	double v;
+	CK_TSR(tsr_future_wait(g, &v, sizeof v));
+	ck_assert_double_eq(v, 2.5);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR(tsr_future_destroy(g));
+	CK_TSR(tsr_fence());
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors_poison");
+	TCase *tc = tsr_test_tcase("poison", 1);
+	tcase_add_test(tc, failed_point_poisons_its_reduction);
+	tcase_add_test(tc, ctx_error_poisons_a_single_launch);
+	tcase_add_test(tc, poison_flows_through_futures_and_skips_consumers);
+	tcase_add_test(tc, map_of_data_a_failed_task_wrote);
+	tcase_add_test(tc, readers_of_poisoned_data_do_not_run);
+	tcase_add_test(tc, a_full_write_heals_poisoned_data);
+	tcase_add_test(tc, host_ctx_error_with_null_context_is_harmless);
+	suite_add_tcase(s, tc);
+	return tsr_test_run(s);
+}

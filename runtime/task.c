@@ -62,6 +62,21 @@ void tsr__task_free(void *obj)
 	free(t);
 }
 
+/* Start a private buffer (block or variable) at the operator's identity, where the variant runs. */
+static void init_private(void *iface, tsr_type_t type, int op, int cuda)
+{
+	struct starpu_codelet *cl = tsr__init_cl(type, op);
+	void *b[1] = {iface};
+#ifdef STARPU_USE_CUDA
+	if (cuda) {
+		cl->cuda_funcs[0](b, NULL);
+		return;
+	}
+#endif
+	(void)cuda;
+	cl->cpu_funcs[0](b, NULL);
+}
+
 static void run_variant(void *buffers[], void *cl_arg, int cuda)
 {
 	struct tsr_ctx *ctx = cl_arg;
@@ -71,11 +86,12 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 	for (int r = 0; r < ctx->nreqs; r++) {
 		struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->reduce_tmp_op)
-			for (int k = 0; k < q->nfields; k++) {
-				void *b[1] = {buffers[q->buf[k]]};
-				tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op)->cpu_funcs[0](b, NULL);
-			}
+			for (int k = 0; k < q->nfields; k++)
+				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, cuda);
 	}
+	/* So does this point's partial value of an ordered reduction of the returns. */
+	if (ctx->ret_partial)
+		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, cuda);
 	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
 }
 

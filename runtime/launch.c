@@ -404,7 +404,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 				folds[*nfolds].tmp = tmp;
 				folds[*nfolds].op = q[i].redop;
 				(*nfolds)++;
-				cpu_only = 1;
+				cpu_only |= q[i].redop >= TSR_REDOP_USER;   /* no CUDA identity for user operators */
 				b++;
 				continue;
 			}
@@ -474,36 +474,50 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	return TSR_OK;
 }
 
-/* Fold private reduction buffers into their subregion's box of the fold target, in order. */
-static int submit_folds(struct pending_fold *folds, int nfolds)
+/* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
+ * one target are ordered by StarPU in submission order (each one reads-writes the target). */
+static int submit_fold(const struct pending_fold *fold)
+{
+	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
+	struct tsr_node *nd = &tg->nodes[fold->field];
+	tsr__coh_access(nd, 1);
+	struct fold_arg *a = malloc(sizeof *a);
+	struct starpu_task *task = starpu_task_create();
+	if (!a || !task) {
+		free(a);
+		if (task) {
+			task->destroy = 0;
+			starpu_task_destroy(task);
+		}
+		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
+	}
+	a->type = s->fields[fold->field].type;
+	a->size = s->fields[fold->field].size;
+	a->op = fold->op;
+	memset(a->off, 0, sizeof a->off);
+	for (int d = 0; d < s->bounds.dim; d++)
+		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
+	task->cl = &fold_cl;
+	task->cl_arg = a;
+	task->cl_arg_size = sizeof *a;
+	task->cl_arg_free = 1;
+	task->handles[0] = nd->h;
+	task->handles[1] = fold->tmp;
+	if (starpu_task_submit(task))
+		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+	return TSR_OK;
+}
+
+/* Fold the private buffers in the order the points made them (color order, then requirements
+ * and fields). After an error (rc on entry, or a failed fold) the rest are only released. */
+static int submit_folds(struct pending_fold *folds, int nfolds, int rc)
 {
 	for (int i = 0; i < nfolds; i++) {
-		struct tsr_region *s = folds[i].sub, *tg = tsr__fold_target(s);
-		struct tsr_node *nd = &tg->nodes[folds[i].field];
-		tsr__coh_access(nd, 1);
-		struct fold_arg *a = malloc(sizeof *a);
-		struct starpu_task *task = starpu_task_create();
-		if (!a || !task) {
-			free(a);
-			return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
-		}
-		a->type = s->fields[folds[i].field].type;
-		a->size = s->fields[folds[i].field].size;
-		a->op = folds[i].op;
-		memset(a->off, 0, sizeof a->off);
-		for (int d = 0; d < s->bounds.dim; d++)
-			a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
-		task->cl = &fold_cl;
-		task->cl_arg = a;
-		task->cl_arg_size = sizeof *a;
-		task->cl_arg_free = 1;
-		task->handles[0] = nd->h;
-		task->handles[1] = folds[i].tmp;
-		if (starpu_task_submit(task))
-			return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+		if (!rc)
+			rc = submit_fold(&folds[i]);
 		starpu_data_unregister_submit(folds[i].tmp);
 	}
-	return TSR_OK;
+	return rc;
 }
 
 /* One partial value per point of an ordered future reduction; StarPU allocates each one where
@@ -626,8 +640,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct ret_slot ret = {res ? res->h : NULL, 0, 0};
 	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 	                  tsr__map_needed(NULL) ? &map : NULL);
-	if (!rc)
-		rc = submit_folds(folds, nfolds);
+	rc = submit_folds(folds, nfolds, rc);
 	if (rc && res) {
 		tsr__future_free(res);
 		result->id = 0;
@@ -764,7 +777,12 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	struct pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
 	int nfolds = 0;
 	if (!folds) {
+		free(maps);
 		free(colors);
+		if (res) {
+			tsr__future_free(res);
+			result->id = 0;
+		}
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
 	}
 	starpu_data_handle_t *parts = NULL;   /* ordered reduction of the returns */
@@ -784,8 +802,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 		                  maps ? &maps[pi] : NULL);
 	}
-	if (!rc)
-		rc = submit_folds(folds, nfolds);
+	rc = submit_folds(folds, nfolds, rc);
 	if (!rc && parts)
 		rc = submit_future_fold(t->name, res, redop, parts, npoints);
 	if (parts)

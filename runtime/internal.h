@@ -209,6 +209,7 @@ struct tsr_ctx {
 	int64_t point[3];
 	int ret_buf;                          /* buffer index of the return slot, -1 if none */
 	int ret_op;                           /* reduction op of the return slot, 0 for single launches */
+	int ret_partial;                      /* the return slot is this point's partial value: starts at identity */
 	int is_cuda;
 	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
 	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */

@@ -24,6 +24,12 @@ struct rreq {
 
 struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
 
+/* Reductions are folded in color order (tessera.h, "Reductions"): every point reduces into
+ * private storage that starts at the identity, and fold tasks combine the points in launch
+ * order, so the bits do not depend on workers, policy or timing. TSR_REDUX=unordered gives
+ * StarPU's REDUX instead (contributions folded in arrival order), read at tsr_init. */
+static int redux_ordered = 1;
+
 static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct rreq *q)
 {
 	memset(q, 0, sizeof *q);
@@ -98,7 +104,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s of field '%s' through '%s', which is aliased "
 		                "(its subregions overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p),
 		                q->region->fields[q->fields[0]].name, rn);
-	if (aliased && q->redop)
+	if (q->redop && (aliased || redux_ordered))
 		q->tmp_reduce = 1;
 	return TSR_OK;
 }
@@ -233,6 +239,31 @@ static void fold_init(void)
 
 struct pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
 
+/* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
+ * reductions are unordered), or the point's own partial value, which starts at the identity and
+ * is folded into the future in launch order (partial = 1). */
+struct ret_slot { starpu_data_handle_t h; int op; int partial; struct tsr_fstate *state; };
+
+/* Folds the points' partial values (buffers 1..n) into the future (buffer 0), left to right. */
+struct future_fold_arg { tsr_type_t type; size_t size; int op; int nparts; };
+static struct starpu_codelet future_fold_cl;
+static void future_fold_cpu(void *buffers[], void *cl_arg)
+{
+	const struct future_fold_arg *a = cl_arg;
+	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
+	tsr__redop_identity(a->type, a->size, a->op, acc);
+	for (int i = 1; i <= a->nparts; i++)
+		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
+}
+static void future_fold_init(void)
+{
+	starpu_codelet_init(&future_fold_cl);
+	future_fold_cl.cpu_funcs[0] = future_fold_cpu;
+	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
+	future_fold_cl.name = "tsr_future_fold";
+	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
+}
+
 /* The requirement whose color maps a point (owners, locality): the first partition requirement
  * that writes, else the first partition requirement; -1 if none. */
 static int map_req(int n, const struct rreq *q)
@@ -246,10 +277,10 @@ static int map_req(int n, const struct rreq *q)
 
 /* Submit one point: coherence, then the StarPU task. subs[i] is the region of requirement i. */
 static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_region **subs, int pdim,
-                        const int64_t point[3], const void *args, size_t arglen, struct tsr_future *res, int res_op,
+                        const int64_t point[3], const void *args, size_t arglen, const struct ret_slot *ret,
                         struct pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
 {
-	int nbuf = res ? 1 : 0;
+	int nbuf = ret ? 1 : 0;
 	for (int i = 0; i < n; i++)
 		nbuf += q[i].kind == TSR_REQ_FUTURE ? 1 : q[i].nfields;
 	/* Where each requirement is reached: its own node, or an ancestor's handle with a window on
@@ -383,7 +414,7 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 				folds[*nfolds].tmp = tmp;
 				folds[*nfolds].op = q[i].redop;
 				(*nfolds)++;
-				cpu_only = 1;
+				cpu_only |= q[i].redop >= TSR_REDOP_USER;   /* no CUDA identity for user operators */
 				b++;
 				continue;
 			}
@@ -411,12 +442,15 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		}
 	}
 	ctx->ret_buf = -1;
-	if (res) {
+	if (ret) {
 		ctx->ret_buf = b;
-		ctx->ret_op = res_op;
-		ctx->ret_state = res->state;
-		STARPU_TASK_SET_HANDLE(task, res->h, b);
-		STARPU_TASK_SET_MODE(task, res_op ? STARPU_REDUX : STARPU_W, b);
+		ctx->ret_op = ret->op;
+		ctx->ret_partial = ret->partial;
+		ctx->ret_state = ret->state;
+		STARPU_TASK_SET_HANDLE(task, ret->h, b);
+		STARPU_TASK_SET_MODE(task, ret->op && !ret->partial ? STARPU_REDUX : STARPU_W, b);
+		if (ret->partial && ret->op >= TSR_REDOP_USER)
+			cpu_only = 1;   /* user operators have no CUDA identity to start the partial value */
 		b++;
 	}
 	task->nbuffers = b;
@@ -454,35 +488,114 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	return TSR_OK;
 }
 
-/* Fold private reduction buffers into their subregion's box of the fold target, in order. */
-static int submit_folds(struct pending_fold *folds, int nfolds)
+/* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
+ * one target are ordered by StarPU in submission order (each one reads-writes the target). */
+static int submit_fold(const struct pending_fold *fold)
+{
+	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
+	struct tsr_node *nd = &tg->nodes[fold->field];
+	tsr__coh_access(nd, 1);
+	struct fold_arg *a = malloc(sizeof *a);
+	struct starpu_task *task = starpu_task_create();
+	if (!a || !task) {
+		free(a);
+		if (task) {
+			task->destroy = 0;
+			starpu_task_destroy(task);
+		}
+		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
+	}
+	a->type = s->fields[fold->field].type;
+	a->size = s->fields[fold->field].size;
+	a->op = fold->op;
+	memset(a->off, 0, sizeof a->off);
+	for (int d = 0; d < s->bounds.dim; d++)
+		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
+	task->cl = &fold_cl;
+	task->cl_arg = a;
+	task->cl_arg_size = sizeof *a;
+	task->cl_arg_free = 1;
+	task->handles[0] = nd->h;
+	task->handles[1] = fold->tmp;
+	if (starpu_task_submit(task))
+		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+	return TSR_OK;
+}
+
+/* Fold the private buffers in the order the points made them (color order, then requirements
+ * and fields). After an error (rc on entry, or a failed fold) the rest are only released. */
+static int submit_folds(struct pending_fold *folds, int nfolds, int rc)
 {
 	for (int i = 0; i < nfolds; i++) {
-		struct tsr_region *s = folds[i].sub, *tg = tsr__fold_target(s);
-		struct tsr_node *nd = &tg->nodes[folds[i].field];
-		tsr__coh_access(nd, 1);
-		struct fold_arg *a = malloc(sizeof *a);
-		struct starpu_task *task = starpu_task_create();
-		if (!a || !task) {
-			free(a);
-			return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
-		}
-		a->type = s->fields[folds[i].field].type;
-		a->size = s->fields[folds[i].field].size;
-		a->op = folds[i].op;
-		memset(a->off, 0, sizeof a->off);
-		for (int d = 0; d < s->bounds.dim; d++)
-			a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
-		task->cl = &fold_cl;
-		task->cl_arg = a;
-		task->cl_arg_size = sizeof *a;
-		task->cl_arg_free = 1;
-		task->handles[0] = nd->h;
-		task->handles[1] = folds[i].tmp;
-		if (starpu_task_submit(task))
-			return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+		if (!rc)
+			rc = submit_fold(&folds[i]);
 		starpu_data_unregister_submit(folds[i].tmp);
 	}
+	return rc;
+}
+
+/* One partial value per point of an ordered future reduction; StarPU allocates each one where
+ * its point first writes it. NULL when out of memory. */
+static starpu_data_handle_t *partials_register(int64_t npoints, size_t size)
+{
+	starpu_data_handle_t *parts = malloc((size_t)npoints * sizeof *parts);
+	if (!parts)
+		return NULL;
+	for (int64_t i = 0; i < npoints; i++)
+		starpu_variable_data_register(&parts[i], -1, 0, size);
+	return parts;
+}
+
+/* The fold task holds its own references: the handles go away once it has run. */
+static void partials_release(starpu_data_handle_t *parts, int64_t npoints)
+{
+	for (int64_t i = 0; i < npoints; i++)
+		starpu_data_unregister_submit(parts[i]);
+	free(parts);
+}
+
+/* One task folds every point's partial value into the future, in launch order. */
+static int submit_future_fold(const char *tn, struct tsr_future *res, int op, starpu_data_handle_t *parts,
+                              int64_t npoints)
+{
+	int nbuf = (int)npoints + 1;
+	struct future_fold_arg *a = malloc(sizeof *a);
+	struct starpu_task *task = starpu_task_create();
+	if (!a || !task) {
+		free(a);
+		if (task) {
+			task->destroy = 0;
+			starpu_task_destroy(task);
+		}
+		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
+	}
+	if (nbuf > STARPU_NMAXBUFS) {
+		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
+		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
+		if (!task->dyn_handles || !task->dyn_modes) {
+			free(a);
+			task->destroy = 0;
+			starpu_task_destroy(task);
+			return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
+		}
+	}
+	a->type = res->type;
+	a->size = res->size;
+	a->op = op;
+	a->nparts = (int)npoints;
+	task->cl = &future_fold_cl;
+	task->cl_arg = a;
+	task->cl_arg_size = sizeof *a;
+	task->cl_arg_free = 1;
+	task->nbuffers = nbuf;
+	STARPU_TASK_SET_HANDLE(task, res->h, 0);
+	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
+	for (int64_t i = 0; i < npoints; i++) {
+		STARPU_TASK_SET_HANDLE(task, parts[i], (int)i + 1);
+		STARPU_TASK_SET_MODE(task, STARPU_R, (int)i + 1);
+	}
+	if (starpu_task_submit(task))
+		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
 	return TSR_OK;
 }
 
@@ -538,10 +651,10 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 		}
 		return rc;
 	}
-	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res, 0, folds, &nfolds,
+	struct ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
+	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 	                  tsr__map_needed(NULL) ? &map : NULL);
-	if (!rc)
-		rc = submit_folds(folds, nfolds);
+	rc = submit_folds(folds, nfolds, rc);
 	if (rc && res) {
 		tsr__future_free(res);
 		result->id = 0;
@@ -685,20 +798,36 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	struct pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
 	int nfolds = 0;
 	if (!folds) {
+		free(maps);
 		free(colors);
+		if (res) {
+			tsr__future_free(res);
+			result->id = 0;
+		}
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
 	}
+	starpu_data_handle_t *parts = NULL;   /* ordered reduction of the returns */
+	if (res && redux_ordered && !(parts = partials_register(npoints, res->size)))
+		rc = tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int64_t pi = 0; pi < npoints && !rc; pi++) {
 		int64_t point[3];
 		tsr__box_point(domain, pi, point);
 		for (int i = 0; i < nreqs; i++)
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
-		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res, result ? redop : 0, folds, &nfolds,
+		struct ret_slot ret = {res ? res->h : NULL, redop, 0, res ? res->state : NULL};
+		if (parts) {
+			ret.h = parts[pi];
+			ret.partial = 1;
+		}
+		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 		                  maps ? &maps[pi] : NULL);
 	}
-	if (!rc)
-		rc = submit_folds(folds, nfolds);
+	rc = submit_folds(folds, nfolds, rc);
+	if (!rc && parts)
+		rc = submit_future_fold(t->name, res, redop, parts, npoints);
+	if (parts)
+		partials_release(parts, npoints);
 	free(folds);
 	free(maps);
 	free(colors);
@@ -710,8 +839,26 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	return rc;
 }
 
+/* TSR_REDUX: "ordered" (the default) or "unordered"; any other value keeps the default, with a
+ * warning, since tsr_init has no way to refuse it from here. */
+static void redux_mode_init(void)
+{
+	const char *v = getenv("TSR_REDUX");
+	redux_ordered = 1;
+	if (!v || !*v || !strcmp(v, "ordered"))
+		return;
+	if (!strcmp(v, "unordered")) {
+		redux_ordered = 0;
+		return;
+	}
+	if (!tsr__rt.quiet)
+		fprintf(stderr, "tessera: TSR_REDUX='%s' is neither 'ordered' nor 'unordered': reductions stay ordered\n", v);
+}
+
 int tsr__launch_init(void)
 {
 	fold_init();
+	future_fold_init();
+	redux_mode_init();
 	return TSR_OK;
 }

@@ -158,6 +158,17 @@ enum {
 #define TSR_PRIV_REDOP(p) ((tsr_redop_t)((p) >> 8))
 typedef int tsr_privilege_t;
 
+/* Reductions (REDUCE privileges and the reduction of an index launch's returns) give the same bits
+ * whatever the workers, the policy or the timing: they are folded in COLOR ORDER. A launch's
+ * color order is the order of its domain's points linearised with dimension 0 fastest (point
+ * (x,y,z) of domain lo..hi has index (x-lo0) + (y-lo1)*n0 + (z-lo2)*n0*n1, n = extents); a
+ * single launch has one point. Each point reduces into private storage that starts at the
+ * operator's identity (its partial value); after the launch, for each element, the partial
+ * values are folded into the field one after another in color order (within a point,
+ * requirements then fields in the order given):  x = (((x op p0) op p1) ...). An index launch's
+ * result is ((identity op r0) op r1) ... over the points' returns, in color order. Launches fold
+ * in program order. TSR_REDUX=unordered (read at tsr_init) gives StarPU's REDUX instead, folded in
+ * arrival order (results may then differ in the last bits from run to run). */
 /* Register a reduction operator on elements of `type` (size bytes for TSR_BYTES): identity
  * fills one element, fold does *acc = *acc op *val. CPU only (CUDA tasks cannot REDUCE with it). */
 typedef void (*tsr_redop_identity_fn)(void *elem);

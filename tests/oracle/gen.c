@@ -237,6 +237,8 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 		FAIL("return mode does not match the reduction");
 	if (op->delay_us < 0 || op->delay_us > 1000)
 		FAIL("task delay %d us", op->delay_us);
+	if (op->fp_order != 0 && op->fp_order != 1)
+		FAIL("fp_order %d is neither 0 nor 1", op->fp_order);
 	if (is_index) {
 		int64_t v = tsr_box_volume(op->domain);
 		if (op->domain.dim < 1 || op->domain.dim > 3 || v < 1 || v > OR_MAXCOLORS)
@@ -816,6 +818,7 @@ static int gen_launch(gen_t *g, or_op_t *op)
 	set_result(g, op, 0);
 	op->ival = rnd(g, 201) - 100;
 	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
+	op->fp_order = chance(g, 1, 2);
 	return 1;
 }
 
@@ -873,6 +876,7 @@ static int gen_index(gen_t *g, or_op_t *op)
 	set_result(g, op, 1);
 	op->ival = rnd(g, 201) - 100;
 	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
+	op->fp_order = chance(g, 1, 2);
 	return 1;
 }
 
@@ -1137,6 +1141,8 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 		fprintf(out, " arg %lld returns %s", (long long)op->ival, type_str(op->ret_type));
 		if (op->delay_us)
 			fprintf(out, " (tasks spin %d us)", op->delay_us);
+		if (op->fp_order)
+			fprintf(out, " (fractional float reductions)");
 		if (op->fut >= 0)
 			fprintf(out, op->kind == OP_INDEX ? " -> F%d by %s" : " -> F%d", op->fut, or_redop_str(op->redop));
 		fprintf(out, ":");
@@ -1172,11 +1178,25 @@ void or_print_prog(FILE *out, const or_prog_t *p)
 	fprintf(out, "  end: check every field of every region and every live future, destroy everything\n");
 }
 
+static int fp_type(tsr_type_t t)
+{
+	return t == TSR_F32 || t == TSR_F64;
+}
+
+/* Type of the first field of a region or partition requirement. */
+static tsr_type_t req_type(const or_prog_t *p, const or_req_t *q)
+{
+	int n = q->kind == RQ_REGION ? q->obj : p->part[q->obj].parent;
+	return p->root[p->node[n].root].type[q->fields[0]];
+}
+
 void or_stats_add(or_stats_t *s, const or_prog_t *p)
 {
 	for (int i = 0; i < p->nop; i++) {
 		const or_op_t *op = &p->op[i];
 		s->ops[op->kind]++;
+		s->fp_future += op->fp_order && op->kind == OP_INDEX && op->fut >= 0 && fp_type(op->ret_type)
+		                && (op->redop == TSR_SUM || op->redop == TSR_PROD);
 		if (op->kind == OP_PART_CREATE) {
 			const or_part_t *pt = &p->part[op->obj];
 			s->halo_parts += pt->kind == PK_HALO && !pt->disjoint;
@@ -1188,6 +1208,8 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 			const or_req_t *q = &op->req[r];
 			s->fut_consumed += q->kind == RQ_FUTURE;
 			s->proj_shift += q->kind == RQ_PART && q->proj;
+			if (op->fp_order && TSR_PRIV_IS_REDUCE(q->priv) && q->kind != RQ_FUTURE)
+				s->fp_reduce += fp_type(req_type(p, q)) && q->priv != TSR_REDUCE(TSR_MIN) && q->priv != TSR_REDUCE(TSR_MAX);
 			if (op->kind == OP_INDEX && TSR_PRIV_IS_REDUCE(q->priv)) {
 				s->reduce_aliased += q->kind == RQ_PART && !p->part[q->obj].disjoint;
 				s->reduce_region_index += q->kind == RQ_REGION;

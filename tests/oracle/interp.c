@@ -91,14 +91,50 @@ static int req_node(const or_prog_t *p, const or_req_t *q, const int64_t point[3
 	return or_part_color_node(p, q->obj, color);
 }
 
-/* One (point) task: accessors straight on the arrays. A REDUCE folds into the data itself,
- * which is what running the tasks one after another means. */
+void or_partial_open(or_partial_t *b, tsr_box_t box, tsr_accessor_t data, tsr_redop_t op, int point)
+{
+	size_t vol = (size_t)tsr_box_volume(box), es = data.elem_size;
+	b->data = data;
+	b->op = op;
+	b->point = point;
+	b->buf = malloc(vol * es);
+	if (!b->buf)
+		abort();
+	for (size_t e = 0; e < vol; e++)
+		or_identity(data.type, op, (char *)b->buf + e * es);
+	b->acc = data;
+	b->acc.ptr = b->buf;
+	size_t stride = 1;
+	for (int d = 0; d < box.dim; d++) {
+		b->acc.stride[d] = stride;
+		stride *= (size_t)(box.hi[d] - box.lo[d] + 1);
+	}
+}
+
+void or_partial_fold(or_partial_t *b)
+{
+	tsr_box_t box = {b->acc.dim, {b->acc.lo[0], b->acc.lo[1], b->acc.lo[2]}, {b->acc.hi[0], b->acc.hi[1], b->acc.hi[2]}};
+	int64_t x[3];
+	or_box_first(box, x);
+	do
+		or_fold(b->data.type, b->op, (char *)b->data.ptr + or_elem_offset(&b->data, x) * b->data.elem_size,
+		        (char *)b->buf + or_elem_offset(&b->acc, x) * b->acc.elem_size);
+	while (or_box_next(box, x));
+	free(b->buf);
+	b->buf = NULL;
+}
+
+/* One (point) task: accessors straight on the arrays, except that a REDUCE goes into a private
+ * buffer at the identity, folded into the data right after the task (requirements and fields in
+ * order). Points run in color order, so this is the fold order Tessera promises. */
 static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, int pdim, const int64_t point[3],
                      void *ret)
 {
 	const or_prog_t *p = s->p;
 	tsr_accessor_t acc[OR_MAXREQ][OR_MAXF];
 	const void *fut[OR_MAXREQ] = {0};
+	or_partial_t parts[OR_MAXREQ * OR_MAXF];
+	int nparts = 0;
 	for (int r = 0; r < op->nreq; r++) {
 		const or_req_t *q = &op->req[r];
 		if (q->kind == RQ_FUTURE) {
@@ -106,10 +142,18 @@ static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, in
 			continue;
 		}
 		int n = req_node(p, q, point);
-		for (int k = 0; k < q->nf; k++)
+		for (int k = 0; k < q->nf; k++) {
 			acc[r][k] = or_interp_acc(s, n, q->fields[k], q->priv);
+			if (!TSR_PRIV_IS_REDUCE(q->priv))
+				continue;
+			or_partial_t *b = &parts[nparts++];
+			or_partial_open(b, p->node[n].box, acc[r][k], TSR_PRIV_REDOP(q->priv), 0);
+			acc[r][k] = b->acc;
+		}
 	}
 	or_kernel(ka, pdim, point, acc, fut, ret);
+	for (int i = 0; i < nparts; i++)
+		or_partial_fold(&parts[i]);
 }
 
 static void copy_op(or_interp_t *s, const or_op_t *op)

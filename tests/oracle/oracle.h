@@ -82,6 +82,8 @@ typedef struct {
 	int fut;              /* future produced (launches, OP_FUT_CREATE); -1: none */
 	int delay_us;         /* launches: Tessera's point tasks spin this long first, so that later
 	                       * ops are submitted while they are still pending */
+	int fp_order;         /* launches: float reductions (REDUCE and returns) use fractional values
+	                       * whose folds round, so that the result depends on the fold order */
 } or_op_t;
 
 typedef struct {
@@ -121,7 +123,8 @@ const char *or_redop_str(tsr_redop_t op);
 /* Counters of what generated programs contain (for coverage diagnostics). */
 typedef struct {
 	long ops[OP_NKINDS], reduce_aliased, reduce_region_index, write_nested, proj_shift, fut_consumed,
-		halo_parts, box_parts, overlap_box_parts, nested_parts, dropped;
+		halo_parts, box_parts, overlap_box_parts, nested_parts, dropped,
+		fp_reduce, fp_future;  /* fractional float SUM/PROD: REDUCE requirements, index launch futures */
 } or_stats_t;
 void or_stats_add(or_stats_t *s, const or_prog_t *p);
 extern long or_gen_dropped; /* ops the generator built but the validator refused (a generator bug) */
@@ -133,7 +136,7 @@ typedef struct {
 	int32_t type[OR_MAXF]; /* field types; for RQ_FUTURE type[0] is the future's type */
 } or_kreq_t;
 typedef struct {
-	int32_t nreq, ret_type, ret_mode, delay_us;
+	int32_t nreq, ret_type, ret_mode, delay_us, fp_order;
 	int64_t arg;
 	or_kreq_t req[OR_MAXREQ];
 } or_kargs_t;
@@ -156,6 +159,18 @@ void or_value_str(tsr_type_t t, const void *v, char *buf, size_t len);
 double or_type_limit(tsr_type_t t);
 
 /* ---- sequential interpreter (interp.c) */
+/* A REDUCE requirement's private buffer for one point: dense, every element at the operator's
+ * identity; the point folds into acc, then or_partial_fold folds it into data and frees it.
+ * Partial values folded in color order are what Tessera promises (tessera.h, reductions). */
+typedef struct {
+	void *buf;
+	tsr_accessor_t acc;  /* over buf */
+	tsr_accessor_t data; /* over the interpreter's array */
+	tsr_redop_t op;
+	int point;           /* index of the launch point in color order */
+} or_partial_t;
+void or_partial_open(or_partial_t *b, tsr_box_t box, tsr_accessor_t data, tsr_redop_t op, int point);
+void or_partial_fold(or_partial_t *b);
 typedef struct {
 	const or_prog_t *p;
 	void *data[OR_MAXROOT][OR_MAXF];  /* plain arrays, dimension 0 fastest */

@@ -421,6 +421,199 @@ START_TEST(user_redop_on_bytes)
 }
 END_TEST
 
+/* ---- color order: reductions give the same bits whatever the workers, policy and timing */
+
+/* Values whose sum depends on the order it is taken in (1e16 + 1 rounds back to 1e16). */
+static const double order_values[8] = {1e16, 1.0, -1e16, 1.0, 0.1, 3.0, -0.7, 2.5e15};
+static const char *const order_policies[] = {"eager", "lws", "dmda", "tsr-locality", "tsr-critpath"};
+
+/* Runtime with 2 CPU workers under one policy, started inside the (forked) test itself. */
+static void order_init(const char *sched)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.sched = sched;
+	cfg.ncpu = 2;
+	cfg.quiet = 1;
+	CK_TSR(tsr_init(&cfg));
+}
+
+/* The value point p of launch `launch` contributes to element i. */
+static double order_value(int launch, int64_t p, int64_t i)
+{
+	return order_values[(launch * 3 + p * 5 + i) % 8];
+}
+
+/* Spin a point- and launch-dependent time, so that points finish in a different order from
+ * one launch to the next. */
+static void order_spin(int launch, int64_t p)
+{
+	double until = tsr_test_now() + 20e-6 * (double)((launch * 5 + p * 3) % 7);
+	while (tsr_test_now() < until)
+		;
+}
+
+/* order_point: returns order_value(launch, p, 0); folds order_value(launch, p, i) into element
+ * i of requirement 0 when the launch has one. */
+static void order_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int *launch = args;
+	int64_t p[3] = {0, 0, 0};
+	tsr_ctx_point(ctx, p);
+	order_spin(*launch, p[0]);
+	if (tsr_ctx_nreqs(ctx) > 0) {
+		tsr_accessor_t a;
+		if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_REDUCE(TSR_SUM), &a))
+			return;
+		for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+			TSR_AT1(&a, double, i) += order_value(*launch, p[0], i);
+	}
+	double v = order_value(*launch, p[0], 0);
+	tsr_ctx_return(ctx, &v);
+}
+
+static tsr_task_t order_task(void)
+{
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "order_point", .cpu = order_point, .ret_type = TSR_F64}, &t));
+	return t;
+}
+
+/* 15 identical index launches of 8 points, each reducing its returns by SUM into a future: every
+ * future holds the same bits, those of the sequential fold identity + v(0) + v(1) + ... + v(7). */
+START_TEST(future_sum_is_the_color_order_fold_under_every_policy)
+{
+	order_init(order_policies[_i]);
+	tsr_task_t t = order_task();
+	volatile double want = 0.0;
+	for (int64_t p = 0; p < 8; p++)
+		want = want + order_value(0, p, 0);
+	volatile double reverse = 0.0;
+	for (int64_t p = 7; p >= 0; p--)
+		reverse = reverse + order_value(0, p, 0);
+	ck_assert_msg(want != reverse, "the values must make the order visible");
+	int launch = 0;
+	tsr_future_t f[15];
+	for (int k = 0; k < 15; k++)
+		CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 0, NULL, &launch, sizeof launch, TSR_SUM, &f[k]));
+	for (int k = 0; k < 15; k++) {
+		double got;
+		CK_TSR(tsr_future_wait(f[k], &got, sizeof got));
+		double w = want;
+		ck_assert_msg(memcmp(&got, &w, sizeof got) == 0, "%s: launch %d gave %.17g, the color-order fold is %.17g",
+		              order_policies[_i], k, got, w);
+		CK_TSR(tsr_future_destroy(f[k]));
+	}
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+/* Sequential model of one REDUCE(SUM) launch: points in color order, each one's contribution
+ * to an element starting at the identity (0.0) and then folded into the element. */
+static void order_model(double *x, int launch, int npoints, const tsr_box_t *boxes)
+{
+	for (int p = 0; p < npoints; p++)
+		for (int64_t i = boxes[p].lo[0]; i <= boxes[p].hi[0]; i++) {
+			volatile double partial = 0.0 + order_value(launch, p, i);
+			x[i] = x[i] + partial;
+		}
+}
+
+/* REDUCE(SUM) 15 launches in a row, through disjoint tiles, through halo tiles (elements in two
+ * tiles), and onto the whole region from every point: the field holds, bit for bit, the launches
+ * folded one after another, each one's points in color order. */
+START_TEST(reduce_privilege_is_the_color_order_fold_under_every_policy)
+{
+	order_init(order_policies[_i]);
+	tsr_task_t t = order_task();
+	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	tsr_box_t tile_boxes[4], ghost_boxes[4], whole[8];
+	for (int c = 0; c < 4; c++) {
+		tile_boxes[c] = tsr_box1(2 * c, 2 * c + 1);
+		ghost_boxes[c] = tsr_box1(c == 0 ? 0 : 2 * c - 1, c == 3 ? 7 : 2 * c + 2);
+	}
+	for (int p = 0; p < 8; p++)
+		whole[p] = tsr_box1(0, 7);
+	double want[8], got[8], half = 0.5;
+	for (int i = 0; i < 8; i++)
+		want[i] = half;
+	CK_TSR(tsr_fill(r, 0, &half, sizeof half));
+	for (int launch = 0; launch < 15; launch++) {
+		tsr_req_t q;
+		if (launch % 3 == 0) {
+			q = tsr_req_part(tiles, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
+			CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &launch, sizeof launch, TSR_REDOP_NONE, NULL));
+			order_model(want, launch, 4, tile_boxes);
+		} else if (launch % 3 == 1) {
+			q = tsr_req_part(ghost, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
+			CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &launch, sizeof launch, TSR_REDOP_NONE, NULL));
+			order_model(want, launch, 4, ghost_boxes);
+		} else {
+			q = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
+			CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 1, &q, &launch, sizeof launch, TSR_REDOP_NONE, NULL));
+			order_model(want, launch, 8, whole);
+		}
+	}
+	tsr_test_read1(r, 0, got, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(memcmp(&got[i], &want[i], sizeof got[i]) == 0, "%s: element %d is %.17g, the color-order fold is %.17g",
+		              order_policies[_i], i, got[i], want[i]);
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+/* A single launch reduces into private storage at the identity, folded into the field after it. */
+START_TEST(single_launch_reduce_folds_its_partial_into_the_field)
+{
+	order_init("lws");
+	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
+	double big = 1e16, got[8];
+	CK_TSR(tsr_fill(r, 0, &big, sizeof big));
+	struct fold_args fa = {TSR_SUM, TSR_F64, 1.0, 0};
+	tsr_req_t q = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
+	tsr_task_t t = fold_task();
+	/* the task folds 1.0 once per element: 1e16 + (0 + 1) rounds back to 1e16, twice */
+	CK_TSR(tsr_launch(t, 1, &q, &fa, sizeof fa, NULL));
+	CK_TSR(tsr_launch(t, 1, &q, &fa, sizeof fa, NULL));
+	tsr_test_read1(r, 0, got, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(got[i] == 1e16, "element %d is %.17g, want 1e16", i, got[i]);
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+/* TSR_REDUX=unordered keeps StarPU's REDUX (arrival order): exact integer sums stay right. */
+START_TEST(unordered_opt_out_still_reduces)
+{
+	setenv("TSR_REDUX", "unordered", 1);
+	order_init("lws");
+	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_task_t t = fold_task();
+	for (int k = 0; k < 5; k++)
+		index_fold(t, p, tsr_box1(0, 3), TSR_SUM, 1.0);
+	tsr_task_t rs;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum", .cpu = read_sum, .ret_type = TSR_F64}, &rs));
+	tsr_req_t q = tsr_req_part(p, TSR_READ, TSR_FIELDS(0));
+	tsr_future_t f;
+	CK_TSR(tsr_index_launch(rs, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));
+	double total;
+	CK_TSR(tsr_future_wait(f, &total, sizeof total));
+	/* 5 launches of (1 + color) into 3 elements per tile: 5 * 3 * (1 + 2 + 3 + 4) */
+	ck_assert_double_eq(total, 150.0);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+	unsetenv("TSR_REDUX");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("reduce");
@@ -437,5 +630,12 @@ int main(void)
 	tcase_add_test(tc, user_redop_on_region_and_future);
 	tcase_add_test(tc, user_redop_on_bytes);
 	suite_add_tcase(s, tc);
+	TCase *order = tsr_test_tcase("color_order", 0);
+	int npol = (int)(sizeof order_policies / sizeof order_policies[0]);
+	tcase_add_loop_test(order, future_sum_is_the_color_order_fold_under_every_policy, 0, npol);
+	tcase_add_loop_test(order, reduce_privilege_is_the_color_order_fold_under_every_policy, 0, npol);
+	tcase_add_test(order, single_launch_reduce_folds_its_partial_into_the_field);
+	tcase_add_test(order, unordered_opt_out_still_reduces);
+	suite_add_tcase(s, order);
 	return tsr_test_run(s);
 }

@@ -73,7 +73,10 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 		if (q->reduce_tmp_op)
 			for (int k = 0; k < q->nfields; k++) {
 				void *b[1] = {buffers[q->buf[k]]};
-				tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op)->cpu_funcs[0](b, NULL);
+				struct starpu_codelet *init = tsr__init_cl(q->finfo[q->fields[k]].type, q->reduce_tmp_op);
+				/* on a GPU the buffer is device memory: the CUDA init (launch.c keeps operators
+				 * without one on CPUs) */
+				(cuda ? init->cuda_funcs[0] : init->cpu_funcs[0])(b, NULL);
 			}
 	}
 	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);

@@ -10,7 +10,7 @@ AC_DEFUN([TSR_CHECK_CUDA], [
       tsr_cuda_libdir=$CUDA_HOME/lib64
       AS_IF([test -d "$tsr_cuda_libdir"], [], [tsr_cuda_libdir=$CUDA_HOME/lib])
       CUDA_LIBS="-L$tsr_cuda_libdir -Wl,-rpath,$tsr_cuda_libdir -lcudart -lstdc++"
-      NVCCFLAGS=${NVCCFLAGS:-"-O3 -std=c++17"}
+      NVCCFLAGS=${NVCCFLAGS:-"-O3 -std=c++17 -arch=sm_90"}
     ], [
       AS_IF([test "x$enable_cuda" = xyes], [AC_MSG_ERROR([--enable-cuda given but nvcc not found under $CUDA_HOME or PATH])])
     ])

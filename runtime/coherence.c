@@ -13,7 +13,7 @@ static void close_plan(struct tsr_node *n, struct tsr_partition *p)
 	starpu_data_handle_t *children = p->children[n->field];
 	for (int c = 0; c < p->ncolors; c++)
 		tsr__coh_close_all(&p->subs[c]->nodes[n->field]);
-	starpu_data_unpartition_submit(n->h, p->ncolors, children, STARPU_MAIN_RAM);
+	starpu_data_unpartition_submit(n->h, p->ncolors, children, tsr__gather_node(n));
 	if (n->open_rw == p) {
 		n->open_rw = NULL;
 	} else {

@@ -54,10 +54,43 @@ static void copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 			       (const char *)s.ptr + (y * s.stride[1] + z * s.stride[2]) * s.elem_size, row);
 }
 
+#ifdef STARPU_USE_CUDA
+/* CUDA bodies (hostaccess_cuda.cu): a field that lives on a GPU is filled and copied there. */
+int tsr__cuda_fill(const tsr_accessor_t *a, const void *value, void *stream);
+int tsr__cuda_copy(const tsr_accessor_t *d, const tsr_accessor_t *s, void *stream);
+
+static void fill_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	int f = *(const int *)args;
+	const char *val = (const char *)args + sizeof(int);
+	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
+		return;
+	int e = tsr__cuda_fill(&a, val, tsr_ctx_cuda_stream(ctx));
+	if (e)
+		tsr_ctx_error(ctx, "field %d: CUDA fill failed (cudaError %d)", f, e);
+}
+
+static void copy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int *f = args;
+	tsr_accessor_t s, d;
+	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
+		return;
+	int e = tsr__cuda_copy(&d, &s, tsr_ctx_cuda_stream(ctx));
+	if (e)
+		tsr_ctx_error(ctx, "fields %d -> %d: CUDA copy failed (cudaError %d)", f[0], f[1], e);
+}
+#endif
+
 int tsr__internal_tasks_init(void)
 {
 	tsr_task_desc_t fd = {.name = "tsr_fill", .cpu = fill_cpu};
 	tsr_task_desc_t cd = {.name = "tsr_copy", .cpu = copy_cpu};
+#ifdef STARPU_USE_CUDA
+	fd.cuda = fill_cuda;
+	cd.cuda = copy_cuda;
+#endif
 	int rc = tsr_task_register(&fd, &fill_task);
 	if (!rc)
 		rc = tsr_task_register(&cd, &copy_task);

@@ -131,6 +131,7 @@ struct tsr_region {
 	/* root only */
 	void **storage;                       /* one array per field */
 	int *mapped;                          /* per field: mapped on the host */
+	int home;                             /* memory node of storage: STARPU_MAIN_RAM or a GPU's */
 };
 
 struct tsr_partition {
@@ -154,6 +155,7 @@ int tsr__field_check(const struct tsr_region *r, int f, const char *what);
 int tsr__region_aliased(const struct tsr_region *r);
 struct tsr_region *tsr__fold_target(struct tsr_region *r);
 int tsr__region_free_all(void);
+int tsr__gather_node(const struct tsr_node *n);   /* where plan switches gather a node's data */
 
 /* ---- coherence (coherence.c): make a node's handle usable for a read or a write */
 void tsr__coh_access(struct tsr_node *n, int write);

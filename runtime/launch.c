@@ -226,10 +226,27 @@ static void fold_cpu(void *buffers[], void *cl_arg)
 	void *b[2] = {&dst, src};
 	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](b, NULL);
 }
+#ifdef STARPU_USE_CUDA
+/* The same window arithmetic on device pointers, folded by the operator's CUDA redux. */
+static void fold_cuda(void *buffers[], void *cl_arg)
+{
+	struct fold_arg *a = cl_arg;
+	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
+	struct starpu_block_interface *src = buffers[1];
+	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
+	dst.nx = src->nx; dst.ny = src->ny; dst.nz = src->nz;
+	void *b[2] = {&dst, src};
+	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](b, NULL);
+}
+#endif
 static void fold_init(void)
 {
 	starpu_codelet_init(&fold_cl);
 	fold_cl.cpu_funcs[0] = fold_cpu;
+#ifdef STARPU_USE_CUDA
+	fold_cl.cuda_funcs[0] = fold_cuda;
+	fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
 	fold_cl.nbuffers = 2;
 	fold_cl.modes[0] = STARPU_RW;
 	fold_cl.modes[1] = STARPU_R;
@@ -414,7 +431,8 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 				folds[*nfolds].tmp = tmp;
 				folds[*nfolds].op = q[i].redop;
 				(*nfolds)++;
-				cpu_only |= q[i].redop >= TSR_REDOP_USER;   /* no CUDA identity for user operators */
+				/* user operators have host code only */
+				cpu_only |= tsr__init_cl(s->fields[f].type, q[i].redop)->cuda_funcs[0] == NULL;
 				b++;
 				continue;
 			}
@@ -448,7 +466,9 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		ctx->ret_partial = ret->partial;
 		ctx->ret_state = ret->state;
 		STARPU_TASK_SET_HANDLE(task, ret->h, b);
-		STARPU_TASK_SET_MODE(task, ret->op && !ret->partial ? STARPU_REDUX : STARPU_W, b);
+		/* a variable, not a conditional: StarPU 1.4's macro does not parenthesise its mode */
+		enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
+		STARPU_TASK_SET_MODE(task, ret_mode, b);
 		if (ret->partial && ret->op >= TSR_REDOP_USER)
 			cpu_only = 1;   /* user operators have no CUDA identity to start the partial value */
 		b++;
@@ -517,6 +537,8 @@ static int submit_fold(const struct pending_fold *fold)
 	task->cl_arg_free = 1;
 	task->handles[0] = nd->h;
 	task->handles[1] = fold->tmp;
+	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
+		task->where = STARPU_CPU;   /* user operators have host code only */
 	if (starpu_task_submit(task))
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
 	return TSR_OK;

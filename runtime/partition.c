@@ -133,12 +133,12 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 		if (p->children[f][0]) {
 			/* close this plan on the parent if it is open */
 			if (n->open_rw == p) {
-				starpu_data_unpartition_submit(n->h, p->ncolors, p->children[f], STARPU_MAIN_RAM);
+				starpu_data_unpartition_submit(n->h, p->ncolors, p->children[f], tsr__gather_node(n));
 				n->open_rw = NULL;
 			}
 			for (int i = 0; i < n->nopen_ro; i++)
 				if (n->open_ro[i] == p) {
-					starpu_data_unpartition_submit(n->h, p->ncolors, p->children[f], STARPU_MAIN_RAM);
+					starpu_data_unpartition_submit(n->h, p->ncolors, p->children[f], tsr__gather_node(n));
 					n->open_ro[i] = n->open_ro[--n->nopen_ro];
 					break;
 				}

@@ -120,6 +120,14 @@ static const cl_fn cuda_init[4][4] = {CROW(0, cinit), CROW(1, cinit), CROW(2, ci
 static const cl_fn cuda_redux[4][4] = {CROW(0, credux), CROW(1, credux), CROW(2, credux), CROW(3, credux)};
 #endif
 
+/* StarPU 1.3.10 asserts that a reduction codelet's destination is exactly STARPU_RW; 1.4 that it
+ * is STARPU_RW|STARPU_COMMUTE. */
+#if STARPU_MAJOR_VERSION == 1 && STARPU_MINOR_VERSION <= 3
+#define TSR_REDUX_DST_MODE STARPU_RW
+#else
+#define TSR_REDUX_DST_MODE (STARPU_RW | STARPU_COMMUTE)
+#endif
+
 static struct starpu_codelet builtin_init_cl[4][4], builtin_redux_cl[4][4];
 static struct starpu_codelet user_init_cl[TSR_MAX_USER_REDOPS], user_redux_cl[TSR_MAX_USER_REDOPS];
 
@@ -128,7 +136,7 @@ static void make_cl(struct starpu_codelet *cl, cl_fn fn, int redux)
 	memset(cl, 0, sizeof *cl);
 	cl->cpu_funcs[0] = fn;
 	cl->nbuffers = redux ? 2 : 1;
-	cl->modes[0] = redux ? STARPU_RW : STARPU_W;
+	cl->modes[0] = redux ? TSR_REDUX_DST_MODE : STARPU_W;
 	cl->modes[1] = STARPU_R;
 	cl->name = redux ? "tsr_redux" : "tsr_redux_init";
 	cl->flags = STARPU_CODELET_NOPLANS;

@@ -14,6 +14,76 @@ int tsr__field_check(const struct tsr_region *r, int f, const char *what)
 	return TSR_OK;
 }
 
+/* The home node of a new root region's fields, by one stated rule:
+ *   TSR_HOME=host  host RAM (the default whenever a CPU worker runs);
+ *   TSR_HOME=cuda  the first CUDA worker's memory (an error if there is none);
+ *   unset or auto  the first CUDA worker's memory when only CUDA workers run (TSR_NCPU=0), since
+ *                  every task on every field then runs there; host RAM otherwise.
+ * A field homed on a GPU is gathered there by plan switches and stays there across iterations;
+ * only host maps (tsr_map) bring a copy to RAM. */
+static int home_node(const char *what, const char *name, int *node)
+{
+	const char *env = getenv("TSR_HOME");
+	int want_cuda;
+	if (!env || !*env || !strcmp(env, "auto"))
+		want_cuda = tsr__rt.ncuda > 0 && tsr__rt.ncpu == 0;
+	else if (!strcmp(env, "host"))
+		want_cuda = 0;
+	else if (!strcmp(env, "cuda"))
+		want_cuda = 1;
+	else
+		return tsr__err(TSR_EINVAL, "%s: region '%s': TSR_HOME='%s' is not host, cuda or auto", what, name, env);
+	*node = STARPU_MAIN_RAM;
+	if (!want_cuda)
+		return TSR_OK;
+	int w = tsr__rt.ncuda > 0 ? starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0) : -1;
+	if (w < 0)
+		return tsr__err(TSR_ENODEV, "%s: region '%s': TSR_HOME=cuda but the runtime has no CUDA worker", what, name);
+	*node = (int)starpu_worker_get_memory_node((unsigned)w);
+	return TSR_OK;
+}
+
+int tsr__gather_node(const struct tsr_node *n)
+{
+	return n->region->root->home;
+}
+
+/* One field's array on the region's home node; NULL when out of memory. Host arrays are zeroed
+ * here; GPU arrays by a fill task (tsr_region_create), which runs on the GPU. */
+static void *storage_alloc(int home, size_t bytes)
+{
+	if (home != STARPU_MAIN_RAM)
+		return (void *)starpu_malloc_on_node((unsigned)home, bytes);
+	void *p;
+	if (starpu_malloc_flags(&p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0) != 0)
+		return NULL;
+	memset(p, 0, bytes);
+	return p;
+}
+
+static void storage_free(int home, void *p, size_t bytes)
+{
+	if (home != STARPU_MAIN_RAM)
+		starpu_free_on_node((unsigned)home, (uintptr_t)p, bytes);
+	else
+		starpu_free_flags(p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
+}
+
+/* Zero every field of a region homed on a GPU, with the fill task (ordered before any use). */
+static int zero_on_device(struct tsr_region *r)
+{
+	for (int f = 0; f < r->nfields; f++) {
+		void *zero = calloc(1, r->fields[f].size);
+		if (!zero)
+			return tsr__err(TSR_ENOMEM, "tsr_region_create: region '%s': out of memory", r->name);
+		int rc = tsr_fill((tsr_region_t){r->id}, f, zero, r->fields[f].size);
+		free(zero);
+		if (rc)
+			return rc;
+	}
+	return TSR_OK;
+}
+
 /* Extent of a valid box (its volume fits in int64_t, so each extent does). */
 static int64_t extent(const tsr_box_t *b, int d)
 {
@@ -73,6 +143,9 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	rc = tsr__fspace_fields(fs, what, &nf, &fields);
 	if (rc)
 		return rc;
+	int home;
+	if ((rc = home_node(what, name, &home)))
+		return rc;
 	if (nf == 0)
 		return tsr__err(TSR_EINVAL, "%s: region '%s': field space has no fields", what, name);
 	rc = check_field_bytes(what, name, bounds, nf, fields);
@@ -91,24 +164,26 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	r->storage = calloc(nf, sizeof *r->storage);
 	r->mapped = calloc(nf, sizeof *r->mapped);
 	r->root = r;
+	r->home = home;
 	if (!r->name || !r->fields || !r->nodes || !r->storage || !r->mapped)
 		goto nomem;
 	memcpy(r->fields, fields, nf * sizeof *r->fields);
 	for (int f = 0; f < nf; f++) {
 		size_t bytes = (size_t)nx * ny * nz * r->fields[f].size;
-		int flags = tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0;
-		if (starpu_malloc_flags(&r->storage[f], bytes, flags) != 0) {
-			r->storage[f] = NULL;
+		r->storage[f] = storage_alloc(home, bytes);
+		if (!r->storage[f])
 			goto nomem;
-		}
-		memset(r->storage[f], 0, bytes);
 		struct tsr_node *n = &r->nodes[f];
 		n->region = r;
 		n->field = f;
-		starpu_block_data_register(&n->h, STARPU_MAIN_RAM, (uintptr_t)r->storage[f], nx, (uint32_t)nx * ny,
+		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx, (uint32_t)nx * ny,
 		                           nx, ny, nz, r->fields[f].size);
 	}
 	r->id = tsr__handle_new(TSR_K_REGION, r);
+	if (home != STARPU_MAIN_RAM && (rc = zero_on_device(r))) {
+		tsr__region_free_tree(r);
+		return rc;
+	}
 	out->id = r->id;
 	return TSR_OK;
 nomem:
@@ -116,8 +191,7 @@ nomem:
 		if (r->nodes[f].h)
 			starpu_data_unregister(r->nodes[f].h);
 		if (r->storage && r->storage[f])
-			starpu_free_flags(r->storage[f], (size_t)nx * ny * nz * r->fields[f].size,
-			                  tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
+			storage_free(home, r->storage[f], (size_t)nx * ny * nz * r->fields[f].size);
 	}
 	free(r->name); free(r->fields); free(r->nodes); free(r->storage); free(r->mapped); free(r);
 	return tsr__err(TSR_ENOMEM, "%s: region '%s': out of memory", what, name);
@@ -176,7 +250,7 @@ void tsr__region_free_tree(struct tsr_region *r)
 			tsr__dag_node_free(&r->nodes[f]);
 			free(r->nodes[f].open_ro);
 			size_t bytes = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
-			starpu_free_flags(r->storage[f], bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
+			storage_free(r->home, r->storage[f], bytes);
 		}
 		free(r->fields);
 		free(r->storage);

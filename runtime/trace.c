@@ -330,7 +330,32 @@ static int close_written(FILE *f, const char *file, const char *kind)
 	return TSR_OK;
 }
 
-static int write_trace(const char *file)
+/* StarPU's transfer totals per bus (reading them resets them, so obs_fini reads them once). */
+#define TSR_MAX_BUS 64
+struct bus_row { int src, dst; long long bytes; int count; };
+
+static int read_bus(struct bus_row *out, int max)
+{
+	int nbus = starpu_bus_get_count(), n = 0;
+	for (int b = 0; b < nbus && n < max; b++) {
+		struct starpu_profiling_bus_info bi;
+		if (starpu_bus_get_profiling_info(b, &bi))
+			continue;
+		out[n].src = starpu_bus_get_src(b);
+		out[n].dst = starpu_bus_get_dst(b);
+		out[n].bytes = bi.transferred_bytes;
+		out[n].count = bi.transfer_count;
+		n++;
+	}
+	return n;
+}
+
+static const char *node_kind(int node)
+{
+	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "gpu";
+}
+
+static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 {
 	FILE *f = fopen(file, "w");
 	if (!f)
@@ -359,15 +384,10 @@ static int write_trace(const char *file)
 		fprintf(f, "\",\"color\":\"%s\",\"worker\":%d}},\n", pl, evs[i].worker);
 	}
 	/* Transfers: StarPU (without FxT) reports totals per bus. */
-	int nbus = starpu_bus_get_count();
-	for (int b = 0; b < nbus; b++) {
-		struct starpu_profiling_bus_info bi;
-		if (starpu_bus_get_profiling_info(b, &bi))
-			continue;
+	for (int b = 0; b < nbus; b++)
 		fprintf(f, "{\"name\":\"bus %d->%d\",\"cat\":\"transfer\",\"ph\":\"C\",\"pid\":0,\"ts\":0,"
-		        "\"args\":{\"bytes\":%lld,\"transfers\":%d}},\n", starpu_bus_get_src(b), starpu_bus_get_dst(b),
-		        (long long)bi.transferred_bytes, bi.transfer_count);
-	}
+		        "\"args\":{\"bytes\":%lld,\"transfers\":%d,\"from\":\"%s\",\"to\":\"%s\"}},\n", bus[b].src,
+		        bus[b].dst, bus[b].bytes, bus[b].count, node_kind(bus[b].src), node_kind(bus[b].dst));
 	fprintf(f, "{\"name\":\"tessera\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"tessera\",\"tasks\":%zu}}\n]}\n", nevs);
 	return close_written(f, file, "trace file");
 }
@@ -392,6 +412,26 @@ static int write_dag(const char *file)
 	}
 	fprintf(f, "}\n");
 	return close_written(f, file, "graph file");
+}
+
+/* Bytes moved between host and GPUs over the run: what a GPU-resident app keeps near zero. */
+static void print_bus(const struct bus_row *bus, int nbus)
+{
+	long long h2d = 0, d2h = 0, d2d = 0;
+	for (int b = 0; b < nbus; b++) {
+		int src_host = starpu_node_get_kind((unsigned)bus[b].src) == STARPU_CPU_RAM;
+		int dst_host = starpu_node_get_kind((unsigned)bus[b].dst) == STARPU_CPU_RAM;
+		if (src_host && !dst_host)
+			h2d += bus[b].bytes;
+		else if (!src_host && dst_host)
+			d2h += bus[b].bytes;
+		else
+			d2d += bus[b].bytes;
+		if (bus[b].count)
+			fprintf(stderr, "tessera stats: bus %d->%d (%s->%s) %lld bytes in %d transfers\n", bus[b].src, bus[b].dst,
+			        node_kind(bus[b].src), node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
+	}
+	fprintf(stderr, "tessera stats: bytes host->gpu %lld gpu->host %lld gpu->gpu %lld\n", h2d, d2h, d2d);
 }
 
 static void print_stats(void)
@@ -430,15 +470,19 @@ int tsr_stats_get(tsr_task_stats_t *out, int max)
 /* Before starpu_shutdown (profiling info is still readable); everything is idle. */
 int tsr__obs_fini(const tsr_config_t *c)
 {
+	struct bus_row bus[TSR_MAX_BUS];
+	int nbus = tsr__obs_on ? read_bus(bus, TSR_MAX_BUS) : 0;
 	int rc = TSR_OK;
 	if (c->trace_file)
-		rc = write_trace(c->trace_file);
+		rc = write_trace(c->trace_file, bus, nbus);
 	if (c->dag_file) {
 		int rc2 = write_dag(c->dag_file);
 		rc = rc ? rc : rc2;
 	}
-	if (c->stats)
+	if (c->stats) {
 		print_stats();
+		print_bus(bus, nbus);
+	}
 	free(evs); evs = NULL; nevs = capevs = 0;
 	free(rows); rows = NULL; nrows = caprows = 0;
 	for (int i = 0; i < nnodes; i++)

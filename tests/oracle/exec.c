@@ -11,21 +11,22 @@ int or_exec_skip = -1;
 /* One task per return type (tsr_type_t values TSR_NONE..TSR_I64), all running the same body. */
 static tsr_task_t g_task[TSR_I64 + 1];
 
-static void variant(tsr_ctx_t *ctx, const void *args, size_t arglen)
+/* What both variants do before the body: check the arguments, get every accessor and future
+ * (device pointers on a CUDA worker), and wait the op's delay. 0 on success; on failure the
+ * error is reported on ctx. */
+int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF], const void *fut[])
 {
 	const or_kargs_t *a = args;
 	if (arglen != sizeof *a) {
 		tsr_ctx_error(ctx, "oracle task got %zu bytes of arguments, expected %zu", arglen, sizeof *a);
-		return;
+		return -1;
 	}
-	tsr_accessor_t acc[OR_MAXREQ][OR_MAXF];
-	const void *fut[OR_MAXREQ] = {0};
 	for (int r = 0; r < a->nreq; r++) {
 		const or_kreq_t *q = &a->req[r];
 		if (q->kind == RQ_FUTURE) {
 			if (!(fut[r] = tsr_ctx_future(ctx, r))) {
 				tsr_ctx_error(ctx, "oracle task: tsr_ctx_future(%d) failed: %s", r, tsr_last_error());
-				return;
+				return -1;
 			}
 			continue;
 		}
@@ -34,12 +35,12 @@ static void variant(tsr_ctx_t *ctx, const void *args, size_t arglen)
 			if (rc) {
 				tsr_ctx_error(ctx, "oracle task: tsr_ctx_accessor(req %d, field %d) returned %s: %s", r, q->field[k],
 				              tsr_err_name(rc), tsr_last_error());
-				return;
+				return -1;
 			}
 			if (acc[r][k].type != (tsr_type_t)q->type[k] || acc[r][k].elem_size != tsr_type_size((tsr_type_t)q->type[k])) {
 				tsr_ctx_error(ctx, "oracle task: accessor of req %d field %d has type %d size %zu", r, q->field[k],
 				              acc[r][k].type, acc[r][k].elem_size);
-				return;
+				return -1;
 			}
 		}
 	}
@@ -51,6 +52,16 @@ static void variant(tsr_ctx_t *ctx, const void *args, size_t arglen)
 			clock_gettime(CLOCK_MONOTONIC, &t);
 		while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < a->delay_us);
 	}
+	return 0;
+}
+
+static void variant(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const or_kargs_t *a = args;
+	tsr_accessor_t acc[OR_MAXREQ][OR_MAXF];
+	const void *fut[OR_MAXREQ] = {0};
+	if (or_gather(ctx, args, arglen, acc, fut))
+		return;
 	int64_t point[3] = {0, 0, 0};
 	int pdim = tsr_ctx_point(ctx, point);
 	uint64_t ret = 0;
@@ -67,6 +78,9 @@ int or_exec_register(void)
 	static const char *names[] = {"oracle_none", "oracle_f32", "oracle_f64", "oracle_i32", "oracle_i64"};
 	for (int t = TSR_NONE; t <= TSR_I64; t++) {
 		tsr_task_desc_t d = {names[t], variant, NULL, (tsr_type_t)t, 0};
+#ifdef TSR_ORACLE_CUDA
+		d.cuda = or_cuda_variant;   /* kernel_cuda.cu: the same body on the GPU */
+#endif
 		int rc = tsr_task_register(&d, &g_task[t]);
 		if (rc) {
 			fprintf(stderr, "oracle: tsr_task_register(%s) returned %s: %s\n", names[t], tsr_err_name(rc), tsr_last_error());

@@ -4,10 +4,16 @@
 #include <string.h>
 #include "oracle.h"
 
+/* kernel_cuda.cu compiles this file a second time, for the GPU: the functions the task body uses
+ * are then __host__ __device__, so both variants run this very code. */
+#ifndef OR_HD
+#define OR_HD
+#endif
+
 /* Every value the oracle stores is an integer of bounded magnitude (see or_type_limit), so
  * conversions between a field's type and int64_t are exact and reductions are associative and
  * commutative bit for bit whatever order the runtime folds them in. */
-int64_t or_to_i64(tsr_type_t t, const void *v)
+OR_HD int64_t or_to_i64(tsr_type_t t, const void *v)
 {
 	double d;
 	switch (t) {
@@ -23,7 +29,7 @@ int64_t or_to_i64(tsr_type_t t, const void *v)
 	return (int64_t)d;
 }
 
-void or_from_i64(tsr_type_t t, int64_t v, void *out)
+OR_HD void or_from_i64(tsr_type_t t, int64_t v, void *out)
 {
 	switch (t) {
 	case TSR_I32: { int32_t x = (int32_t)(uint32_t)(uint64_t)v; memcpy(out, &x, 4); break; }
@@ -72,7 +78,7 @@ void or_identity(tsr_type_t t, tsr_redop_t op, void *out)
 
 /* *acc = *acc op *val in the element type; integer sums and products wrap (unsigned arithmetic)
  * so that even a wrong input never makes the oracle itself undefined. */
-void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
+OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 {
 	switch (t) {
 	case TSR_I32: {
@@ -136,13 +142,13 @@ void or_value_str(tsr_type_t t, const void *v, char *buf, size_t len)
 	}
 }
 
-void or_box_first(tsr_box_t b, int64_t x[3])
+OR_HD void or_box_first(tsr_box_t b, int64_t x[3])
 {
 	for (int d = 0; d < 3; d++)
 		x[d] = d < b.dim ? b.lo[d] : 0;
 }
 
-int or_box_next(tsr_box_t b, int64_t x[3])
+OR_HD int or_box_next(tsr_box_t b, int64_t x[3])
 {
 	for (int d = 0; d < b.dim; d++) {
 		if (x[d] < b.hi[d]) {
@@ -154,7 +160,7 @@ int or_box_next(tsr_box_t b, int64_t x[3])
 	return 0;
 }
 
-size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3])
+OR_HD size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3])
 {
 	int64_t off = 0;
 	for (int d = 0; d < a->dim; d++)
@@ -162,7 +168,7 @@ size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3])
 	return (size_t)off;
 }
 
-static tsr_box_t acc_box(const tsr_accessor_t *a)
+OR_HD static tsr_box_t acc_box(const tsr_accessor_t *a)
 {
 	tsr_box_t b = {a->dim, {0, 0, 0}, {0, 0, 0}};
 	for (int d = 0; d < a->dim; d++) {
@@ -172,30 +178,30 @@ static tsr_box_t acc_box(const tsr_accessor_t *a)
 	return b;
 }
 
-static void *elem(const tsr_accessor_t *a, const int64_t x[3])
+OR_HD static void *elem(const tsr_accessor_t *a, const int64_t x[3])
 {
 	return (char *)a->ptr + or_elem_offset(a, x) * a->elem_size;
 }
 
 /* Fold a value into [-500, 499]: keeps every stored value small and every sign present. */
-static int64_t m1000(int64_t v)
+OR_HD static int64_t m1000(int64_t v)
 {
 	return ((v % 1000) + 1000) % 1000 - 500;
 }
 
 /* Valid programs never overflow; a wrong value from the runtime may, and must not make the
  * oracle itself undefined: such sums are done in unsigned arithmetic. */
-static int64_t wrap(uint64_t v)
+OR_HD static int64_t wrap(uint64_t v)
 {
 	return (int64_t)v;
 }
 
-static int64_t lin(const int64_t x[3])
+OR_HD static int64_t lin(const int64_t x[3])
 {
 	return x[0] + 13 * x[1] + 17 * x[2];
 }
 
-static uint64_t mix(uint64_t z)
+OR_HD static uint64_t mix(uint64_t z)
 {
 	z += 0x9e3779b97f4a7c15ull;
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -205,7 +211,7 @@ static uint64_t mix(uint64_t z)
 
 /* Contribution of one element to a REDUCE: small enough that the generator's bounds hold
  * (sum: |c| <= 3; product: 1, -1 or 2, never -1 on floats so that no -0.0 appears). */
-static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
+OR_HD static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 {
 	switch (op) {
 	case TSR_SUM: return (int64_t)(h % 7) - 3;
@@ -221,12 +227,12 @@ static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 	}
 }
 
-static int is_float(tsr_type_t t)
+OR_HD static int is_float(tsr_type_t t)
 {
 	return t == TSR_F32 || t == TSR_F64;
 }
 
-static void from_double(tsr_type_t t, double v, void *out)
+OR_HD static void from_double(tsr_type_t t, double v, void *out)
 {
 	if (t == TSR_F32) {
 		float x = (float)v;
@@ -239,10 +245,10 @@ static void from_double(tsr_type_t t, double v, void *out)
 /* Float contribution of an fp_order launch: fractions of very different scales, so that folds
  * round and their order shows in the bits. Bounded like the integer ones (sum: |c| <= 3;
  * product: positive and at most 2), so the validator's bounds still hold. */
-static double fp_contribution(tsr_redop_t op, uint64_t h)
+OR_HD static double fp_contribution(tsr_redop_t op, uint64_t h)
 {
-	static const double scale[4] = {1.0, 0.1, 0x1p-30, 1e-9};
-	static const double factor[4] = {1.1, 0.9, 1.3, 0.7};
+	const double scale[4] = {1.0, 0.1, 0x1p-30, 1e-9};
+	const double factor[4] = {1.1, 0.9, 1.3, 0.7};
 	switch (op) {
 	case TSR_SUM: return (double)((int64_t)(h % 7) - 3) * scale[(h >> 8) % 4];
 	case TSR_PROD: return factor[(h >> 8) % 4];
@@ -250,7 +256,7 @@ static double fp_contribution(tsr_redop_t op, uint64_t h)
 	}
 }
 
-void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
+OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
                const void *const fut[], void *ret)
 {
 	/* 1. what the task reads: every READ / READ_WRITE element and every future, before any write */
@@ -319,7 +325,7 @@ void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_access
 		if (a->fp_order && is_float((tsr_type_t)a->ret_type)) {
 			/* products stay small and positive; sums mix magnitudes 2^-20 to 2^20 apart, plus a
 			 * fraction, so that a sum of three returns rounds differently in another order */
-			static const double mag[3] = {1.0, 0x1p20, 0x1p-20};
+			const double mag[3] = {1.0, 0x1p20, 0x1p-20};
 			uint64_t hr = mix((uint64_t)(c * 29 + pl * 11 + a->arg) + (uint64_t)fsum);
 			double d = a->ret_mode ? fp_contribution(TSR_PROD, hr)
 			                       : (double)v * mag[(hr >> 20) % 3] + fp_contribution(TSR_SUM, hr);
@@ -349,6 +355,7 @@ void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a)
 	a->nreq = op->nreq;
 	a->ret_type = op->ret_type;
 	a->ret_mode = op->ret_mode;
+	a->ret_op = op->kind == OP_INDEX ? op->redop : 0;
 	a->delay_us = op->delay_us;
 	a->fp_order = op->fp_order;
 	a->arg = op->ival;

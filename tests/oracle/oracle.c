@@ -36,6 +36,8 @@ static void usage(FILE *out)
 	        "  --count K       programs per batch (default: TSR_ORACLE_COUNT or 1000)\n"
 	        "  --sched NAME    scheduling policy for --seed / --first (default: TSR_SCHED or StarPU's)\n"
 	        "  --ncpu N        CPU workers for --seed / --first (default: TSR_NCPU or StarPU's)\n"
+	        "  --ncuda N       CUDA workers for --seed / --first (default 0); then --ncpu 0 (the default\n"
+	        "                  with --ncuda) means no CPU worker: every task runs the CUDA variant\n"
 	        "  --keep LIST     with --seed: keep only these ops (comma-separated op numbers)\n"
 	        "  --repeat R      run each program R times (failures that depend on timing)\n"
 	        "  --minimize      with --seed: drop ops while the program still fails the same way (mismatch,\n"
@@ -58,6 +60,9 @@ typedef struct {
 	const char *sched, *keep;
 } opts_t;
 
+/* --ncuda: CUDA workers (0: none, the make check configuration). */
+static int or_ncuda;
+
 static int start_runtime(const char *sched, int ncpu)
 {
 	tsr_config_t cfg;
@@ -67,11 +72,11 @@ static int start_runtime(const char *sched, int ncpu)
 		cfg.sched = sched;
 		unsetenv("TSR_SCHED");
 	}
-	if (ncpu > 0) {
+	if (ncpu > 0 || or_ncuda > 0) {   /* with CUDA workers, 0 CPU workers is a configuration */
 		cfg.ncpu = ncpu;
 		unsetenv("TSR_NCPU");
 	}
-	cfg.ncuda = 0;  /* the oracle's tasks have CPU variants only */
+	cfg.ncuda = or_ncuda;  /* a CUDA variant exists when built with nvcc (kernel_cuda.cu) */
 	unsetenv("TSR_NCUDA");
 	int rc = tsr_init(&cfg);
 	if (rc) {
@@ -79,9 +84,10 @@ static int start_runtime(const char *sched, int ncpu)
 		       tsr_last_error());
 		return rc;
 	}
-	if ((sched && (!tsr_sched_name() || strcmp(tsr_sched_name(), sched))) || (ncpu > 0 && tsr_ncpu_workers() != ncpu)) {
-		printf("# runtime runs sched=%s with %d CPU workers, asked for %s and %d\n", tsr_sched_name(),
-		       tsr_ncpu_workers(), sched, ncpu);
+	if ((sched && (!tsr_sched_name() || strcmp(tsr_sched_name(), sched))) ||
+	    ((ncpu > 0 || or_ncuda > 0) && tsr_ncpu_workers() != ncpu) || tsr_ncuda_workers() != or_ncuda) {
+		printf("# runtime runs sched=%s with %d CPU and %d CUDA workers, asked for %s, %d and %d\n", tsr_sched_name(),
+		       tsr_ncpu_workers(), tsr_ncuda_workers(), sched, ncpu, or_ncuda);
 		tsr_finalize();
 		return TSR_ESTATE;
 	}
@@ -161,8 +167,10 @@ static void replay_hint(FILE *out, uint64_t seed, const opts_t *o)
 	fprintf(out, "#   replay: tests/oracle/oracle --seed %llu", (unsigned long long)seed);
 	if (o->sched)
 		fprintf(out, " --sched %s", o->sched);
-	if (o->ncpu > 0)
+	if (o->ncpu > 0 || or_ncuda > 0)
 		fprintf(out, " --ncpu %d", o->ncpu);
+	if (or_ncuda > 0)
+		fprintf(out, " --ncuda %d", or_ncuda);
 	char av[96];
 	fprintf(out, " --avoid %s -v\n", or_avoid_str(or_avoid, av, sizeof av));
 }
@@ -274,8 +282,10 @@ static int minimize(const opts_t *o)
 		printf("%s%d", i ? "," : "", cand->op_id[i]);
 	if (o->sched)
 		printf(" --sched %s", o->sched);
-	if (o->ncpu > 0)
+	if (o->ncpu > 0 || or_ncuda > 0)
 		printf(" --ncpu %d", o->ncpu);
+	if (or_ncuda > 0)
+		printf(" --ncuda %d", or_ncuda);
 	if (o->repeat > 1)
 		printf(" --repeat %d", o->repeat);
 	char av[96];
@@ -303,7 +313,8 @@ static int replay(const opts_t *o)
 	}
 	char msg[1024];
 	if (o->verbose)
-		printf("running under %s with %d CPU workers:\n", tsr_sched_name() ? tsr_sched_name() : "?", tsr_ncpu_workers());
+		printf("running under %s with %d CPU and %d CUDA workers:\n", tsr_sched_name() ? tsr_sched_name() : "?",
+		       tsr_ncpu_workers(), tsr_ncuda_workers());
 	int failed = run_prog(p, o, o->verbose, msg, sizeof msg);
 	printf("seed %llu: %s%s\n", (unsigned long long)o->seed, failed ? "MISMATCH: " : "match", failed ? msg : "");
 	free(p);
@@ -338,8 +349,8 @@ static int batch(const opts_t *o, uint64_t first, int count, shared_t *sh)
 			or_print_prog(stdout, p);
 		if (run_prog(p, o, o->verbose, msg, sizeof msg)) {
 			failed++;
-			printf("# FAIL seed %llu (sched %s, ncpu %d): %s\n", (unsigned long long)seed, o->sched ? o->sched : "default",
-			       o->ncpu, msg);
+			printf("# FAIL seed %llu (sched %s, ncpu %d, ncuda %d): %s\n", (unsigned long long)seed,
+			       o->sched ? o->sched : "default", o->ncpu, or_ncuda, msg);
 			replay_hint(stdout, seed, o);
 			if (sh && failed <= 8)
 				sh->failed_seeds[failed - 1] = seed;
@@ -545,6 +556,8 @@ int main(int argc, char **argv)
 			o.sched = v;
 		else if (!strcmp(a, "--ncpu") && v)
 			o.ncpu = atoi(v);
+		else if (!strcmp(a, "--ncuda") && v)
+			or_ncuda = atoi(v);
 		else if (!strcmp(a, "--keep") && v)
 			o.keep = v;
 		else if (!strcmp(a, "--repeat") && v)
@@ -575,6 +588,10 @@ int main(int argc, char **argv)
 			}
 		}
 		i += takes;
+	}
+	if (or_ncuda < 0 || o.ncpu < 0) {
+		fprintf(stderr, "oracle: --ncpu and --ncuda must not be negative\n");
+		return 2;
 	}
 	if (o.count < 1 || o.repeat < 1 || o.timeout <= 0) {
 		fprintf(stderr, "oracle: --count, --repeat and --timeout must be positive\n");

@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <tessera.h>
 
+#ifdef __cplusplus
+extern "C" {   /* kernel_cuda.cu */
+#endif
+
 /* Capacities: small on purpose, a program must run in milliseconds. */
 #define OR_MAXROOT 3
 #define OR_MAXF 3
@@ -139,6 +143,7 @@ typedef struct {
 	int32_t nreq, ret_type, ret_mode, delay_us, fp_order;
 	int64_t arg;
 	or_kreq_t req[OR_MAXREQ];
+	int32_t ret_op;    /* index launches: reduction of the returns (a CUDA variant folds into its slot) */
 } or_kargs_t;
 
 void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a);
@@ -147,6 +152,9 @@ void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a);
 void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
                const void *const fut[], void *ret);
 void or_host_write(tsr_accessor_t *acc, tsr_privilege_t priv, int64_t salt);
+/* exec.c: a variant's accessors and futures; kernel_cuda.cu: the CUDA variant. */
+int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF], const void *fut[]);
+void or_cuda_variant(tsr_ctx_t *ctx, const void *args, size_t arglen);
 size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3]);
 int or_box_next(tsr_box_t b, int64_t x[3]); /* iterate points: dimension 0 fastest */
 void or_box_first(tsr_box_t b, int64_t x[3]);
@@ -193,5 +201,9 @@ int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len);
 /* Fault injection, to show that the comparison catches a wrong runtime: when >= 0, the Tessera
  * side skips the launch number (or_exec_skip % n) of the n launches that write or return. */
 extern int or_exec_skip;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

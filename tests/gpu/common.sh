@@ -1,0 +1,73 @@
+# tests/gpu/common.sh: sourced by the GPU tests (*.gpu). They run from `make check` (top_builddir
+# set) or from the GPU bundle (TSR_BUNDLE set by run-gpu.sh: programs under $TSR_BUNDLE/bin).
+# Without a CUDA worker every GPU test exits 77, which `make check` shows as SKIP.
+
+if [ -n "${TSR_BUNDLE:-}" ]; then
+	tsr_bin=$TSR_BUNDLE/bin
+	tsr_info=$tsr_bin/tessera-info
+	tsr_oracle=$tsr_bin/oracle
+	tsr_stencil=$tsr_bin/stencil
+	tsr_cg=$tsr_bin/cg
+	tsr_circuit=$tsr_bin/circuit
+	tsr_test_home=$tsr_bin/test_home
+else
+	b=${top_builddir:-.}
+	tsr_info=$b/tessera-info
+	tsr_oracle=$b/tests/oracle/oracle
+	tsr_stencil=$b/apps/stencil/stencil
+	tsr_cg=$b/apps/cg/cg
+	tsr_circuit=$b/apps/circuit/circuit
+	tsr_test_home=$b/tests/unit/test_home
+fi
+
+# The environment must not change what a test asks for; StarPU's calibration goes to a private
+# STARPU_HOME (1.3 and 1.4 files differ) unless the caller gave one.
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS TSR_HOME STARPU_SCHED STARPU_NCPU STARPU_NCUDA
+if [ -z "${STARPU_HOME:-}" ]; then
+	STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-gpu.XXXXXX") || exit 99
+	tsr_gpu_tmp_home=$STARPU_HOME
+	trap 'rm -rf "$tsr_gpu_tmp_home"' EXIT
+fi
+export STARPU_HOME STARPU_SILENT=1
+
+# CUDA workers StarPU starts here (0 without a GPU, or with a StarPU built without CUDA).
+tsr_cuda_workers() {
+	[ -x "$tsr_info" ] || { echo 0; return; }
+	n=$("$tsr_info" --machine 2>/dev/null | sed -n 's/^  CUDA devices: *\([0-9][0-9]*\).*/\1/p')
+	echo "${n:-0}"
+}
+
+# skip_without_cuda TEST: exit 77 with a message that says why.
+skip_without_cuda() {
+	ncuda=$(tsr_cuda_workers)
+	if [ "$ncuda" -lt 1 ]; then
+		echo "SKIP $1: no CUDA worker here ($tsr_info reports $ncuda CUDA devices: no GPU, or StarPU without CUDA)"
+		exit 77
+	fi
+}
+
+# check NAME COMMAND...: run one check, print ok/not ok and keep the log of a failure.
+tsr_gpu_fail=0
+tsr_gpu_n=0
+check() {
+	name=$1
+	shift
+	tsr_gpu_n=$((tsr_gpu_n + 1))
+	log=${TSR_GPU_LOGDIR:-$STARPU_HOME}/$(basename "$0" .gpu).$tsr_gpu_n.log
+	t0=$(date +%s)
+	if "$@" >"$log" 2>&1; then
+		echo "ok $tsr_gpu_n - $name ($(( $(date +%s) - t0 )) s)"
+		tail -n 1 "$log" | sed 's/^/#   /'
+	else
+		rc=$?
+		tsr_gpu_fail=$((tsr_gpu_fail + 1))
+		echo "not ok $tsr_gpu_n - $name (exit $rc)"
+		echo "#   $*"
+		tail -n 40 "$log" | sed 's/^/# /'
+	fi
+}
+
+finish() {
+	echo "# $tsr_gpu_n checks, $tsr_gpu_fail failed"
+	[ "$tsr_gpu_fail" -eq 0 ]
+}

@@ -336,7 +336,7 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	uint32_t ext[3] = {b->nx, b->ny, b->nz};
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < q->dim ? q->lo[d] : 0;
-		acc->hi[d] = q->view ? (d < q->dim ? q->hi[d] : 0) : acc->lo[d] + ext[d] - 1;
+		acc->hi[d] = q->view ? (d < q->dim ? q->hi[d] : 0) : acc->lo[d] + ((int64_t)ext[d] - 1);
 	}
 	acc->type = fi->type;
 	acc->elem_size = fi->size;

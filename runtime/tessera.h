@@ -35,8 +35,8 @@ extern "C" {
  * then holds a message naming the object (task, region, field, partition, color). */
 enum {
 	TSR_OK = 0,
-	TSR_EINVAL = -1,      /* invalid argument (null pointer, bad dimension, bad size) */
-	TSR_EBOUNDS = -2,     /* box or color outside the bounds it must lie in */
+	TSR_EINVAL = -1,      /* invalid argument (null pointer, dimension not 1-3, bad size, unknown operator or path) */
+	TSR_EBOUNDS = -2,     /* box or color empty, too large to count, of another dimension than, or outside the bounds it must lie in */
 	TSR_ETYPE = -3,       /* element type mismatch */
 	TSR_EPRIV = -4,       /* access not covered by the requested privilege */
 	TSR_EINTERFERE = -5,  /* requirements of one launch interfere (aliased write, conflicting partitions) */
@@ -68,9 +68,11 @@ typedef struct tsr_config {
 
 void tsr_config_init(tsr_config_t *cfg);   /* defaults: every field "StarPU default / off" */
 /* Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_TRACE, TSR_DAG, TSR_STATS override cfg;
- * STARPU_* variables keep working where Tessera does not set the value. cfg may be NULL. */
+ * STARPU_* variables keep working where Tessera does not set the value. cfg may be NULL.
+ * TSR_EINVAL for an unknown policy or a trace/graph file that cannot be created. */
 int tsr_init(const tsr_config_t *cfg);
-/* Wait for every task, destroy what is still alive (returns TSR_ELIVE if anything was), stop StarPU. */
+/* Wait for every task, destroy what is still alive (returns TSR_ELIVE if anything was), stop StarPU.
+ * TSR_EINVAL if the trace or graph file could not be written (the runtime is stopped anyway). */
 int tsr_finalize(void);
 /* Wait for every submitted task; returns TSR_ETASK if a task variant reported an error since the last fence
  * (the first one's message; each error is reported by one fence, while its poison stays, see above). */
@@ -93,7 +95,9 @@ typedef struct tsr_box {
 tsr_box_t tsr_box1(int64_t lo0, int64_t hi0);
 tsr_box_t tsr_box2(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1);
 tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2);
-int64_t tsr_box_volume(tsr_box_t b);                       /* number of points (0 if empty) */
+/* Number of points: 0 if empty or the dimension is not 1-3, -1 if the count does not fit in
+ * int64_t (a box of 2^63 points or more; every call given such a box refuses it). */
+int64_t tsr_box_volume(tsr_box_t b);
 int tsr_box_contains(tsr_box_t outer, tsr_box_t inner);    /* 1 if inner lies in outer */
 int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out); /* 1 if non-empty */
 
@@ -170,7 +174,8 @@ typedef int tsr_privilege_t;
  * in program order. TSR_REDUX=unordered (read at tsr_init) gives StarPU's REDUX instead, folded in
  * arrival order (results may then differ in the last bits from run to run). */
 /* Register a reduction operator on elements of `type` (size bytes for TSR_BYTES): identity
- * fills one element, fold does *acc = *acc op *val. CPU only (CUDA tasks cannot REDUCE with it). */
+ * fills one element, fold does *acc = *acc op *val. CPU only (CUDA tasks cannot REDUCE with it).
+ * Names are unique (messages print REDUCE(name)); a second registration of one is TSR_EINVAL. */
 typedef void (*tsr_redop_identity_fn)(void *elem);
 typedef void (*tsr_redop_fold_fn)(void *acc, const void *val);
 int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redop_identity_fn identity,
@@ -304,7 +309,8 @@ int tsr_launch(tsr_task_t task, int nreqs, const tsr_req_t *reqs, const void *ar
 /* One point task per point of `domain`; partition requirements are projected to a color per point
  * (identity by default), regions and futures are passed whole to every point. Writes through an
  * aliased partition, or any two points writing the same subregion, are refused. If result is not
- * NULL, *result is the reduction by `redop` of the points' return values. */
+ * NULL, *result is the reduction by `redop` of the points' return values. A redop that is not
+ * TSR_REDOP_NONE must be a known operator even when no result is asked. */
 int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
                      const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result);
 

@@ -108,6 +108,8 @@ START_TEST(halo_of_int64_max_clips_to_the_region)
 }
 END_TEST
 
+static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen);
+
 /* A region at the very top (and bottom) of int64_t: hi + 1 and lo - 1 do not exist. */
 START_TEST(halo_at_the_ends_of_int64_clips)
 {
@@ -128,6 +130,17 @@ START_TEST(halo_at_the_ends_of_int64_clips)
 	CK_TSR(tsr_region_bounds(s, &b));
 	ck_assert_int_eq(b.lo[0], INT64_MIN);
 	ck_assert_int_eq(b.hi[0], INT64_MIN + 7);
+	/* a task on the top tile sees its true bounds (lo + extent would overflow there) */
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "edge", .cpu = overwrite}, &t));
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(top, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	double w[8];
+	tsr_test_read1(top, 0, w, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert(w[i] == -1.0);
 	/* the views really are the region's data: a fill through the rim reaches the root */
 	double two = 2.0, v[8];
 	CK_TSR(tsr_fill(s, 0, &two, sizeof two));
@@ -152,13 +165,15 @@ START_TEST(color_space_too_large_refused)
 }
 END_TEST
 
+/* overwrite: field 0 of requirement 0 set to -1. It counts offsets from lo, since with
+ * hi = INT64_MAX the usual `i <= hi; i++` would never end. */
 static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t a;
 	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
 		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) = -1.0;
+	for (int64_t k = 0; k <= a.hi[0] - a.lo[0]; k++)
+		TSR_AT1(&a, double, a.lo[0] + k) = -1.0;
 }
 
 START_TEST(launch_domain_too_large_refused)

@@ -8,6 +8,7 @@
 struct tsr_runtime tsr__rt;
 
 int tsr__launch_init(void);
+void tsr__launch_fini(void);
 void tsr__task_free(void *obj);
 int tsr__region_free_all(void);
 void tsr__fspace_free_all(void);
@@ -170,6 +171,7 @@ int tsr_finalize(void)
 	tsr__handle_foreach(TSR_K_FUTURE, tsr__future_free);
 	tsr__region_free_all();
 	tsr__fspace_free_all();
+	tsr__launch_fini();
 	starpu_task_wait_for_all();
 	tsr__obs_fini(&tsr__rt.cfg);
 	starpu_shutdown();

@@ -2,6 +2,7 @@
  * privileges, bounds, interference) before anything is submitted; then coherence.c opens the
  * plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
  * point's requirement records and the by-value arguments (one allocation per point). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,30 +557,124 @@ static int submit_folds(struct pending_fold *folds, int nfolds, int rc)
 	return rc;
 }
 
-/* One partial value per point of an ordered future reduction; StarPU allocates each one where
- * its point first writes it. NULL when out of memory. */
-static starpu_data_handle_t *partials_register(int64_t npoints, size_t size)
+/* Partial values of ordered future reductions are StarPU handles kept for reuse, one free list
+ * per element size: registering and unregistering a handle for every point costs about as much
+ * as the point's task. A fold task's callback (on a worker) gives its handles back once it has
+ * read them, so a later launch takes handles that no pending task uses. */
+#define TSR_PARTIAL_SIZES 8
+struct partial_pool {
+	size_t size;
+	starpu_data_handle_t *free;   /* room for every handle of this size ever made */
+	int64_t nfree, nmade;
+};
+static struct partial_pool pools[TSR_PARTIAL_SIZES];
+static int npools;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
+ * handles are then unregistered after the fold. */
+struct partials {
+	struct partial_pool *pool;
+	int64_t n;
+	starpu_data_handle_t h[];
+};
+
+/* Under pool_lock. */
+static struct partial_pool *pool_of(size_t size)
 {
-	starpu_data_handle_t *parts = malloc((size_t)npoints * sizeof *parts);
-	if (!parts)
+	for (int i = 0; i < npools; i++)
+		if (pools[i].size == size)
+			return &pools[i];
+	if (npools == TSR_PARTIAL_SIZES)
 		return NULL;
-	for (int64_t i = 0; i < npoints; i++)
-		starpu_variable_data_register(&parts[i], -1, 0, size);
-	return parts;
+	memset(&pools[npools], 0, sizeof pools[npools]);
+	pools[npools].size = size;
+	return &pools[npools++];
 }
 
-/* The fold task holds its own references: the handles go away once it has run. */
-static void partials_release(starpu_data_handle_t *parts, int64_t npoints)
+/* Under pool_lock: take up to n free handles into out; make room in the free list for the
+ * handles the caller will register, so that giving them back never allocates. Returns how many
+ * were taken, or -1 when out of memory. */
+static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handle_t *out)
 {
-	for (int64_t i = 0; i < npoints; i++)
-		starpu_data_unregister_submit(parts[i]);
-	free(parts);
+	int64_t taken = n < pool->nfree ? n : pool->nfree;
+	int64_t made = pool->nmade + (n - taken);
+	if (made > pool->nmade) {
+		starpu_data_handle_t *nf = realloc(pool->free, (size_t)made * sizeof *nf);
+		if (!nf)
+			return -1;
+		pool->free = nf;
+		pool->nmade = made;
+	}
+	pool->nfree -= taken;
+	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
+	return taken;
+}
+
+/* One partial value per point, reused or registered (StarPU allocates a new one where its
+ * point first writes it). NULL when out of memory. */
+static struct partials *partials_take(int64_t npoints, size_t size)
+{
+	struct partials *ps = malloc(sizeof *ps + (size_t)npoints * sizeof ps->h[0]);
+	if (!ps)
+		return NULL;
+	ps->n = npoints;
+	int64_t taken = 0;
+	pthread_mutex_lock(&pool_lock);
+	ps->pool = pool_of(size);
+	if (ps->pool)
+		taken = pool_take(ps->pool, npoints, ps->h);
+	pthread_mutex_unlock(&pool_lock);
+	if (taken < 0) {
+		free(ps);
+		return NULL;
+	}
+	for (int64_t i = taken; i < npoints; i++)
+		starpu_variable_data_register(&ps->h[i], -1, 0, size);
+	return ps;
+}
+
+/* Fold task callback, or the launch itself when no fold was submitted: the handles go back to
+ * their pool (a later writer is ordered after any pending access by StarPU). */
+static void partials_give_back(void *arg)
+{
+	struct partials *ps = arg;
+	pthread_mutex_lock(&pool_lock);
+	for (int64_t i = 0; i < ps->n; i++)
+		ps->pool->free[ps->pool->nfree++] = ps->h[i];
+	pthread_mutex_unlock(&pool_lock);
+	free(ps);
+}
+
+/* After the fold was submitted (folded = 1) or not: pooled handles come back through the fold
+ * task's callback, or now; others are unregistered once their tasks are done. */
+static void partials_release(struct partials *ps, int folded)
+{
+	if (ps->pool) {
+		if (!folded)
+			partials_give_back(ps);
+		return;
+	}
+	for (int64_t i = 0; i < ps->n; i++)
+		starpu_data_unregister_submit(ps->h[i]);
+	free(ps);
+}
+
+/* At tsr_finalize, once every task has run: unregister every pooled handle. */
+static void pools_free(void)
+{
+	for (int i = 0; i < npools; i++) {
+		for (int64_t k = 0; k < pools[i].nfree; k++)
+			starpu_data_unregister_submit(pools[i].free[k]);
+		free(pools[i].free);
+	}
+	npools = 0;
 }
 
 /* One task folds every point's partial value into the future, in launch order. */
-static int submit_future_fold(const char *tn, struct tsr_future *res, int op, starpu_data_handle_t *parts,
-                              int64_t npoints)
+static int submit_future_fold(const char *tn, struct tsr_future *res, int op, struct partials *ps)
 {
+	int64_t npoints = ps->n;
 	int nbuf = (int)npoints + 1;
 	struct future_fold_arg *a = malloc(sizeof *a);
 	struct starpu_task *task = starpu_task_create();
@@ -613,8 +708,12 @@ static int submit_future_fold(const char *tn, struct tsr_future *res, int op, st
 	STARPU_TASK_SET_HANDLE(task, res->h, 0);
 	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
 	for (int64_t i = 0; i < npoints; i++) {
-		STARPU_TASK_SET_HANDLE(task, parts[i], (int)i + 1);
+		STARPU_TASK_SET_HANDLE(task, ps->h[i], (int)i + 1);
 		STARPU_TASK_SET_MODE(task, STARPU_R, (int)i + 1);
+	}
+	if (ps->pool) {
+		task->callback_func = partials_give_back;
+		task->callback_arg = ps;
 	}
 	if (starpu_task_submit(task))
 		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
@@ -828,8 +927,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		}
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
 	}
-	starpu_data_handle_t *parts = NULL;   /* ordered reduction of the returns */
-	if (res && redux_ordered && !(parts = partials_register(npoints, res->size)))
+	struct partials *parts = NULL;   /* ordered reduction of the returns */
+	if (res && redux_ordered && !(parts = partials_take(npoints, res->size)))
 		rc = tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int64_t pi = 0; pi < npoints && !rc; pi++) {
@@ -839,17 +938,20 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
 		struct ret_slot ret = {res ? res->h : NULL, redop, 0, res ? res->state : NULL};
 		if (parts) {
-			ret.h = parts[pi];
+			ret.h = parts->h[pi];
 			ret.partial = 1;
 		}
 		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 		                  maps ? &maps[pi] : NULL);
 	}
 	rc = submit_folds(folds, nfolds, rc);
-	if (!rc && parts)
-		rc = submit_future_fold(t->name, res, redop, parts, npoints);
+	int folded = 0;
+	if (!rc && parts) {
+		rc = submit_future_fold(t->name, res, redop, parts);
+		folded = !rc;
+	}
 	if (parts)
-		partials_release(parts, npoints);
+		partials_release(parts, folded);
 	free(folds);
 	free(maps);
 	free(colors);
@@ -875,6 +977,11 @@ static void redux_mode_init(void)
 	}
 	if (!tsr__rt.quiet)
 		fprintf(stderr, "tessera: TSR_REDUX='%s' is neither 'ordered' nor 'unordered': reductions stay ordered\n", v);
+}
+
+void tsr__launch_fini(void)
+{
+	pools_free();
 }
 
 int tsr__launch_init(void)

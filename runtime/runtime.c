@@ -199,6 +199,7 @@ int tsr_finalize(void)
 	tsr__handle_foreach(TSR_K_FUTURE, tsr__future_free);
 	tsr__region_free_all();
 	tsr__fspace_free_all();
+	tsr__launch_fini();
 	starpu_task_wait_for_all();
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	starpu_shutdown();

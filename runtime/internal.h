@@ -266,6 +266,7 @@ void tsr__poison_reset(void);
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
+int tsr__redux_mode_from_env(void);   /* TSR_REDUX: ordered (default) or unordered */
 void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
 int tsr__unmap_all(char *names, size_t len);
 

@@ -965,18 +965,20 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 
 /* TSR_REDUX: "ordered" (the default) or "unordered"; any other value keeps the default, with a
  * warning, since tsr_init has no way to refuse it from here. */
-static void redux_mode_init(void)
+/* TSR_REDUX: "ordered" (the default: color order, reproducible) or "unordered" (StarPU's REDUX,
+ * folded in arrival order). Read before StarPU starts, so that a typo fails tsr_init. */
+int tsr__redux_mode_from_env(void)
 {
 	const char *v = getenv("TSR_REDUX");
-	redux_ordered = 1;
-	if (!v || !*v || !strcmp(v, "ordered"))
-		return;
+	if (!v || !*v || !strcmp(v, "ordered")) {
+		redux_ordered = 1;
+		return TSR_OK;
+	}
 	if (!strcmp(v, "unordered")) {
 		redux_ordered = 0;
-		return;
+		return TSR_OK;
 	}
-	if (!tsr__rt.quiet)
-		fprintf(stderr, "tessera: TSR_REDUX='%s' is neither 'ordered' nor 'unordered': reductions stay ordered\n", v);
+	return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX='%s' is neither 'ordered' nor 'unordered'", v);
 }
 
 void tsr__launch_fini(void)
@@ -988,6 +990,5 @@ int tsr__launch_init(void)
 {
 	fold_init();
 	future_fold_init();
-	redux_mode_init();
 	return TSR_OK;
 }

@@ -109,7 +109,10 @@ static int init_locked(const tsr_config_t *cfg)
 			}
 		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s", c.sched, list);
 	}
-	int rc = tsr__obs_check_paths(&c);
+	int rc = tsr__redux_mode_from_env();
+	if (rc)
+		return rc;
+	rc = tsr__obs_check_paths(&c);
 	if (rc)
 		return rc;
 	struct starpu_conf conf;

@@ -277,6 +277,10 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	setenv("TSR_TRACE", "/nonexistent-tessera-dir/env.json", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/env.json");
 	unsetenv("TSR_TRACE");
+	/* so is the reduction order switch: a typo must not silently keep a mode */
+	setenv("TSR_REDUX", "unorderd", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_REDUX", "'unorderd'");
+	unsetenv("TSR_REDUX");
 	/* and a writable path still works */
 	char path[] = "/tmp/tsr-msg-XXXXXX";
 	int fd = mkstemp(path);

@@ -1,6 +1,7 @@
 /* future.c: futures are small StarPU variable handles. Waiting is a starpu_data_acquire; a task
  * consuming a future reads the handle, so the host never blocks. Destroying is asynchronous:
  * the value's memory is freed at the next fence, once every task that used it is done. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -110,4 +111,18 @@ int tsr_future_destroy(tsr_future_t fid)
 		return rc;
 	tsr__future_free(f);
 	return TSR_OK;
+}
+
+int tsr_future_take(tsr_future_t f, void *value, size_t size)
+{
+	int rc = tsr_future_wait(f, value, size);
+	if (rc == TSR_ESTALE)
+		return rc;
+	/* keep the wait's message: destroying is the cleanup, its status is not the answer */
+	char msg[512];
+	snprintf(msg, sizeof msg, "%s", tsr_last_error());
+	int drc = tsr_future_destroy(f);
+	if (rc)
+		return tsr__err(rc, "%s", msg);
+	return drc;
 }

@@ -47,6 +47,7 @@ void tsr__wait_handle(starpu_data_handle_t h);
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
+void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo, int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
@@ -174,6 +175,7 @@ struct tsr_ctx {
 	int is_cuda;
 	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
 	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
+	int oob_reported;                     /* a bounds check already failed this point (TSR_CHECK_BOUNDS) */
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */

@@ -47,22 +47,22 @@ void or_identity(tsr_type_t t, tsr_redop_t op, void *out)
 {
 	switch (t) {
 	case TSR_I32: {
-		int32_t x = op == TSR_SUM ? 0 : op == TSR_PROD ? 1 : op == TSR_MIN ? INT32_MAX : INT32_MIN;
+		int32_t x = op.id == TSR_SUM.id ? 0 : op.id == TSR_PROD.id ? 1 : op.id == TSR_MIN.id ? INT32_MAX : INT32_MIN;
 		memcpy(out, &x, 4);
 		break;
 	}
 	case TSR_I64: {
-		int64_t x = op == TSR_SUM ? 0 : op == TSR_PROD ? 1 : op == TSR_MIN ? INT64_MAX : INT64_MIN;
+		int64_t x = op.id == TSR_SUM.id ? 0 : op.id == TSR_PROD.id ? 1 : op.id == TSR_MIN.id ? INT64_MAX : INT64_MIN;
 		memcpy(out, &x, 8);
 		break;
 	}
 	case TSR_F32: {
-		float x = op == TSR_SUM ? 0.0f : op == TSR_PROD ? 1.0f : op == TSR_MIN ? INFINITY : -INFINITY;
+		float x = op.id == TSR_SUM.id ? 0.0f : op.id == TSR_PROD.id ? 1.0f : op.id == TSR_MIN.id ? INFINITY : -INFINITY;
 		memcpy(out, &x, 4);
 		break;
 	}
 	case TSR_F64: {
-		double x = op == TSR_SUM ? 0.0 : op == TSR_PROD ? 1.0 : op == TSR_MIN ? INFINITY : -INFINITY;
+		double x = op.id == TSR_SUM.id ? 0.0 : op.id == TSR_PROD.id ? 1.0 : op.id == TSR_MIN.id ? INFINITY : -INFINITY;
 		memcpy(out, &x, 8);
 		break;
 	}
@@ -80,8 +80,8 @@ void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		memcpy(&a, acc, 4);
 		memcpy(&b, val, 4);
 		uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-		int32_t r = op == TSR_SUM ? (int32_t)(ua + ub) : op == TSR_PROD ? (int32_t)(ua * ub)
-		          : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		int32_t r = op.id == TSR_SUM.id ? (int32_t)(ua + ub) : op.id == TSR_PROD.id ? (int32_t)(ua * ub)
+		          : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 4);
 		break;
 	}
@@ -90,8 +90,8 @@ void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		memcpy(&a, acc, 8);
 		memcpy(&b, val, 8);
 		uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-		int64_t r = op == TSR_SUM ? (int64_t)(ua + ub) : op == TSR_PROD ? (int64_t)(ua * ub)
-		          : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		int64_t r = op.id == TSR_SUM.id ? (int64_t)(ua + ub) : op.id == TSR_PROD.id ? (int64_t)(ua * ub)
+		          : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 8);
 		break;
 	}
@@ -99,7 +99,7 @@ void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		float a, b;
 		memcpy(&a, acc, 4);
 		memcpy(&b, val, 4);
-		float r = op == TSR_SUM ? a + b : op == TSR_PROD ? a * b : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		float r = op.id == TSR_SUM.id ? a + b : op.id == TSR_PROD.id ? a * b : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 4);
 		break;
 	}
@@ -107,7 +107,7 @@ void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		double a, b;
 		memcpy(&a, acc, 8);
 		memcpy(&b, val, 8);
-		double r = op == TSR_SUM ? a + b : op == TSR_PROD ? a * b : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		double r = op.id == TSR_SUM.id ? a + b : op.id == TSR_PROD.id ? a * b : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 8);
 		break;
 	}
@@ -207,9 +207,9 @@ static uint64_t mix(uint64_t z)
  * (sum: |c| <= 3; product: 1, -1 or 2, never -1 on floats so that no -0.0 appears). */
 static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 {
-	switch (op) {
-	case TSR_SUM: return (int64_t)(h % 7) - 3;
-	case TSR_PROD: {
+	if (op.id == TSR_SUM.id)
+		return (int64_t)(h % 7) - 3;
+	if (op.id == TSR_PROD.id) {
 		int r = (int)(h % 8);
 		if (r == 0)
 			return 2;
@@ -217,8 +217,7 @@ static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 			return -1;
 		return 1;
 	}
-	default: return (int64_t)(h % 1000) - 500;
-	}
+	return (int64_t)(h % 1000) - 500;
 }
 
 void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],

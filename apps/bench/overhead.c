@@ -134,9 +134,11 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	double t0 = now();
 	for (long k = 0; k < ntasks; k++) {
 		int i = (int)(k % w);
-		rc = p == P_NODATA ? tsr_launch(task, 0, NULL, NULL, 0, NULL) : tsr_launch(task, nreqs[i], reqs[i], NULL, 0, NULL);
+		const tsr_reqs_t none = {0, NULL};
+		const tsr_reqs_t tile = {nreqs[i], reqs[i]};
+		rc = tsr_run(task, &(tsr_launch_t){.reqs = p == P_NODATA ? none : tile});
 		if (rc)
-			die("tsr_launch", rc);
+			die("tsr_run", rc);
 	}
 	if ((rc = tsr_fence()))
 		die("tsr_fence", rc);

@@ -271,7 +271,7 @@ static void acc_bounds_str(const tsr_accessor_t *a, int dim, char *buf, size_t n
 
 void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x, int64_t y, int64_t z)
 {
-	char is[80], bs[120], ps[80];
+	char is[80], bs[120];
 	index_str(dim, x, y, z, is, sizeof is);
 	acc_bounds_str(a, dim, bs, sizeof bs);
 	struct tsr_ctx *ctx = a->ctx;
@@ -279,9 +279,9 @@ void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int 
 		/* one report per point task: a loop running off the edge would otherwise repeat it */
 		if (!ctx->oob_reported) {
 			const struct tsr_reqrec *q = &ctx->reqs[a->req];
-			tsr__task_error("task '%s'%s: requirement %d: index %s of field '%s' of region '%s' is outside the "
-			                "requested bounds %s (checked with TSR_CHECK_BOUNDS)", ctx->task->name,
-			                point_str(ctx, ps, sizeof ps), a->req, is, q->finfo[a->field].name, q->region->name, bs);
+			/* through tsr_ctx_error, so the task fails exactly as when a variant reports an error */
+			tsr_ctx_error(ctx, "requirement %d: index %s of field '%s' of region '%s' is outside the requested bounds "
+			              "%s (checked with TSR_CHECK_BOUNDS)", a->req, is, q->finfo[a->field].name, q->region->name, bs);
 			ctx->oob_reported = 1;
 		}
 	} else {

@@ -150,9 +150,9 @@ typedef struct tsr_redop { int id; } tsr_redop_t;
 typedef int tsr_privilege_t;
 enum {
 	TSR_READ = 1,           /* read only */
-	/* Write only, and every element: the old contents are DISCARDED (Legion's WRITE_DISCARD), so
-	 * elements the task does not write hold garbage afterwards. To update some elements and keep
-	 * the others, ask for TSR_READ_WRITE. */
+	/* Write only, and every element: the old contents are DISCARDED (Legion's WRITE_DISCARD): the
+	 * task may not see them, and elements it does not write are undefined afterwards. To update
+	 * some elements and keep the others, ask for TSR_READ_WRITE. */
 	TSR_WRITE_DISCARD = 2,
 	TSR_WRITE = TSR_WRITE_DISCARD,   /* the same privilege, shorter name */
 	TSR_READ_WRITE = 3,     /* read and write; elements not written keep their value */
@@ -210,8 +210,9 @@ typedef struct tsr_accessor {
  * Built with -DTSR_CHECK_BOUNDS (or in a Tessera configured with --enable-bounds-check, whose
  * tessera.pc adds it), every index is checked against the accessor's bounds: an index outside
  * them fails the task with TSR_ETASK (tsr_fence returns it) and a message naming the task, point,
- * requirement, region, field and index, and the access reads or writes a scratch element instead
- * of memory that is not the task's. Inside CUDA device code the macros never check (a kernel cannot
+ * requirement, region, field and index (once per point task), and the access reads or writes a
+ * zeroed scratch element (up to 4 KiB) instead of memory that is not the task's. A host mapping
+ * (tsr_map) reports through tsr_last_error and stderr. Inside CUDA device code the macros never check (a kernel cannot
  * report): run the CPU variant (TSR_NCUDA=0) to check a kernel's indexing. */
 #if defined(TSR_CHECK_BOUNDS) && !defined(__CUDA_ARCH__)
 /* Out-of-line half of the check: reports the index and returns a zeroed scratch element. */
@@ -243,7 +244,7 @@ static inline void *tsr_accessor_at(const tsr_accessor_t *a, size_t elem_size, i
 #endif
 
 /* Accessor for `field` of requirement `req`. `type` must match the field's type (TSR_NONE: any);
- * `want` (TSR_READ, TSR_WRITE, TSR_READ_WRITE or TSR_REDUCE(op)) must be covered by the requested
+ * `want` (TSR_READ, TSR_WRITE_DISCARD, TSR_READ_WRITE or TSR_REDUCE(op)) must be covered by the requested
  * privilege. A REDUCE accessor points at a private buffer holding the operator's identity: fold into it. */
 int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
                      tsr_privilege_t want, tsr_accessor_t *acc);
@@ -253,7 +254,7 @@ typedef struct tsr_req_info {
 	int kind;                       /* TSR_REQ_REGION, TSR_REQ_PARTITION or TSR_REQ_FUTURE */
 	tsr_privilege_t priv;
 	tsr_redop_t redop;              /* operator of a REDUCE privilege; TSR_REDOP_NONE otherwise */
-	const char *region;             /* (sub)region this point sees, "grid/tiles[1,2]"; NULL for a future */
+	const char *region;             /* (sub)region this point sees, "grid/tiles(1,2)"; NULL for a future */
 	const char *partition;          /* partition the launch named; NULL for a region or a future */
 	tsr_box_t bounds;               /* bounds of that (sub)region; dim 0 for a future */
 	int nfields;

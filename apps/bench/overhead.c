@@ -177,7 +177,7 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: overhead [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N] [--pattern P]\n"
 	        "Submits the same graph of empty tasks through raw StarPU (starpu_task_insert) and through\n"
-	        "Tessera (tsr_launch) in one run and prints microseconds per task (submission to completion),\n"
+	        "Tessera (tsr_run) in one run and prints microseconds per task (submission to completion),\n"
 	        "the median of R repetitions, and the ratio Tessera/raw.\n"
 	        "  --tasks N     tasks per repetition and pattern (default 50000)\n"
 	        "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"

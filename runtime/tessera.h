@@ -369,9 +369,7 @@ typedef struct tsr_launch {
 	tsr_redop_t redop;      /* index launches asking for a .result: how the points' values combine */
 	tsr_future_t *result;   /* where to put the future of the returned value; NULL: not wanted */
 } tsr_launch_t;
-#ifdef __cplusplus
-#define TSR_REQS(...) (tsr_reqs_t{(int)(sizeof((tsr_req_t[]){__VA_ARGS__}) / sizeof(tsr_req_t)), (tsr_req_t[]){__VA_ARGS__}})
-#else
+#ifndef __cplusplus   /* C++ has no compound-literal arrays: fill .reqs = {n, array} there */
 #define TSR_REQS(...) ((tsr_reqs_t){(int)(sizeof((tsr_req_t[]){__VA_ARGS__}) / sizeof(tsr_req_t)), (tsr_req_t[]){__VA_ARGS__}})
 #endif
 /* .args and .arglen of a by-value argument: TSR_ARGS(params) */

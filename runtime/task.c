@@ -187,7 +187,9 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	acc->ctx = ctx;
 	acc->req = req;
 	acc->field = field;
-	acc->region = q->region->id;
+	/* not q->region->id: the region may be destroyed while this task runs (its handles live on in
+	 * StarPU), and the normal path must not touch it; messages go through ctx and req instead */
+	acc->region = 0;
 	return TSR_OK;
 }
 
@@ -220,7 +222,10 @@ int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info)
 	/* a partition requirement reaches the point as one of the partition's subregions */
 	if (q->kind == TSR_REQ_PARTITION)
 		info->partition = s->parent_part->name;
-	info->bounds = s->bounds;
+	/* bounds from the record the launch filled, not from the region */
+	info->bounds.dim = q->dim;
+	memcpy(info->bounds.lo, q->lo, sizeof q->lo);
+	memcpy(info->bounds.hi, q->hi, sizeof q->hi);
 	info->nfields = q->nfields;
 	for (int k = 0; k < q->nfields; k++) {
 		const struct tsr_fieldinfo *fi = &q->finfo[q->fields[k]];

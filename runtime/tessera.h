@@ -203,7 +203,7 @@ typedef struct tsr_accessor {
 	tsr_ctx_t *ctx;         /* the task's context; NULL for a host mapping (tsr_map) */
 	int req;                /* requirement index; -1 for a host mapping */
 	tsr_field_t field;      /* field id */
-	uint64_t region;        /* id of the region (or subregion) viewed */
+	uint64_t region;        /* host mappings: id of the region (or subregion) mapped; 0 in a task */
 } tsr_accessor_t;
 
 /* TSR_AT1/2/3(acc, T, x[, y[, z]]): the element at global coordinates (x, y, z), as an lvalue of type T.
@@ -249,7 +249,8 @@ static inline void *tsr_accessor_at(const tsr_accessor_t *a, size_t elem_size, i
 int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
                      tsr_privilege_t want, tsr_accessor_t *acc);
 /* What requirement `req` of the running point is: a variant learns its fields here instead of
- * from its arguments. Strings live as long as the region or partition. */
+ * from its arguments. The names are the region's and partition's own strings: do not destroy a
+ * region while tasks that ask for them may still run. */
 typedef struct tsr_req_info {
 	int kind;                       /* TSR_REQ_REGION, TSR_REQ_PARTITION or TSR_REQ_FUTURE */
 	tsr_privilege_t priv;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <starpu.h>
 #include "tessera.h"
 
@@ -281,6 +282,27 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
 double tsr__dag_priority(int id);
+/* What the timeline (trace.c), the statistics (stats.c) and the task graph (dag.c) share. */
+#define TSR_GROW(arr, n, cap, init) do { if ((n) == (cap)) { size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
+	void *np_ = realloc((arr), nc_ * sizeof *(arr)); if (!np_) abort(); (arr) = np_; (cap) = nc_; } } while (0)
+static inline double tsr__ts_us(const struct timespec *t)
+{
+	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
+}
+void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
+void tsr__put_escaped(FILE *f, const char *s);   /* for JSON strings and dot labels */
+int tsr__close_written(FILE *f, const char *file, const char *kind);
+/* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
+#define TSR_MAX_BUS 64
+struct bus_row { int src, dst; long long bytes; int count; };
+int tsr__bus_read(struct bus_row *out, int max);
+const char *tsr__bus_node_kind(int node);   /* "host" or "gpu" */
+void tsr__stats_add(const struct tsr_task *t, int kind, double us);
+void tsr__stats_print(const struct bus_row *bus, int nbus);
+void tsr__stats_free(void);
+void tsr__dag_done(int id);
+int tsr__dag_write(const char *file);
+void tsr__dag_free(void);
 int tsr__map_needed(const struct tsr_partition *part);
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
                     const struct tsr_partition *part, int color, tsr_mapping_t *m);

@@ -269,6 +269,31 @@ void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
 int tsr__redux_mode_from_env(void);   /* TSR_REDUX: ordered (default) or unordered */
 void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
+
+/* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
+/* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */
+struct tsr_pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
+/* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
+ * reductions are unordered), or the point's own partial value, which starts at the identity and
+ * is folded into the future in launch order (partial = 1). */
+struct tsr_ret_slot { starpu_data_handle_t h; int op; int partial; struct tsr_fstate *state; };
+/* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
+ * handles are then unregistered after the fold. */
+struct partial_pool;
+struct tsr_partials {
+	struct partial_pool *pool;
+	int64_t n;
+	starpu_data_handle_t h[];
+};
+void tsr__fold_init(void);
+void tsr__fold_fini(void);   /* at tsr_finalize, once every task has run */
+int tsr__redux_ordered(void);   /* 1 unless TSR_REDUX=unordered */
+starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, struct tsr_pending_fold *folds, int *nfolds);
+int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);   /* returns rc or the first failure */
+struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);   /* NULL when out of memory */
+int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps);
+void tsr__partials_release(struct tsr_partials *ps, int folded);
+void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda);   /* in the variant's wrapper */
 int tsr__unmap_all(char *names, size_t len);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */

@@ -23,14 +23,6 @@ struct rreq {
 	void *proj_arg;
 };
 
-struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
-
-/* Reductions are folded in color order (tessera.h, "Reductions"): every point reduces into
- * private storage that starts at the identity, and fold tasks combine the points in launch
- * order, so the bits do not depend on workers, policy or timing. TSR_REDUX=unordered gives
- * StarPU's REDUX instead (contributions folded in arrival order), read at tsr_init. */
-static int redux_ordered = 1;
-
 static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct rreq *q)
 {
 	memset(q, 0, sizeof *q);
@@ -105,7 +97,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s of field '%s' through '%s', which is aliased "
 		                "(its subregions overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p),
 		                q->region->fields[q->fields[0]].name, rn);
-	if (q->redop && (aliased || redux_ordered))
+	if (q->redop && (aliased || tsr__redux_ordered()))
 		q->tmp_reduce = 1;
 	return TSR_OK;
 }
@@ -216,72 +208,6 @@ static enum starpu_data_access_mode mode_of(const struct rreq *q)
 	return q->priv == TSR_READ ? STARPU_R : q->priv == TSR_WRITE ? STARPU_W : STARPU_RW;
 }
 
-static struct starpu_codelet fold_cl;
-static void fold_cpu(void *buffers[], void *cl_arg)
-{
-	struct fold_arg *a = cl_arg;
-	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
-	struct starpu_block_interface *src = buffers[1];
-	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
-	dst.nx = src->nx; dst.ny = src->ny; dst.nz = src->nz;
-	void *b[2] = {&dst, src};
-	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](b, NULL);
-}
-#ifdef STARPU_USE_CUDA
-/* The same window arithmetic on device pointers, folded by the operator's CUDA redux. */
-static void fold_cuda(void *buffers[], void *cl_arg)
-{
-	struct fold_arg *a = cl_arg;
-	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
-	struct starpu_block_interface *src = buffers[1];
-	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
-	dst.nx = src->nx; dst.ny = src->ny; dst.nz = src->nz;
-	void *b[2] = {&dst, src};
-	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](b, NULL);
-}
-#endif
-static void fold_init(void)
-{
-	starpu_codelet_init(&fold_cl);
-	fold_cl.cpu_funcs[0] = fold_cpu;
-#ifdef STARPU_USE_CUDA
-	fold_cl.cuda_funcs[0] = fold_cuda;
-	fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-	fold_cl.nbuffers = 2;
-	fold_cl.modes[0] = STARPU_RW;
-	fold_cl.modes[1] = STARPU_R;
-	fold_cl.name = "tsr_fold";
-	fold_cl.flags = STARPU_CODELET_NOPLANS;
-}
-
-struct pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
-
-/* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
- * reductions are unordered), or the point's own partial value, which starts at the identity and
- * is folded into the future in launch order (partial = 1). */
-struct ret_slot { starpu_data_handle_t h; int op; int partial; struct tsr_fstate *state; };
-
-/* Folds the points' partial values (buffers 1..n) into the future (buffer 0), left to right. */
-struct future_fold_arg { tsr_type_t type; size_t size; int op; int nparts; };
-static struct starpu_codelet future_fold_cl;
-static void future_fold_cpu(void *buffers[], void *cl_arg)
-{
-	const struct future_fold_arg *a = cl_arg;
-	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
-	tsr__redop_identity(a->type, a->size, a->op, acc);
-	for (int i = 1; i <= a->nparts; i++)
-		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
-}
-static void future_fold_init(void)
-{
-	starpu_codelet_init(&future_fold_cl);
-	future_fold_cl.cpu_funcs[0] = future_fold_cpu;
-	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
-	future_fold_cl.name = "tsr_future_fold";
-	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
-}
-
 /* The requirement whose color maps a point (owners, locality): the first partition requirement
  * that writes, else the first partition requirement; -1 if none. */
 static int map_req(int n, const struct rreq *q)
@@ -295,8 +221,8 @@ static int map_req(int n, const struct rreq *q)
 
 /* Submit one point: coherence, then the StarPU task. subs[i] is the region of requirement i. */
 static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_region **subs, int pdim,
-                        const int64_t point[3], const void *args, size_t arglen, const struct ret_slot *ret,
-                        struct pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
+                        const int64_t point[3], const void *args, size_t arglen, const struct tsr_ret_slot *ret,
+                        struct tsr_pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
 {
 	int nbuf = ret ? 1 : 0;
 	for (int i = 0; i < n; i++)
@@ -418,20 +344,10 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 			struct tsr_node *nd = &tg[i]->nodes[f];
 			if (q[i].tmp_reduce) {
 				r->buf[k] = b;
-				/* private buffer of the subregion's shape, folded into the fold target after the task */
-				starpu_data_handle_t tmp;
-				uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
-				uint32_t ny = s->bounds.dim > 1 ? s->bounds.hi[1] - s->bounds.lo[1] + 1 : 1;
-				uint32_t nz = s->bounds.dim > 2 ? s->bounds.hi[2] - s->bounds.lo[2] + 1 : 1;
-				starpu_block_data_register(&tmp, -1, 0, nx, nx * ny, nx, ny, nz, s->fields[f].size);
+				starpu_data_handle_t tmp = tsr__fold_private(s, f, q[i].redop, folds, nfolds);
 				STARPU_TASK_SET_HANDLE(task, tmp, b);
 				STARPU_TASK_SET_MODE(task, STARPU_W, b);
 				r->reduce_tmp_op = q[i].redop;
-				folds[*nfolds].sub = s;
-				folds[*nfolds].field = f;
-				folds[*nfolds].tmp = tmp;
-				folds[*nfolds].op = q[i].redop;
-				(*nfolds)++;
 				/* user operators have host code only */
 				cpu_only |= tsr__init_cl(s->fields[f].type, q[i].redop)->cuda_funcs[0] == NULL;
 				b++;
@@ -509,217 +425,6 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	return TSR_OK;
 }
 
-/* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
- * one target are ordered by StarPU in submission order (each one reads-writes the target). */
-static int submit_fold(const struct pending_fold *fold)
-{
-	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
-	struct tsr_node *nd = &tg->nodes[fold->field];
-	tsr__coh_access(nd, 1);
-	struct fold_arg *a = malloc(sizeof *a);
-	struct starpu_task *task = starpu_task_create();
-	if (!a || !task) {
-		free(a);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
-		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
-	}
-	a->type = s->fields[fold->field].type;
-	a->size = s->fields[fold->field].size;
-	a->op = fold->op;
-	memset(a->off, 0, sizeof a->off);
-	for (int d = 0; d < s->bounds.dim; d++)
-		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
-	task->cl = &fold_cl;
-	task->cl_arg = a;
-	task->cl_arg_size = sizeof *a;
-	task->cl_arg_free = 1;
-	task->handles[0] = nd->h;
-	task->handles[1] = fold->tmp;
-	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
-		task->where = STARPU_CPU;   /* user operators have host code only */
-	if (starpu_task_submit(task))
-		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
-	return TSR_OK;
-}
-
-/* Fold the private buffers in the order the points made them (color order, then requirements
- * and fields). After an error (rc on entry, or a failed fold) the rest are only released. */
-static int submit_folds(struct pending_fold *folds, int nfolds, int rc)
-{
-	for (int i = 0; i < nfolds; i++) {
-		if (!rc)
-			rc = submit_fold(&folds[i]);
-		starpu_data_unregister_submit(folds[i].tmp);
-	}
-	return rc;
-}
-
-/* Partial values of ordered future reductions are StarPU handles kept for reuse, one free list
- * per element size: registering and unregistering a handle for every point costs about as much
- * as the point's task. A fold task's callback (on a worker) gives its handles back once it has
- * read them, so a later launch takes handles that no pending task uses. */
-#define TSR_PARTIAL_SIZES 8
-struct partial_pool {
-	size_t size;
-	starpu_data_handle_t *free;   /* room for every handle of this size ever made */
-	int64_t nfree, nmade;
-};
-static struct partial_pool pools[TSR_PARTIAL_SIZES];
-static int npools;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
- * handles are then unregistered after the fold. */
-struct partials {
-	struct partial_pool *pool;
-	int64_t n;
-	starpu_data_handle_t h[];
-};
-
-/* Under pool_lock. */
-static struct partial_pool *pool_of(size_t size)
-{
-	for (int i = 0; i < npools; i++)
-		if (pools[i].size == size)
-			return &pools[i];
-	if (npools == TSR_PARTIAL_SIZES)
-		return NULL;
-	memset(&pools[npools], 0, sizeof pools[npools]);
-	pools[npools].size = size;
-	return &pools[npools++];
-}
-
-/* Under pool_lock: take up to n free handles into out; make room in the free list for the
- * handles the caller will register, so that giving them back never allocates. Returns how many
- * were taken, or -1 when out of memory. */
-static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handle_t *out)
-{
-	int64_t taken = n < pool->nfree ? n : pool->nfree;
-	int64_t made = pool->nmade + (n - taken);
-	if (made > pool->nmade) {
-		starpu_data_handle_t *nf = realloc(pool->free, (size_t)made * sizeof *nf);
-		if (!nf)
-			return -1;
-		pool->free = nf;
-		pool->nmade = made;
-	}
-	pool->nfree -= taken;
-	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
-	return taken;
-}
-
-/* One partial value per point, reused or registered (StarPU allocates a new one where its
- * point first writes it). NULL when out of memory. */
-static struct partials *partials_take(int64_t npoints, size_t size)
-{
-	struct partials *ps = malloc(sizeof *ps + (size_t)npoints * sizeof ps->h[0]);
-	if (!ps)
-		return NULL;
-	ps->n = npoints;
-	int64_t taken = 0;
-	pthread_mutex_lock(&pool_lock);
-	ps->pool = pool_of(size);
-	if (ps->pool)
-		taken = pool_take(ps->pool, npoints, ps->h);
-	pthread_mutex_unlock(&pool_lock);
-	if (taken < 0) {
-		free(ps);
-		return NULL;
-	}
-	for (int64_t i = taken; i < npoints; i++)
-		starpu_variable_data_register(&ps->h[i], -1, 0, size);
-	return ps;
-}
-
-/* Fold task callback, or the launch itself when no fold was submitted: the handles go back to
- * their pool (a later writer is ordered after any pending access by StarPU). */
-static void partials_give_back(void *arg)
-{
-	struct partials *ps = arg;
-	pthread_mutex_lock(&pool_lock);
-	for (int64_t i = 0; i < ps->n; i++)
-		ps->pool->free[ps->pool->nfree++] = ps->h[i];
-	pthread_mutex_unlock(&pool_lock);
-	free(ps);
-}
-
-/* After the fold was submitted (folded = 1) or not: pooled handles come back through the fold
- * task's callback, or now; others are unregistered once their tasks are done. */
-static void partials_release(struct partials *ps, int folded)
-{
-	if (ps->pool) {
-		if (!folded)
-			partials_give_back(ps);
-		return;
-	}
-	for (int64_t i = 0; i < ps->n; i++)
-		starpu_data_unregister_submit(ps->h[i]);
-	free(ps);
-}
-
-/* At tsr_finalize, once every task has run: unregister every pooled handle. */
-static void pools_free(void)
-{
-	for (int i = 0; i < npools; i++) {
-		for (int64_t k = 0; k < pools[i].nfree; k++)
-			starpu_data_unregister_submit(pools[i].free[k]);
-		free(pools[i].free);
-	}
-	npools = 0;
-}
-
-/* One task folds every point's partial value into the future, in launch order. */
-static int submit_future_fold(const char *tn, struct tsr_future *res, int op, struct partials *ps)
-{
-	int64_t npoints = ps->n;
-	int nbuf = (int)npoints + 1;
-	struct future_fold_arg *a = malloc(sizeof *a);
-	struct starpu_task *task = starpu_task_create();
-	if (!a || !task) {
-		free(a);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
-		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
-	}
-	if (nbuf > STARPU_NMAXBUFS) {
-		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
-		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
-		if (!task->dyn_handles || !task->dyn_modes) {
-			free(a);
-			task->destroy = 0;
-			starpu_task_destroy(task);
-			return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
-		}
-	}
-	a->type = res->type;
-	a->size = res->size;
-	a->op = op;
-	a->nparts = (int)npoints;
-	task->cl = &future_fold_cl;
-	task->cl_arg = a;
-	task->cl_arg_size = sizeof *a;
-	task->cl_arg_free = 1;
-	task->nbuffers = nbuf;
-	STARPU_TASK_SET_HANDLE(task, res->h, 0);
-	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
-	for (int64_t i = 0; i < npoints; i++) {
-		STARPU_TASK_SET_HANDLE(task, ps->h[i], (int)i + 1);
-		STARPU_TASK_SET_MODE(task, STARPU_R, (int)i + 1);
-	}
-	if (ps->pool) {
-		task->callback_func = partials_give_back;
-		task->callback_arg = ps;
-	}
-	if (starpu_task_submit(task))
-		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
-	return TSR_OK;
-}
-
 static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const char *what, struct tsr_future **res)
 {
 	*res = NULL;
@@ -761,7 +466,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
 		return rc;
-	struct pending_fold folds[TSR_MAX_REQS * 8];
+	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
 	int64_t point[3] = {0, 0, 0};
 	tsr_mapping_t map;
@@ -772,10 +477,10 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 		}
 		return rc;
 	}
-	struct ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
+	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
 	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 	                  tsr__map_needed(NULL) ? &map : NULL);
-	rc = submit_folds(folds, nfolds, rc);
+	rc = tsr__folds_submit(folds, nfolds, rc);
 	if (rc && res) {
 		tsr__future_free(res);
 		result->id = 0;
@@ -916,7 +621,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	for (int i = 0; i < nreqs; i++)
 		if (q[i].redop)
 			maxfolds += q[i].nfields;
-	struct pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
+	struct tsr_pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
 	int nfolds = 0;
 	if (!folds) {
 		free(maps);
@@ -927,8 +632,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		}
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
 	}
-	struct partials *parts = NULL;   /* ordered reduction of the returns */
-	if (res && redux_ordered && !(parts = partials_take(npoints, res->size)))
+	struct tsr_partials *parts = NULL;   /* ordered reduction of the returns */
+	if (res && tsr__redux_ordered() && !(parts = tsr__partials_take(npoints, res->size)))
 		rc = tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int64_t pi = 0; pi < npoints && !rc; pi++) {
@@ -936,7 +641,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		tsr__box_point(domain, pi, point);
 		for (int i = 0; i < nreqs; i++)
 			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
-		struct ret_slot ret = {res ? res->h : NULL, redop, 0, res ? res->state : NULL};
+		struct tsr_ret_slot ret = {res ? res->h : NULL, redop, 0, res ? res->state : NULL};
 		if (parts) {
 			ret.h = parts->h[pi];
 			ret.partial = 1;
@@ -944,14 +649,14 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
 		                  maps ? &maps[pi] : NULL);
 	}
-	rc = submit_folds(folds, nfolds, rc);
+	rc = tsr__folds_submit(folds, nfolds, rc);
 	int folded = 0;
 	if (!rc && parts) {
-		rc = submit_future_fold(t->name, res, redop, parts);
+		rc = tsr__future_fold_submit(t->name, res, redop, parts);
 		folded = !rc;
 	}
 	if (parts)
-		partials_release(parts, folded);
+		tsr__partials_release(parts, folded);
 	free(folds);
 	free(maps);
 	free(colors);
@@ -963,32 +668,14 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	return rc;
 }
 
-/* TSR_REDUX: "ordered" (the default) or "unordered"; any other value keeps the default, with a
- * warning, since tsr_init has no way to refuse it from here. */
-/* TSR_REDUX: "ordered" (the default: color order, reproducible) or "unordered" (StarPU's REDUX,
- * folded in arrival order). Read before StarPU starts, so that a typo fails tsr_init. */
-int tsr__redux_mode_from_env(void)
-{
-	const char *v = getenv("TSR_REDUX");
-	if (!v || !*v || !strcmp(v, "ordered")) {
-		redux_ordered = 1;
-		return TSR_OK;
-	}
-	if (!strcmp(v, "unordered")) {
-		redux_ordered = 0;
-		return TSR_OK;
-	}
-	return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX='%s' is neither 'ordered' nor 'unordered'", v);
-}
 
 void tsr__launch_fini(void)
 {
-	pools_free();
+	tsr__fold_fini();
 }
 
 int tsr__launch_init(void)
 {
-	fold_init();
-	future_fold_init();
+	tsr__fold_init();
 	return TSR_OK;
 }

@@ -134,6 +134,22 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, stru
 	return tmp;
 }
 
+/* How a private buffer folds, and where it lands in the fold target tg. NULL when out of memory. */
+static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const struct tsr_region *s,
+                                     const struct tsr_region *tg)
+{
+	struct fold_arg *a = malloc(sizeof *a);
+	if (!a)
+		return NULL;
+	a->type = s->fields[fold->field].type;
+	a->size = s->fields[fold->field].size;
+	a->op = fold->op;
+	memset(a->off, 0, sizeof a->off);
+	for (int d = 0; d < s->bounds.dim; d++)
+		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
+	return a;
+}
+
 /* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
  * one target are ordered by StarPU in submission order (each one reads-writes the target). */
 static int submit_fold(const struct tsr_pending_fold *fold)
@@ -141,26 +157,10 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
 	struct tsr_node *nd = &tg->nodes[fold->field];
 	tsr__coh_access(nd, 1);
-	struct fold_arg *a = malloc(sizeof *a);
-	struct starpu_task *task = starpu_task_create();
-	if (!a || !task) {
-		free(a);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
+	struct fold_arg *a = fold_arg_new(fold, s, tg);
+	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2);
+	if (!task)
 		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
-	}
-	a->type = s->fields[fold->field].type;
-	a->size = s->fields[fold->field].size;
-	a->op = fold->op;
-	memset(a->off, 0, sizeof a->off);
-	for (int d = 0; d < s->bounds.dim; d++)
-		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
-	task->cl = &fold_cl;
-	task->cl_arg = a;
-	task->cl_arg_size = sizeof *a;
-	task->cl_arg_free = 1;
 	task->handles[0] = nd->h;
 	task->handles[1] = fold->tmp;
 	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
@@ -288,40 +288,27 @@ static void pools_free(void)
 	npools = 0;
 }
 
+static struct future_fold_arg *future_fold_arg_new(const struct tsr_future *res, int op, int64_t npoints)
+{
+	struct future_fold_arg *a = malloc(sizeof *a);
+	if (!a)
+		return NULL;
+	a->type = res->type;
+	a->size = res->size;
+	a->op = op;
+	a->nparts = (int)npoints;
+	return a;
+}
+
 /* One task folds every point's partial value into the future, in launch order. */
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps)
 {
 	int64_t npoints = ps->n;
 	int nbuf = (int)npoints + 1;
-	struct future_fold_arg *a = malloc(sizeof *a);
-	struct starpu_task *task = starpu_task_create();
-	if (!a || !task) {
-		free(a);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
+	struct future_fold_arg *a = future_fold_arg_new(res, op, npoints);
+	struct starpu_task *task = tsr__task_new(&future_fold_cl, a, sizeof *a, nbuf);
+	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
-	}
-	if (nbuf > STARPU_NMAXBUFS) {
-		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
-		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
-		if (!task->dyn_handles || !task->dyn_modes) {
-			free(a);
-			task->destroy = 0;
-			starpu_task_destroy(task);
-			return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
-		}
-	}
-	a->type = res->type;
-	a->size = res->size;
-	a->op = op;
-	a->nparts = (int)npoints;
-	task->cl = &future_fold_cl;
-	task->cl_arg = a;
-	task->cl_arg_size = sizeof *a;
-	task->cl_arg_free = 1;
-	task->nbuffers = nbuf;
 	STARPU_TASK_SET_HANDLE(task, res->h, 0);
 	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
 	for (int64_t i = 0; i < npoints; i++) {

@@ -269,6 +269,8 @@ void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
 int tsr__redux_mode_from_env(void);   /* TSR_REDUX: ordered (default) or unordered */
 void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
+/* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed). */
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf);
 
 /* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
 /* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */

@@ -361,18 +361,19 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	return ctx;
 }
 
-/* A task of task t with room for nbuf buffers (StarPU's dynamic arrays beyond STARPU_NMAXBUFS).
- * It owns ctx from here; NULL when out of memory, ctx then freed. */
-static struct starpu_task *task_new(struct tsr_task *t, struct tsr_ctx *ctx, size_t ctx_size, int nbuf)
+/* A task of codelet cl that owns arg (freed with it) and has room for nbuf buffers (StarPU's
+ * dynamic arrays beyond STARPU_NMAXBUFS). NULL when out of memory, arg then freed. Point tasks
+ * and fold tasks (fold.c) are made here. */
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf)
 {
-	struct starpu_task *task = starpu_task_create();
+	struct starpu_task *task = arg ? starpu_task_create() : NULL;
 	if (!task) {
-		free(ctx);
+		free(arg);
 		return NULL;
 	}
-	task->cl = &t->cl;
-	task->cl_arg = ctx;
-	task->cl_arg_size = ctx_size;
+	task->cl = cl;
+	task->cl_arg = arg;
+	task->cl_arg_size = arg_size;
 	task->cl_arg_free = 1;
 	task->nbuffers = nbuf;
 	if (nbuf > STARPU_NMAXBUFS) {
@@ -380,7 +381,7 @@ static struct starpu_task *task_new(struct tsr_task *t, struct tsr_ctx *ctx, siz
 		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
 		if (!task->dyn_handles || !task->dyn_modes) {
 			task->destroy = 0;
-			starpu_task_destroy(task);   /* frees ctx (cl_arg_free) and the dynamic arrays */
+			starpu_task_destroy(task);   /* frees arg (cl_arg_free) and the dynamic arrays */
 			return NULL;
 		}
 	}
@@ -547,9 +548,9 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	int rc = run_coherence(p);
 	if (rc)
 		return rc;
-	size_t ctx_size;
+	size_t ctx_size = 0;
 	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
-	struct starpu_task *task = ctx ? task_new(p->t, ctx, ctx_size, nbuf) : NULL;
+	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 	struct task_build tb = {task, 0, 0};

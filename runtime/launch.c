@@ -1,7 +1,8 @@
 /* launch.c: single and index launches. A launch is validated completely (handles, fields,
  * privileges, bounds, interference) before anything is submitted; then coherence.c opens the
  * plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
- * point's requirement records and the by-value arguments (one allocation per point). */
+ * point's requirement records and the by-value arguments (one allocation per point). Reductions
+ * that need private buffers, fold tasks or partial values ask fold.c for them. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

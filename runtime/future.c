@@ -3,6 +3,7 @@
  * (registered with no home node), so destroying a future frees it as soon as StarPU unregisters the
  * handle, after the last task that uses it: a loop of launches needs no fence to run in constant
  * memory. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -94,4 +95,18 @@ int tsr_future_destroy(tsr_future_t fid)
 		return rc;
 	tsr__future_free(f);
 	return TSR_OK;
+}
+
+int tsr_future_take(tsr_future_t f, void *value, size_t size)
+{
+	int rc = tsr_future_wait(f, value, size);
+	if (rc == TSR_ESTALE)
+		return rc;
+	/* keep the wait's message: destroying is the cleanup, its status is not the answer */
+	char msg[512];
+	snprintf(msg, sizeof msg, "%s", tsr_last_error());
+	int drc = tsr_future_destroy(f);
+	if (rc)
+		return tsr__err(rc, "%s", msg);
+	return drc;
 }

@@ -220,6 +220,10 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	acc->type = r->fields[f].type;
 	acc->elem_size = r->fields[f].size;
 	acc->priv = priv;
+	acc->ctx = NULL;
+	acc->req = -1;
+	acc->field = f;
+	acc->region = r->id;
 	m->region = r;
 	m->field = f;
 	m->node = n;
@@ -247,6 +251,63 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 			return TSR_OK;
 		}
 	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped", r->fields[f].name, r->name);
+}
+
+/* The bytes a whole-field copy of r moves; fails with a message naming region and field if
+ * the caller's buffer is not exactly that size. */
+static int whole_field_size(tsr_region_t rid, tsr_field_t f, size_t size, const char *what)
+{
+	struct tsr_region *r;
+	int rc = tsr__region_lookup(rid, what, &r);
+	if (rc)
+		return rc;
+	if ((rc = tsr__field_check(r, f, what)))
+		return rc;
+	size_t want = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
+	if (size != want)
+		return tsr__err(TSR_EINVAL, "%s: field '%s' of region '%s' holds %zu bytes (%lld elements of %zu), the buffer "
+		                "has %zu", what, r->fields[f].name, r->name, want, (long long)tsr_box_volume(r->bounds),
+		                r->fields[f].size, size);
+	return TSR_OK;
+}
+
+int tsr_region_write(tsr_region_t r, tsr_field_t f, const void *buf, size_t size)
+{
+	int rc = whole_field_size(r, f, size, "tsr_region_write");
+	if (rc)
+		return rc;
+	if (!buf)
+		return tsr__err(TSR_EINVAL, "tsr_region_write: null buffer");
+	tsr_accessor_t acc;
+	/* every element is overwritten: discard the old contents rather than wait to read them */
+	if ((rc = tsr_map(r, f, TSR_WRITE_DISCARD, &acc)))
+		return rc;
+	const char *src = buf;
+	size_t row_bytes = (size_t)(acc.hi[0] - acc.lo[0] + 1) * acc.elem_size;
+	FOR_ROWS(&acc, row, {
+		memcpy(row, src, row_bytes);
+		src += row_bytes;
+	})
+	return tsr_unmap(r, f);
+}
+
+int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size)
+{
+	int rc = whole_field_size(r, f, size, "tsr_region_read");
+	if (rc)
+		return rc;
+	if (!buf)
+		return tsr__err(TSR_EINVAL, "tsr_region_read: null buffer");
+	tsr_accessor_t acc;
+	if ((rc = tsr_map(r, f, TSR_READ, &acc)))
+		return rc;
+	char *dst = buf;
+	size_t row_bytes = (size_t)(acc.hi[0] - acc.lo[0] + 1) * acc.elem_size;
+	FOR_ROWS(&acc, row, {
+		memcpy(dst, row, row_bytes);
+		dst += row_bytes;
+	})
+	return tsr_unmap(r, f);
 }
 
 /* finalize: release what the user left mapped, so unregistration cannot wait forever; names

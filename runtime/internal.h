@@ -81,6 +81,7 @@ int tsr__box_problem_code(tsr_box_t b);                        /* TSR_EINVAL (di
 /* a * b in *out; nonzero if the product does not fit in size_t (every size given to malloc/StarPU) */
 static inline int tsr__size_mul(size_t a, size_t b, size_t *out) { return __builtin_mul_overflow(a, b, out); }
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
+void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo, int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
@@ -218,6 +219,7 @@ struct tsr_ctx {
 	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
 	struct tsr_fstate *ret_state;         /* poison state of the result future (one reference), or NULL */
 	char *failmsg;                        /* first error the variant reported (tsr__task_error), or NULL */
+	int oob_reported;                     /* a bounds check already failed this point (TSR_CHECK_BOUNDS) */
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */

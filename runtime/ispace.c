@@ -85,6 +85,41 @@ int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
 	return 1;
 }
 
+/* Tile i of n equal tiles of [lo..hi] (one dimension); the first len % n tiles get one more
+ * point. tsr_partition_tiles and tsr_box_tile both cut this way. */
+void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo, int64_t *tile_hi)
+{
+	int64_t len = hi - lo + 1;
+	int64_t q = len / n;
+	int64_t rem = len % n;
+	*tile_lo = lo + i * q + (i < rem ? i : rem);
+	*tile_hi = *tile_lo + (q - 1 + (i < rem ? 1 : 0));   /* lo + q may not exist at the top of int64_t */
+}
+
+int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr_box_t *tile)
+{
+	char bs[96], cs[96], ps[64];
+	if (!color || !tile)
+		return tsr__err(TSR_EINVAL, "tsr_box_tile: null color or output");
+	if (!tsr__box_valid(bounds) || !tsr__box_valid(colors) || colors.dim != bounds.dim)
+		return tsr__err(TSR_EBOUNDS, "tsr_box_tile: bounds %s and colors %s must be non-empty boxes of one dimension",
+		                tsr__box_str(bounds, bs, sizeof bs), tsr__box_str(colors, cs, sizeof cs));
+	tsr_box_t b = {bounds.dim, {0, 0, 0}, {0, 0, 0}};
+	for (int d = 0; d < bounds.dim; d++) {
+		int64_t n = colors.hi[d] - colors.lo[d] + 1;
+		if (color[d] < colors.lo[d] || color[d] > colors.hi[d])
+			return tsr__err(TSR_EBOUNDS, "tsr_box_tile: color %s is outside the colors %s",
+			                tsr__color_str(colors.dim, color, ps, sizeof ps), tsr__box_str(colors, cs, sizeof cs));
+		if (n > bounds.hi[d] - bounds.lo[d] + 1)
+			return tsr__err(TSR_EBOUNDS, "tsr_box_tile: %lld colors in dimension %d but bounds %s have only %lld points",
+			                (long long)n, d, tsr__box_str(bounds, bs, sizeof bs),
+			                (long long)(bounds.hi[d] - bounds.lo[d] + 1));
+		tsr__tile_range(bounds.lo[d], bounds.hi[d], n, color[d] - colors.lo[d], &b.lo[d], &b.hi[d]);
+	}
+	*tile = b;
+	return TSR_OK;
+}
+
 /* The point of linear index `index` in b, dimension 0 fastest (the order of colors and points).
  * b has a volume that fits in int64_t (checked by whoever made it), so every extent fits too. */
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])

@@ -79,8 +79,8 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 	if (p < 0)   /* a negative value would reach TSR_REDUCE's shift below */
 		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': invalid privilege %d", tn, i, rn, (int)p);
 	if (TSR_PRIV_IS_REDUCE(p)) {
-		q->redop = TSR_PRIV_REDOP(p);
-		if (p != TSR_REDUCE(q->redop))
+		q->redop = TSR_PRIV_REDOP(p).id;
+		if (p != TSR_REDUCE(TSR_PRIV_REDOP(p)))
 			return tsr__err(TSR_EINVAL, "task '%s': requirement %d: invalid privilege %#x", tn, i, (unsigned)p);
 		for (int k = 0; k < q->nfields; k++) {
 			char what[160];
@@ -673,13 +673,13 @@ static int check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreq
 	if (!tsr__box_valid(domain))
 		return tsr__err(tsr__box_problem_code(domain), "tsr_index_launch: task '%s': launch domain %s %s", t->name,
 		                tsr__box_str(domain, bs, sizeof bs), tsr__box_problem(domain));
-	if (redop != TSR_REDOP_NONE && !tsr__redop_known(redop))   /* even when no result is asked: a typo is a typo */
+	if (redop.id != TSR_REDOP_NONE.id && !tsr__redop_known(redop.id))   /* even when no result is asked: a typo is a typo */
 		return tsr__err(TSR_EINVAL, "tsr_index_launch: task '%s': unknown reduction operator %d (use TSR_SUM, TSR_PROD, "
-		                "TSR_MIN, TSR_MAX, an operator from tsr_redop_register, or TSR_REDOP_NONE)", t->name, (int)redop);
+		                "TSR_MIN, TSR_MAX, an operator from tsr_redop_register, or TSR_REDOP_NONE)", t->name, redop.id);
 	if (result && t->ret_type != TSR_NONE) {
 		char what[128];
 		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);
-		return tsr__redop_valid(t->ret_type, redop, what);
+		return tsr__redop_valid(t->ret_type, redop.id, what);
 	}
 	return TSR_OK;
 }
@@ -839,7 +839,7 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 		tsr__box_point(L->domain, pi, point);
 		for (int i = 0; i < L->n; i++)
 			subs[i] = L->q[i].kind == TSR_REQ_PARTITION ? L->q[i].part->subs[L->colors[pi * L->n + i]] : L->q[i].region;
-		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop, 0, L->res ? L->res->state : NULL};
+		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0, L->res ? L->res->state : NULL};
 		if (L->parts) {
 			ret.h = L->parts->h[pi];
 			ret.partial = 1;
@@ -858,7 +858,7 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 {
 	if (!L->parts)
 		return TSR_OK;
-	int rc = tsr__future_fold_submit(L->t->name, L->res, redop, L->parts);
+	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
 	if (rc)
 		return rc;
 	tsr__partials_release(L->parts, 1);
@@ -900,7 +900,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		goto out;
 	if ((rc = decide_maps(&L)))
 		goto out;
-	if ((rc = make_result(t, result, redop, "tsr_index_launch", &L.res)))
+	if ((rc = make_result(t, result, redop.id, "tsr_index_launch", &L.res)))
 		goto out;
 	if ((rc = alloc_folds(&L)))
 		goto out;
@@ -925,4 +925,35 @@ int tsr__launch_init(void)
 {
 	tsr__fold_init();
 	return TSR_OK;
+}
+
+/* An index launch's result combines the points' values: without an operator there is nothing to
+ * combine them with. Said here, in the words of tsr_launch_t, rather than as an unknown operator. */
+static int check_result_redop(const struct tsr_task *t, const tsr_launch_t *how)
+{
+	if (!how->result || t->ret_type == TSR_NONE || how->redop.id != TSR_REDOP_NONE.id)
+		return TSR_OK;
+	return tsr__err(TSR_EINVAL, "tsr_run: task '%s': an index launch asking for a .result needs an operator to combine "
+	                "the points' values: pass .redop = TSR_SUM (or TSR_PROD, TSR_MIN, TSR_MAX, or an operator from "
+	                "tsr_redop_register)", t->name);
+}
+
+int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
+{
+	struct tsr_task *t;
+	int rc = tsr__task_lookup(tid, "tsr_run", &t);
+	if (rc)
+		return rc;
+	if (!how)
+		return tsr__err(TSR_EINVAL, "tsr_run: task '%s': null launch description (pass &(tsr_launch_t){...})", t->name);
+	const tsr_reqs_t *reqs = &how->reqs;
+	if (how->domain.dim == 0) {
+		if (how->redop.id != TSR_REDOP_NONE.id)
+			return tsr__err(TSR_EINVAL, "tsr_run: task '%s': .redop combines the values of an index launch's points, "
+			                "but this launch has no .domain: drop .redop, or give the .domain to launch over", t->name);
+		return tsr_launch(tid, reqs->n, reqs->at, how->args, how->arglen, how->result);
+	}
+	if ((rc = check_result_redop(t, how)))
+		return rc;
+	return tsr_index_launch(tid, how->domain, reqs->n, reqs->at, how->args, how->arglen, how->redop, how->result);
 }

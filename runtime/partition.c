@@ -240,10 +240,8 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 		for (int d = 0; d < r->bounds.dim; d++) {
 			int64_t i = rest % n[d];
 			rest /= n[d];
-			int64_t len = domain.hi[d] - domain.lo[d] + 1;
-			int64_t q = len / n[d], rem = len % n[d];
-			int64_t lo = domain.lo[d] + i * q + (i < rem ? i : rem);
-			int64_t hi = lo + (q - 1 + (i < rem ? 1 : 0));   /* lo + q may not exist at the top of int64_t */
+			int64_t lo, hi;
+			tsr__tile_range(domain.lo[d], domain.hi[d], n[d], i, &lo, &hi);
 			int64_t h = halo ? halo[d] : 0;
 			b.lo[d] = halo_lo(lo, h, r->bounds.lo[d]);
 			b.hi[d] = halo_hi(hi, h, r->bounds.hi[d]);

@@ -161,7 +161,7 @@ void tsr__redops_reset(void)
 const char *tsr__redop_name(int op)
 {
 	static const char *names[] = {"none", "sum", "prod", "min", "max"};
-	if (op >= 0 && op <= TSR_MAX)
+	if (op >= 0 && op <= TSR_MAX.id)
 		return names[op];
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
 		return user_ops[op - TSR_REDOP_USER].name;
@@ -173,7 +173,7 @@ const char *tsr__redop_name(int op)
 const char *tsr__redop_priv_name(int op)
 {
 	static const char *names[] = {"REDUCE(none)", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)", "REDUCE(max)"};
-	if (op >= 0 && op <= TSR_MAX)
+	if (op >= 0 && op <= TSR_MAX.id)
 		return names[op];
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
 		return user_ops[op - TSR_REDOP_USER].priv_name;
@@ -183,12 +183,12 @@ const char *tsr__redop_priv_name(int op)
 /* 1 if op is a built-in operator or one registered since tsr_init. */
 int tsr__redop_known(int op)
 {
-	return (op >= TSR_SUM && op <= TSR_MAX) || (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops);
+	return (op >= TSR_SUM.id && op <= TSR_MAX.id) || (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops);
 }
 
 int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 {
-	if (op >= TSR_SUM && op <= TSR_MAX) {
+	if (op >= TSR_SUM.id && op <= TSR_MAX.id) {
 		if (type >= TSR_F32 && type <= TSR_I64)
 			return TSR_OK;
 		return tsr__err(TSR_ETYPE, "%s: reduction '%s' needs an f32/f64/i32/i64 element, not %s", what,
@@ -200,21 +200,31 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 		return tsr__err(TSR_ETYPE, "%s: reduction '%s' is defined on %s, not %s", what, tsr__redop_name(op),
 		                tsr_type_name(user_ops[op - TSR_REDOP_USER].type), tsr_type_name(type));
 	}
-	return tsr__err(TSR_EINVAL, "%s: unknown reduction operator %d", what, op);
+	if (op == TSR_REDOP_NONE.id)
+		return tsr__err(TSR_EINVAL, "%s: no reduction operator given: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX or an "
+		                "operator from tsr_redop_register", what);
+	/* `.redop = TSR_REDUCE(TSR_MAX)` in a designated initialiser compiles (C fills redop.id with the
+	 * privilege, with only a -Wmissing-braces warning): name the mix-up */
+	if (TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))
+		return tsr__err(TSR_EINVAL, "%s: operator %d is the privilege REDUCE(%s), not an operator: pass the operator "
+		                "itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))", what, op,
+		                tsr__redop_name(TSR_PRIV_REDOP(op).id));
+	return tsr__err(TSR_EINVAL, "%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX or an "
+	                "operator from tsr_redop_register", what, op);
 }
 
 struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op)
 {
 	if (op >= TSR_REDOP_USER)
 		return &user_init_cl[op - TSR_REDOP_USER];
-	return &builtin_init_cl[type - TSR_F32][op - TSR_SUM];
+	return &builtin_init_cl[type - TSR_F32][op - TSR_SUM.id];
 }
 
 struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op)
 {
 	if (op >= TSR_REDOP_USER)
 		return &user_redux_cl[op - TSR_REDOP_USER];
-	return &builtin_redux_cl[type - TSR_F32][op - TSR_SUM];
+	return &builtin_redux_cl[type - TSR_F32][op - TSR_SUM.id];
 }
 
 /* One element, on the host (futures folded by CPU variants through tsr_ctx_return). */
@@ -277,6 +287,6 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redo
 	user_ops[k].fold = fold;
 	make_cl(&user_init_cl[k], user_init_fn[k], 0);
 	make_cl(&user_redux_cl[k], user_redux_fn[k], 1);
-	*op = (tsr_redop_t)(TSR_REDOP_USER + k);
+	op->id = TSR_REDOP_USER + k;
 	return TSR_OK;
 }

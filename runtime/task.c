@@ -1,5 +1,6 @@
 /* task.c: task registration (one StarPU codelet per task, variable buffers, history-based perf
- * model named after the task) and what a current variant sees: tsr_ctx and its accessors. */
+ * model named after the task) and what a running variant sees: tsr_ctx and its accessors. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,7 +240,7 @@ const char *tsr__priv_name(tsr_privilege_t p)
 	case TSR_READ_WRITE: return "READ_WRITE";
 	}
 	if (p > 0 && TSR_PRIV_IS_REDUCE(p))
-		return tsr__redop_priv_name(TSR_PRIV_REDOP(p));
+		return tsr__redop_priv_name(TSR_PRIV_REDOP(p).id);
 	return "invalid privilege";
 }
 
@@ -312,7 +313,124 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	acc->type = fi->type;
 	acc->elem_size = fi->size;
 	acc->priv = q->priv;
+	acc->ctx = ctx;
+	acc->req = req;
+	acc->field = field;
+	/* not q->region->id: the region may be destroyed while this task runs (its handles live on in
+	 * StarPU), and the normal path must not touch it; messages go through ctx and req instead */
+	acc->region = 0;
 	return TSR_OK;
+}
+
+/* The requirement record behind `req`, or NULL after failing the task with what was wrong. */
+static const struct tsr_reqrec *ctx_reqrec(const tsr_ctx_t *ctx, int req, const char *what)
+{
+	char ps[80];
+	if (req >= 0 && req < ctx->nreqs)
+		return &ctx->reqs[req];
+	tsr__task_error("%s: task '%s'%s: requirement %d does not exist (the launch has %d)", what, ctx->task->name,
+	                point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
+	return NULL;
+}
+
+int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info)
+{
+	if (!ctx || !info)
+		return tsr__err(TSR_EINVAL, "tsr_ctx_req: null context or output");
+	const struct tsr_reqrec *q = ctx_reqrec(ctx, req, "tsr_ctx_req");
+	if (!q)
+		return TSR_EINVAL;
+	memset(info, 0, sizeof *info);
+	info->kind = q->kind;
+	info->priv = q->priv;
+	info->redop = TSR_PRIV_IS_REDUCE(q->priv) ? TSR_PRIV_REDOP(q->priv) : TSR_REDOP_NONE;
+	if (q->kind == TSR_REQ_FUTURE)
+		return TSR_OK;
+	const struct tsr_region *s = q->region;
+	info->region = s->name;
+	/* a partition requirement reaches the point as one of the partition's subregions */
+	if (q->kind == TSR_REQ_PARTITION)
+		info->partition = s->parent_part->name;
+	/* bounds from the record the launch filled, not from the region */
+	info->bounds.dim = q->dim;
+	memcpy(info->bounds.lo, q->lo, sizeof q->lo);
+	memcpy(info->bounds.hi, q->hi, sizeof q->hi);
+	info->nfields = q->nfields;
+	for (int k = 0; k < q->nfields; k++) {
+		const struct tsr_fieldinfo *fi = &q->finfo[q->fields[k]];
+		info->fields[k] = q->fields[k];
+		info->field_names[k] = fi->name;
+		info->field_types[k] = fi->type;
+	}
+	return TSR_OK;
+}
+
+int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t want, tsr_accessor_t *acc)
+{
+	char ps[80];
+	if (!ctx || !acc)
+		return tsr__err(TSR_EINVAL, "tsr_ctx_field: null context or accessor");
+	const struct tsr_reqrec *q = ctx_reqrec(ctx, req, "tsr_ctx_field");
+	if (!q)
+		return TSR_EINVAL;
+	if (q->kind == TSR_REQ_FUTURE)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d is a future, not a region (use tsr_ctx_future)",
+		         ctx->task->name, point_str(ctx, ps, sizeof ps), req);
+	if (k < 0 || k >= q->nfields)
+		CTX_FAIL(TSR_ENOFIELD, "task '%s'%s: requirement %d on region '%s' has %d field(s); there is no field at "
+		         "position %d", ctx->task->name, point_str(ctx, ps, sizeof ps), req, q->region->name, q->nfields, k);
+	return tsr_ctx_accessor(ctx, req, q->fields[k], type, want, acc);
+}
+
+/* Room for the element an out-of-bounds access reads or writes instead of foreign memory. */
+#define OOB_SCRATCH_BYTES 4096
+static _Thread_local max_align_t oob_scratch[OOB_SCRATCH_BYTES / sizeof(max_align_t)];
+
+static void index_str(int dim, int64_t x, int64_t y, int64_t z, char *buf, size_t n)
+{
+	const int64_t c[3] = {x, y, z};
+	tsr__color_str(dim, c, buf, n);
+}
+
+/* Bounds "lo..hi" of an accessor per dimension, as "[0..7, 8..15]". */
+static void acc_bounds_str(const tsr_accessor_t *a, int dim, char *buf, size_t n)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int d = 0; d < dim && used < n; d++)
+		used += snprintf(buf + used, n - used, "%s%lld..%lld", d ? ", " : "[", (long long)a->lo[d], (long long)a->hi[d]);
+	if (used < n)
+		snprintf(buf + used, n - used, "]");
+}
+
+void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x, int64_t y, int64_t z)
+{
+	char is[80], bs[120];
+	index_str(dim, x, y, z, is, sizeof is);
+	acc_bounds_str(a, dim, bs, sizeof bs);
+	struct tsr_ctx *ctx = a->ctx;
+	if (ctx) {
+		/* one report per point task: a loop running off the edge would otherwise repeat it */
+		if (!ctx->oob_reported) {
+			const struct tsr_reqrec *q = &ctx->reqs[a->req];
+			/* through tsr_ctx_error, so the task fails exactly as when a variant reports an error */
+			tsr_ctx_error(ctx, "requirement %d: index %s of field '%s' of region '%s' is outside the requested bounds "
+			              "%s (checked with TSR_CHECK_BOUNDS)", a->req, is, q->finfo[a->field].name, q->region->name, bs);
+			ctx->oob_reported = 1;
+		}
+	} else {
+		const struct tsr_region *r = tsr__handle_get(TSR_K_REGION, a->region);
+		const char *rn = r ? r->name : "?";
+		const char *fn = r && a->field >= 0 && a->field < r->nfields ? r->fields[a->field].name : "?";
+		tsr__err(TSR_EBOUNDS, "host mapping of field '%s' of region '%s': index %s is outside its bounds %s "
+		         "(checked with TSR_CHECK_BOUNDS)", fn, rn, is, bs);
+		fprintf(stderr, "tessera: %s\n", tsr_last_error());
+	}
+	memset(oob_scratch, 0, sizeof oob_scratch);
+	if (elem_size > sizeof oob_scratch)
+		tsr__task_error("bounds check: element of %zu bytes is larger than the %d-byte scratch", elem_size,
+		                OOB_SCRATCH_BYTES);
+	return oob_scratch;
 }
 
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req)

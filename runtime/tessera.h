@@ -100,6 +100,9 @@ tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t l
 int64_t tsr_box_volume(tsr_box_t b);
 int tsr_box_contains(tsr_box_t outer, tsr_box_t inner);    /* 1 if inner lies in outer */
 int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out); /* 1 if non-empty */
+/* The box of tile `color` when `bounds` is cut into equal tiles over the color box `colors`
+ * (the boxes of tsr_partition_tiles, remainder to the first tiles), without making a partition. */
+int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr_box_t *tile);
 
 /* ------------------------------------------------------------ field spaces */
 typedef enum tsr_type {
@@ -147,20 +150,44 @@ int tsr_partition_is_disjoint(tsr_partition_t p);  /* 1, 0, or negative error */
 int tsr_partition_destroy(tsr_partition_t p);      /* also destroys partitions of its subregions */
 
 /* -------------------------------------------------------------- privileges */
-typedef enum tsr_redop {
-	TSR_REDOP_NONE = 0, TSR_SUM = 1, TSR_PROD = 2, TSR_MIN = 3, TSR_MAX = 4,
-	TSR_REDOP_USER = 16   /* first id returned by tsr_redop_register */
-} tsr_redop_t;
-enum {
-	TSR_READ = 1,        /* read only */
-	TSR_WRITE = 2,       /* write every element; old contents are discarded */
-	TSR_READ_WRITE = 3,  /* read and write */
-	TSR_REDUCE_BASE = 8  /* use TSR_REDUCE(op) */
-};
-#define TSR_REDUCE(op) (TSR_REDUCE_BASE | ((int)(op) << 8))
-#define TSR_PRIV_IS_REDUCE(p) (((p) & TSR_REDUCE_BASE) != 0)
-#define TSR_PRIV_REDOP(p) ((tsr_redop_t)((p) >> 8))
+/* A reduction operator is a struct, not an int, so that an operator and a privilege cannot be
+ * swapped: TSR_REDUCE(TSR_MAX) passed where an operator is expected, or TSR_MAX where a privilege
+ * is expected, is a compile error. (One hole C leaves: `.redop = TSR_REDUCE(TSR_MAX)` in a
+ * designated initialiser fills .redop.id by brace elision with only a -Wmissing-braces warning
+ * (-Wall); the launch then refuses it, saying to write .redop = TSR_MAX.) Compare operators by id:
+ * op.id == TSR_MAX.id. */
+typedef struct tsr_redop { int id; } tsr_redop_t;
+#ifdef __cplusplus
+#define TSR_REDOP_ID(n) (tsr_redop_t{(n)})
+#else
+#define TSR_REDOP_ID(n) ((tsr_redop_t){(n)})
+#endif
+#define TSR_REDOP_NONE TSR_REDOP_ID(0)   /* no operator (a launch that asks for no reduced result) */
+#define TSR_SUM TSR_REDOP_ID(1)
+#define TSR_PROD TSR_REDOP_ID(2)
+#define TSR_MIN TSR_REDOP_ID(3)
+#define TSR_MAX TSR_REDOP_ID(4)
+#define TSR_REDOP_USER 16   /* id of the first operator returned by tsr_redop_register */
+
 typedef int tsr_privilege_t;
+enum {
+	TSR_READ = 1,           /* read only */
+	/* Write only, and every element: the old contents are DISCARDED (Legion's WRITE_DISCARD): the
+	 * task may not see them, and elements it does not write are undefined afterwards. To update
+	 * some elements and keep the others, ask for TSR_READ_WRITE. */
+	TSR_WRITE_DISCARD = 2,
+	TSR_WRITE = TSR_WRITE_DISCARD,   /* the same privilege, shorter name */
+	TSR_READ_WRITE = 3,     /* read and write; elements not written keep their value */
+	TSR_REDUCE_BASE = 8     /* use TSR_REDUCE(op) */
+};
+/* The privilege "fold values into the elements with operator op" (op a tsr_redop_t). */
+static inline tsr_privilege_t tsr_reduce(tsr_redop_t op)
+{
+	return TSR_REDUCE_BASE | (op.id << 8);
+}
+#define TSR_REDUCE(op) tsr_reduce(op)
+#define TSR_PRIV_IS_REDUCE(p) (((p) & TSR_REDUCE_BASE) != 0)
+#define TSR_PRIV_REDOP(p) TSR_REDOP_ID((p) >> 8)   /* the operator of a REDUCE privilege */
 
 /* Reductions (REDUCE privileges and the reduction of an index launch's returns) give the same bits
  * whatever the workers, the policy or the timing: they are folded in COLOR ORDER. A launch's
@@ -206,18 +233,74 @@ typedef struct tsr_accessor {
 	tsr_type_t type;
 	size_t elem_size;
 	tsr_privilege_t priv;
+	/* Whose view this is, for the messages of bounds checks: */
+	tsr_ctx_t *ctx;         /* the task's context; NULL for a host mapping (tsr_map) */
+	int req;                /* requirement index; -1 for a host mapping */
+	tsr_field_t field;      /* field id */
+	uint64_t region;        /* host mappings: id of the region (or subregion) mapped; 0 in a task */
 } tsr_accessor_t;
 
+/* TSR_AT1/2/3(acc, T, x[, y[, z]]): the element at global coordinates (x, y, z), as an lvalue of type T.
+ * Built with -DTSR_CHECK_BOUNDS (or in a Tessera configured with --enable-bounds-check, whose
+ * tessera.pc adds it), every index is checked against the accessor's bounds: an index outside
+ * them fails the task with TSR_ETASK (tsr_fence returns it) and a message naming the task, point,
+ * requirement, region, field and index (once per point task), and the access reads or writes a
+ * zeroed scratch element (up to 4 KiB) instead of memory that is not the task's. A host mapping
+ * (tsr_map) reports through tsr_last_error and stderr. Inside CUDA device code the macros never check (a kernel cannot
+ * report): run the CPU variant (TSR_NCUDA=0) to check a kernel's indexing. */
+#if defined(TSR_CHECK_BOUNDS) && !defined(__CUDA_ARCH__)
+/* Out-of-line half of the check: reports the index and returns a zeroed scratch element. */
+void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x, int64_t y, int64_t z);
+static inline void *tsr_accessor_at(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x, int64_t y, int64_t z)
+{
+	int inside = x >= a->lo[0] && x <= a->hi[0];
+	if (dim > 1)
+		inside = inside && y >= a->lo[1] && y <= a->hi[1];
+	if (dim > 2)
+		inside = inside && z >= a->lo[2] && z <= a->hi[2];
+	if (!inside)
+		return tsr_accessor_out_of_bounds(a, elem_size, dim, x, y, z);
+	int64_t offset = x - a->lo[0];
+	if (dim > 1)
+		offset += (y - a->lo[1]) * (int64_t)a->stride[1];
+	if (dim > 2)
+		offset += (z - a->lo[2]) * (int64_t)a->stride[2];
+	return (char *)a->ptr + offset * (int64_t)elem_size;
+}
+#define TSR_AT1(a, T, x) (*(T *)tsr_accessor_at((a), sizeof(T), 1, (x), 0, 0))
+#define TSR_AT2(a, T, x, y) (*(T *)tsr_accessor_at((a), sizeof(T), 2, (x), (y), 0))
+#define TSR_AT3(a, T, x, y, z) (*(T *)tsr_accessor_at((a), sizeof(T), 3, (x), (y), (z)))
+#else
 #define TSR_AT1(a, T, x) (((T *)(a)->ptr)[(x) - (a)->lo[0]])
 #define TSR_AT2(a, T, x, y) (((T *)(a)->ptr)[((x) - (a)->lo[0]) + ((y) - (a)->lo[1]) * (int64_t)(a)->stride[1]])
 #define TSR_AT3(a, T, x, y, z) (((T *)(a)->ptr)[((x) - (a)->lo[0]) + ((y) - (a)->lo[1]) * (int64_t)(a)->stride[1] \
                                                + ((z) - (a)->lo[2]) * (int64_t)(a)->stride[2]])
+#endif
 
 /* Accessor for `field` of requirement `req`. `type` must match the field's type (TSR_NONE: any);
- * `want` (TSR_READ, TSR_WRITE, TSR_READ_WRITE or TSR_REDUCE(op)) must be covered by the requested
+ * `want` (TSR_READ, TSR_WRITE_DISCARD, TSR_READ_WRITE or TSR_REDUCE(op)) must be covered by the requested
  * privilege. A REDUCE accessor points at a private buffer holding the operator's identity: fold into it. */
 int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
                      tsr_privilege_t want, tsr_accessor_t *acc);
+/* What requirement `req` of the running point is: a variant learns its fields here instead of
+ * from its arguments. The names are the region's and partition's own strings: do not destroy a
+ * region while tasks that ask for them may still run. */
+typedef struct tsr_req_info {
+	int kind;                       /* TSR_REQ_REGION, TSR_REQ_PARTITION or TSR_REQ_FUTURE */
+	tsr_privilege_t priv;
+	tsr_redop_t redop;              /* operator of a REDUCE privilege; TSR_REDOP_NONE otherwise */
+	const char *region;             /* (sub)region this point sees, "grid/tiles(1,2)"; NULL for a future */
+	const char *partition;          /* partition the launch named; NULL for a region or a future */
+	tsr_box_t bounds;               /* bounds of that (sub)region; dim 0 for a future */
+	int nfields;
+	tsr_field_t fields[8];          /* field ids, in the order of the requirement (TSR_MAX_REQ_FIELDS) */
+	const char *field_names[8];
+	tsr_type_t field_types[8];
+} tsr_req_info_t;
+int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info);
+/* Accessor for the k-th field (0-based, in the order the launch listed them) of requirement `req`:
+ * tsr_ctx_accessor without knowing the field id. */
+int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t want, tsr_accessor_t *acc);
 /* Value of the future passed as requirement `req` (device address in a CUDA variant); NULL on error. */
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req);
 int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3]); /* launch point; returns its dimension (0: single launch) */
@@ -246,6 +329,8 @@ int tsr_future_create(tsr_type_t type, size_t bytes, const void *value, tsr_futu
 /* Asynchronous: tasks still using it are not disturbed, and its memory is freed as soon as they are done
  * (no fence needed: a loop of launches runs in constant memory). */
 int tsr_future_destroy(tsr_future_t f);
+/* tsr_future_wait, then tsr_future_destroy: the future is gone whatever the wait returned. */
+int tsr_future_take(tsr_future_t f, void *value, size_t size);
 
 /* ----------------------------------------------------------------- launches */
 typedef enum { TSR_REQ_REGION = 1, TSR_REQ_PARTITION = 2, TSR_REQ_FUTURE = 3 } tsr_req_kind_t;
@@ -302,6 +387,36 @@ static inline tsr_req_t tsr_req_future(tsr_future_t f)
 	return tsr_req_make(TSR_REQ_FUTURE, f.id, TSR_READ, 0, NULL, NULL, NULL);
 }
 
+/* How to launch a task, written with designated initialisers; fields left out are "none":
+ *   tsr_run(jacobi, &(tsr_launch_t){
+ *           .domain = colors,
+ *           .reqs = TSR_REQS(tsr_req_part(halo, TSR_READ, TSR_FIELDS(u)),
+ *                            tsr_req_part(tiles, TSR_WRITE_DISCARD, TSR_FIELDS(v))),
+ *           TSR_ARGS(params),
+ *           .redop = TSR_MAX,
+ *           .result = &residual});
+ * With no .domain it is a single launch (requirements are regions); with one it is an index launch,
+ * one point task per point of the domain (see tsr_index_launch). */
+typedef struct tsr_reqs {
+	int n;
+	const tsr_req_t *at;
+} tsr_reqs_t;
+typedef struct tsr_launch {
+	tsr_box_t domain;       /* index launch over these points; left out (dim 0): a single launch */
+	tsr_reqs_t reqs;        /* TSR_REQS(a, b, ...), or {n, array} for requirements built in a loop */
+	const void *args;       /* copied into every point task (arglen bytes) */
+	size_t arglen;
+	tsr_redop_t redop;      /* index launches asking for a .result: how the points' values combine */
+	tsr_future_t *result;   /* where to put the future of the returned value; NULL: not wanted */
+} tsr_launch_t;
+#ifndef __cplusplus   /* C++ has no compound-literal arrays: fill .reqs = {n, array} there */
+#define TSR_REQS(...) ((tsr_reqs_t){(int)(sizeof((tsr_req_t[]){__VA_ARGS__}) / sizeof(tsr_req_t)), (tsr_req_t[]){__VA_ARGS__}})
+#endif
+/* .args and .arglen of a by-value argument: TSR_ARGS(params) */
+#define TSR_ARGS(x) .args = &(x), .arglen = sizeof(x)
+/* Launch `task` as `how` says (tsr_launch or tsr_index_launch underneath). */
+int tsr_run(tsr_task_t task, const tsr_launch_t *how);
+
 /* Launch one task. Requirements are regions (or subregions) and futures; args (arglen bytes) are
  * copied. If result is not NULL and the task returns a value, *result is its future. */
 int tsr_launch(tsr_task_t task, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
@@ -319,12 +434,18 @@ int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req
 int tsr_fill(tsr_region_t r, tsr_field_t f, const void *value, size_t size);
 /* Copy field fsrc of src into field fdst of dst: same extents and same type required. */
 int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t fdst);
-/* Make field f of r readable (TSR_READ) or writable (TSR_WRITE / TSR_READ_WRITE) on the host, waiting
+/* Make field f of r readable (TSR_READ) or writable (TSR_WRITE_DISCARD / TSR_READ_WRITE) on the host, waiting
  * only for the tasks that touch it. Launches touching the field are refused until tsr_unmap. TSR_ETASK
- * for READ or READ_WRITE if a failed task should have written part of it; TSR_WRITE (the host replaces
- * every value) succeeds and heals it. */
+ * for READ or READ_WRITE if a failed task should have written part of it; TSR_WRITE_DISCARD (the host
+ * replaces every value) succeeds and heals it. */
 int tsr_map(tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
 int tsr_unmap(tsr_region_t r, tsr_field_t f);
+/* Copy a host buffer into field f of region (or subregion) r, every element, in memory order
+ * (dimension 0 fastest); size must be the volume times the field's element size. Waits for the
+ * tasks that touch the field (it maps and unmaps it). */
+int tsr_region_write(tsr_region_t r, tsr_field_t f, const void *buf, size_t size);
+/* Copy field f of region (or subregion) r into a host buffer, as tsr_region_write lays it out. */
+int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size);
 
 /* ------------------------------------------------------------------ mappers */
 /* Where each point task runs. Scheduling policies are chosen by name (tsr_config_t.sched,

@@ -93,7 +93,7 @@ void cg_stencil3d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t 
 }
 
 /* ------------------------------------------------------------ CPU variants */
-/* A failing tsr_ctx_accessor has already recorded the task error; the variant just returns. */
+/* A failing tsr_ctx_field has already recorded the task error; the variant just returns. */
 
 static const double *coef_future(tsr_ctx_t *ctx, int req)
 {
@@ -111,13 +111,51 @@ int cg_rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t 
 	return 1;
 }
 
+int cg_update_view(tsr_ctx_t *ctx, tsr_accessor_t *x, tsr_accessor_t *y, const double **c)
+{
+	*c = coef_future(ctx, 2);
+	if (!*c || tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, x) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ_WRITE, y))
+		return 0;
+	return cg_rows_cover(ctx, x, y);
+}
+
+/* Where dot's b comes from: see cg_kernels.h. */
+int cg_dot_view(tsr_ctx_t *ctx, tsr_accessor_t *a, tsr_accessor_t *b)
+{
+	tsr_req_info_t first;
+	if (tsr_ctx_req(ctx, 0, &first) || tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, a))
+		return 0;
+	int rc = TSR_OK;
+	if (first.nfields == 2)
+		rc = tsr_ctx_field(ctx, 0, 1, TSR_F64, TSR_READ, b);
+	else if (tsr_ctx_nreqs(ctx) > 1)
+		rc = tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ, b);
+	else
+		*b = *a;
+	return rc == TSR_OK && cg_rows_cover(ctx, b, a);
+}
+
+int cg_spmv_view(tsr_ctx_t *ctx, tsr_accessor_t *rp, tsr_accessor_t *col, tsr_accessor_t *val, tsr_accessor_t *x,
+                 tsr_accessor_t *y)
+{
+	if (tsr_ctx_field(ctx, 0, 0, TSR_I64, TSR_READ, rp) || tsr_ctx_field(ctx, 1, 0, TSR_I32, TSR_READ, col) ||
+	    tsr_ctx_field(ctx, 1, 1, TSR_F64, TSR_READ, val) || tsr_ctx_field(ctx, 2, 0, TSR_F64, TSR_READ, x) ||
+	    tsr_ctx_field(ctx, 3, 0, TSR_F64, TSR_WRITE, y))
+		return 0;
+	if (rp->lo[0] > y->lo[0] || rp->hi[0] < y->hi[0] + 1) {
+		tsr_ctx_error(ctx, "row pointers %lld..%lld do not cover rows %lld..%lld plus one", (long long)rp->lo[0],
+		              (long long)rp->hi[0], (long long)y->lo[0], (long long)y->hi[0]);
+		return 0;
+	}
+	return 1;
+}
+
 static void axpy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const cg_axpy_args_t *a = args;
 	tsr_accessor_t x, y;
-	const double *c = coef_future(ctx, 2);
-	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
+	const double *c;
+	if (!cg_update_view(ctx, &x, &y, &c))
 		return;
 	const double s = a->scale * *c;
 	if (s == 0.0)
@@ -127,21 +165,17 @@ static void axpy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 static void xpay_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const cg_xpay_args_t *a = args;
 	tsr_accessor_t x, y;
-	const double *c = coef_future(ctx, 2);
-	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
+	const double *c;
+	if (!cg_update_view(ctx, &x, &y, &c))
 		return;
 	cg_xpay_range(y.hi[0] - y.lo[0] + 1, *c, &TSR_AT1(&x, const double, y.lo[0]), (double *)y.ptr);
 }
 
 static void dot_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const cg_dot_args_t *a = args;
 	tsr_accessor_t u, v;
-	if (tsr_ctx_accessor(ctx, 0, a->fa, TSR_F64, TSR_READ, &u) ||
-	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !cg_rows_cover(ctx, &v, &u))
+	if (!cg_dot_view(ctx, &u, &v))
 		return;
 	double s = cg_dot_range(u.hi[0] - u.lo[0] + 1, (const double *)u.ptr, &TSR_AT1(&v, const double, u.lo[0]));
 	tsr_ctx_return(ctx, &s);
@@ -149,20 +183,10 @@ static void dot_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 static void spmv_csr_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const cg_spmv_args_t *a = args;
 	tsr_accessor_t rp, col, val, x, y;
-	if (tsr_ctx_accessor(ctx, 0, a->frp, TSR_I64, TSR_READ, &rp) ||
-	    tsr_ctx_accessor(ctx, 1, a->fcol, TSR_I32, TSR_READ, &col) ||
-	    tsr_ctx_accessor(ctx, 1, a->fval, TSR_F64, TSR_READ, &val) ||
-	    tsr_ctx_accessor(ctx, 2, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 3, a->fy, TSR_F64, TSR_WRITE, &y))
+	if (!cg_spmv_view(ctx, &rp, &col, &val, &x, &y))
 		return;
 	const int64_t lo = y.lo[0], hi = y.hi[0];
-	if (rp.lo[0] > lo || rp.hi[0] < hi + 1) {
-		tsr_ctx_error(ctx, "row pointers %lld..%lld do not cover rows %lld..%lld plus one", (long long)rp.lo[0],
-		              (long long)rp.hi[0], (long long)lo, (long long)hi);
-		return;
-	}
 	const int64_t *r = &TSR_AT1(&rp, const int64_t, lo);
 	if (col.lo[0] > r[0] || col.hi[0] < r[hi - lo + 1] - 1) {
 		tsr_ctx_error(ctx, "nonzeros %lld..%lld do not cover rows %lld..%lld (nonzeros %lld..%lld)",
@@ -179,7 +203,7 @@ static void spmv_csr_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 int cg_stencil_view(tsr_ctx_t *ctx, const void *args, int dim, tsr_accessor_t *x, tsr_accessor_t *y)
 {
 	const cg_stencil_args_t *a = args;
-	if (tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, x) || tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_WRITE, y))
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, x) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE, y))
 		return 0;
 	const int64_t h = dim == 2 ? a->nx : a->nx * a->ny;
 	const int64_t last = a->nx * a->ny * (dim == 2 ? 1 : a->nz) - 1;

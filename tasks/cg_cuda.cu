@@ -117,9 +117,8 @@ extern "C" void cg_axpy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const cg_axpy_args_t *a = (const cg_axpy_args_t *)args;
 	tsr_accessor_t x, y;
-	const double *c = (const double *)tsr_ctx_future(ctx, 2);
-	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
+	const double *c;
+	if (!cg_update_view(ctx, &x, &y, &c))
 		return;
 	const int64_t n = y.hi[0] - y.lo[0] + 1;
 	axpy_kernel<<<blocks_for(n), CG_THREADS, 0, stream_of(ctx)>>>(n, a->scale, c, &TSR_AT1(&x, const double, y.lo[0]),
@@ -129,11 +128,9 @@ extern "C" void cg_axpy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 extern "C" void cg_xpay_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const cg_xpay_args_t *a = (const cg_xpay_args_t *)args;
 	tsr_accessor_t x, y;
-	const double *c = (const double *)tsr_ctx_future(ctx, 2);
-	if (!c || tsr_ctx_accessor(ctx, 0, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 1, a->fy, TSR_F64, TSR_READ_WRITE, &y) || !cg_rows_cover(ctx, &x, &y))
+	const double *c;
+	if (!cg_update_view(ctx, &x, &y, &c))
 		return;
 	const int64_t n = y.hi[0] - y.lo[0] + 1;
 	xpay_kernel<<<blocks_for(n), CG_THREADS, 0, stream_of(ctx)>>>(n, c, &TSR_AT1(&x, const double, y.lo[0]),
@@ -143,11 +140,9 @@ extern "C" void cg_xpay_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 extern "C" void cg_dot_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const cg_dot_args_t *a = (const cg_dot_args_t *)args;
 	tsr_accessor_t u, v;
 	double *out = (double *)tsr_ctx_return_slot(ctx);
-	if (tsr_ctx_accessor(ctx, 0, a->fa, TSR_F64, TSR_READ, &u) ||
-	    tsr_ctx_accessor(ctx, a->rb, a->fb, TSR_F64, TSR_READ, &v) || !cg_rows_cover(ctx, &v, &u))
+	if (!cg_dot_view(ctx, &u, &v))
 		return;
 	if (!out) {
 		tsr_ctx_error(ctx, "no return slot (launch the dot with a result future)");
@@ -163,20 +158,10 @@ extern "C" void cg_dot_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 extern "C" void cg_spmv_csr_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const cg_spmv_args_t *a = (const cg_spmv_args_t *)args;
 	tsr_accessor_t rp, col, val, x, y;
-	if (tsr_ctx_accessor(ctx, 0, a->frp, TSR_I64, TSR_READ, &rp) ||
-	    tsr_ctx_accessor(ctx, 1, a->fcol, TSR_I32, TSR_READ, &col) ||
-	    tsr_ctx_accessor(ctx, 1, a->fval, TSR_F64, TSR_READ, &val) ||
-	    tsr_ctx_accessor(ctx, 2, a->fx, TSR_F64, TSR_READ, &x) ||
-	    tsr_ctx_accessor(ctx, 3, a->fy, TSR_F64, TSR_WRITE, &y))
+	if (!cg_spmv_view(ctx, &rp, &col, &val, &x, &y))
 		return;
 	const int64_t lo = y.lo[0], hi = y.hi[0];
-	if (rp.lo[0] > lo || rp.hi[0] < hi + 1) {
-		tsr_ctx_error(ctx, "row pointers %lld..%lld do not cover rows %lld..%lld plus one", (long long)rp.lo[0],
-		              (long long)rp.hi[0], (long long)lo, (long long)hi);
-		return;
-	}
 	const int64_t n = hi - lo + 1;
 	/* The row pointers live on the device: the nonzero range is checked by construction in apps/cg. */
 	spmv_csr_kernel<<<blocks_for(n), CG_THREADS, 0, stream_of(ctx)>>>(n, &TSR_AT1(&rp, const int64_t, lo),

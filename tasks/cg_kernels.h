@@ -11,8 +11,8 @@ extern "C" {
 #endif
 
 /* Every vector task works on one block of rows of 1-D f64 regions; its requirements are fixed
- * below (req k = k-th element of the launch's requirement array) and its by-value arguments name
- * the fields. A "coefficient future" is read as the double at offset 0 of the future's value, so
+ * below (req k = k-th element of the launch's requirement array) and the task learns its fields
+ * from them (tsr_ctx_field), so no argument names a field. A "coefficient future" is read as the double at offset 0 of the future's value, so
  * a TSR_F64 future and a TSR_BYTES future whose struct starts with a double (cg_state_t) both work. */
 typedef struct cg_tasks {
 	tsr_task_t axpy;       /* y += scale * c * x                                   */
@@ -28,34 +28,33 @@ typedef struct cg_tasks {
 /* Register every task above (CPU variants, and CUDA variants when they were compiled). */
 int cg_tasks_register(cg_tasks_t *t);
 
-/* axpy. req 0: x READ (field fx); req 1: y READ_WRITE (field fy); req 2: coefficient future c.
+/* axpy. req 0: x READ (one field); req 1: y READ_WRITE (one field); req 2: coefficient future c.
  * When scale * c == 0 the block is left untouched: y + 0 * x == y for finite x, and CG relies on
  * it to freeze x and r after convergence without the host waiting (see apps/cg/README.md). */
-typedef struct cg_axpy_args { double scale; tsr_field_t fx, fy; } cg_axpy_args_t;
+typedef struct cg_axpy_args { double scale; } cg_axpy_args_t;
 
-/* xpay. req 0: x READ (field fx); req 1: y READ_WRITE (field fy); req 2: coefficient future c. */
-typedef struct cg_xpay_args { tsr_field_t fx, fy; } cg_xpay_args_t;
+/* xpay. req 0: x READ (one field); req 1: y READ_WRITE (one field); req 2: coefficient future c.
+ * No arguments. */
 
-/* dot. Field fa is in req 0, field fb in req `rb` (0 when both fields come through the same
- * requirement, 1 otherwise). Both READ. Index-launch it with TSR_SUM to get the full product. */
-typedef struct cg_dot_args { tsr_field_t fa, fb; int rb; } cg_dot_args_t;
+/* dot of a and b, both READ: a is the first field of req 0; b is its second field if it has two,
+ * else the first field of req 1 if there is one, else a itself (a.a). No arguments. Index-launch
+ * it with TSR_SUM to get the full product. */
 
-/* spmv_csr over rows lo..hi (the bounds of req 3).
- * req 0: row pointers (TSR_I64, field frp) over lo..hi+1, READ (an aliased partition: neighbours
- *        share one entry);
- * req 1: the block's nonzeros row_ptr[lo]..row_ptr[hi+1]-1: columns (TSR_I32, fcol) and values
- *        (TSR_F64, fval), READ;
- * req 2: x (field fx) over at least every column the block's rows touch, READ (an aliased
- *        partition of the vector: the block plus its ghost rows);
- * req 3: y (field fy) over lo..hi, WRITE. */
-typedef struct cg_spmv_args { tsr_field_t frp, fcol, fval, fx, fy; } cg_spmv_args_t;
+/* spmv_csr over rows lo..hi (the bounds of req 3). No arguments.
+ * req 0: row pointers (TSR_I64) over lo..hi+1, READ (an aliased partition: neighbours share one
+ *        entry);
+ * req 1: the block's nonzeros row_ptr[lo]..row_ptr[hi+1]-1: two fields, columns (TSR_I32) then
+ *        values (TSR_F64), READ;
+ * req 2: x over at least every column the block's rows touch, READ (an aliased partition of the
+ *        vector: the block plus its ghost rows);
+ * req 3: y over lo..hi, WRITE. */
 
 /* stencil2d / stencil3d over rows lo..hi (the bounds of req 1) of the Poisson matrix on an
  * nx x ny (x nz) grid numbered x fastest, Dirichlet boundary (neighbours outside the grid are 0):
  * y[i] = 2*dim*x[i] - sum of x over the grid neighbours of i.
- * req 0: x (field fx) READ over lo-h..hi+h clipped to the vector, h = nx (2-D) or nx*ny (3-D);
- * req 1: y (field fy) WRITE over lo..hi. nz is ignored in 2-D. */
-typedef struct cg_stencil_args { int64_t nx, ny, nz; tsr_field_t fx, fy; } cg_stencil_args_t;
+ * req 0: x READ over lo-h..hi+h clipped to the vector, h = nx (2-D) or nx*ny (3-D);
+ * req 1: y WRITE over lo..hi. nz is ignored in 2-D. */
+typedef struct cg_stencil_args { int64_t nx, ny, nz; } cg_stencil_args_t;
 
 /* CG scalars, kept in futures so the host never waits inside an iteration.
  * beta comes first so that the state is itself a coefficient future for xpay. */
@@ -82,9 +81,16 @@ typedef struct cg_state_args { double tol2; int first; } cg_state_args_t;
  * as a pointer to its first element and the global index of that element, so no pointer is ever
  * formed outside an array. */
 /* Checks both variants run before their kernels (cg_cpu.c); 1 if fine, else 0 after a task error.
- * cg_rows_cover: input rows x cover output rows y. cg_stencil_view: the stencil's accessors (x READ
- * through the ghost partition, y WRITE), x holding every ghost row y needs. */
+ * cg_rows_cover: input rows x cover output rows y. cg_update_view: the accessors and coefficient of
+ * axpy and xpay (x READ covering y READ_WRITE). cg_dot_view: a and b of dot, b covering a.
+ * cg_spmv_view: the five accessors of spmv_csr, the row pointers covering y's rows plus one.
+ * cg_stencil_view: the stencil's accessors (x READ through the ghost partition, y WRITE), x holding
+ * every ghost row y needs. */
 int cg_rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y);
+int cg_update_view(tsr_ctx_t *ctx, tsr_accessor_t *x, tsr_accessor_t *y, const double **c);
+int cg_dot_view(tsr_ctx_t *ctx, tsr_accessor_t *a, tsr_accessor_t *b);
+int cg_spmv_view(tsr_ctx_t *ctx, tsr_accessor_t *rp, tsr_accessor_t *col, tsr_accessor_t *val, tsr_accessor_t *x,
+                 tsr_accessor_t *y);
 int cg_stencil_view(tsr_ctx_t *ctx, const void *args, int dim, tsr_accessor_t *x, tsr_accessor_t *y);
 void cg_axpy_range(int64_t n, double a, const double *x, double *y);        /* y += a x */
 void cg_xpay_range(int64_t n, double a, const double *x, double *y);        /* y = x + a y */

@@ -50,6 +50,16 @@ enum { CIRCUIT_DC_WIRES, CIRCUIT_DC_CURRENTS, CIRCUIT_DC_PRIVATE, CIRCUIT_DC_SHA
        CIRCUIT_DC_NREQS };
 /* {voltage, charge} READ_WRITE through private then shared, {cap, leakage} READ through private then shared */
 enum { CIRCUIT_UV_PVT_STATE, CIRCUIT_UV_SHR_STATE, CIRCUIT_UV_PVT_CONST, CIRCUIT_UV_SHR_CONST, CIRCUIT_UV_NREQS };
+/* The tasks take their fields by position in each requirement (tsr_ctx_field), not by id, so a
+ * launch lists them in this order: a wire requirement lists {in, out, inductance, resistance,
+ * cap} (calc_new_currents) or {in, out} (distribute_charge); a segment-state requirement its one
+ * field; a node requirement {voltage} (calc_new_currents), {charge} (distribute_charge),
+ * {voltage, charge} (update_voltages' state) or {cap, leakage} (update_voltages' constants). */
+enum { CIRCUIT_AT_WIRE_IN, CIRCUIT_AT_WIRE_OUT, CIRCUIT_AT_WIRE_INDUCTANCE, CIRCUIT_AT_WIRE_RESISTANCE,
+       CIRCUIT_AT_WIRE_CAP };
+enum { CIRCUIT_AT_ONLY = 0 };                          /* requirements of one field */
+enum { CIRCUIT_AT_VOLTAGE = 0, CIRCUIT_AT_CHARGE = 1 }; /* update_voltages' state */
+enum { CIRCUIT_AT_CAP = 0, CIRCUIT_AT_LEAKAGE = 1 };    /* update_voltages' constants */
 
 /* By-value arguments of every launch (Legion's CircuitPiece.dt and .steps). */
 typedef struct circuit_args {

@@ -175,10 +175,11 @@ CIRCUIT_CLONES void circuit_update_voltages(int64_t n, float *restrict voltage, 
 
 /* ------------------------------------------------------------------ task variants */
 
-/* Accessor or a task error that names the task, the requirement and the field (tsr_last_error). */
-static int get(tsr_ctx_t *ctx, int req, tsr_field_t f, tsr_type_t type, tsr_privilege_t priv, tsr_accessor_t *a)
+/* Accessor of the k-th field of requirement req, or a task error that names the task, the
+ * requirement and the field (tsr_last_error). */
+static int get(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t priv, tsr_accessor_t *a)
 {
-	int rc = tsr_ctx_accessor(ctx, req, f, type, priv, a);
+	int rc = tsr_ctx_field(ctx, req, k, type, priv, a);
 	if (rc != TSR_OK)
 		tsr_ctx_error(ctx, "%s", tsr_last_error());
 	return rc;
@@ -223,16 +224,16 @@ int circuit_cnc_view(tsr_ctx_t *ctx, size_t arglen, circuit_cnc_view_t *v)
 {
 	tsr_accessor_t pvt, shr, ghost;
 	if (check_args(ctx, arglen) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &v->in) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &v->out) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_INDUCTANCE, TSR_F32, TSR_READ, &v->ind) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_RESISTANCE, TSR_F32, TSR_READ, &v->res) ||
-	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_WIRE_CAP, TSR_F32, TSR_READ, &v->cap) ||
-	    get(ctx, CIRCUIT_CNC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &v->cur) ||
-	    get(ctx, CIRCUIT_CNC_VOLTAGES, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ_WRITE, &v->wv) ||
-	    get(ctx, CIRCUIT_CNC_PRIVATE, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &pvt) ||
-	    get(ctx, CIRCUIT_CNC_SHARED, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &shr) ||
-	    get(ctx, CIRCUIT_CNC_GHOST, CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ, &ghost))
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_AT_WIRE_IN, TSR_I32, TSR_READ, &v->in) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_AT_WIRE_OUT, TSR_I32, TSR_READ, &v->out) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_AT_WIRE_INDUCTANCE, TSR_F32, TSR_READ, &v->ind) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_AT_WIRE_RESISTANCE, TSR_F32, TSR_READ, &v->res) ||
+	    get(ctx, CIRCUIT_CNC_WIRES, CIRCUIT_AT_WIRE_CAP, TSR_F32, TSR_READ, &v->cap) ||
+	    get(ctx, CIRCUIT_CNC_CURRENTS, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ_WRITE, &v->cur) ||
+	    get(ctx, CIRCUIT_CNC_VOLTAGES, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ_WRITE, &v->wv) ||
+	    get(ctx, CIRCUIT_CNC_PRIVATE, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ, &pvt) ||
+	    get(ctx, CIRCUIT_CNC_SHARED, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ, &shr) ||
+	    get(ctx, CIRCUIT_CNC_GHOST, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ, &ghost))
 		return -1;
 	if (check_state(ctx, &v->in, &v->cur, SEG, "currents") || check_state(ctx, &v->in, &v->wv, SEG - 1, "wire voltages"))
 		return -1;
@@ -251,12 +252,12 @@ int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v)
 	const tsr_privilege_t sum = TSR_REDUCE(TSR_SUM);
 	tsr_accessor_t pvt, shr, ghost;
 	if (check_args(ctx, arglen) ||
-	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_IN, TSR_I32, TSR_READ, &v->in) ||
-	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_WIRE_OUT, TSR_I32, TSR_READ, &v->out) ||
-	    get(ctx, CIRCUIT_DC_CURRENTS, CIRCUIT_STATE_VALUE, TSR_F32, TSR_READ, &v->cur) ||
-	    get(ctx, CIRCUIT_DC_PRIVATE, CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &pvt) ||
-	    get(ctx, CIRCUIT_DC_SHARED, CIRCUIT_NODE_CHARGE, TSR_F32, sum, &shr) ||
-	    get(ctx, CIRCUIT_DC_GHOST, CIRCUIT_NODE_CHARGE, TSR_F32, sum, &ghost))
+	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_AT_WIRE_IN, TSR_I32, TSR_READ, &v->in) ||
+	    get(ctx, CIRCUIT_DC_WIRES, CIRCUIT_AT_WIRE_OUT, TSR_I32, TSR_READ, &v->out) ||
+	    get(ctx, CIRCUIT_DC_CURRENTS, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ, &v->cur) ||
+	    get(ctx, CIRCUIT_DC_PRIVATE, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ_WRITE, &pvt) ||
+	    get(ctx, CIRCUIT_DC_SHARED, CIRCUIT_AT_ONLY, TSR_F32, sum, &shr) ||
+	    get(ctx, CIRCUIT_DC_GHOST, CIRCUIT_AT_ONLY, TSR_F32, sum, &ghost))
 		return -1;
 	if (check_state(ctx, &v->in, &v->cur, SEG, "currents"))
 		return -1;
@@ -286,10 +287,10 @@ int circuit_uv_view(tsr_ctx_t *ctx, circuit_uv_view_t *v)
 	static const int const_req[2] = {CIRCUIT_UV_PVT_CONST, CIRCUIT_UV_SHR_CONST};
 	static const char *const what[2] = {"private", "shared"};
 	for (int k = 0; k < 2; k++)
-		if (get(ctx, state_req[k], CIRCUIT_NODE_VOLTAGE, TSR_F32, TSR_READ_WRITE, &v->v[k]) ||
-		    get(ctx, state_req[k], CIRCUIT_NODE_CHARGE, TSR_F32, TSR_READ_WRITE, &v->q[k]) ||
-		    get(ctx, const_req[k], CIRCUIT_NODE_CAP, TSR_F32, TSR_READ, &v->cap[k]) ||
-		    get(ctx, const_req[k], CIRCUIT_NODE_LEAKAGE, TSR_F32, TSR_READ, &v->leak[k]) ||
+		if (get(ctx, state_req[k], CIRCUIT_AT_VOLTAGE, TSR_F32, TSR_READ_WRITE, &v->v[k]) ||
+		    get(ctx, state_req[k], CIRCUIT_AT_CHARGE, TSR_F32, TSR_READ_WRITE, &v->q[k]) ||
+		    get(ctx, const_req[k], CIRCUIT_AT_CAP, TSR_F32, TSR_READ, &v->cap[k]) ||
+		    get(ctx, const_req[k], CIRCUIT_AT_LEAKAGE, TSR_F32, TSR_READ, &v->leak[k]) ||
 		    check_nodes(ctx, &v->v[k], &v->cap[k], what[k]))
 			return -1;
 	return 0;

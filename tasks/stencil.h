@@ -59,33 +59,30 @@ void stencil_copy_box(const void *src, ptrdiff_t ssj, ptrdiff_t ssk, void *dst, 
 /* By-value arguments of the "stencil_init" task. */
 typedef struct stencil_init_args {
 	int nx, ny, nz;        /* interior extents of the whole field */
-	tsr_field_t field;     /* requirement 0 (WRITE) names this field */
 } stencil_init_args_t;
 
 /* By-value arguments of the "stencil_diffusion" task. */
 typedef struct stencil_args {
 	double alpha;          /* diffusion coefficient (converted to float for f32 fields) */
-	tsr_field_t in, out;   /* field read by requirement 0, field written by requirement 1 */
 	int nontemporal;       /* CPU variant: streaming stores for out (see stencil_fused_f64) */
 } stencil_args_t;
 
 /* By-value arguments of the "stencil_halo_copy" task. */
 #define STENCIL_MAX_DST 8
 typedef struct stencil_copy_args {
-	tsr_field_t field;                 /* every requirement names this field */
 	int ndst;                          /* destinations: requirements 1..ndst */
 	int64_t shift[STENCIL_MAX_DST][3]; /* destination point x gets source point x + shift */
 } stencil_copy_args_t;
 
 typedef struct stencil_tasks {
-	/* Requirement 0: WRITE of args.field on any box (3-D region): writes the initial condition there,
+	/* Requirement 0: WRITE of one field on any box (3-D region): writes the initial condition there,
 	 * on the device that runs it, so that a GPU run never starts from a host copy. */
 	tsr_task_t init;
-	/* Requirement 0: READ of args.in on the tile extended by STENCIL_HALO in i and j;
-	 * requirement 1: WRITE of args.out on the tile. Writes the tile of out. */
+	/* Requirement 0: READ of one field (in) on the tile extended by STENCIL_HALO in i and j;
+	 * requirement 1: WRITE of one field (out) on the tile. Writes the tile of out. */
 	tsr_task_t diffusion;
 	/* Pairs of requirements: READ of a source box, then WRITE of a destination box of the same
-	 * extents (all of args.field; no destination may overlap a source): the periodic halo update
+	 * extents (all of one field; no destination may overlap a source): the periodic halo update
 	 * is made of these. Both strips of an edge pair in one task share each row's cache lines. */
 	tsr_task_t halo_copy;
 } stencil_tasks_t;

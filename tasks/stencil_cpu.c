@@ -178,7 +178,7 @@ int stencil_init_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_acces
 		tsr_ctx_error(ctx, "stencil_init: %zu bytes of arguments, expected %zu", arglen, sizeof(stencil_init_args_t));
 		return 0;
 	}
-	if (tsr_ctx_accessor(ctx, 0, ((const stencil_init_args_t *)args)->field, TSR_NONE, TSR_WRITE, f) != TSR_OK) {
+	if (tsr_ctx_field(ctx, 0, 0, TSR_NONE, TSR_WRITE, f) != TSR_OK) {
 		tsr_ctx_error(ctx, "stencil_init: %s", tsr_last_error());
 		return 0;
 	}
@@ -217,8 +217,8 @@ int stencil_diffusion_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_
 		tsr_ctx_error(ctx, "stencil_diffusion: %zu bytes of arguments, expected %zu", arglen, sizeof *a);
 		return 0;
 	}
-	if (tsr_ctx_accessor(ctx, 0, a->in, TSR_NONE, TSR_READ, in) != TSR_OK ||
-	    tsr_ctx_accessor(ctx, 1, a->out, TSR_NONE, TSR_WRITE, out) != TSR_OK) {
+	if (tsr_ctx_field(ctx, 0, 0, TSR_NONE, TSR_READ, in) != TSR_OK ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_NONE, TSR_WRITE, out) != TSR_OK) {
 		tsr_ctx_error(ctx, "stencil_diffusion: %s", tsr_last_error());
 		return 0;
 	}
@@ -262,12 +262,12 @@ int stencil_halo_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_acces
 		              arglen, sizeof *a, STENCIL_MAX_DST);
 		return 0;
 	}
-	if (tsr_ctx_accessor(ctx, 0, a->field, TSR_NONE, TSR_READ, src) != TSR_OK) {
+	if (tsr_ctx_field(ctx, 0, 0, TSR_NONE, TSR_READ, src) != TSR_OK) {
 		tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
 		return 0;
 	}
 	for (int m = 0; m < a->ndst; m++) {
-		if (tsr_ctx_accessor(ctx, 1 + m, a->field, src->type, TSR_WRITE, &dst[m]) != TSR_OK) {
+		if (tsr_ctx_field(ctx, 1 + m, 0, src->type, TSR_WRITE, &dst[m]) != TSR_OK) {
 			tsr_ctx_error(ctx, "stencil_halo_copy: %s", tsr_last_error());
 			return 0;
 		}

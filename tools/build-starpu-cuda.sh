@@ -95,7 +95,7 @@ make -C "$build" -j"$jobs" >"$build/make.log" 2>&1 || die "make failed, see $bui
 say "installing into $prefix"
 make -C "$build" install >"$build/install.log" 2>&1 || die "make install failed, see $build/install.log"
 
-pc=$(ls "$prefix"/lib/pkgconfig/starpu-1.*.pc 2>/dev/null | head -n 1)
+pc=$(ls "$prefix"/lib/pkgconfig/starpu-1.*.pc 2>/dev/null | sort -V | tail -n 1)
 [ -n "$pc" ] || die "no starpu-1.x.pc installed under $prefix/lib/pkgconfig"
 say "done: $(basename "$pc" .pc) with CUDA in $prefix"
 say "configure Tessera with: ./configure --with-starpu=$prefix"

@@ -45,7 +45,11 @@ sdm=$STARPU_LIBDIR/../bin/starpu_machine_display
 # The device's copy bandwidth, the stencil's anchor; the cuBLAS stand-in (GPU.md).
 cuda_lib=$(dirname "$(dirname "$NVCC")")/lib64
 "$NVCC" ${NVCCFLAGS:-} -o "$out/bin/d2d_bw" "$src/tools/gpu/d2d_bw.cu"
-${CC:-cc} -O2 -shared -fPIC -Wl,-soname,libcublas.so.13 -o "$out/lib/cublas-stub/libcublas.so.13" "$src/tools/gpu/cublas_stub.c"
+# the real library versions its symbols with the node libcublas.so.13, and libstarpu asks for that
+echo 'libcublas.so.13 { global: *; };' >"$out/lib/cublas-stub/cublas.map"
+${CC:-cc} -O2 -shared -fPIC -Wl,-soname,libcublas.so.13 -Wl,--version-script,"$out/lib/cublas-stub/cublas.map" \
+	-o "$out/lib/cublas-stub/libcublas.so.13" "$src/tools/gpu/cublas_stub.c"
+rm -f "$out/lib/cublas-stub/cublas.map"
 
 # Every library the programs load, found the way they will find it (bundle first), except the
 # system's own (glibc, libgcc_s, libstdc++), the CUDA driver (it comes with the GPU) and cuBLAS

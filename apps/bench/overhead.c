@@ -132,9 +132,11 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	double t0 = app_now();
 	for (long k = 0; k < ntasks; k++) {
 		int i = (int)(k % w);
-		rc = p == P_NODATA ? tsr_launch(task, 0, NULL, NULL, 0, NULL) : tsr_launch(task, nreqs[i], reqs[i], NULL, 0, NULL);
+		const tsr_reqs_t none = {0, NULL};
+		const tsr_reqs_t tile = {nreqs[i], reqs[i]};
+		rc = tsr_run(task, &(tsr_launch_t){.reqs = p == P_NODATA ? none : tile});
 		if (rc)
-			die("tsr_launch", rc);
+			die("tsr_run", rc);
 	}
 	if ((rc = tsr_fence()))
 		die("tsr_fence", rc);
@@ -161,7 +163,7 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: overhead [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N] [--pattern P]\n"
 	        "Submits the same graph of empty tasks through raw StarPU (starpu_task_insert) and through\n"
-	        "Tessera (tsr_launch) in one run and prints microseconds per task (submission to completion),\n"
+	        "Tessera (tsr_run) in one run and prints microseconds per task (submission to completion),\n"
 	        "the median of R repetitions, and the ratio Tessera/raw.\n"
 	        "  --tasks N     tasks per repetition and pattern (default 50000)\n"
 	        "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"

@@ -481,60 +481,86 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
 	const cg_tasks_t *k = &T->tk;
 	tsr_future_t pAp, alpha, rr;
 	if (T->o->csr) {
-		const cg_spmv_args_t a = {T->frp, T->fcol, T->fval, T->fp, T->fq};
-		const tsr_req_t req[] = {tsr_req_part(T->rp_part, TSR_READ, TSR_FIELDS(T->frp)),
-		                         tsr_req_part(T->nz_part, TSR_READ, TSR_FIELDS(T->fcol, T->fval)),
-		                         tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
-		                         tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))};
-		TRY(tsr_index_launch(k->spmv_csr, T->colors, 4, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		TRY(tsr_run(k->spmv_csr, &(tsr_launch_t){
+		                               .domain = T->colors,
+		                               .reqs = TSR_REQS(tsr_req_part(T->rp_part, TSR_READ, TSR_FIELDS(T->frp)),
+		                                                tsr_req_part(T->nz_part, TSR_READ, TSR_FIELDS(T->fcol, T->fval)),
+		                                                tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
+		                                                tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))),
+		                           }));
 	} else {
-		const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz, T->fp, T->fq};
-		const tsr_req_t req[] = {tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
-		                         tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))};
-		TRY(tsr_index_launch(T->P->dim == 2 ? k->stencil2d : k->stencil3d, T->colors, 2, req, &a, sizeof a,
-		                       TSR_REDOP_NONE, NULL));
+		const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz};
+		TRY(tsr_run(T->P->dim == 2 ? k->stencil2d : k->stencil3d,
+		              &(tsr_launch_t){
+		                  .domain = T->colors,
+		                  .reqs = TSR_REQS(tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
+		                                   tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))),
+		                  TSR_ARGS(a),
+		              }));
 	}
 	{   /* pAp = p . Ap */
-		const cg_dot_args_t a = {T->fp, T->fq, 0};
-		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp, T->fq))};
-		TRY(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &pAp));
+		TRY(tsr_run(k->dot, &(tsr_launch_t){
+		                          .domain = T->colors,
+		                          .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp, T->fq))),
+		                          .redop = TSR_SUM,
+		                          .result = &pAp,
+		                      }));
 	}
 	{   /* alpha = rr / pAp, or 0 once converged */
-		const tsr_req_t req[] = {tsr_req_future(S_prev), tsr_req_future(pAp)};
-		TRY(tsr_launch(k->alpha, 2, req, NULL, 0, &alpha));
+		TRY(tsr_run(k->alpha, &(tsr_launch_t){
+		                            .reqs = TSR_REQS(tsr_req_future(S_prev), tsr_req_future(pAp)),
+		                            .result = &alpha,
+		                        }));
 		TRY(tsr_future_destroy(pAp));
 	}
 	/* r -= alpha Ap first, x += alpha p after the state: r.r and the state are on the critical path,
 	 * the x update is not (only the next xpay, which overwrites p, must wait for it), so it can
 	 * fill the workers while the reduction and the state task run. */
-	const cg_axpy_args_t ax = {1.0, T->fp, T->fx}, ar = {-1.0, T->fq, T->fr};
+	const cg_axpy_args_t ax = {1.0};
+	const cg_axpy_args_t ar = {-1.0};
 	{   /* r -= alpha Ap */
-		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fq)),
-		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fr)), tsr_req_future(alpha)};
-		TRY(tsr_index_launch(k->axpy, T->colors, 3, req, &ar, sizeof ar, TSR_REDOP_NONE, NULL));
+		TRY(tsr_run(k->axpy, &(tsr_launch_t){
+		                           .domain = T->colors,
+		                           .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fq)),
+		                                            tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fr)),
+		                                            tsr_req_future(alpha)),
+		                           TSR_ARGS(ar),
+		                       }));
 	}
 	{   /* rr = r . r */
-		const cg_dot_args_t a = {T->fr, T->fr, 0};
-		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))};
-		TRY(tsr_index_launch(k->dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &rr));
+		TRY(tsr_run(k->dot, &(tsr_launch_t){
+		                          .domain = T->colors,
+		                          .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))),
+		                          .redop = TSR_SUM,
+		                          .result = &rr,
+		                      }));
 	}
 	{   /* the new state: beta, convergence */
 		const cg_state_args_t a = {0.0, 0};
-		const tsr_req_t req[] = {tsr_req_future(S_prev), tsr_req_future(rr)};
-		TRY(tsr_launch(k->state, 2, req, &a, sizeof a, S_next));
+		TRY(tsr_run(k->state, &(tsr_launch_t){
+		                            .reqs = TSR_REQS(tsr_req_future(S_prev), tsr_req_future(rr)),
+		                            TSR_ARGS(a),
+		                            .result = S_next,
+		                        }));
 		TRY(tsr_future_destroy(rr));
 	}
 	{   /* x += alpha p */
-		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp)),
-		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fx)), tsr_req_future(alpha)};
-		TRY(tsr_index_launch(k->axpy, T->colors, 3, req, &ax, sizeof ax, TSR_REDOP_NONE, NULL));
+		TRY(tsr_run(k->axpy, &(tsr_launch_t){
+		                           .domain = T->colors,
+		                           .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp)),
+		                                            tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fx)),
+		                                            tsr_req_future(alpha)),
+		                           TSR_ARGS(ax),
+		                       }));
 		TRY(tsr_future_destroy(alpha));
 	}
 	{   /* p = r + beta p (the state future starts with beta) */
-		const cg_xpay_args_t a = {T->fr, T->fp};
-		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr)),
-		                         tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fp)), tsr_req_future(*S_next)};
-		TRY(tsr_index_launch(k->xpay, T->colors, 3, req, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		TRY(tsr_run(k->xpay, &(tsr_launch_t){
+		                           .domain = T->colors,
+		                           .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr)),
+		                                            tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fp)),
+		                                            tsr_req_future(*S_next)),
+		                       }));
 	}
 	return TSR_OK;
 }
@@ -568,13 +594,19 @@ static int tcg_solve(struct tcg *T, struct result *R)
 	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fr));
 	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fp));
 	if (rc == TSR_OK) {
-		const cg_dot_args_t a = {T->fr, T->fr, 0};
-		const tsr_req_t req[] = {tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))};
-		STEP(tsr_index_launch(T->tk.dot, T->colors, 1, req, &a, sizeof a, TSR_SUM, &rr0));
+		STEP(tsr_run(T->tk.dot, &(tsr_launch_t){
+		                            .domain = T->colors,
+		                            .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))),
+		                            .redop = TSR_SUM,
+		                            .result = &rr0,
+		                        }));
 		if (rc == TSR_OK) {
 			const cg_state_args_t sa = {o->tol * o->tol, 1};
-			const tsr_req_t sreq[] = {tsr_req_future(rr0)};
-			STEP(tsr_launch(T->tk.state, 1, sreq, &sa, sizeof sa, &S[0]));
+			STEP(tsr_run(T->tk.state, &(tsr_launch_t){
+			                              .reqs = TSR_REQS(tsr_req_future(rr0)),
+			                              TSR_ARGS(sa),
+			                              .result = &S[0],
+			                          }));
 			held[0] = rc == TSR_OK;
 			STEP(tsr_future_destroy(rr0));
 		}

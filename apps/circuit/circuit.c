@@ -332,8 +332,8 @@ static int launch_calc_new_currents(sim_t *s, tsr_box_t dom, const circuit_args_
 	r[CIRCUIT_CNC_PRIVATE] = tsr_req_part(s->pvt, TSR_READ, 1, node_voltage);
 	r[CIRCUIT_CNC_SHARED] = tsr_req_part(s->shr, TSR_READ, 1, node_voltage);
 	r[CIRCUIT_CNC_GHOST] = tsr_req_part(s->ghost, TSR_READ, 1, node_voltage);
-	TRY(tsr_index_launch(s->tasks.calc_new_currents, dom, CIRCUIT_CNC_NREQS, r, args, sizeof *args, TSR_REDOP_NONE,
-	                     NULL));
+	TRY(tsr_run(s->tasks.calc_new_currents,
+	            &(tsr_launch_t){.domain = dom, .reqs = {CIRCUIT_CNC_NREQS, r}, .args = args, .arglen = sizeof *args}));
 	return TSR_OK;
 }
 
@@ -347,8 +347,8 @@ static int launch_distribute_charge(sim_t *s, tsr_box_t dom, const circuit_args_
 	r[CIRCUIT_DC_PRIVATE] = tsr_req_part(s->pvt, TSR_READ_WRITE, 1, node_charge);
 	r[CIRCUIT_DC_SHARED] = tsr_req_part(s->shr, TSR_REDUCE(TSR_SUM), 1, node_charge);
 	r[CIRCUIT_DC_GHOST] = tsr_req_part(s->ghost, TSR_REDUCE(TSR_SUM), 1, node_charge);
-	TRY(tsr_index_launch(s->tasks.distribute_charge, dom, CIRCUIT_DC_NREQS, r, args, sizeof *args, TSR_REDOP_NONE,
-	                     NULL));
+	TRY(tsr_run(s->tasks.distribute_charge,
+	            &(tsr_launch_t){.domain = dom, .reqs = {CIRCUIT_DC_NREQS, r}, .args = args, .arglen = sizeof *args}));
 	return TSR_OK;
 }
 
@@ -360,8 +360,8 @@ static int launch_update_voltages(sim_t *s, tsr_box_t dom, const circuit_args_t 
 	r[CIRCUIT_UV_SHR_STATE] = tsr_req_part(s->shr, TSR_READ_WRITE, 2, node_state);
 	r[CIRCUIT_UV_PVT_CONST] = tsr_req_part(s->pvt, TSR_READ, 2, node_const);
 	r[CIRCUIT_UV_SHR_CONST] = tsr_req_part(s->shr, TSR_READ, 2, node_const);
-	TRY(tsr_index_launch(s->tasks.update_voltages, dom, CIRCUIT_UV_NREQS, r, args, sizeof *args, TSR_REDOP_NONE,
-	                     NULL));
+	TRY(tsr_run(s->tasks.update_voltages,
+	            &(tsr_launch_t){.domain = dom, .reqs = {CIRCUIT_UV_NREQS, r}, .args = args, .arglen = sizeof *args}));
 	return TSR_OK;
 }
 

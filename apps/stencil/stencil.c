@@ -377,13 +377,12 @@ static int halo_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
 		if (!q->n)
 			continue;
 		memset(&a, 0, sizeof a);
-		a.field = f;
 		a.ndst = q->n;
 		memcpy(a.shift, q->shift, sizeof a.shift);
 		r[0] = tsr_req_region(sl->sub[t], TSR_READ, 1, fl);
 		for (int m = 0; m < q->n; m++)
 			r[1 + m] = tsr_req_region(sl->sub[q->color[m]], TSR_WRITE, 1, fl);
-		APP_TRY("halo update", tsr_launch(s->tasks.halo_copy, 1 + q->n, r, &a, sizeof a, NULL));
+		APP_TRY("halo update", tsr_run(s->tasks.halo_copy, &(tsr_launch_t){.reqs = {1 + q->n, r}, TSR_ARGS(a)}));
 	}
 	return TSR_OK;
 }
@@ -392,11 +391,16 @@ static int halo_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
  * before it is read. */
 static int tstencil_init(tstencil_t *s)
 {
-	const stencil_init_args_t a = {s->p.nx, s->p.ny, s->p.nz, s->f[0]};
+	const stencil_init_args_t a = {s->p.nx, s->p.ny, s->p.nz};
 	for (int k = 0; k < s->p.tz; k++) {
 		const slab_t *sl = &s->slab[k];
-		tsr_req_t r[1] = {tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(s->f[0]), tile_color, &s->p)};
-		APP_TRY("initial condition", tsr_index_launch(s->tasks.init, sl->colors, 1, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		APP_TRY("initial condition",
+		    tsr_run(s->tasks.init, &(tsr_launch_t){
+		                               .domain = sl->colors,
+		                               .reqs = TSR_REQS(tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(s->f[0]),
+		                                                                  tile_color, &s->p)),
+		                               TSR_ARGS(a),
+		                           }));
 	}
 	return TSR_OK;
 }
@@ -404,10 +408,15 @@ static int tstencil_init(tstencil_t *s)
 /* One diffusion step of one slab: in through the grown tiles, out through `owned`. */
 static int diffusion_step(tstencil_t *s, const slab_t *sl, tsr_field_t in, tsr_field_t out)
 {
-	const stencil_args_t a = {STENCIL_ALPHA, in, out, s->p.nt};
-	tsr_req_t r[2] = {tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
-	                  tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(out), tile_color, &s->p)};
-	APP_TRY("diffusion step", tsr_index_launch(s->tasks.diffusion, sl->colors, 2, r, &a, sizeof a, TSR_REDOP_NONE, NULL));
+	const stencil_args_t a = {STENCIL_ALPHA, s->p.nt};
+	APP_TRY("diffusion step",
+	    tsr_run(s->tasks.diffusion, &(tsr_launch_t){
+	                                    .domain = sl->colors,
+	                                    .reqs = TSR_REQS(tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
+	                                                     tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(out),
+	                                                                       tile_color, &s->p)),
+	                                    TSR_ARGS(a),
+	                                }));
 	return TSR_OK;
 }
 

@@ -62,7 +62,7 @@ static void fold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_REDUCE(op), &b))
 		return;
 	for (int64_t i = b.lo[0]; i <= b.hi[0]; i++)
-		TSR_AT1(&b, double, i) = op == TSR_SUM ? TSR_AT1(&b, double, i) + 1.0 : fmax(TSR_AT1(&b, double, i), 100.0);
+		TSR_AT1(&b, double, i) = op.id == TSR_SUM.id ? TSR_AT1(&b, double, i) + 1.0 : fmax(TSR_AT1(&b, double, i), 100.0);
 }
 
 static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)

@@ -79,20 +79,15 @@ void or_node_name(const or_prog_t *p, int n, char *buf, size_t len)
 
 const char *or_redop_str(tsr_redop_t op)
 {
-	switch (op) {
-	case TSR_SUM: return "sum";
-	case TSR_PROD: return "prod";
-	case TSR_MIN: return "min";
-	case TSR_MAX: return "max";
-	default: return "none";
-	}
+	static const char *names[] = {"none", "sum", "prod", "min", "max"};
+	return op.id >= TSR_SUM.id && op.id <= TSR_MAX.id ? names[op.id] : names[0];
 }
 
 const char *or_priv_str(tsr_privilege_t priv)
 {
 	static const char *red[] = {"?", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)", "REDUCE(max)"};
 	if (TSR_PRIV_IS_REDUCE(priv)) {
-		int op = TSR_PRIV_REDOP(priv);
+		int op = TSR_PRIV_REDOP(priv).id;
 		return op >= 1 && op <= 4 ? red[op] : red[0];
 	}
 	return priv == TSR_READ ? "READ" : priv == TSR_WRITE ? "WRITE" : priv == TSR_READ_WRITE ? "READ_WRITE" : "?";
@@ -228,12 +223,12 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 			FAIL("future F%d produced twice", op->fut);
 		if (op->ret_type == TSR_NONE || p->fut_type[op->fut] != op->ret_type)
 			FAIL("future F%d: task returns nothing or another type", op->fut);
-		if (is_index && (op->redop < TSR_SUM || op->redop > TSR_MAX))
+		if (is_index && (op->redop.id < TSR_SUM.id || op->redop.id > TSR_MAX.id))
 			FAIL("index launch future without a reduction");
-	} else if (is_index && op->redop != TSR_REDOP_NONE) {
+	} else if (is_index && op->redop.id != TSR_REDOP_NONE.id) {
 		FAIL("reduction without a future");
 	}
-	if (op->ret_mode != (is_index && op->redop == TSR_PROD))
+	if (op->ret_mode != (is_index && op->redop.id == TSR_PROD.id))
 		FAIL("return mode does not match the reduction");
 	if (op->delay_us < 0 || op->delay_us > 1000)
 		FAIL("task delay %d us", op->delay_us);
@@ -329,9 +324,9 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 					FAIL("requirement %d: %s on field %d of r%d may reach %.0f (limit %.0f)", r, or_priv_str(q->priv), f,
 					     root, nb, lim);
 				int first = s->redop[root][f];
-				if ((or_avoid & OR_AVOID_REDOP_SWITCH) && first && first != (int)TSR_PRIV_REDOP(q->priv))
+				if ((or_avoid & OR_AVOID_REDOP_SWITCH) && first && first != TSR_PRIV_REDOP(q->priv).id)
 					FAIL("requirement %d: %s on field %d of r%d, reduced with %s before (avoided)", r,
-					     or_priv_str(q->priv), f, root, or_redop_str(first));
+					     or_priv_str(q->priv), f, root, or_redop_str(TSR_REDOP_ID(first)));
 			}
 		}
 	}
@@ -350,7 +345,7 @@ static void apply_launch(sim_t *s, const or_op_t *op)
 		for (int k = 0; k < q->nf; k++) {
 			int f = q->fields[k];
 			if (TSR_PRIV_IS_REDUCE(q->priv) && !s->redop[root][f])
-				s->redop[root][f] = (unsigned char)TSR_PRIV_REDOP(q->priv);
+				s->redop[root][f] = (unsigned char)TSR_PRIV_REDOP(q->priv).id;
 			for (int64_t e = 0; e < vol; e++) {
 				int t = s->touch[root][f][e];
 				double *b = &s->bound[root][f][e];
@@ -549,7 +544,7 @@ static tsr_type_t rnd_type(gen_t *g)
 
 static tsr_privilege_t rnd_reduce(gen_t *g)
 {
-	return TSR_REDUCE(TSR_SUM + rnd(g, 4));
+	return TSR_REDUCE(TSR_REDOP_ID(TSR_SUM.id + rnd(g, 4)));
 }
 
 static tsr_privilege_t rnd_priv(gen_t *g, int may_write)
@@ -792,8 +787,8 @@ static void set_result(gen_t *g, or_op_t *op, int is_index)
 	if (op->ret_type == TSR_NONE || g->p->nfut >= OR_MAXFUT || chance(g, 1, 8))
 		return;  /* a returned value nobody asks for is dropped */
 	if (is_index)
-		op->redop = TSR_SUM + rnd(g, 4);
-	op->ret_mode = op->redop == TSR_PROD;
+		op->redop = TSR_REDOP_ID(TSR_SUM.id + rnd(g, 4));
+	op->ret_mode = op->redop.id == TSR_PROD.id;
 	op->fut = g->p->nfut;
 	g->p->fut_type[op->fut] = op->ret_type;
 }
@@ -1196,7 +1191,7 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 		const or_op_t *op = &p->op[i];
 		s->ops[op->kind]++;
 		s->fp_future += op->fp_order && op->kind == OP_INDEX && op->fut >= 0 && fp_type(op->ret_type)
-		                && (op->redop == TSR_SUM || op->redop == TSR_PROD);
+		                && (op->redop.id == TSR_SUM.id || op->redop.id == TSR_PROD.id);
 		if (op->kind == OP_PART_CREATE) {
 			const or_part_t *pt = &p->part[op->obj];
 			s->halo_parts += pt->kind == PK_HALO && !pt->disjoint;

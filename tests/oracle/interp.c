@@ -214,14 +214,14 @@ void or_interp_op(or_interp_t *s, int i)
 		or_kargs_t ka;
 		or_kargs(p, op, &ka);
 		uint64_t total = 0;
-		if (op->redop != TSR_REDOP_NONE)
+		if (op->redop.id != TSR_REDOP_NONE.id)
 			or_identity(op->ret_type, op->redop, &total);
 		int64_t point[3];
 		or_box_first(op->domain, point);
 		do {
 			uint64_t ret = 0;
 			run_task(s, op, &ka, op->domain.dim, point, &ret);
-			if (op->redop != TSR_REDOP_NONE)
+			if (op->redop.id != TSR_REDOP_NONE.id)
 				or_fold(op->ret_type, op->redop, &total, &ret);
 		} while (or_box_next(op->domain, point));
 		if (op->fut >= 0)

@@ -53,22 +53,22 @@ void or_identity(tsr_type_t t, tsr_redop_t op, void *out)
 {
 	switch (t) {
 	case TSR_I32: {
-		int32_t x = op == TSR_SUM ? 0 : op == TSR_PROD ? 1 : op == TSR_MIN ? INT32_MAX : INT32_MIN;
+		int32_t x = op.id == TSR_SUM.id ? 0 : op.id == TSR_PROD.id ? 1 : op.id == TSR_MIN.id ? INT32_MAX : INT32_MIN;
 		memcpy(out, &x, 4);
 		break;
 	}
 	case TSR_I64: {
-		int64_t x = op == TSR_SUM ? 0 : op == TSR_PROD ? 1 : op == TSR_MIN ? INT64_MAX : INT64_MIN;
+		int64_t x = op.id == TSR_SUM.id ? 0 : op.id == TSR_PROD.id ? 1 : op.id == TSR_MIN.id ? INT64_MAX : INT64_MIN;
 		memcpy(out, &x, 8);
 		break;
 	}
 	case TSR_F32: {
-		float x = op == TSR_SUM ? 0.0f : op == TSR_PROD ? 1.0f : op == TSR_MIN ? INFINITY : -INFINITY;
+		float x = op.id == TSR_SUM.id ? 0.0f : op.id == TSR_PROD.id ? 1.0f : op.id == TSR_MIN.id ? INFINITY : -INFINITY;
 		memcpy(out, &x, 4);
 		break;
 	}
 	case TSR_F64: {
-		double x = op == TSR_SUM ? 0.0 : op == TSR_PROD ? 1.0 : op == TSR_MIN ? INFINITY : -INFINITY;
+		double x = op.id == TSR_SUM.id ? 0.0 : op.id == TSR_PROD.id ? 1.0 : op.id == TSR_MIN.id ? INFINITY : -INFINITY;
 		memcpy(out, &x, 8);
 		break;
 	}
@@ -86,8 +86,8 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		memcpy(&a, acc, 4);
 		memcpy(&b, val, 4);
 		uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-		int32_t r = op == TSR_SUM ? (int32_t)(ua + ub) : op == TSR_PROD ? (int32_t)(ua * ub)
-		          : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		int32_t r = op.id == TSR_SUM.id ? (int32_t)(ua + ub) : op.id == TSR_PROD.id ? (int32_t)(ua * ub)
+		          : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 4);
 		break;
 	}
@@ -96,8 +96,8 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		memcpy(&a, acc, 8);
 		memcpy(&b, val, 8);
 		uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-		int64_t r = op == TSR_SUM ? (int64_t)(ua + ub) : op == TSR_PROD ? (int64_t)(ua * ub)
-		          : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		int64_t r = op.id == TSR_SUM.id ? (int64_t)(ua + ub) : op.id == TSR_PROD.id ? (int64_t)(ua * ub)
+		          : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 8);
 		break;
 	}
@@ -105,7 +105,7 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		float a, b;
 		memcpy(&a, acc, 4);
 		memcpy(&b, val, 4);
-		float r = op == TSR_SUM ? a + b : op == TSR_PROD ? a * b : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		float r = op.id == TSR_SUM.id ? a + b : op.id == TSR_PROD.id ? a * b : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 4);
 		break;
 	}
@@ -113,7 +113,7 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		double a, b;
 		memcpy(&a, acc, 8);
 		memcpy(&b, val, 8);
-		double r = op == TSR_SUM ? a + b : op == TSR_PROD ? a * b : op == TSR_MIN ? (b < a ? b : a) : (b > a ? b : a);
+		double r = op.id == TSR_SUM.id ? a + b : op.id == TSR_PROD.id ? a * b : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
 		memcpy(acc, &r, 8);
 		break;
 	}
@@ -213,9 +213,9 @@ OR_HD static uint64_t mix(uint64_t z)
  * (sum: |c| <= 3; product: 1, -1 or 2, never -1 on floats so that no -0.0 appears). */
 OR_HD static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 {
-	switch (op) {
-	case TSR_SUM: return (int64_t)(h % 7) - 3;
-	case TSR_PROD: {
+	if (op.id == TSR_SUM.id)
+		return (int64_t)(h % 7) - 3;
+	if (op.id == TSR_PROD.id) {
 		int r = (int)(h % 8);
 		if (r == 0)
 			return 2;
@@ -223,8 +223,7 @@ OR_HD static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 			return -1;
 		return 1;
 	}
-	default: return (int64_t)(h % 1000) - 500;
-	}
+	return (int64_t)(h % 1000) - 500;
 }
 
 OR_HD static int is_float(tsr_type_t t)
@@ -249,11 +248,11 @@ OR_HD static double fp_contribution(tsr_redop_t op, uint64_t h)
 {
 	const double scale[4] = {1.0, 0.1, 0x1p-30, 1e-9};
 	const double factor[4] = {1.1, 0.9, 1.3, 0.7};
-	switch (op) {
-	case TSR_SUM: return (double)((int64_t)(h % 7) - 3) * scale[(h >> 8) % 4];
-	case TSR_PROD: return factor[(h >> 8) % 4];
-	default: return (double)((int64_t)(h % 1000) - 500) * scale[(h >> 12) % 4];
-	}
+	if (op.id == TSR_SUM.id)
+		return (double)((int64_t)(h % 7) - 3) * scale[(h >> 8) % 4];
+	if (op.id == TSR_PROD.id)
+		return factor[(h >> 8) % 4];
+	return (double)((int64_t)(h % 1000) - 500) * scale[(h >> 12) % 4];
 }
 
 OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
@@ -355,7 +354,7 @@ void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a)
 	a->nreq = op->nreq;
 	a->ret_type = op->ret_type;
 	a->ret_mode = op->ret_mode;
-	a->ret_op = op->kind == OP_INDEX ? op->redop : 0;
+	a->ret_op = op->kind == OP_INDEX ? op->redop.id : 0;
 	a->delay_us = op->delay_us;
 	a->fp_order = op->fp_order;
 	a->arg = op->ival;

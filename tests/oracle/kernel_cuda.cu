@@ -47,7 +47,7 @@ __global__ void oracle_kernel(or_kargs_t a, int pdim, int64_t p0, int64_t p1, in
 	/* an index launch's reduction slot starts at the operator's identity: fold into it, as
 	 * tsr_ctx_return does on a CPU; a single launch's slot is written */
 	if (a.ret_op)
-		orgpu_fold((tsr_type_t)a.ret_type, (tsr_redop_t)a.ret_op, slot, &ret);
+		orgpu_fold((tsr_type_t)a.ret_type, TSR_REDOP_ID(a.ret_op), slot, &ret);
 	else
 		memcpy(slot, &ret, ret_size(a.ret_type));
 }

@@ -12,12 +12,13 @@ struct fold_args {
 
 static double apply(tsr_redop_t op, double a, double b)
 {
-	switch (op) {
-	case TSR_SUM: return a + b;
-	case TSR_PROD: return a * b;
-	case TSR_MIN: return a < b ? a : b;
-	default: return a > b ? a : b;
-	}
+	if (op.id == TSR_SUM.id)
+		return a + b;
+	if (op.id == TSR_PROD.id)
+		return a * b;
+	if (op.id == TSR_MIN.id)
+		return a < b ? a : b;
+	return a > b ? a : b;
 }
 
 /* fold_value: fold args->value (+ point) into every element of requirement 0, field 0. */
@@ -262,7 +263,7 @@ static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double 
 		double want = apply(op, want_base, vals[0] + i / 2);
 		double got = type == TSR_F64 ? TSR_AT1(&a, double, i) : type == TSR_I32 ? TSR_AT1(&a, int32_t, i)
 		                                                                          : (double)TSR_AT1(&a, int64_t, i);
-		ck_assert_msg(got == want, "%s op %d element %d: %g, want %g", tsr_type_name(type), (int)op, i, got, want);
+		ck_assert_msg(got == want, "%s op %d element %d: %g, want %g", tsr_type_name(type), op.id, i, got, want);
 	}
 	CK_TSR(tsr_unmap(r, f));
 	CK_TSR(tsr_region_destroy(r));
@@ -334,7 +335,7 @@ START_TEST(user_redop_on_region_and_future)
 {
 	tsr_redop_t op;
 	CK_TSR(tsr_redop_register("bitor", TSR_I64, 0, or_identity, or_fold, &op));
-	ck_assert_int_ge(op, TSR_REDOP_USER);
+	ck_assert_int_ge(op.id, TSR_REDOP_USER);
 	tsr_fspace_t fs;
 	tsr_field_t f;
 	CK_TSR(tsr_fspace_create(&fs));

@@ -172,6 +172,8 @@ void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void
 const char *tsr__redop_name(int op);
 const char *tsr__redop_priv_name(int op);   /* "REDUCE(max)" */
 int tsr__redop_known(int op);
+/* The error for an operator id that is neither built in nor registered (a privilege, say). */
+int tsr__redop_unknown(int op, const char *what);
 const char *tsr__priv_name(tsr_privilege_t p);   /* task.c: "READ", "REDUCE(max)" */
 void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
 void tsr__redops_reset(void);

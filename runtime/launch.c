@@ -673,9 +673,11 @@ static int check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreq
 	if (!tsr__box_valid(domain))
 		return tsr__err(tsr__box_problem_code(domain), "tsr_index_launch: task '%s': launch domain %s %s", t->name,
 		                tsr__box_str(domain, bs, sizeof bs), tsr__box_problem(domain));
-	if (redop.id != TSR_REDOP_NONE.id && !tsr__redop_known(redop.id))   /* even when no result is asked: a typo is a typo */
-		return tsr__err(TSR_EINVAL, "tsr_index_launch: task '%s': unknown reduction operator %d (use TSR_SUM, TSR_PROD, "
-		                "TSR_MIN, TSR_MAX, an operator from tsr_redop_register, or TSR_REDOP_NONE)", t->name, redop.id);
+	if (redop.id != TSR_REDOP_NONE.id && !tsr__redop_known(redop.id)) {   /* even when no result is asked: a typo is a typo */
+		char what[128];
+		snprintf(what, sizeof what, "tsr_index_launch: task '%s'", t->name);
+		return tsr__redop_unknown(redop.id, what);
+	}
 	if (result && t->ret_type != TSR_NONE) {
 		char what[128];
 		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);

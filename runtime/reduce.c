@@ -203,14 +203,19 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 	if (op == TSR_REDOP_NONE.id)
 		return tsr__err(TSR_EINVAL, "%s: no reduction operator given: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX or an "
 		                "operator from tsr_redop_register", what);
+	return tsr__redop_unknown(op, what);
+}
+
+int tsr__redop_unknown(int op, const char *what)
+{
 	/* `.redop = TSR_REDUCE(TSR_MAX)` in a designated initialiser compiles (C fills redop.id with the
 	 * privilege, with only a -Wmissing-braces warning): name the mix-up */
 	if (TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))
 		return tsr__err(TSR_EINVAL, "%s: operator %d is the privilege REDUCE(%s), not an operator: pass the operator "
 		                "itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))", what, op,
 		                tsr__redop_name(TSR_PRIV_REDOP(op).id));
-	return tsr__err(TSR_EINVAL, "%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX or an "
-	                "operator from tsr_redop_register", what, op);
+	return tsr__err(TSR_EINVAL, "%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX, an "
+	                "operator from tsr_redop_register, or TSR_REDOP_NONE", what, op);
 }
 
 struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op)

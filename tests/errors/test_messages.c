@@ -237,7 +237,7 @@ START_TEST(bogus_reduction_operator_refused_without_result)
 	/* TSR_REDUCE(TSR_MAX) where an operator belongs no longer compiles (tests/errors/operator_mix.sh);
 	 * an id forced through TSR_REDOP_ID is still checked at run time */
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(TSR_REDUCE(TSR_MAX)), NULL), TSR_EINVAL,
-	           "sloppy", "unknown reduction operator 1032");
+	           "sloppy", "operator 1032", "privilege REDUCE(max)", ".redop = TSR_MAX");
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(-3), NULL), TSR_EINVAL, "sloppy",
 	           "operator -3");
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(TSR_REDOP_USER + 3), NULL), TSR_EINVAL,

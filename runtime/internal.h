@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <starpu.h>
 #include "tessera.h"
 
@@ -272,6 +273,33 @@ void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
 int tsr__redux_mode_from_env(void);   /* TSR_REDUX: ordered (default) or unordered */
 void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
+/* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed). */
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf);
+
+/* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
+/* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */
+struct tsr_pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
+/* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
+ * reductions are unordered), or the point's own partial value, which starts at the identity and
+ * is folded into the future in launch order (partial = 1). */
+struct tsr_ret_slot { starpu_data_handle_t h; int op; int partial; struct tsr_fstate *state; };
+/* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
+ * handles are then unregistered after the fold. */
+struct partial_pool;
+struct tsr_partials {
+	struct partial_pool *pool;
+	int64_t n;
+	starpu_data_handle_t h[];
+};
+void tsr__fold_init(void);
+void tsr__fold_fini(void);   /* at tsr_finalize, once every task has run */
+int tsr__redux_ordered(void);   /* 1 unless TSR_REDUX=unordered */
+starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, struct tsr_pending_fold *folds, int *nfolds);
+int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);   /* returns rc or the first failure */
+struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);   /* NULL when out of memory */
+int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps);
+void tsr__partials_release(struct tsr_partials *ps, int folded);
+void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda);   /* in the variant's wrapper */
 int tsr__unmap_all(char *names, size_t len);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
@@ -285,6 +313,27 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
 double tsr__dag_priority(int id);
+/* What the timeline (trace.c), the statistics (stats.c) and the task graph (dag.c) share. */
+#define TSR_GROW(arr, n, cap, init) do { if ((n) == (cap)) { size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
+	void *np_ = realloc((arr), nc_ * sizeof *(arr)); if (!np_) abort(); (arr) = np_; (cap) = nc_; } } while (0)
+static inline double tsr__ts_us(const struct timespec *t)
+{
+	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
+}
+void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
+void tsr__put_escaped(FILE *f, const char *s);   /* for JSON strings and dot labels */
+int tsr__close_written(FILE *f, const char *file, const char *kind);
+/* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
+#define TSR_MAX_BUS 64
+struct bus_row { int src, dst; long long bytes; int count; };
+int tsr__bus_read(struct bus_row *out, int max);
+const char *tsr__bus_node_kind(int node);   /* "host" or "gpu" */
+void tsr__stats_add(const struct tsr_task *t, int kind, double us);
+void tsr__stats_print(const struct bus_row *bus, int nbus);
+void tsr__stats_free(void);
+void tsr__dag_done(int id);
+int tsr__dag_write(const char *file);
+void tsr__dag_free(void);
 int tsr__map_needed(const struct tsr_partition *part);
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
                     const struct tsr_partition *part, int color, tsr_mapping_t *m);

@@ -1,7 +1,8 @@
 /* launch.c: single and index launches. A launch is validated completely (handles, fields,
  * privileges, bounds, interference) before anything is submitted; then coherence.c opens the
  * plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
- * point's requirement records and the by-value arguments (one allocation per point). */
+ * point's requirement records and the by-value arguments (one allocation per point). Reductions
+ * that need private buffers, fold tasks or partial values ask fold.c for them. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,6 @@ struct rreq {
 	tsr_projection_fn proj;
 	void *proj_arg;
 };
-
-struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
-
-/* Reductions are folded in color order (tessera.h, "Reductions"): every point reduces into
- * private storage that starts at the identity, and fold tasks combine the points in launch
- * order, so the bits do not depend on workers, policy or timing. TSR_REDUX=unordered gives
- * StarPU's REDUX instead (contributions folded in arrival order), read at tsr_init. */
-static int redux_ordered = 1;
 
 static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct rreq *q)
 {
@@ -105,7 +98,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s of field '%s' through '%s', which is aliased "
 		                "(its subregions overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p),
 		                q->region->fields[q->fields[0]].name, rn);
-	if (q->redop && (aliased || redux_ordered))
+	if (q->redop && (aliased || tsr__redux_ordered()))
 		q->tmp_reduce = 1;
 	return TSR_OK;
 }
@@ -216,72 +209,6 @@ static enum starpu_data_access_mode mode_of(const struct rreq *q)
 	return q->priv == TSR_READ ? STARPU_R : q->priv == TSR_WRITE ? STARPU_W : STARPU_RW;
 }
 
-static struct starpu_codelet fold_cl;
-static void fold_cpu(void *buffers[], void *cl_arg)
-{
-	struct fold_arg *a = cl_arg;
-	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
-	struct starpu_block_interface *src = buffers[1];
-	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
-	dst.nx = src->nx; dst.ny = src->ny; dst.nz = src->nz;
-	void *b[2] = {&dst, src};
-	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](b, NULL);
-}
-#ifdef STARPU_USE_CUDA
-/* The same window arithmetic on device pointers, folded by the operator's CUDA redux. */
-static void fold_cuda(void *buffers[], void *cl_arg)
-{
-	struct fold_arg *a = cl_arg;
-	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
-	struct starpu_block_interface *src = buffers[1];
-	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
-	dst.nx = src->nx; dst.ny = src->ny; dst.nz = src->nz;
-	void *b[2] = {&dst, src};
-	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](b, NULL);
-}
-#endif
-static void fold_init(void)
-{
-	starpu_codelet_init(&fold_cl);
-	fold_cl.cpu_funcs[0] = fold_cpu;
-#ifdef STARPU_USE_CUDA
-	fold_cl.cuda_funcs[0] = fold_cuda;
-	fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-	fold_cl.nbuffers = 2;
-	fold_cl.modes[0] = STARPU_RW;
-	fold_cl.modes[1] = STARPU_R;
-	fold_cl.name = "tsr_fold";
-	fold_cl.flags = STARPU_CODELET_NOPLANS;
-}
-
-struct pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
-
-/* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
- * reductions are unordered), or the point's own partial value, which starts at the identity and
- * is folded into the future in launch order (partial = 1). */
-struct ret_slot { starpu_data_handle_t h; int op; int partial; struct tsr_fstate *state; };
-
-/* Folds the points' partial values (buffers 1..n) into the future (buffer 0), left to right. */
-struct future_fold_arg { tsr_type_t type; size_t size; int op; int nparts; };
-static struct starpu_codelet future_fold_cl;
-static void future_fold_cpu(void *buffers[], void *cl_arg)
-{
-	const struct future_fold_arg *a = cl_arg;
-	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
-	tsr__redop_identity(a->type, a->size, a->op, acc);
-	for (int i = 1; i <= a->nparts; i++)
-		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
-}
-static void future_fold_init(void)
-{
-	starpu_codelet_init(&future_fold_cl);
-	future_fold_cl.cpu_funcs[0] = future_fold_cpu;
-	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
-	future_fold_cl.name = "tsr_future_fold";
-	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
-}
-
 /* The requirement whose color maps a point (owners, locality): the first partition requirement
  * that writes, else the first partition requirement; -1 if none. */
 static int map_req(int n, const struct rreq *q)
@@ -293,91 +220,161 @@ static int map_req(int n, const struct rreq *q)
 	return -1;
 }
 
-/* Submit one point: coherence, then the StarPU task. subs[i] is the region of requirement i. */
-static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_region **subs, int pdim,
-                        const int64_t point[3], const void *args, size_t arglen, const struct ret_slot *ret,
-                        struct pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
+/* One point of a launch on its way to StarPU: the launch's requirements, the region each one
+ * reaches at this point, and the region whose handle each one uses (its target). */
+struct point_launch {
+	struct tsr_task *t;
+	int n;
+	struct rreq *q;                        /* the launch's: a fallback to a private buffer sticks for later points */
+	struct tsr_region **subs;              /* subs[i]: the region of requirement i at this point */
+	struct tsr_region *tg[TSR_MAX_REQS];   /* tg[i]: subs[i] itself, or an ancestor with a window on subs[i] */
+	int pdim;                              /* 0 for a single launch */
+	const int64_t *point;
+};
+
+/* Requirements that go through the region tree (coherence, plans); futures and private
+ * reduction buffers do not. */
+static int uses_tree(const struct rreq *q)
+{
+	return q->kind != TSR_REQ_FUTURE && !q->tmp_reduce;
+}
+
+/* Buffers the point's task may need: one per field, one per future, one for the return slot.
+ * Requirements promoted to one ancestor share a buffer, so the task may end with fewer. */
+static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot *ret)
 {
 	int nbuf = ret ? 1 : 0;
-	for (int i = 0; i < n; i++)
-		nbuf += q[i].kind == TSR_REQ_FUTURE ? 1 : q[i].nfields;
-	/* Where each requirement is reached: its own node, or an ancestor's handle with a window on
-	 * it. Writes below an aliased partition go to the region above the topmost aliased partition
-	 * (StarPU's overlapping views are read-only); requirements of a single launch that reach one
-	 * field through plans that cannot be open together go to the root. */
-	struct tsr_region *tg[TSR_MAX_REQS];
-	for (int i = 0; i < n; i++) {
-		tg[i] = subs[i];
-		if (q[i].kind != TSR_REQ_FUTURE && !q[i].tmp_reduce && q[i].priv != TSR_READ && !q[i].redop &&
-		    tsr__region_aliased(subs[i]))
-			tg[i] = tsr__fold_target(subs[i]);
+	for (int i = 0; i < p->n; i++)
+		nbuf += p->q[i].kind == TSR_REQ_FUTURE ? 1 : p->q[i].nfields;
+	return nbuf;
+}
+
+/* Writes below an aliased partition go to the region above the topmost aliased partition, with a
+ * window on the subregion: StarPU's overlapping views are read-only. */
+static void choose_targets(struct point_launch *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct rreq *q = &p->q[i];
+		p->tg[i] = p->subs[i];
+		if (uses_tree(q) && q->priv != TSR_READ && !q->redop && tsr__region_aliased(p->subs[i]))
+			p->tg[i] = tsr__fold_target(p->subs[i]);
 	}
+}
+
+/* Coherence for every node the point uses: plan switches must be submitted before the task. */
+static void open_plans(const struct point_launch *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct rreq *q = &p->q[i];
+		if (!uses_tree(q))
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			tsr__coh_access(&p->tg[i]->nodes[q->fields[k]], q->priv != TSR_READ);
+	}
+}
+
+/* The first requirement whose node open_plans could not make valid (its field in *field), or -1:
+ * a later requirement's switch may have closed an earlier one's plan. */
+static int first_invalid(const struct point_launch *p, int *field)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct rreq *q = &p->q[i];
+		if (!uses_tree(q))
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			if (!node_valid(&p->tg[i]->nodes[q->fields[k]], q->priv != TSR_READ)) {
+				*field = q->fields[k];
+				return i;
+			}
+	}
+	return -1;
+}
+
+/* Only a single launch can send requirement bad's root to the root itself (an index launch's
+ * points would all write the root), not when it is there already, not when a reduction on that
+ * root still relies on StarPU's REDUX on its own node, and not forever. */
+static int promotable(const struct point_launch *p, int bad, int attempt)
+{
+	const struct rreq *q = p->q;
+	if (p->pdim != 0 || p->tg[bad] == q[bad].root || attempt >= 2 * p->n + 2)
+		return 0;
+	for (int j = 0; j < p->n; j++)
+		if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root && q[j].redop && !q[j].tmp_reduce)
+			return 0;
+	return 1;
+}
+
+/* Every requirement on that root gets a window on the root's handle. */
+static void promote_to_root(struct point_launch *p, const struct tsr_region *root)
+{
+	for (int j = 0; j < p->n; j++)
+		if (uses_tree(&p->q[j]) && p->q[j].root == root)
+			p->tg[j] = p->q[j].root;
+}
+
+/* Open the plans the point needs until every node is valid in its mode. A second pass settles
+ * read-only plans opened in an unlucky order. Then a reduction that cannot share the plans goes
+ * through a private buffer and a fold; then, in a single launch, every requirement on that
+ * field gets a window on the root. What is left cannot be honoured. */
+static int run_coherence(struct point_launch *p)
+{
 	for (int attempt = 0;; attempt++) {
-		/* coherence first: switches must precede the task */
-		for (int i = 0; i < n; i++) {
-			if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
-				continue;
-			for (int k = 0; k < q[i].nfields; k++)
-				tsr__coh_access(&tg[i]->nodes[q[i].fields[k]], q[i].priv != TSR_READ);
-		}
-		int bad = -1, badf = 0;
-		for (int i = 0; i < n && bad < 0; i++) {
-			if (q[i].kind == TSR_REQ_FUTURE || q[i].tmp_reduce)
-				continue;
-			for (int k = 0; k < q[i].nfields; k++)
-				if (!node_valid(&tg[i]->nodes[q[i].fields[k]], q[i].priv != TSR_READ)) {
-					bad = i;
-					badf = q[i].fields[k];
-					break;
-				}
-		}
+		open_plans(p);
+		int field = 0;
+		int bad = first_invalid(p, &field);
 		if (bad < 0)
-			break;
-		/* A second pass settles read-only plans opened in an unlucky order. Then a reduction that
-		 * cannot share the plans goes through a private buffer and a fold; then, in a single
-		 * launch, every requirement on that field gets a window on the root. */
+			return TSR_OK;
 		if (attempt == 0)
 			continue;
-		if (q[bad].redop && !q[bad].tmp_reduce) {
-			q[bad].tmp_reduce = 1;
+		struct rreq *q = &p->q[bad];
+		if (q->redop && !q->tmp_reduce) {
+			q->tmp_reduce = 1;
 			continue;
 		}
-		int promotable = pdim == 0 && tg[bad] != q[bad].root && attempt < 2 * n + 2;
-		for (int j = 0; j < n && promotable; j++)
-			if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root && q[j].redop && !q[j].tmp_reduce)
-				promotable = 0;
-		if (!promotable)
+		if (!promotable(p, bad, attempt))
 			return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: field '%s' of '%s' cannot be accessed through "
-			                "two different partitions in the same launch", t->name, bad, subs[bad]->fields[badf].name,
-			                subs[bad]->name);
-		for (int j = 0; j < n; j++)
-			if (q[j].kind != TSR_REQ_FUTURE && !q[j].tmp_reduce && q[j].root == q[bad].root)
-				tg[j] = q[j].root;
+			                "two different partitions in the same launch", p->t->name, bad, p->subs[bad]->fields[field].name,
+			                p->subs[bad]->name);
+		promote_to_root(p, q->root);
 	}
-	size_t sz = sizeof(struct tsr_ctx) + n * sizeof(struct tsr_reqrec) + arglen;
+}
+
+/* The point's cl_arg: its context, the requirement records, then a copy of the by-value
+ * arguments, in one allocation that StarPU frees with the task. NULL when out of memory. */
+static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, size_t arglen, size_t *size)
+{
+	size_t sz = sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) + arglen;
 	struct tsr_ctx *ctx = malloc(sz);
-	struct starpu_task *task = starpu_task_create();
-	if (!ctx || !task) {
-		free(ctx);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
-		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", t->name);
-	}
+	if (!ctx)
+		return NULL;
 	memset(ctx, 0, sizeof *ctx);
-	ctx->task = t;
+	ctx->task = p->t;
 	ctx->dag_id = -1;
-	ctx->nreqs = n;
-	ctx->point_dim = pdim;
-	memcpy(ctx->point, point, sizeof ctx->point);
+	ctx->nreqs = p->n;
+	ctx->point_dim = p->pdim;
+	memcpy(ctx->point, p->point, sizeof ctx->point);
 	ctx->arglen = arglen;
-	ctx->args = arglen ? (char *)ctx + sizeof(struct tsr_ctx) + n * sizeof(struct tsr_reqrec) : NULL;
+	ctx->args = arglen ? (char *)ctx + sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) : NULL;
 	if (arglen)
 		memcpy(ctx->args, args, arglen);
-	task->cl = &t->cl;
-	task->cl_arg = ctx;
-	task->cl_arg_size = sz;
+	ctx->ret_buf = -1;
+	*size = sz;
+	return ctx;
+}
+
+/* A task of codelet cl that owns arg (freed with it) and has room for nbuf buffers (StarPU's
+ * dynamic arrays beyond STARPU_NMAXBUFS). NULL when out of memory, arg then freed. Point tasks
+ * and fold tasks (fold.c) are made here. */
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf)
+{
+	struct starpu_task *task = arg ? starpu_task_create() : NULL;
+	if (!task) {
+		free(arg);
+		return NULL;
+	}
+	task->cl = cl;
+	task->cl_arg = arg;
+	task->cl_arg_size = arg_size;
 	task->cl_arg_free = 1;
 	task->nbuffers = nbuf;
 	if (nbuf > STARPU_NMAXBUFS) {
@@ -385,117 +382,150 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
 		if (!task->dyn_handles || !task->dyn_modes) {
 			task->destroy = 0;
-			starpu_task_destroy(task);
-			return tsr__err(TSR_ENOMEM, "task '%s': out of memory", t->name);
+			starpu_task_destroy(task);   /* frees arg (cl_arg_free) and the dynamic arrays */
+			return NULL;
 		}
 	}
-	int b = 0, cpu_only = 0;
-	for (int i = 0; i < n; i++) {
+	return task;
+}
+
+/* The StarPU task being built: how many buffers are set, and whether it must stay on CPUs. */
+struct task_build {
+	struct starpu_task *task;
+	int nbuf;
+	int cpu_only;
+};
+
+/* Append a buffer; returns its index. */
+static int add_buffer(struct task_build *tb, starpu_data_handle_t h, enum starpu_data_access_mode m)
+{
+	int b = tb->nbuf++;
+	STARPU_TASK_SET_HANDLE(tb->task, h, b);
+	STARPU_TASK_SET_MODE(tb->task, m, b);
+	return b;
+}
+
+/* One buffer per handle: requirements promoted to the same ancestor share it, read-write if
+ * their modes differ. Returns the buffer's index. */
+static int share_or_add_buffer(struct task_build *tb, starpu_data_handle_t h, enum starpu_data_access_mode m)
+{
+	for (int j = 0; j < tb->nbuf; j++)
+		if (STARPU_TASK_GET_HANDLE(tb->task, j) == h) {
+			if (STARPU_TASK_GET_MODE(tb->task, j) != m)
+				STARPU_TASK_SET_MODE(tb->task, STARPU_RW, j);
+			return j;
+		}
+	return add_buffer(tb, h, m);
+}
+
+static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const struct rreq *q)
+{
+	r->fstate = q->fut->state;
+	r->first_buf = add_buffer(tb, q->fut->h, STARPU_R);
+}
+
+/* Field f of requirement q through its target's handle; a private buffer when it reduces
+ * through one (folded after the task, in the order the points make them). */
+static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_region *s, struct tsr_region *tg, int f,
+                        struct tsr_pending_fold *folds, int *nfolds)
+{
+	if (q->tmp_reduce) {
+		starpu_data_handle_t tmp = tsr__fold_private(s, f, q->redop, folds, nfolds);
+		/* user operators have host code only */
+		tb->cpu_only |= tsr__init_cl(s->fields[f].type, q->redop)->cuda_funcs[0] == NULL;
+		return add_buffer(tb, tmp, STARPU_W);
+	}
+	struct tsr_node *nd = &tg->nodes[f];
+	enum starpu_data_access_mode m = mode_of(q);
+	if (m == STARPU_REDUX)
+		tsr__node_set_redux(nd, s->fields[f].type, q->redop);
+	if (tg != s && m == STARPU_W)
+		m = STARPU_RW;   /* the rest of the ancestor must survive */
+	return share_or_add_buffer(tb, nd->h, m);
+}
+
+/* The record the variant reads for a region requirement (bounds, window, buffers). */
+static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r, const struct rreq *q, struct tsr_region *s,
+                               struct tsr_region *tg, struct tsr_pending_fold *folds, int *nfolds)
+{
+	r->nfields = q->nfields;
+	r->dim = s->bounds.dim;
+	memcpy(r->lo, s->bounds.lo, sizeof r->lo);
+	memcpy(r->hi, s->bounds.hi, sizeof r->hi);
+	memcpy(r->hlo, tg->bounds.lo, sizeof r->hlo);
+	r->view = tg != s;
+	r->region = s;
+	r->finfo = s->fields;
+	if (q->tmp_reduce)
+		r->reduce_tmp_op = q->redop;
+	for (int k = 0; k < q->nfields; k++) {
+		r->fields[k] = q->fields[k];
+		r->buf[k] = field_buffer(tb, q, s, tg, q->fields[k], folds, nfolds);
+	}
+}
+
+static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx, const struct tsr_ret_slot *ret)
+{
+	ctx->ret_op = ret->op;
+	ctx->ret_partial = ret->partial;
+	ctx->ret_state = ret->state;
+	/* a variable, not a conditional: StarPU 1.4's macro does not parenthesise its mode */
+	enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
+	ctx->ret_buf = add_buffer(tb, ret->h, ret_mode);
+	if (ret->partial && ret->op >= TSR_REDOP_USER)
+		tb->cpu_only = 1;   /* user operators have no CUDA identity to start the partial value */
+}
+
+/* Every requirement's buffers in order, then the return slot. */
+static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p,
+                        const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds)
+{
+	for (int i = 0; i < p->n; i++) {
 		struct tsr_reqrec *r = &ctx->reqs[i];
 		memset(r, 0, sizeof *r);
-		r->kind = q[i].kind;
-		r->priv = q[i].priv;
-		if (q[i].kind == TSR_REQ_FUTURE) {
-			r->first_buf = b;
-			r->fstate = q[i].fut->state;
-			STARPU_TASK_SET_HANDLE(task, q[i].fut->h, b);
-			STARPU_TASK_SET_MODE(task, STARPU_R, b);
-			b++;
-			continue;
-		}
-		struct tsr_region *s = subs[i];
-		r->nfields = q[i].nfields;
-		r->dim = s->bounds.dim;
-		memcpy(r->lo, s->bounds.lo, sizeof r->lo);
-		memcpy(r->hi, s->bounds.hi, sizeof r->hi);
-		memcpy(r->hlo, tg[i]->bounds.lo, sizeof r->hlo);
-		r->view = tg[i] != s;
-		r->region = s;
-		r->finfo = s->fields;
-		for (int k = 0; k < q[i].nfields; k++) {
-			int f = q[i].fields[k];
-			r->fields[k] = f;
-			struct tsr_node *nd = &tg[i]->nodes[f];
-			if (q[i].tmp_reduce) {
-				r->buf[k] = b;
-				/* private buffer of the subregion's shape, folded into the fold target after the task */
-				starpu_data_handle_t tmp;
-				uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
-				uint32_t ny = s->bounds.dim > 1 ? s->bounds.hi[1] - s->bounds.lo[1] + 1 : 1;
-				uint32_t nz = s->bounds.dim > 2 ? s->bounds.hi[2] - s->bounds.lo[2] + 1 : 1;
-				starpu_block_data_register(&tmp, -1, 0, nx, nx * ny, nx, ny, nz, s->fields[f].size);
-				STARPU_TASK_SET_HANDLE(task, tmp, b);
-				STARPU_TASK_SET_MODE(task, STARPU_W, b);
-				r->reduce_tmp_op = q[i].redop;
-				folds[*nfolds].sub = s;
-				folds[*nfolds].field = f;
-				folds[*nfolds].tmp = tmp;
-				folds[*nfolds].op = q[i].redop;
-				(*nfolds)++;
-				/* user operators have host code only */
-				cpu_only |= tsr__init_cl(s->fields[f].type, q[i].redop)->cuda_funcs[0] == NULL;
-				b++;
-				continue;
-			}
-			enum starpu_data_access_mode m = mode_of(&q[i]);
-			if (m == STARPU_REDUX)
-				tsr__node_set_redux(nd, s->fields[f].type, q[i].redop);
-			if (r->view && m == STARPU_W)
-				m = STARPU_RW;   /* the rest of the ancestor must survive */
-			/* one buffer per handle: requirements promoted to the same ancestor share it */
-			int j;
-			for (j = 0; j < b; j++)
-				if (STARPU_TASK_GET_HANDLE(task, j) == nd->h)
-					break;
-			if (j < b) {
-				enum starpu_data_access_mode old = STARPU_TASK_GET_MODE(task, j);
-				if (old != m)
-					STARPU_TASK_SET_MODE(task, STARPU_RW, j);
-				r->buf[k] = j;
-				continue;
-			}
-			r->buf[k] = b;
-			STARPU_TASK_SET_HANDLE(task, nd->h, b);
-			STARPU_TASK_SET_MODE(task, m, b);
-			b++;
-		}
+		r->kind = p->q[i].kind;
+		r->priv = p->q[i].priv;
+		if (p->q[i].kind == TSR_REQ_FUTURE)
+			add_future_buffer(tb, r, &p->q[i]);
+		else
+			add_region_buffers(tb, r, &p->q[i], p->subs[i], p->tg[i], folds, nfolds);
 	}
-	ctx->ret_buf = -1;
-	if (ret) {
-		ctx->ret_buf = b;
-		ctx->ret_op = ret->op;
-		ctx->ret_partial = ret->partial;
-		ctx->ret_state = ret->state;
-		STARPU_TASK_SET_HANDLE(task, ret->h, b);
-		/* a variable, not a conditional: StarPU 1.4's macro does not parenthesise its mode */
-		enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
-		STARPU_TASK_SET_MODE(task, ret_mode, b);
-		if (ret->partial && ret->op >= TSR_REDOP_USER)
-			cpu_only = 1;   /* user operators have no CUDA identity to start the partial value */
-		b++;
-	}
-	task->nbuffers = b;
-	if (cpu_only)
-		task->where = STARPU_CPU;
-	int mr = map_req(n, q);
-	if (mr >= 0) {   /* the locality policy keeps a color on one worker */
-		ctx->aff_color = subs[mr]->color_index;
-		ctx->aff_ncolors = q[mr].part->ncolors;
+	if (ret)
+		add_ret_buffer(tb, ctx, ret);
+	tb->task->nbuffers = tb->nbuf;
+}
+
+/* Where the task may run: CPUs only for user operators, a color the locality policy keeps on
+ * one worker, the mapper's decision. */
+static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p, const tsr_mapping_t *map)
+{
+	if (tb->cpu_only)
+		tb->task->where = STARPU_CPU;
+	int mr = map_req(p->n, p->q);
+	if (mr >= 0) {
+		ctx->aff_color = p->subs[mr]->color_index;
+		ctx->aff_ncolors = p->q[mr].part->ncolors;
 	}
 	if (map)
-		tsr__map_apply(task, map);
-	int rc;
-	if (tsr__dag_on) {
-		ctx->dag_id = tsr__dag_task(t, pdim, point);
-		for (int i = 0; i < n; i++)
-			if (q[i].kind != TSR_REQ_FUTURE)
-				for (int k = 0; k < q[i].nfields; k++)
-					tsr__dag_access(ctx->dag_id, subs[i], q[i].fields[k], q[i].priv);
-		tsr__dag_set_cost(ctx->dag_id, task);
-	}
+		tsr__map_apply(tb->task, map);
+}
+
+/* The point's node and accesses in the task graph (TSR_DAG, critical path). */
+static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const struct point_launch *p)
+{
+	ctx->dag_id = tsr__dag_task(p->t, p->pdim, p->point);
+	for (int i = 0; i < p->n; i++)
+		if (p->q[i].kind != TSR_REQ_FUTURE)
+			for (int k = 0; k < p->q[i].nfields; k++)
+				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k], p->q[i].priv);
+	tsr__dag_set_cost(ctx->dag_id, task);
+}
+
+static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx)
+{
 	tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx);   /* before submission: the task may end before submit returns */
-	rc = starpu_task_submit(task);
+	int rc = starpu_task_submit(task);
 	if (rc)
 		tsr__ctx_drop_states(ctx);
 	if (rc == -ENODEV) {
@@ -509,215 +539,27 @@ static int submit_point(struct tsr_task *t, int n, struct rreq *q, struct tsr_re
 	return TSR_OK;
 }
 
-/* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
- * one target are ordered by StarPU in submission order (each one reads-writes the target). */
-static int submit_fold(const struct pending_fold *fold)
+/* Submit one point: targets, coherence, then the StarPU task with its buffers, placement and
+ * graph node. Private reduction buffers are added to folds, to be folded after the launch. */
+static int submit_point(struct point_launch *p, const void *args, size_t arglen, const struct tsr_ret_slot *ret,
+                        struct tsr_pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
 {
-	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
-	struct tsr_node *nd = &tg->nodes[fold->field];
-	tsr__coh_access(nd, 1);
-	struct fold_arg *a = malloc(sizeof *a);
-	struct starpu_task *task = starpu_task_create();
-	if (!a || !task) {
-		free(a);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
-		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
-	}
-	a->type = s->fields[fold->field].type;
-	a->size = s->fields[fold->field].size;
-	a->op = fold->op;
-	memset(a->off, 0, sizeof a->off);
-	for (int d = 0; d < s->bounds.dim; d++)
-		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
-	task->cl = &fold_cl;
-	task->cl_arg = a;
-	task->cl_arg_size = sizeof *a;
-	task->cl_arg_free = 1;
-	task->handles[0] = nd->h;
-	task->handles[1] = fold->tmp;
-	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
-		task->where = STARPU_CPU;   /* user operators have host code only */
-	if (starpu_task_submit(task))
-		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
-	return TSR_OK;
-}
-
-/* Fold the private buffers in the order the points made them (color order, then requirements
- * and fields). After an error (rc on entry, or a failed fold) the rest are only released. */
-static int submit_folds(struct pending_fold *folds, int nfolds, int rc)
-{
-	for (int i = 0; i < nfolds; i++) {
-		if (!rc)
-			rc = submit_fold(&folds[i]);
-		starpu_data_unregister_submit(folds[i].tmp);
-	}
-	return rc;
-}
-
-/* Partial values of ordered future reductions are StarPU handles kept for reuse, one free list
- * per element size: registering and unregistering a handle for every point costs about as much
- * as the point's task. A fold task's callback (on a worker) gives its handles back once it has
- * read them, so a later launch takes handles that no pending task uses. */
-#define TSR_PARTIAL_SIZES 8
-struct partial_pool {
-	size_t size;
-	starpu_data_handle_t *free;   /* room for every handle of this size ever made */
-	int64_t nfree, nmade;
-};
-static struct partial_pool pools[TSR_PARTIAL_SIZES];
-static int npools;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
- * handles are then unregistered after the fold. */
-struct partials {
-	struct partial_pool *pool;
-	int64_t n;
-	starpu_data_handle_t h[];
-};
-
-/* Under pool_lock. */
-static struct partial_pool *pool_of(size_t size)
-{
-	for (int i = 0; i < npools; i++)
-		if (pools[i].size == size)
-			return &pools[i];
-	if (npools == TSR_PARTIAL_SIZES)
-		return NULL;
-	memset(&pools[npools], 0, sizeof pools[npools]);
-	pools[npools].size = size;
-	return &pools[npools++];
-}
-
-/* Under pool_lock: take up to n free handles into out; make room in the free list for the
- * handles the caller will register, so that giving them back never allocates. Returns how many
- * were taken, or -1 when out of memory. */
-static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handle_t *out)
-{
-	int64_t taken = n < pool->nfree ? n : pool->nfree;
-	int64_t made = pool->nmade + (n - taken);
-	if (made > pool->nmade) {
-		starpu_data_handle_t *nf = realloc(pool->free, (size_t)made * sizeof *nf);
-		if (!nf)
-			return -1;
-		pool->free = nf;
-		pool->nmade = made;
-	}
-	pool->nfree -= taken;
-	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
-	return taken;
-}
-
-/* One partial value per point, reused or registered (StarPU allocates a new one where its
- * point first writes it). NULL when out of memory. */
-static struct partials *partials_take(int64_t npoints, size_t size)
-{
-	struct partials *ps = malloc(sizeof *ps + (size_t)npoints * sizeof ps->h[0]);
-	if (!ps)
-		return NULL;
-	ps->n = npoints;
-	int64_t taken = 0;
-	pthread_mutex_lock(&pool_lock);
-	ps->pool = pool_of(size);
-	if (ps->pool)
-		taken = pool_take(ps->pool, npoints, ps->h);
-	pthread_mutex_unlock(&pool_lock);
-	if (taken < 0) {
-		free(ps);
-		return NULL;
-	}
-	for (int64_t i = taken; i < npoints; i++)
-		starpu_variable_data_register(&ps->h[i], -1, 0, size);
-	return ps;
-}
-
-/* Fold task callback, or the launch itself when no fold was submitted: the handles go back to
- * their pool (a later writer is ordered after any pending access by StarPU). */
-static void partials_give_back(void *arg)
-{
-	struct partials *ps = arg;
-	pthread_mutex_lock(&pool_lock);
-	for (int64_t i = 0; i < ps->n; i++)
-		ps->pool->free[ps->pool->nfree++] = ps->h[i];
-	pthread_mutex_unlock(&pool_lock);
-	free(ps);
-}
-
-/* After the fold was submitted (folded = 1) or not: pooled handles come back through the fold
- * task's callback, or now; others are unregistered once their tasks are done. */
-static void partials_release(struct partials *ps, int folded)
-{
-	if (ps->pool) {
-		if (!folded)
-			partials_give_back(ps);
-		return;
-	}
-	for (int64_t i = 0; i < ps->n; i++)
-		starpu_data_unregister_submit(ps->h[i]);
-	free(ps);
-}
-
-/* At tsr_finalize, once every task has run: unregister every pooled handle. */
-static void pools_free(void)
-{
-	for (int i = 0; i < npools; i++) {
-		for (int64_t k = 0; k < pools[i].nfree; k++)
-			starpu_data_unregister_submit(pools[i].free[k]);
-		free(pools[i].free);
-	}
-	npools = 0;
-}
-
-/* One task folds every point's partial value into the future, in launch order. */
-static int submit_future_fold(const char *tn, struct tsr_future *res, int op, struct partials *ps)
-{
-	int64_t npoints = ps->n;
-	int nbuf = (int)npoints + 1;
-	struct future_fold_arg *a = malloc(sizeof *a);
-	struct starpu_task *task = starpu_task_create();
-	if (!a || !task) {
-		free(a);
-		if (task) {
-			task->destroy = 0;
-			starpu_task_destroy(task);
-		}
-		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
-	}
-	if (nbuf > STARPU_NMAXBUFS) {
-		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
-		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
-		if (!task->dyn_handles || !task->dyn_modes) {
-			free(a);
-			task->destroy = 0;
-			starpu_task_destroy(task);
-			return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
-		}
-	}
-	a->type = res->type;
-	a->size = res->size;
-	a->op = op;
-	a->nparts = (int)npoints;
-	task->cl = &future_fold_cl;
-	task->cl_arg = a;
-	task->cl_arg_size = sizeof *a;
-	task->cl_arg_free = 1;
-	task->nbuffers = nbuf;
-	STARPU_TASK_SET_HANDLE(task, res->h, 0);
-	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
-	for (int64_t i = 0; i < npoints; i++) {
-		STARPU_TASK_SET_HANDLE(task, ps->h[i], (int)i + 1);
-		STARPU_TASK_SET_MODE(task, STARPU_R, (int)i + 1);
-	}
-	if (ps->pool) {
-		task->callback_func = partials_give_back;
-		task->callback_arg = ps;
-	}
-	if (starpu_task_submit(task))
-		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
-	return TSR_OK;
+	int nbuf = count_buffers(p, ret);
+	choose_targets(p);
+	int rc = run_coherence(p);
+	if (rc)
+		return rc;
+	size_t ctx_size = 0;
+	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
+	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf);
+	if (!task)
+		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
+	struct task_build tb = {task, 0, 0};
+	add_buffers(&tb, ctx, p, ret, folds, nfolds);
+	place_task(&tb, ctx, p, map);
+	if (tsr__dag_on)
+		dag_record(task, ctx, p);
+	return submit_task(p->t, task, ctx);
 }
 
 static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const char *what, struct tsr_future **res)
@@ -741,58 +583,93 @@ static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const c
 	return TSR_OK;
 }
 
+/* A failed launch takes its result future back; points already submitted keep their reference
+ * through StarPU, so the future goes away with them. */
+static void drop_result(struct tsr_future *res, tsr_future_t *result)
+{
+	if (!res)
+		return;
+	tsr__future_free(res);
+	result->id = 0;
+}
+
+static int check_counts(const char *fn, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+                        size_t arglen)
+{
+	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
+		return tsr__err(TSR_EINVAL, "%s: task '%s': bad requirement count %d or null array/args", fn, t->name, nreqs);
+	return TSR_OK;
+}
+
+static int resolve_all(const char *tn, int nreqs, const tsr_req_t *reqs, int index, struct rreq *q)
+{
+	for (int i = 0; i < nreqs; i++) {
+		int rc = resolve(tn, i, &reqs[i], index, &q[i]);
+		if (rc)
+			return rc;
+	}
+	return TSR_OK;
+}
+
 int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen, tsr_future_t *result)
 {
 	struct tsr_task *t;
 	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
 	if (rc)
 		return rc;
-	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
-		return tsr__err(TSR_EINVAL, "tsr_launch: task '%s': bad requirement count %d or null array/args", t->name, nreqs);
+	if ((rc = check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
+		return rc;
 	struct rreq q[TSR_MAX_REQS];
-	struct tsr_region *subs[TSR_MAX_REQS];
-	for (int i = 0; i < nreqs; i++) {
-		if ((rc = resolve(t->name, i, &reqs[i], 0, &q[i])))
-			return rc;
-		subs[i] = q[i].region;
-	}
+	if ((rc = resolve_all(t->name, nreqs, reqs, 0, q)))
+		return rc;
 	if ((rc = check_pairs(t->name, nreqs, q, 0)))
 		return rc;
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
 		return rc;
-	struct pending_fold folds[TSR_MAX_REQS * 8];
-	int nfolds = 0;
 	int64_t point[3] = {0, 0, 0};
 	tsr_mapping_t map;
-	if (tsr__map_needed(NULL) && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, &map))) {
-		if (res) {
-			tsr__future_free(res);
-			result->id = 0;
-		}
+	int mapped = tsr__map_needed(NULL);
+	if (mapped && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, &map))) {
+		drop_result(res, result);
 		return rc;
 	}
-	struct ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
-	rc = submit_point(t, nreqs, q, subs, 0, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
-	                  tsr__map_needed(NULL) ? &map : NULL);
-	rc = submit_folds(folds, nfolds, rc);
-	if (rc && res) {
-		tsr__future_free(res);
-		result->id = 0;
-	}
+	struct tsr_region *subs[TSR_MAX_REQS];
+	for (int i = 0; i < nreqs; i++)
+		subs[i] = q[i].region;
+	struct point_launch p = {.t = t, .n = nreqs, .q = q, .subs = subs, .pdim = 0, .point = point};
+	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
+	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
+	int nfolds = 0;
+	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds, mapped ? &map : NULL);
+	rc = tsr__folds_submit(folds, nfolds, rc);
+	if (rc)
+		drop_result(res, result);
 	return rc;
 }
 
-int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs, const void *args,
-                     size_t arglen, tsr_redop_t redop, tsr_future_t *result)
-{
+/* An index launch: everything it allocates, released on one path whatever step failed. */
+struct index_launch {
 	struct tsr_task *t;
-	char bs[96], cs[64], bs2[96];
-	int rc = tsr__task_lookup(tid, "tsr_index_launch", &t);
+	tsr_box_t domain;
+	int64_t npoints;
+	int n;
+	struct rreq q[TSR_MAX_REQS];
+	int *colors;                        /* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
+	tsr_mapping_t *maps;                /* one per point; NULL when nothing maps points */
+	struct tsr_pending_fold *folds;     /* private reduction buffers, folded after the points */
+	int nfolds;
+	struct tsr_future *res;             /* the result future, or NULL */
+	struct tsr_partials *parts;         /* ordered reduction of the returns: one partial value per point */
+};
+
+static int check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs, const void *args,
+                            size_t arglen, tsr_redop_t redop, const tsr_future_t *result)
+{
+	int rc = check_counts("tsr_index_launch", t, nreqs, reqs, args, arglen);
 	if (rc)
 		return rc;
-	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
-		return tsr__err(TSR_EINVAL, "tsr_index_launch: task '%s': bad requirement count %d or null array/args", t->name, nreqs);
+	char bs[96];
 	if (!tsr__box_valid(domain))
 		return tsr__err(tsr__box_problem_code(domain), "tsr_index_launch: task '%s': launch domain %s %s", t->name,
 		                tsr__box_str(domain, bs, sizeof bs), tsr__box_problem(domain));
@@ -804,194 +681,251 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (result && t->ret_type != TSR_NONE) {
 		char what[128];
 		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);
-		if ((rc = tsr__redop_valid(t->ret_type, redop.id, what)))
-			return rc;
+		return tsr__redop_valid(t->ret_type, redop.id, what);
 	}
-	struct rreq q[TSR_MAX_REQS];
-	for (int i = 0; i < nreqs; i++)
-		if ((rc = resolve(t->name, i, &reqs[i], 1, &q[i])))
-			return rc;
-	if ((rc = check_pairs(t->name, nreqs, q, 1)))
+	return TSR_OK;
+}
+
+/* The color requirement i names at a point: the point itself, or what its projection gives. */
+static int project(const struct index_launch *L, const int64_t point[3], int i, int64_t color[3])
+{
+	const struct rreq *q = &L->q[i];
+	char cs[64];
+	memcpy(color, point, 3 * sizeof *color);
+	if (q->proj) {
+		color[0] = color[1] = color[2] = 0;
+		if (q->proj(point, color, q->proj_arg))
+			return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: projection gives no "
+			                "color of partition '%s'", L->t->name, tsr__color_str(L->domain.dim, point, cs, sizeof cs), i,
+			                q->part->name);
+	} else if (L->domain.dim != q->part->colors.dim) {
+		return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s': requirement %d: launch domain is %d-D but partition "
+		                "'%s' has %d-D colors", L->t->name, i, L->domain.dim, q->part->name, q->part->colors.dim);
+	}
+	return TSR_OK;
+}
+
+/* Requirement i's color index at a point (-1 for a region or a future). A region that every
+ * point of a launch of several points would write interferes with itself. */
+static int color_of(const struct index_launch *L, const int64_t point[3], int i, int *c)
+{
+	const struct rreq *q = &L->q[i];
+	*c = -1;
+	if (q->kind == TSR_REQ_REGION && q->priv != TSR_READ && !q->redop && L->npoints > 1)
+		return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: every point would %s field '%s' of "
+		                "the whole region '%s'; write through a disjoint partition instead", L->t->name, i,
+		                tsr__priv_name(q->priv), q->region->fields[q->fields[0]].name, q->region->name);
+	if (q->kind != TSR_REQ_PARTITION)
+		return TSR_OK;
+	int64_t color[3];
+	int rc = project(L, point, i, color);
+	if (rc)
 		return rc;
-	int64_t npoints = tsr_box_volume(domain);
-	/* Every point's colors, checked before anything is submitted. */
-	size_t ncolors;
-	int *colors = NULL;
-	if (!tsr__size_mul((size_t)npoints, (size_t)(nreqs ? nreqs : 1) * sizeof *colors, &ncolors))
-		colors = malloc(ncolors);
-	if (!colors)
-		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
-	for (int64_t pi = 0; pi < npoints; pi++) {
+	*c = tsr__color_index(q->part, color);
+	if (*c < 0) {
+		char bs[96], cs[64], cs2[96];
+		return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: color %s is outside partition "
+		                "'%s' of region '%s' (colors %s)", L->t->name, tsr__color_str(L->domain.dim, point, cs, sizeof cs),
+		                i, tsr__color_str(q->part->colors.dim, color, cs2, sizeof cs2), q->part->name,
+		                q->part->parent->name, tsr__box_str(q->part->colors, bs, sizeof bs));
+	}
+	return TSR_OK;
+}
+
+/* Every point's colors, checked before anything is submitted. */
+static int compute_colors(struct index_launch *L)
+{
+	size_t bytes;
+	if (!tsr__size_mul((size_t)L->npoints, (size_t)(L->n ? L->n : 1) * sizeof *L->colors, &bytes))
+		L->colors = malloc(bytes);
+	if (!L->colors)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", L->t->name);
+	for (int64_t pi = 0; pi < L->npoints; pi++) {
 		int64_t point[3];
-		tsr__box_point(domain, pi, point);
-		for (int i = 0; i < nreqs; i++) {
-			colors[pi * nreqs + i] = -1;
-			if (q[i].kind == TSR_REQ_PARTITION) {
-				int64_t color[3] = {point[0], point[1], point[2]};
-				if (q[i].proj) {
-					color[0] = color[1] = color[2] = 0;
-					if (q[i].proj(point, color, q[i].proj_arg)) {
-						free(colors);
-						return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: projection "
-						                "gives no color of partition '%s'", t->name,
-						                tsr__color_str(domain.dim, point, cs, sizeof cs), i, q[i].part->name);
-					}
-				} else if (domain.dim != q[i].part->colors.dim) {
-					free(colors);
-					return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s': requirement %d: launch domain is %d-D but "
-					                "partition '%s' has %d-D colors", t->name, i, domain.dim, q[i].part->name,
-					                q[i].part->colors.dim);
-				}
-				int c = tsr__color_index(q[i].part, color);
-				if (c < 0) {
-					free(colors);
-					return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: color %s is outside "
-					                "partition '%s' of region '%s' (colors %s)", t->name,
-					                tsr__color_str(domain.dim, point, cs, sizeof cs), i,
-					                tsr__color_str(q[i].part->colors.dim, color, bs2, sizeof bs2), q[i].part->name,
-					                q[i].part->parent->name, tsr__box_str(q[i].part->colors, bs, sizeof bs));
-				}
-				colors[pi * nreqs + i] = c;
-			} else if (q[i].kind == TSR_REQ_REGION && q[i].priv != TSR_READ && !q[i].redop && npoints > 1) {
-				free(colors);
-				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: every point would %s "
-				                "field '%s' of the whole region '%s'; write through a disjoint partition instead", t->name,
-				                i, tsr__priv_name(q[i].priv), q[i].region->fields[q[i].fields[0]].name,
-				                q[i].region->name);
-			}
-		}
-	}
-	if ((rc = check_points(t->name, nreqs, q, npoints, colors))) {
-		free(colors);
-		return rc;
-	}
-	/* Writes must reach distinct subregions. */
-	for (int i = 0; i < nreqs; i++) {
-		if (q[i].kind != TSR_REQ_PARTITION || q[i].priv == TSR_READ || q[i].redop)
-			continue;
-		char *seen = calloc(q[i].part->ncolors, 1);
-		if (!seen) {
-			free(colors);
-			return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
-		}
-		for (int64_t pi = 0; pi < npoints; pi++) {
-			int c = colors[pi * nreqs + i];
-			if (seen[c]) {
-				free(seen);
-				free(colors);
-				return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: two points %s field '%s' "
-				                "of subregion '%s' (projection is not injective)", t->name, i, tsr__priv_name(q[i].priv),
-				                q[i].region->fields[q[i].fields[0]].name, q[i].part->subs[c]->name);
-			}
-			seen[c] = 1;
-		}
-		free(seen);
-	}
-	/* Mapping decisions for every point, before anything is submitted. */
-	int mr = map_req(nreqs, q);
-	const struct tsr_partition *mpart = mr >= 0 ? q[mr].part : NULL;
-	tsr_mapping_t *maps = NULL;
-	if (tsr__map_needed(mpart)) {
-		maps = malloc((size_t)npoints * sizeof *maps);
-		if (!maps) {
-			free(colors);
-			return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
-		}
-		for (int64_t pi = 0; pi < npoints; pi++) {
-			int64_t point[3];
-			tsr__box_point(domain, pi, point);
-			rc = tsr__map_decide(t, domain.dim, point, domain, mpart, mr >= 0 ? colors[pi * nreqs + mr] : -1, &maps[pi]);
-			if (rc) {
-				free(maps);
-				free(colors);
+		tsr__box_point(L->domain, pi, point);
+		for (int i = 0; i < L->n; i++) {
+			int rc = color_of(L, point, i, &L->colors[pi * L->n + i]);
+			if (rc)
 				return rc;
-			}
 		}
 	}
-	struct tsr_future *res;
-	if ((rc = make_result(t, result, redop.id, "tsr_index_launch", &res))) {
-		free(maps);
-		free(colors);
-		return rc;
-	}
-	int maxfolds = 0;   /* any REDUCE may fall back to private buffers (submit_point) */
-	for (int i = 0; i < nreqs; i++)
-		if (q[i].redop)
-			maxfolds += q[i].nfields;
-	struct pending_fold *folds = malloc(((size_t)npoints * maxfolds + 1) * sizeof *folds);
-	int nfolds = 0;
-	if (!folds) {
-		free(maps);
-		free(colors);
-		if (res) {
-			tsr__future_free(res);
-			result->id = 0;
-		}
+	return TSR_OK;
+}
+
+/* Requirement i writes: no two points may reach one subregion (the projection must be injective). */
+static int check_distinct(const struct index_launch *L, int i)
+{
+	const struct rreq *q = &L->q[i];
+	char *seen = calloc(q->part->ncolors, 1);
+	if (!seen)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+	int rc = TSR_OK;
+	for (int64_t pi = 0; pi < L->npoints && !rc; pi++) {
+		int c = L->colors[pi * L->n + i];
+		if (seen[c])
+			rc = tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: two points %s field '%s' of "
+			              "subregion '%s' (projection is not injective)", L->t->name, i, tsr__priv_name(q->priv),
+			              q->region->fields[q->fields[0]].name, q->part->subs[c]->name);
+		seen[c] = 1;
 	}
-	struct partials *parts = NULL;   /* ordered reduction of the returns */
-	if (res && redux_ordered && !(parts = partials_take(npoints, res->size)))
-		rc = tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", t->name);
-	struct tsr_region *subs[TSR_MAX_REQS];
-	for (int64_t pi = 0; pi < npoints && !rc; pi++) {
-		int64_t point[3];
-		tsr__box_point(domain, pi, point);
-		for (int i = 0; i < nreqs; i++)
-			subs[i] = q[i].kind == TSR_REQ_PARTITION ? q[i].part->subs[colors[pi * nreqs + i]] : q[i].region;
-		struct ret_slot ret = {res ? res->h : NULL, redop.id, 0, res ? res->state : NULL};
-		if (parts) {
-			ret.h = parts->h[pi];
-			ret.partial = 1;
-		}
-		rc = submit_point(t, nreqs, q, subs, domain.dim, point, args, arglen, res ? &ret : NULL, folds, &nfolds,
-		                  maps ? &maps[pi] : NULL);
-	}
-	rc = submit_folds(folds, nfolds, rc);
-	int folded = 0;
-	if (!rc && parts) {
-		rc = submit_future_fold(t->name, res, redop.id, parts);
-		folded = !rc;
-	}
-	if (parts)
-		partials_release(parts, folded);
-	free(folds);
-	free(maps);
-	free(colors);
-	if (rc && res) {
-		/* points already submitted keep their reference through StarPU; the future goes away with them */
-		tsr__future_free(res);
-		result->id = 0;
-	}
+	free(seen);
 	return rc;
 }
 
-/* TSR_REDUX: "ordered" (the default) or "unordered"; any other value keeps the default, with a
- * warning, since tsr_init has no way to refuse it from here. */
-/* TSR_REDUX: "ordered" (the default: color order, reproducible) or "unordered" (StarPU's REDUX,
- * folded in arrival order). Read before StarPU starts, so that a typo fails tsr_init. */
-int tsr__redux_mode_from_env(void)
+/* Writes must reach distinct subregions. */
+static int check_writes_distinct(const struct index_launch *L)
 {
-	const char *v = getenv("TSR_REDUX");
-	if (!v || !*v || !strcmp(v, "ordered")) {
-		redux_ordered = 1;
-		return TSR_OK;
+	for (int i = 0; i < L->n; i++) {
+		const struct rreq *q = &L->q[i];
+		if (q->kind != TSR_REQ_PARTITION || q->priv == TSR_READ || q->redop)
+			continue;
+		int rc = check_distinct(L, i);
+		if (rc)
+			return rc;
 	}
-	if (!strcmp(v, "unordered")) {
-		redux_ordered = 0;
+	return TSR_OK;
+}
+
+/* Mapping decisions for every point, before anything is submitted: a refused mapping leaves no
+ * point of the launch behind. */
+static int decide_maps(struct index_launch *L)
+{
+	int mr = map_req(L->n, L->q);
+	const struct tsr_partition *mpart = mr >= 0 ? L->q[mr].part : NULL;
+	if (!tsr__map_needed(mpart))
 		return TSR_OK;
+	L->maps = malloc((size_t)L->npoints * sizeof *L->maps);
+	if (!L->maps)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+	for (int64_t pi = 0; pi < L->npoints; pi++) {
+		int64_t point[3];
+		tsr__box_point(L->domain, pi, point);
+		int color = mr >= 0 ? L->colors[pi * L->n + mr] : -1;
+		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, &L->maps[pi]);
+		if (rc)
+			return rc;
 	}
-	return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX='%s' is neither 'ordered' nor 'unordered'", v);
+	return TSR_OK;
+}
+
+/* Room for every private reduction buffer the points may make: any REDUCE may fall back to
+ * private buffers (run_coherence). */
+static int alloc_folds(struct index_launch *L)
+{
+	int maxfolds = 0;
+	for (int i = 0; i < L->n; i++)
+		if (L->q[i].redop)
+			maxfolds += L->q[i].nfields;
+	L->folds = malloc(((size_t)L->npoints * maxfolds + 1) * sizeof *L->folds);
+	if (!L->folds)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+	return TSR_OK;
+}
+
+/* An ordered reduction of the returns gives every point its own partial value. */
+static int take_partials(struct index_launch *L)
+{
+	if (!L->res || !tsr__redux_ordered())
+		return TSR_OK;
+	L->parts = tsr__partials_take(L->npoints, L->res->size);
+	if (!L->parts)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", L->t->name);
+	return TSR_OK;
+}
+
+static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop)
+{
+	struct tsr_region *subs[TSR_MAX_REQS];
+	for (int64_t pi = 0; pi < L->npoints; pi++) {
+		int64_t point[3];
+		tsr__box_point(L->domain, pi, point);
+		for (int i = 0; i < L->n; i++)
+			subs[i] = L->q[i].kind == TSR_REQ_PARTITION ? L->q[i].part->subs[L->colors[pi * L->n + i]] : L->q[i].region;
+		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0, L->res ? L->res->state : NULL};
+		if (L->parts) {
+			ret.h = L->parts->h[pi];
+			ret.partial = 1;
+		}
+		struct point_launch p = {.t = L->t, .n = L->n, .q = L->q, .subs = subs, .pdim = L->domain.dim, .point = point};
+		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds, L->maps ? &L->maps[pi] : NULL);
+		if (rc)
+			return rc;
+	}
+	return TSR_OK;
+}
+
+/* One task folds the points' partial values into the result, in launch order; its callback
+ * gives the pooled handles back. */
+static int fold_returns(struct index_launch *L, tsr_redop_t redop)
+{
+	if (!L->parts)
+		return TSR_OK;
+	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
+	if (rc)
+		return rc;
+	tsr__partials_release(L->parts, 1);
+	L->parts = NULL;
+	return TSR_OK;
+}
+
+static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *result)
+{
+	if (L->parts)
+		tsr__partials_release(L->parts, 0);
+	free(L->folds);
+	free(L->maps);
+	free(L->colors);
+	if (rc)
+		drop_result(L->res, result);
+}
+
+int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs, const void *args,
+                     size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+{
+	struct tsr_task *t;
+	int rc = tsr__task_lookup(tid, "tsr_index_launch", &t);
+	if (rc)
+		return rc;
+	if ((rc = check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
+		return rc;
+	struct index_launch L = {.t = t, .domain = domain, .npoints = tsr_box_volume(domain), .n = nreqs};
+	if ((rc = resolve_all(t->name, nreqs, reqs, 1, L.q)))
+		return rc;
+	if ((rc = check_pairs(t->name, nreqs, L.q, 1)))
+		return rc;
+	/* Everything is checked and decided before the first point is submitted. */
+	if ((rc = compute_colors(&L)))
+		goto out;
+	if ((rc = check_points(t->name, nreqs, L.q, L.npoints, L.colors)))
+		goto out;
+	if ((rc = check_writes_distinct(&L)))
+		goto out;
+	if ((rc = decide_maps(&L)))
+		goto out;
+	if ((rc = make_result(t, result, redop.id, "tsr_index_launch", &L.res)))
+		goto out;
+	if ((rc = alloc_folds(&L)))
+		goto out;
+	if ((rc = take_partials(&L)))
+		goto out;
+	rc = submit_points(&L, args, arglen, redop);
+	/* the private buffers are released even after an error, and folded only without one */
+	rc = tsr__folds_submit(L.folds, L.nfolds, rc);
+	if (!rc)
+		rc = fold_returns(&L, redop);
+out:
+	index_launch_free(&L, rc, result);
+	return rc;
 }
 
 void tsr__launch_fini(void)
 {
-	pools_free();
+	tsr__fold_fini();
 }
 
 int tsr__launch_init(void)
 {
-	fold_init();
-	future_fold_init();
+	tsr__fold_init();
 	return TSR_OK;
 }
 

@@ -58,21 +58,6 @@ void tsr__task_free(void *obj)
 	free(t);
 }
 
-/* Start a private buffer (block or variable) at the operator's identity, where the variant runs. */
-static void init_private(void *iface, tsr_type_t type, int op, int cuda)
-{
-	struct starpu_codelet *cl = tsr__init_cl(type, op);
-	void *b[1] = {iface};
-#ifdef STARPU_USE_CUDA
-	if (cuda) {
-		cl->cuda_funcs[0](b, NULL);
-		return;
-	}
-#endif
-	(void)cuda;
-	cl->cpu_funcs[0](b, NULL);
-}
-
 /* The task this worker thread is current: tsr__task_error charges errors to it, and API calls
  * that would wait or submit from inside a variant are refused by name (tsr__refuse_thread). */
 static _Thread_local struct tsr_ctx *current;
@@ -169,20 +154,6 @@ static void heal_outputs(const struct tsr_ctx *ctx)
 	}
 }
 
-/* Private buffers of REDUCE requirements folded later by a fold task start at identity, and so
- * does this point's partial value of an ordered reduction of the returns. */
-static void init_private_buffers(struct tsr_ctx *ctx, void *buffers[], int cuda)
-{
-	for (int r = 0; r < ctx->nreqs; r++) {
-		struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->reduce_tmp_op)
-			for (int k = 0; k < q->nfields; k++)
-				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, cuda);
-	}
-	if (ctx->ret_partial)
-		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, cuda);
-}
-
 /* A single launch's result starts at zero (StarPU allocates it uninitialised), as a value the
  * variant does not return always did. */
 static void zero_result(struct tsr_ctx *ctx, int cuda)
@@ -204,7 +175,7 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 	struct tsr_ctx *ctx = cl_arg;
 	ctx->buffers = buffers;
 	ctx->is_cuda = cuda;
-	init_private_buffers(ctx, buffers, cuda);
+	tsr__fold_start_private(ctx, buffers, cuda);
 	zero_result(ctx, cuda);
 	char *inherited = poisoned_input(ctx);
 	if (inherited) {

@@ -1,0 +1,352 @@
+/* fold.c: the reduction machinery of launches. Reductions are folded in color order: private
+ * buffers of REDUCE requirements and the points' partial values of a reduced result start at the
+ * identity, and fold tasks combine them in launch order (or StarPU's REDUX, TSR_REDUX=unordered).
+ * reduce.c holds the operators themselves; launch.c asks here for buffers and folds. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
+
+/* Reductions are folded in color order (tessera.h, "Reductions"): every point reduces into
+ * private storage that starts at the identity, and fold tasks combine the points in launch
+ * order, so the bits do not depend on workers, policy or timing. TSR_REDUX=unordered gives
+ * StarPU's REDUX instead (contributions folded in arrival order), read at tsr_init. */
+static int redux_ordered = 1;
+
+int tsr__redux_ordered(void)
+{
+	return redux_ordered;
+}
+
+static struct starpu_codelet fold_cl;
+
+/* The window of the fold target (buffer 0) that the private buffer (buffer 1) covers: the
+ * subregion's offset in the target, the private buffer's extent. */
+static struct starpu_block_interface fold_window(void *buffers[], const struct fold_arg *a)
+{
+	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
+	const struct starpu_block_interface *src = buffers[1];
+	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
+	dst.nx = src->nx;
+	dst.ny = src->ny;
+	dst.nz = src->nz;
+	return dst;
+}
+
+static void fold_cpu(void *buffers[], void *cl_arg)
+{
+	struct fold_arg *a = cl_arg;
+	struct starpu_block_interface dst = fold_window(buffers, a);
+	void *b[2] = {&dst, buffers[1]};
+	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](b, NULL);
+}
+#ifdef STARPU_USE_CUDA
+/* The same window on device pointers, folded by the operator's CUDA redux. */
+static void fold_cuda(void *buffers[], void *cl_arg)
+{
+	struct fold_arg *a = cl_arg;
+	struct starpu_block_interface dst = fold_window(buffers, a);
+	void *b[2] = {&dst, buffers[1]};
+	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](b, NULL);
+}
+#endif
+static void fold_init(void)
+{
+	starpu_codelet_init(&fold_cl);
+	fold_cl.cpu_funcs[0] = fold_cpu;
+#ifdef STARPU_USE_CUDA
+	fold_cl.cuda_funcs[0] = fold_cuda;
+	fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+	fold_cl.nbuffers = 2;
+	fold_cl.modes[0] = STARPU_RW;
+	fold_cl.modes[1] = STARPU_R;
+	fold_cl.name = "tsr_fold";
+	fold_cl.flags = STARPU_CODELET_NOPLANS;
+}
+
+/* Folds the points' partial values (buffers 1..n) into the future (buffer 0), left to right. */
+struct future_fold_arg { tsr_type_t type; size_t size; int op; int nparts; };
+static struct starpu_codelet future_fold_cl;
+static void future_fold_cpu(void *buffers[], void *cl_arg)
+{
+	const struct future_fold_arg *a = cl_arg;
+	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
+	tsr__redop_identity(a->type, a->size, a->op, acc);
+	for (int i = 1; i <= a->nparts; i++)
+		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
+}
+static void future_fold_init(void)
+{
+	starpu_codelet_init(&future_fold_cl);
+	future_fold_cl.cpu_funcs[0] = future_fold_cpu;
+	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
+	future_fold_cl.name = "tsr_future_fold";
+	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
+}
+
+/* Start a private buffer (block or variable) at the operator's identity, where the variant runs. */
+static void init_private(void *iface, tsr_type_t type, int op, int cuda)
+{
+	struct starpu_codelet *cl = tsr__init_cl(type, op);
+	void *b[1] = {iface};
+#ifdef STARPU_USE_CUDA
+	if (cuda) {
+		cl->cuda_funcs[0](b, NULL);
+		return;
+	}
+#endif
+	(void)cuda;
+	cl->cpu_funcs[0](b, NULL);
+}
+
+/* Private buffers of REDUCE requirements folded later by a fold task start at identity, and so
+ * does this point's partial value of an ordered reduction of the returns. */
+void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda)
+{
+	for (int r = 0; r < ctx->nreqs; r++) {
+		struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->reduce_tmp_op)
+			for (int k = 0; k < q->nfields; k++)
+				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, cuda);
+	}
+	if (ctx->ret_partial)
+		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, cuda);
+}
+
+/* A private buffer of subregion s's shape for field f, to be folded into the fold target after
+ * the point's task (recorded in folds, in the order the points make them). */
+starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, struct tsr_pending_fold *folds, int *nfolds)
+{
+	starpu_data_handle_t tmp;
+	uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
+	uint32_t ny = s->bounds.dim > 1 ? s->bounds.hi[1] - s->bounds.lo[1] + 1 : 1;
+	uint32_t nz = s->bounds.dim > 2 ? s->bounds.hi[2] - s->bounds.lo[2] + 1 : 1;
+	starpu_block_data_register(&tmp, -1, 0, nx, nx * ny, nx, ny, nz, s->fields[f].size);
+	folds[*nfolds].sub = s;
+	folds[*nfolds].field = f;
+	folds[*nfolds].tmp = tmp;
+	folds[*nfolds].op = op;
+	(*nfolds)++;
+	return tmp;
+}
+
+/* How a private buffer folds, and where it lands in the fold target tg. NULL when out of memory. */
+static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const struct tsr_region *s,
+                                     const struct tsr_region *tg)
+{
+	struct fold_arg *a = malloc(sizeof *a);
+	if (!a)
+		return NULL;
+	a->type = s->fields[fold->field].type;
+	a->size = s->fields[fold->field].size;
+	a->op = fold->op;
+	memset(a->off, 0, sizeof a->off);
+	for (int d = 0; d < s->bounds.dim; d++)
+		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
+	return a;
+}
+
+/* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
+ * one target are ordered by StarPU in submission order (each one reads-writes the target). */
+static int submit_fold(const struct tsr_pending_fold *fold)
+{
+	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
+	struct tsr_node *nd = &tg->nodes[fold->field];
+	tsr__coh_access(nd, 1);
+	struct fold_arg *a = fold_arg_new(fold, s, tg);
+	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2);
+	if (!task)
+		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
+	task->handles[0] = nd->h;
+	task->handles[1] = fold->tmp;
+	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
+		task->where = STARPU_CPU;   /* user operators have host code only */
+	if (starpu_task_submit(task))
+		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+	return TSR_OK;
+}
+
+/* Fold the private buffers in the order the points made them (color order, then requirements
+ * and fields). After an error (rc on entry, or a failed fold) the rest are only released. */
+int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
+{
+	for (int i = 0; i < nfolds; i++) {
+		if (!rc)
+			rc = submit_fold(&folds[i]);
+		starpu_data_unregister_submit(folds[i].tmp);
+	}
+	return rc;
+}
+
+/* Partial values of ordered future reductions are StarPU handles kept for reuse, one free list
+ * per element size: registering and unregistering a handle for every point costs about as much
+ * as the point's task. A fold task's callback (on a worker) gives its handles back once it has
+ * read them, so a later launch takes handles that no pending task uses. */
+#define TSR_PARTIAL_SIZES 8
+struct partial_pool {
+	size_t size;
+	starpu_data_handle_t *free;   /* room for every handle of this size ever made */
+	int64_t nfree, nmade;
+};
+static struct partial_pool pools[TSR_PARTIAL_SIZES];
+static int npools;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under pool_lock. */
+static struct partial_pool *pool_of(size_t size)
+{
+	for (int i = 0; i < npools; i++)
+		if (pools[i].size == size)
+			return &pools[i];
+	if (npools == TSR_PARTIAL_SIZES)
+		return NULL;
+	memset(&pools[npools], 0, sizeof pools[npools]);
+	pools[npools].size = size;
+	return &pools[npools++];
+}
+
+/* Under pool_lock: take up to n free handles into out; make room in the free list for the
+ * handles the caller will register, so that giving them back never allocates. Returns how many
+ * were taken, or -1 when out of memory. */
+static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handle_t *out)
+{
+	int64_t taken = n < pool->nfree ? n : pool->nfree;
+	int64_t made = pool->nmade + (n - taken);
+	if (made > pool->nmade) {
+		starpu_data_handle_t *nf = realloc(pool->free, (size_t)made * sizeof *nf);
+		if (!nf)
+			return -1;
+		pool->free = nf;
+		pool->nmade = made;
+	}
+	pool->nfree -= taken;
+	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
+	return taken;
+}
+
+/* One partial value per point, reused or registered (StarPU allocates a new one where its
+ * point first writes it). NULL when out of memory. */
+struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size)
+{
+	struct tsr_partials *ps = malloc(sizeof *ps + (size_t)npoints * sizeof ps->h[0]);
+	if (!ps)
+		return NULL;
+	ps->n = npoints;
+	int64_t taken = 0;
+	pthread_mutex_lock(&pool_lock);
+	ps->pool = pool_of(size);
+	if (ps->pool)
+		taken = pool_take(ps->pool, npoints, ps->h);
+	pthread_mutex_unlock(&pool_lock);
+	if (taken < 0) {
+		free(ps);
+		return NULL;
+	}
+	for (int64_t i = taken; i < npoints; i++)
+		starpu_variable_data_register(&ps->h[i], -1, 0, size);
+	return ps;
+}
+
+/* Fold task callback, or the launch itself when no fold was submitted: the handles go back to
+ * their pool (a later writer is ordered after any pending access by StarPU). */
+static void partials_give_back(void *arg)
+{
+	struct tsr_partials *ps = arg;
+	pthread_mutex_lock(&pool_lock);
+	for (int64_t i = 0; i < ps->n; i++)
+		ps->pool->free[ps->pool->nfree++] = ps->h[i];
+	pthread_mutex_unlock(&pool_lock);
+	free(ps);
+}
+
+/* After the fold was submitted (folded = 1) or not: pooled handles come back through the fold
+ * task's callback, or now; others are unregistered once their tasks are done. */
+void tsr__partials_release(struct tsr_partials *ps, int folded)
+{
+	if (ps->pool) {
+		if (!folded)
+			partials_give_back(ps);
+		return;
+	}
+	for (int64_t i = 0; i < ps->n; i++)
+		starpu_data_unregister_submit(ps->h[i]);
+	free(ps);
+}
+
+/* At tsr_finalize, once every task has run: unregister every pooled handle. */
+static void pools_free(void)
+{
+	for (int i = 0; i < npools; i++) {
+		for (int64_t k = 0; k < pools[i].nfree; k++)
+			starpu_data_unregister_submit(pools[i].free[k]);
+		free(pools[i].free);
+	}
+	npools = 0;
+}
+
+static struct future_fold_arg *future_fold_arg_new(const struct tsr_future *res, int op, int64_t npoints)
+{
+	struct future_fold_arg *a = malloc(sizeof *a);
+	if (!a)
+		return NULL;
+	a->type = res->type;
+	a->size = res->size;
+	a->op = op;
+	a->nparts = (int)npoints;
+	return a;
+}
+
+/* One task folds every point's partial value into the future, in launch order. */
+int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps)
+{
+	int64_t npoints = ps->n;
+	int nbuf = (int)npoints + 1;
+	struct future_fold_arg *a = future_fold_arg_new(res, op, npoints);
+	struct starpu_task *task = tsr__task_new(&future_fold_cl, a, sizeof *a, nbuf);
+	if (!task)
+		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
+	STARPU_TASK_SET_HANDLE(task, res->h, 0);
+	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
+	for (int64_t i = 0; i < npoints; i++) {
+		STARPU_TASK_SET_HANDLE(task, ps->h[i], (int)i + 1);
+		STARPU_TASK_SET_MODE(task, STARPU_R, (int)i + 1);
+	}
+	if (ps->pool) {
+		task->callback_func = partials_give_back;
+		task->callback_arg = ps;
+	}
+	if (starpu_task_submit(task))
+		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
+	return TSR_OK;
+}
+
+/* TSR_REDUX: "ordered" (the default: color order, reproducible) or "unordered" (StarPU's REDUX,
+ * folded in arrival order). Read before StarPU starts, so that a typo fails tsr_init. */
+int tsr__redux_mode_from_env(void)
+{
+	const char *v = getenv("TSR_REDUX");
+	if (!v || !*v || !strcmp(v, "ordered")) {
+		redux_ordered = 1;
+		return TSR_OK;
+	}
+	if (!strcmp(v, "unordered")) {
+		redux_ordered = 0;
+		return TSR_OK;
+	}
+	return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX='%s' is neither 'ordered' nor 'unordered'", v);
+}
+
+void tsr__fold_init(void)
+{
+	fold_init();
+	future_fold_init();
+}
+
+void tsr__fold_fini(void)
+{
+	pools_free();
+}

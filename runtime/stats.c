@@ -1,0 +1,119 @@
+/* stats.c: the statistics of a run (TSR_STATS, tsr_stats_get): time per task and worker kind,
+ * idle fraction, and the bytes StarPU moved over each bus. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+/* Rows are added by workers (task callbacks) and read by tsr_stats_get. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static tsr_task_stats_t *rows;
+static int nrows, caprows;
+
+/* Task callback (worker thread): one more run of task t on a worker of that kind. */
+void tsr__stats_add(const struct tsr_task *t, int kind, double us)
+{
+	pthread_mutex_lock(&lock);
+	int i;
+	for (i = 0; i < nrows; i++)
+		if (rows[i].kind == kind && !strcmp(rows[i].name, t->name))
+			break;
+	if (i == nrows) {
+		TSR_GROW(rows, nrows, caprows, 16);
+		memset(&rows[i], 0, sizeof rows[i]);
+		snprintf(rows[i].name, sizeof rows[i].name, "%s", t->name);
+		rows[i].kind = kind;
+		nrows++;
+	}
+	rows[i].count++;
+	rows[i].total_us += us;
+	pthread_mutex_unlock(&lock);
+}
+
+/* StarPU's transfer totals per bus (reading them resets them, so obs_fini reads them once). */
+int tsr__bus_read(struct bus_row *out, int max)
+{
+	int nbus = starpu_bus_get_count(), n = 0;
+	for (int b = 0; b < nbus && n < max; b++) {
+		struct starpu_profiling_bus_info bi;
+		if (starpu_bus_get_profiling_info(b, &bi))
+			continue;
+		out[n].src = starpu_bus_get_src(b);
+		out[n].dst = starpu_bus_get_dst(b);
+		out[n].bytes = bi.transferred_bytes;
+		out[n].count = bi.transfer_count;
+		n++;
+	}
+	return n;
+}
+
+const char *tsr__bus_node_kind(int node)
+{
+	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "gpu";
+}
+
+/* Bytes moved between host and GPUs over the run: what a GPU-resident app keeps near zero. */
+static void print_bus(const struct bus_row *bus, int nbus)
+{
+	long long h2d = 0, d2h = 0, d2d = 0;
+	for (int b = 0; b < nbus; b++) {
+		int src_host = starpu_node_get_kind((unsigned)bus[b].src) == STARPU_CPU_RAM;
+		int dst_host = starpu_node_get_kind((unsigned)bus[b].dst) == STARPU_CPU_RAM;
+		if (src_host && !dst_host)
+			h2d += bus[b].bytes;
+		else if (!src_host && dst_host)
+			d2h += bus[b].bytes;
+		else
+			d2d += bus[b].bytes;
+		if (bus[b].count)
+			fprintf(stderr, "tessera stats: bus %d->%d (%s->%s) %lld bytes in %d transfers\n", bus[b].src, bus[b].dst,
+			        tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
+	}
+	fprintf(stderr, "tessera stats: bytes host->gpu %lld gpu->host %lld gpu->gpu %lld\n", h2d, d2h, d2d);
+}
+
+static void print_stats(void)
+{
+	fprintf(stderr, "tessera stats: %-24s %-5s %10s %14s %12s\n", "task", "kind", "count", "total (ms)", "mean (us)");
+	for (int i = 0; i < nrows; i++)
+		fprintf(stderr, "tessera stats: %-24s %-5s %10ld %14.3f %12.2f\n", rows[i].name,
+		        rows[i].kind == TSR_WORKER_CUDA ? "cuda" : "cpu", rows[i].count, rows[i].total_us / 1e3,
+		        rows[i].total_us / rows[i].count);
+	int nw = starpu_worker_get_count();
+	double tot = 0, exec = 0;
+	for (int w = 0; w < nw; w++) {
+		struct starpu_profiling_worker_info wi;
+		if (starpu_profiling_worker_get_info(w, &wi))
+			continue;
+		tot += tsr__ts_us(&wi.total_time);
+		exec += tsr__ts_us(&wi.executing_time);
+	}
+	if (tot > 0)
+		fprintf(stderr, "tessera stats: idle fraction %.3f over %d workers\n", 1.0 - exec / tot, nw);
+}
+
+int tsr_stats_get(tsr_task_stats_t *out, int max)
+{
+	TSR_REQUIRE_INIT("tsr_stats_get");
+	if (!out || max < 0)
+		return tsr__err(TSR_EINVAL, "tsr_stats_get: null output or negative count");
+	pthread_mutex_lock(&lock);
+	int n = nrows < max ? nrows : max;
+	if (n > 0)   /* rows is NULL before the first task: memcpy's arguments must be valid even for 0 bytes */
+		memcpy(out, rows, n * sizeof *out);
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* TSR_STATS at tsr_finalize: the task table, then the bus totals. */
+void tsr__stats_print(const struct bus_row *bus, int nbus)
+{
+	print_stats();
+	print_bus(bus, nbus);
+}
+
+void tsr__stats_free(void)
+{
+	free(rows); rows = NULL; nrows = caprows = 0;
+}

@@ -210,7 +210,7 @@ int tsr__redop_unknown(int op, const char *what)
 {
 	/* `.redop = TSR_REDUCE(TSR_MAX)` in a designated initialiser compiles (C fills redop.id with the
 	 * privilege, with only a -Wmissing-braces warning): name the mix-up */
-	if (TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))
+	if (op > 0 && TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))   /* op > 0: no shift of a negative */
 		return tsr__err(TSR_EINVAL, "%s: operator %d is the privilege REDUCE(%s), not an operator: pass the operator "
 		                "itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))", what, op,
 		                tsr__redop_name(TSR_PRIV_REDOP(op).id));

@@ -183,7 +183,8 @@ enum {
 /* The privilege "fold values into the elements with operator op" (op a tsr_redop_t). */
 static inline tsr_privilege_t tsr_reduce(tsr_redop_t op)
 {
-	return TSR_REDUCE_BASE | (op.id << 8);
+	/* unsigned shift: a negative id (refused by the launch) must not be undefined behaviour here */
+	return (tsr_privilege_t)(TSR_REDUCE_BASE | ((unsigned)op.id << 8));
 }
 #define TSR_REDUCE(op) tsr_reduce(op)
 #define TSR_PRIV_IS_REDUCE(p) (((p) & TSR_REDUCE_BASE) != 0)

@@ -156,7 +156,7 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
 		return TSR_OK;
 	if (priv == TSR_WRITE) {
-		tsr__field_poison_clear(r->root->id, f, r->bounds);
+		tsr__field_poison_clear(r->root->id, f, r->bounds, UINT64_MAX);
 		return TSR_OK;
 	}
 	char *msg = tsr__field_poison_find(r->root->id, f, r->bounds);

@@ -218,6 +218,7 @@ struct tsr_ctx {
 	int ret_partial;                      /* the return slot is this point's partial value: starts at identity */
 	int is_cuda;
 	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
+	uint64_t seq;                         /* submission order (poison marks and heals compare it) */
 	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
 	struct tsr_fstate *ret_state;         /* poison state of the result future (one reference), or NULL */
 	char *failmsg;                        /* first error the variant reported (tsr__task_error), or NULL */
@@ -262,8 +263,12 @@ const char *tsr__fstate_poison(struct tsr_fstate *s);          /* NULL: healthy 
 void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first message stays */
 extern int tsr__npoison;                                       /* poisoned boxes alive (fast test) */
 char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box); /* malloc'd message, or NULL */
-void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg);
-void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box); /* boxes inside box */
+/* Marks carry the submission order of the task that failed, and a heal clears only the marks of
+ * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
+ * it may run (and fail) before an earlier fill of the field runs and heals. */
+void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq);
+void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before); /* boxes inside box */
+extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
 void tsr__poison_forget_region(uint64_t root);
 void tsr__poison_reset(void);
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include "internal.h"
 
+uint64_t tsr__submit_seq;
+
 struct rreq {
 	int kind;
 	struct tsr_region *region;      /* TSR_REQ_REGION */
@@ -350,6 +352,7 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	memset(ctx, 0, sizeof *ctx);
 	ctx->task = p->t;
 	ctx->dag_id = -1;
+	ctx->seq = ++tsr__submit_seq;
 	ctx->nreqs = p->n;
 	ctx->point_dim = p->pdim;
 	memcpy(ctx->point, p->point, sizeof ctx->point);

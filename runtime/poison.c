@@ -57,6 +57,7 @@ struct poisoned {
 	int field;
 	tsr_box_t box;
 	char *msg;
+	uint64_t seq;                 /* submission order of the failed task */
 	struct poisoned *next;
 };
 static struct poisoned *poisoned;
@@ -87,7 +88,7 @@ char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box)
 	return msg;
 }
 
-void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg)
+void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq)
 {
 	pthread_mutex_lock(&poison_lock);
 	for (struct poisoned *p = poisoned; p; p = p->next)
@@ -102,6 +103,7 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 		p->field = field;
 		p->box = box;
 		p->msg = copy;
+		p->seq = seq;
 		p->next = poisoned;
 		poisoned = p;
 		__atomic_add_fetch(&tsr__npoison, 1, __ATOMIC_RELEASE);
@@ -113,14 +115,14 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 }
 
 /* Remove the poisoned boxes for which drop() says so. */
-static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, int field, tsr_box_t box),
-                         uint64_t root, int field, tsr_box_t box)
+static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before),
+                         uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	pthread_mutex_lock(&poison_lock);
 	struct poisoned **pp = &poisoned;
 	while (*pp) {
 		struct poisoned *p = *pp;
-		if (!drop(p, root, field, box)) {
+		if (!drop(p, root, field, box, before)) {
 			pp = &p->next;
 			continue;
 		}
@@ -132,33 +134,33 @@ static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, in
 	pthread_mutex_unlock(&poison_lock);
 }
 
-static int covered_by(const struct poisoned *p, uint64_t root, int field, tsr_box_t box)
+static int covered_by(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	return p->root == root && p->field == field && box_inside(p->box, box);
+	return p->root == root && p->field == field && box_inside(p->box, box) && p->seq < before;
 }
 
-static int of_region(const struct poisoned *p, uint64_t root, int field, tsr_box_t box)
+static int of_region(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	return p->root == root;
 }
 
-static int any(const struct poisoned *p, uint64_t root, int field, tsr_box_t box)
+static int any(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	return 1;
 }
 
 /* A successful WRITE (or fill, or host WRITE mapping) of box replaces every value inside it. */
-void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box)
+void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	remove_where(covered_by, root, field, box);
+	remove_where(covered_by, root, field, box, before);
 }
 
 void tsr__poison_forget_region(uint64_t root)
 {
-	remove_where(of_region, root, 0, tsr_box1(0, 0));
+	remove_where(of_region, root, 0, tsr_box1(0, 0), 0);
 }
 
 void tsr__poison_reset(void)
 {
-	remove_where(any, 0, 0, tsr_box1(0, 0));
+	remove_where(any, 0, 0, tsr_box1(0, 0), 0);
 }

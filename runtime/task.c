@@ -134,7 +134,7 @@ static void poison_outputs(const struct tsr_ctx *ctx, const char *msg)
 		if (q->kind == TSR_REQ_FUTURE || q->priv == TSR_READ)
 			continue;
 		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg);
+			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg, ctx->seq);
 	}
 	if (ctx->ret_state)
 		tsr__fstate_set_poison(ctx->ret_state, msg);
@@ -150,7 +150,7 @@ static void heal_outputs(const struct tsr_ctx *ctx)
 		if (q->kind == TSR_REQ_FUTURE || q->priv != TSR_WRITE)
 			continue;
 		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q));
+			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q), ctx->seq);
 	}
 }
 

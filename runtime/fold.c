@@ -263,8 +263,15 @@ static void partials_give_back(void *arg)
 	free(ps);
 }
 
-/* After the fold was submitted (folded = 1) or not: pooled handles come back through the fold
- * task's callback, or now; others are unregistered once their tasks are done. */
+/* 1 if the set's handles go back to a pool: then a submitted fold task's callback owns the set. */
+int tsr__partials_pooled(const struct tsr_partials *ps)
+{
+	return ps->pool != NULL;
+}
+
+/* After the fold was submitted (folded = 1; not for a pooled set, which the fold's callback
+ * owns from its submission on) or not: pooled handles come back now; others are unregistered
+ * once their tasks are done. */
 void tsr__partials_release(struct tsr_partials *ps, int folded)
 {
 	if (ps->pool) {

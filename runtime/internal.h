@@ -304,6 +304,7 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);   /* 
 struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);   /* NULL when out of memory */
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
+int tsr__partials_pooled(const struct tsr_partials *ps);
 void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda);   /* in the variant's wrapper */
 int tsr__unmap_all(char *names, size_t len);
 

@@ -863,10 +863,14 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 {
 	if (!L->parts)
 		return TSR_OK;
+	/* Read before the submit: once submitted, the fold's callback may give pooled handles back and
+	 * free the set at any moment. */
+	int pooled = tsr__partials_pooled(L->parts);
 	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
 	if (rc)
 		return rc;
-	tsr__partials_release(L->parts, 1);
+	if (!pooled)
+		tsr__partials_release(L->parts, 1);
 	L->parts = NULL;
 	return TSR_OK;
 }

@@ -162,7 +162,9 @@ static void cp_deinit(unsigned ctx)
 
 static int cp_push(struct starpu_task *task)
 {
-	struct cp_data *d = starpu_sched_ctx_get_policy_data(task->sched_ctx);
+	/* Read before the push: once the task is in the queue, a worker may run and free it. */
+	unsigned sctx = task->sched_ctx;
+	struct cp_data *d = starpu_sched_ctx_get_policy_data(sctx);
 	struct tsr_ctx *c = ctx_of(task);
 	double key = c && c->dag_id >= 0 ? tsr__dag_priority(c->dag_id) : INFINITY;
 	STARPU_PTHREAD_MUTEX_LOCK(&d->mutex);
@@ -179,7 +181,7 @@ static int cp_push(struct starpu_task *task)
 	d->n++;
 	starpu_push_task_end(task);
 	STARPU_PTHREAD_MUTEX_UNLOCK(&d->mutex);
-	wake_all(task->sched_ctx);
+	wake_all(sctx);
 	return 0;
 }
 

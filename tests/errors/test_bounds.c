@@ -2,22 +2,6 @@
  * the region, partition, task and color, and nothing is created or launched (data intact). */
 #include "tsr_test.h"
 
-/* A 1-D f64 region "line" over [0..7] filled with 3.0: the data every test checks afterwards. */
-static tsr_region_t line(void)
-{
-	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 7));
-	double three = 3.0;
-	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
-	return r;
-}
-
-static void ck_intact(tsr_region_t r)
-{
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
-}
 
 START_TEST(region_with_empty_bounds_refused)
 {
@@ -36,45 +20,45 @@ END_TEST
 
 START_TEST(more_tiles_than_points_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(0, 8), "nine", &p), TSR_EBOUNDS, "nine", "line");
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
 
 START_TEST(tile_colors_of_wrong_dimension_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "square", &p), TSR_EBOUNDS, "square", "line");
 	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(1, 0), "none", &p), TSR_EBOUNDS, "none", "line");
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
 
 START_TEST(halo_domain_outside_region_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(2, 8), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &p),
 	           TSR_EBOUNDS, "ghost", "line");
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
 
 START_TEST(box_list_with_box_outside_region_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	const tsr_box_t boxes[] = {tsr_box1(0, 3), tsr_box1(4, 8)};
 	CK_TSR_ERR(tsr_partition_boxes(r, 2, boxes, "spill", &p), TSR_EBOUNDS, "spill", "line");
 	const tsr_box_t empty[] = {tsr_box1(0, 3), tsr_box1(5, 4)};
 	CK_TSR_ERR(tsr_partition_boxes(r, 2, empty, "hollow", &p), TSR_EBOUNDS, "hollow", "line");
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -82,14 +66,14 @@ END_TEST
 /* A partition of a subregion must stay inside the subregion, not just inside the root. */
 START_TEST(box_of_nested_partition_outside_subregion_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t top, p;
 	tsr_region_t s;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "top", &top));
 	CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){0, 0, 0}, &s));   /* [0..3] */
 	const tsr_box_t b[] = {tsr_box1(2, 5)};
 	CK_TSR_ERR(tsr_partition_boxes(s, 1, b, "across", &p), TSR_EBOUNDS, "across", "line", "top");
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -119,7 +103,7 @@ static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
 /* The whole launch is refused: not even the points that have a color run. */
 START_TEST(index_launch_domain_outside_colors_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
 	tsr_task_t t;
@@ -131,7 +115,7 @@ START_TEST(index_launch_domain_outside_colors_refused)
 	           "tiles");
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(2, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite");
 	CK_TSR(tsr_fence());
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -152,7 +136,7 @@ static int plus_one(const int64_t point[3], int64_t color[3], void *arg)
 
 START_TEST(projection_without_color_or_outside_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
 	tsr_task_t t;
@@ -164,7 +148,7 @@ START_TEST(projection_without_color_or_outside_refused)
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
 	           "tiles", "4");
 	CK_TSR(tsr_fence());
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	/* the same projection on a domain that stays inside works */
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double v[8];
@@ -177,11 +161,11 @@ END_TEST
 
 START_TEST(copy_between_different_extents_refused)
 {
-	tsr_region_t r = line(), s = tsr_test_region_f64("short", tsr_box1(0, 6));
+	tsr_region_t r = tsr_test_line(), s = tsr_test_region_f64("short", tsr_box1(0, 6));
 	tsr_region_t q = tsr_test_region_f64("square", tsr_box2(0, 3, 0, 1));
 	CK_TSR_ERR(tsr_copy(s, 0, r, 0), TSR_EBOUNDS, "short", "line");
 	CK_TSR_ERR(tsr_copy(q, 0, r, 0), TSR_EBOUNDS, "square", "line");
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_region_destroy(s));
 	CK_TSR(tsr_region_destroy(q));

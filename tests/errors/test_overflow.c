@@ -4,22 +4,6 @@
  * creates nothing (tsr_finalize in the teardown finds nothing alive) and leaves data intact. */
 #include "tsr_test.h"
 
-/* A 1-D f64 region "line" over [0..7] filled with 3.0: the data every test checks afterwards. */
-static tsr_region_t line(void)
-{
-	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 7));
-	double three = 3.0;
-	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
-	return r;
-}
-
-static void ck_intact(tsr_region_t r)
-{
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
-}
 
 static tsr_fspace_t one_field(const char *name, tsr_type_t type, size_t bytes)
 {
@@ -89,7 +73,7 @@ END_TEST
 /* A halo of INT64_MAX means "the whole region": clipped, never wrapped negative. */
 START_TEST(halo_of_int64_max_clips_to_the_region)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (const int64_t[3]){INT64_MAX, 0, 0}, "all",
 	                                &p));
@@ -103,7 +87,7 @@ START_TEST(halo_of_int64_max_clips_to_the_region)
 		ck_assert_int_eq(b.hi[0], 7);
 	}
 	CK_TSR(tsr_partition_destroy(p));
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -154,13 +138,13 @@ END_TEST
 
 START_TEST(color_space_too_large_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = {0};
 	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(INT64_MIN, INT64_MAX), "myriad", &p), TSR_EBOUNDS, "myriad", "line",
 	           "64 bits");
 	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(0, (int64_t)1 << 40), "myriad", &p), TSR_EBOUNDS, "myriad", "line");
 	ck_assert_int_eq(p.id, 0);
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -178,7 +162,7 @@ static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(launch_domain_too_large_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "everywhere", .cpu = overwrite}, &t));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
@@ -187,7 +171,7 @@ START_TEST(launch_domain_too_large_refused)
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box3(INT64_MIN, INT64_MAX, 0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
 	           TSR_EBOUNDS, "everywhere", "64 bits");
 	CK_TSR(tsr_fence());
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -196,7 +180,7 @@ END_TEST
  * TSR_EBOUNDS. */
 START_TEST(bad_dimension_is_einval)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_fspace_t fs = one_field("x", TSR_F64, 0);
 	tsr_box_t four = tsr_box3(0, 1, 0, 1, 0, 1);
 	four.dim = 4;
@@ -213,7 +197,7 @@ START_TEST(bad_dimension_is_einval)
 	ck_assert_int_eq(bad.id, 0);
 	ck_assert_int_eq(p.id, 0);
 	CK_TSR(tsr_fspace_destroy(fs));
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -221,7 +205,7 @@ END_TEST
 /* A negative privilege has the REDUCE bit set: it must be refused before TSR_REDUCE's shift. */
 START_TEST(negative_privilege_refused)
 {
-	tsr_region_t r = line();
+	tsr_region_t r = tsr_test_line();
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "minus", .cpu = overwrite}, &t));
 	tsr_req_t q = tsr_req_region(r, -1, TSR_FIELDS(0));
@@ -229,7 +213,7 @@ START_TEST(negative_privilege_refused)
 	q.priv = INT32_MIN | TSR_REDUCE_BASE;
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_EINVAL, "minus", "line", "privilege");
 	CK_TSR(tsr_fence());
-	ck_intact(r);
+	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST

@@ -124,4 +124,22 @@ static inline void tsr_test_write1(tsr_region_t r, tsr_field_t f, const double *
 	CK_TSR(tsr_unmap(r, f));
 }
 
+/* The witness of the error tests: a 1-D f64 region "line" over [0..7] filled with 3.0. */
+static inline tsr_region_t tsr_test_line(void)
+{
+	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 7));
+	double three = 3.0;
+	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
+	return r;
+}
+
+/* The witness still holds 3.0 everywhere: a refused call changed nothing. */
+static inline void tsr_test_ck_line_intact(tsr_region_t r)
+{
+	double v[8];
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
+}
+
 #endif

@@ -61,9 +61,7 @@ static void fold_init(void)
 	fold_cl.cuda_funcs[0] = fold_cuda;
 	fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
-	fold_cl.nbuffers = 2;
-	fold_cl.modes[0] = STARPU_RW;
-	fold_cl.modes[1] = STARPU_R;
+	fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;   /* target RW, private R, then what coherence lists */
 	fold_cl.name = "tsr_fold";
 	fold_cl.flags = STARPU_CODELET_NOPLANS;
 }
@@ -134,7 +132,8 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, stru
 	return tmp;
 }
 
-/* How a private buffer folds, and where it lands in the fold target tg. NULL when out of memory. */
+/* How a private buffer folds, and where it lands in tg (a region that contains its subregion). NULL
+ * when out of memory. */
 static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const struct tsr_region *s,
                                      const struct tsr_region *tg)
 {
@@ -150,23 +149,36 @@ static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const 
 	return a;
 }
 
-/* Fold one private reduction buffer into its subregion's box of the fold target. Fold tasks of
- * one target are ordered by StarPU in submission order (each one reads-writes the target). */
+static struct tsr_deps fold_deps;        /* one host thread: reused by every fold */
+
+/* Fold one private reduction buffer into its subregion. Folds into one subregion, or into
+ * overlapping ones, are ordered by coherence in submission order (each one writes its target). */
 static int submit_fold(const struct tsr_pending_fold *fold)
 {
-	struct tsr_region *s = fold->sub, *tg = tsr__fold_target(s);
-	struct tsr_node *nd = &tg->nodes[fold->field];
-	tsr__coh_access(nd, 1);
-	struct fold_arg *a = fold_arg_new(fold, s, tg);
-	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2);
+	struct tsr_region *s = fold->sub;
+	struct tsr_node *nd = &s->nodes[fold->field];
+	tsr__deps_reset(&fold_deps);
+	int rc = tsr__coh_deps(nd, 1, &fold_deps);
+	if (rc)
+		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
+	struct fold_arg *a = fold_arg_new(fold, s, s);
+	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n);
 	if (!task)
-		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", tg->name);
-	task->handles[0] = nd->h;
-	task->handles[1] = fold->tmp;
+		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", s->name);
+	STARPU_TASK_SET_HANDLE(task, nd->h, 0);
+	STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
+	STARPU_TASK_SET_HANDLE(task, fold->tmp, 1);
+	STARPU_TASK_SET_MODE(task, STARPU_R, 1);
+	for (int i = 0; i < fold_deps.n; i++) {
+		STARPU_TASK_SET_HANDLE(task, fold_deps.v[i].h, 2 + i);
+		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, 2 + i);
+	}
 	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
 		task->where = STARPU_CPU;   /* user operators have host code only */
 	if (starpu_task_submit(task))
-		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", tg->name);
+		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", s->name);
+	if (tsr__coh_wrote(nd))
+		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", s->name);
 	return TSR_OK;
 }
 
@@ -356,4 +368,5 @@ void tsr__fold_init(void)
 void tsr__fold_fini(void)
 {
 	pools_free();
+	tsr__deps_free(&fold_deps);
 }

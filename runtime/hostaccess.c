@@ -1,13 +1,27 @@
 /* hostaccess.c: fill and copy (internal tasks that go through the normal launch path, so they
- * get the same checks and dependencies as user tasks) and host mapping (coherence, then
- * starpu_data_acquire: the host waits only for the tasks touching that data). */
+ * get the same checks and dependencies as user tasks) and host mapping (the coherence tokens,
+ * then starpu_data_acquire: the host waits only for the tasks touching that data). */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
 static tsr_task_t fill_task, copy_task;
 
-struct mapping { struct tsr_region *region; int field; struct tsr_node *node; struct mapping *next; };
+struct mapping {
+	struct tsr_region *region;
+	int field;
+	struct tsr_node *node;
+	struct tsr_deps held;                 /* tokens of overlapping writers the host holds (coherence.c) */
+	struct mapping *next;
+};
+
+/* Give back what a mapping holds: the node's handle, then the tokens. */
+static void mapping_release(struct mapping *m)
+{
+	starpu_data_release(m->node->h);
+	tsr__coh_release(&m->held);
+	tsr__deps_free(&m->held);
+}
 static struct mapping *mappings;
 
 /* Walk the rows of an accessor: calls fn(row pointer, row elements) for each (y, z). */
@@ -186,22 +200,36 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 		return tsr__err(TSR_EBUSY, "tsr_map: field '%s' of region '%s' is already mapped (unmap it first)",
 		                r->fields[f].name, r->root->name);
 	int write = priv != TSR_READ;
-	struct mapping *m = malloc(sizeof *m);
+	struct mapping *m = calloc(1, sizeof *m);
 	if (!m)
 		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
-	/* below an aliased partition, a write maps a window of the region above it */
-	struct tsr_region *t = write ? tsr__fold_target(r) : r;
-	struct tsr_node *n = &t->nodes[f];
-	tsr__coh_access(n, write);
-	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE && t == r ? STARPU_W : STARPU_RW;
+	struct tsr_node *n = &r->nodes[f];
+	/* the tokens first (the host then waits for exactly the tasks it must), then the data */
+	if ((rc = tsr__coh_acquire(n, write, &m->held))) {
+		tsr__coh_release(&m->held);
+		tsr__deps_free(&m->held);
+		free(m);
+		return tsr__err(rc, "tsr_map: field '%s' of region '%s': %s", r->fields[f].name, r->name,
+		                rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
+	}
+	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE ? STARPU_W : STARPU_RW;
 	if (starpu_data_acquire(n->h, mode)) {
+		tsr__coh_release(&m->held);
+		tsr__deps_free(&m->held);
 		free(m);
 		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
 	}
 	if ((rc = check_poison(r, f, priv))) {
-		starpu_data_release(n->h);
+		m->node = n;
+		mapping_release(m);
 		free(m);
 		return rc;
+	}
+	if (write && tsr__coh_wrote(n)) {
+		m->node = n;
+		mapping_release(m);
+		free(m);
+		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
 	}
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
 	memset(acc, 0, sizeof *acc);
@@ -209,10 +237,7 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	acc->stride[0] = 1;
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
-	size_t off = 0;
-	for (int d = 0; d < r->bounds.dim; d++)
-		off += (size_t)(r->bounds.lo[d] - t->bounds.lo[d]) * acc->stride[d];
-	acc->ptr = (char *)b->ptr + off * b->elemsize;
+	acc->ptr = (void *)b->ptr;
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < r->bounds.dim ? r->bounds.lo[d] : 0;
 		acc->hi[d] = d < r->bounds.dim ? r->bounds.hi[d] : 0;
@@ -245,7 +270,7 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 		if ((*pm)->region == r && (*pm)->field == f) {
 			struct mapping *m = *pm;
 			*pm = m->next;
-			starpu_data_release(m->node->h);
+			mapping_release(m);
 			r->root->mapped[f] = 0;
 			free(m);
 			return TSR_OK;
@@ -322,7 +347,7 @@ int tsr__unmap_all(char *names, size_t len)
 		if (used + 1 < len)
 			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
 			         m->region->fields[m->field].name, m->region->name);
-		starpu_data_release(m->node->h);
+		mapping_release(m);
 		m->node->region->root->mapped[m->node->field] = 0;
 		free(m);
 		n++;

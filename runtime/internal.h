@@ -103,19 +103,20 @@ void tsr__fspace_free_all(void);
 struct tsr_partition;
 struct tsr_region;
 
-/* One StarPU handle per (region or subregion, field): the unit of coherence. */
+/* One StarPU handle per (region or subregion, field): a view of the root's array (coherence.c). */
+struct tsr_pieces;
 struct tsr_node {
-	starpu_data_handle_t h;
+	starpu_data_handle_t h;               /* the view; subregions: NULL until first used */
+	starpu_data_handle_t tok;             /* several memory nodes: the node's dependency token; else NULL */
 	struct tsr_region *region;
 	int field;
 	struct tsr_node *parent;              /* same field of the parent region; NULL at the root */
 	struct tsr_partition *part;           /* partition that holds this subregion; NULL at the root */
-	struct tsr_partition *open_rw;        /* plan of this node open read-write, or NULL */
-	struct tsr_partition **open_ro;       /* plans open read-only */
-	int nopen_ro, cap_ro;
+	struct tsr_pieces *pieces;            /* root only: the field's pieces and their last writers */
+	int piece_hint;                       /* index of the piece that is exactly this node's box, if any */
+	uint64_t synced;                      /* several memory nodes: writes this node's home copy includes */
 	int redop_set;                        /* reduction methods installed on h (0: none) */
 	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */
-	int max_plan;                         /* most children of any plan made on h so far */
 };
 
 struct tsr_region {
@@ -145,7 +146,6 @@ struct tsr_partition {
 	int disjoint;
 	tsr_box_t *boxes;                     /* ncolors, global coordinates */
 	struct tsr_region **subs;             /* ncolors */
-	starpu_data_handle_t **children;      /* per field: ncolors handles (the plan) */
 	int *owners;                          /* worker per color (tsr_partition_set_owner), or NULL */
 };
 
@@ -155,13 +155,33 @@ void tsr__partition_free(struct tsr_partition *p, int detach);
 int tsr__color_index(const struct tsr_partition *p, const int64_t color[3]);
 int tsr__field_check(const struct tsr_region *r, int f, const char *what);
 int tsr__region_aliased(const struct tsr_region *r);
-struct tsr_region *tsr__fold_target(struct tsr_region *r);
 int tsr__region_free_all(void);
-int tsr__gather_node(const struct tsr_node *n);   /* where plan switches gather a node's data */
 
-/* ---- coherence (coherence.c): make a node's handle usable for a read or a write */
-void tsr__coh_access(struct tsr_node *n, int write);
-void tsr__coh_close_all(struct tsr_node *n);
+/* ---- coherence (coherence.c): which earlier tasks an access to a node waits for */
+struct tsr_dep {
+	starpu_data_handle_t h;
+	enum starpu_data_access_mode mode;
+};
+struct tsr_deps {                         /* handles a task lists besides its data, for ordering */
+	struct tsr_dep *v;
+	int n, cap;
+};
+void tsr__deps_reset(struct tsr_deps *d);
+void tsr__deps_free(struct tsr_deps *d);
+int tsr__coh_root_init(struct tsr_node *root);
+void tsr__coh_root_free(struct tsr_node *root);
+void tsr__coh_register(struct tsr_node *n);        /* register n's view (and token) if not yet */
+/* Add to d what an access to n (write: anything but READ) must list; several memory nodes: bring
+ * n's home copy up to date first. Then, for a write, tsr__coh_wrote once the task is submitted. */
+int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
+int tsr__coh_wrote(struct tsr_node *n);
+/* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
+int tsr__coh_acquire(struct tsr_node *n, int write, struct tsr_deps *held);
+void tsr__coh_release(struct tsr_deps *held);
+/* Hand the pieces written through dying nodes to the root; then unregister them. */
+int tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg);
+void tsr__coh_unregister(struct tsr_node *n);
+void tsr__coh_shutdown(void);
 
 /* ---- reductions (reduce.c) */
 struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op);
@@ -199,8 +219,6 @@ struct tsr_reqrec {
 	int fields[8];                        /* field ids */
 	int buf[8];                           /* StarPU buffer index of each field */
 	int64_t lo[3], hi[3];                 /* requested (sub)region bounds, global coordinates */
-	int64_t hlo[3];                       /* lower bound of the region whose handle is passed */
-	int view;                             /* the handle is an ancestor's: the accessor is a window */
 	int dim;
 	const struct tsr_region *region;      /* for names in error messages */
 	struct tsr_fieldinfo *finfo;          /* region's field table */

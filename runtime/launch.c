@@ -146,26 +146,6 @@ static int check_pairs(const char *tn, int n, struct rreq *q, int index)
 	return TSR_OK;
 }
 
-/* After coherence ran for a point: is every node it uses valid in its mode? */
-static int node_valid(const struct tsr_node *n, int write)
-{
-	if (write ? (n->open_rw || n->nopen_ro) : n->open_rw != NULL)
-		return 0;
-	for (const struct tsr_node *m = n; m->parent; m = m->parent) {
-		const struct tsr_node *x = m->parent;
-		if (x->open_rw == m->part)
-			continue;
-		if (write)
-			return 0;
-		int found = 0;
-		for (int i = 0; i < x->nopen_ro; i++)
-			found |= x->open_ro[i] == m->part;
-		if (!found)
-			return 0;
-	}
-	return 1;
-}
-
 /* Index launch: two partition requirements on one field interfere if a subregion one of them
  * writes at some point overlaps a subregion the other touches at any point (Legion's rule). */
 static int check_points(const char *tn, int n, const struct rreq *q, int64_t npoints, const int *colors)
@@ -222,123 +202,69 @@ static int map_req(int n, const struct rreq *q)
 	return -1;
 }
 
-/* One point of a launch on its way to StarPU: the launch's requirements, the region each one
- * reaches at this point, and the region whose handle each one uses (its target). */
+/* One point of a launch on its way to StarPU: the launch's requirements and the region each one
+ * reaches at this point. */
 struct point_launch {
 	struct tsr_task *t;
 	int n;
 	struct rreq *q;                        /* the launch's: a fallback to a private buffer sticks for later points */
 	struct tsr_region **subs;              /* subs[i]: the region of requirement i at this point */
-	struct tsr_region *tg[TSR_MAX_REQS];   /* tg[i]: subs[i] itself, or an ancestor with a window on subs[i] */
 	int pdim;                              /* 0 for a single launch */
 	const int64_t *point;
 };
 
-/* Requirements that go through the region tree (coherence, plans); futures and private
- * reduction buffers do not. */
+/* Requirements that go through the region tree (coherence); futures and private reduction
+ * buffers do not. */
 static int uses_tree(const struct rreq *q)
 {
 	return q->kind != TSR_REQ_FUTURE && !q->tmp_reduce;
 }
 
-/* Buffers the point's task may need: one per field, one per future, one for the return slot.
- * Requirements promoted to one ancestor share a buffer, so the task may end with fewer. */
-static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot *ret)
+/* Buffers the point's task may need: one per field, one per future, one for the return slot, and
+ * the handles coherence lists for ordering. Requirements on one handle share a buffer, so the
+ * task may end with fewer. */
+static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot *ret, const struct tsr_deps *deps)
 {
 	int nbuf = ret ? 1 : 0;
 	for (int i = 0; i < p->n; i++)
 		nbuf += p->q[i].kind == TSR_REQ_FUTURE ? 1 : p->q[i].nfields;
-	return nbuf;
+	return nbuf + deps->n;
 }
 
-/* Writes below an aliased partition go to the region above the topmost aliased partition, with a
- * window on the subregion: StarPU's overlapping views are read-only. */
-static void choose_targets(struct point_launch *p)
+/* What the point's task must wait for besides its own handles (coherence.c): the last writers of
+ * the pieces each field it uses overlaps. Reads first: a point never reads what it writes. */
+static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 {
-	for (int i = 0; i < p->n; i++) {
-		const struct rreq *q = &p->q[i];
-		p->tg[i] = p->subs[i];
-		if (uses_tree(q) && q->priv != TSR_READ && !q->redop && tsr__region_aliased(p->subs[i]))
-			p->tg[i] = tsr__fold_target(p->subs[i]);
-	}
-}
-
-/* Coherence for every node the point uses: plan switches must be submitted before the task. */
-static void open_plans(const struct point_launch *p)
-{
-	for (int i = 0; i < p->n; i++) {
-		const struct rreq *q = &p->q[i];
-		if (!uses_tree(q))
-			continue;
-		for (int k = 0; k < q->nfields; k++)
-			tsr__coh_access(&p->tg[i]->nodes[q->fields[k]], q->priv != TSR_READ);
-	}
-}
-
-/* The first requirement whose node open_plans could not make valid (its field in *field), or -1:
- * a later requirement's switch may have closed an earlier one's plan. */
-static int first_invalid(const struct point_launch *p, int *field)
-{
-	for (int i = 0; i < p->n; i++) {
-		const struct rreq *q = &p->q[i];
-		if (!uses_tree(q))
-			continue;
-		for (int k = 0; k < q->nfields; k++)
-			if (!node_valid(&p->tg[i]->nodes[q->fields[k]], q->priv != TSR_READ)) {
-				*field = q->fields[k];
-				return i;
+	tsr__deps_reset(deps);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < p->n; i++) {
+			const struct rreq *q = &p->q[i];
+			int write = q->priv != TSR_READ;
+			if (!uses_tree(q) || write != pass)
+				continue;
+			for (int k = 0; k < q->nfields; k++) {
+				int rc = tsr__coh_deps(&p->subs[i]->nodes[q->fields[k]], write, deps);
+				if (rc == TSR_ENOMEM)
+					return tsr__err(rc, "task '%s': out of memory", p->t->name);
+				if (rc)
+					return rc;
 			}
-	}
-	return -1;
-}
-
-/* Only a single launch can send requirement bad's root to the root itself (an index launch's
- * points would all write the root), not when it is there already, not when a reduction on that
- * root still relies on StarPU's REDUX on its own node, and not forever. */
-static int promotable(const struct point_launch *p, int bad, int attempt)
-{
-	const struct rreq *q = p->q;
-	if (p->pdim != 0 || p->tg[bad] == q[bad].root || attempt >= 2 * p->n + 2)
-		return 0;
-	for (int j = 0; j < p->n; j++)
-		if (q[j].kind != TSR_REQ_FUTURE && q[j].root == q[bad].root && q[j].redop && !q[j].tmp_reduce)
-			return 0;
-	return 1;
-}
-
-/* Every requirement on that root gets a window on the root's handle. */
-static void promote_to_root(struct point_launch *p, const struct tsr_region *root)
-{
-	for (int j = 0; j < p->n; j++)
-		if (uses_tree(&p->q[j]) && p->q[j].root == root)
-			p->tg[j] = p->q[j].root;
-}
-
-/* Open the plans the point needs until every node is valid in its mode. A second pass settles
- * read-only plans opened in an unlucky order. Then a reduction that cannot share the plans goes
- * through a private buffer and a fold; then, in a single launch, every requirement on that
- * field gets a window on the root. What is left cannot be honoured. */
-static int run_coherence(struct point_launch *p)
-{
-	for (int attempt = 0;; attempt++) {
-		open_plans(p);
-		int field = 0;
-		int bad = first_invalid(p, &field);
-		if (bad < 0)
-			return TSR_OK;
-		if (attempt == 0)
-			continue;
-		struct rreq *q = &p->q[bad];
-		if (q->redop && !q->tmp_reduce) {
-			q->tmp_reduce = 1;
-			continue;
 		}
-		if (!promotable(p, bad, attempt))
-			return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: field '%s' of '%s' cannot be accessed through "
-			                "two different partitions in the same launch", p->t->name, bad, p->subs[bad]->fields[field].name,
-			                p->subs[bad]->name);
-		promote_to_root(p, q->root);
+	return TSR_OK;
+}
+
+/* After the point's task is submitted: what it writes has it as last writer. */
+static int record_writes(const struct point_launch *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct rreq *q = &p->q[i];
+		if (!uses_tree(q) || q->priv == TSR_READ)
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			if (tsr__coh_wrote(&p->subs[i]->nodes[q->fields[k]]))
+				return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 	}
+	return TSR_OK;
 }
 
 /* The point's cl_arg: its context, the requirement records, then a copy of the by-value
@@ -427,9 +353,9 @@ static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const
 	r->first_buf = add_buffer(tb, q->fut->h, STARPU_R);
 }
 
-/* Field f of requirement q through its target's handle; a private buffer when it reduces
+/* Field f of requirement q through subregion s's handle; a private buffer when it reduces
  * through one (folded after the task, in the order the points make them). */
-static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_region *s, struct tsr_region *tg, int f,
+static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_region *s, int f,
                         struct tsr_pending_fold *folds, int *nfolds)
 {
 	if (q->tmp_reduce) {
@@ -438,32 +364,28 @@ static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_
 		tb->cpu_only |= tsr__init_cl(s->fields[f].type, q->redop)->cuda_funcs[0] == NULL;
 		return add_buffer(tb, tmp, STARPU_W);
 	}
-	struct tsr_node *nd = &tg->nodes[f];
+	struct tsr_node *nd = &s->nodes[f];
 	enum starpu_data_access_mode m = mode_of(q);
 	if (m == STARPU_REDUX)
 		tsr__node_set_redux(nd, s->fields[f].type, q->redop);
-	if (tg != s && m == STARPU_W)
-		m = STARPU_RW;   /* the rest of the ancestor must survive */
 	return share_or_add_buffer(tb, nd->h, m);
 }
 
-/* The record the variant reads for a region requirement (bounds, window, buffers). */
+/* The record the variant reads for a region requirement (bounds, buffers). */
 static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r, const struct rreq *q, struct tsr_region *s,
-                               struct tsr_region *tg, struct tsr_pending_fold *folds, int *nfolds)
+                               struct tsr_pending_fold *folds, int *nfolds)
 {
 	r->nfields = q->nfields;
 	r->dim = s->bounds.dim;
 	memcpy(r->lo, s->bounds.lo, sizeof r->lo);
 	memcpy(r->hi, s->bounds.hi, sizeof r->hi);
-	memcpy(r->hlo, tg->bounds.lo, sizeof r->hlo);
-	r->view = tg != s;
 	r->region = s;
 	r->finfo = s->fields;
 	if (q->tmp_reduce)
 		r->reduce_tmp_op = q->redop;
 	for (int k = 0; k < q->nfields; k++) {
 		r->fields[k] = q->fields[k];
-		r->buf[k] = field_buffer(tb, q, s, tg, q->fields[k], folds, nfolds);
+		r->buf[k] = field_buffer(tb, q, s, q->fields[k], folds, nfolds);
 	}
 }
 
@@ -479,9 +401,10 @@ static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx, const str
 		tb->cpu_only = 1;   /* user operators have no CUDA identity to start the partial value */
 }
 
-/* Every requirement's buffers in order, then the return slot. */
+/* Every requirement's buffers in order, the return slot, then the handles listed for ordering. */
 static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p,
-                        const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds)
+                        const struct tsr_ret_slot *ret, const struct tsr_deps *deps, struct tsr_pending_fold *folds,
+                        int *nfolds)
 {
 	for (int i = 0; i < p->n; i++) {
 		struct tsr_reqrec *r = &ctx->reqs[i];
@@ -491,10 +414,12 @@ static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct
 		if (p->q[i].kind == TSR_REQ_FUTURE)
 			add_future_buffer(tb, r, &p->q[i]);
 		else
-			add_region_buffers(tb, r, &p->q[i], p->subs[i], p->tg[i], folds, nfolds);
+			add_region_buffers(tb, r, &p->q[i], p->subs[i], folds, nfolds);
 	}
 	if (ret)
 		add_ret_buffer(tb, ctx, ret);
+	for (int i = 0; i < deps->n; i++)
+		share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
 	tb->task->nbuffers = tb->nbuf;
 }
 
@@ -542,27 +467,31 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	return TSR_OK;
 }
 
-/* Submit one point: targets, coherence, then the StarPU task with its buffers, placement and
- * graph node. Private reduction buffers are added to folds, to be folded after the launch. */
+static struct tsr_deps point_deps;       /* one host thread: reused by every point */
+
+/* Submit one point: what it waits for, then the StarPU task with its buffers, placement and graph
+ * node, then what it writes. Private reduction buffers are added to folds, to be folded after the
+ * launch. */
 static int submit_point(struct point_launch *p, const void *args, size_t arglen, const struct tsr_ret_slot *ret,
                         struct tsr_pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
 {
-	int nbuf = count_buffers(p, ret);
-	choose_targets(p);
-	int rc = run_coherence(p);
+	int rc = collect_deps(p, &point_deps);
 	if (rc)
 		return rc;
+	int nbuf = count_buffers(p, ret, &point_deps);
 	size_t ctx_size = 0;
 	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
 	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 	struct task_build tb = {task, 0, 0};
-	add_buffers(&tb, ctx, p, ret, folds, nfolds);
+	add_buffers(&tb, ctx, p, ret, &point_deps, folds, nfolds);
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
-	return submit_task(p->t, task, ctx);
+	if ((rc = submit_task(p->t, task, ctx)))
+		return rc;
+	return record_writes(p);
 }
 
 static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const char *what, struct tsr_future **res)
@@ -811,8 +740,8 @@ static int decide_maps(struct index_launch *L)
 	return TSR_OK;
 }
 
-/* Room for every private reduction buffer the points may make: any REDUCE may fall back to
- * private buffers (run_coherence). */
+/* Room for every private reduction buffer the points may make: any REDUCE may go through
+ * private buffers. */
 static int alloc_folds(struct index_launch *L)
 {
 	int maxfolds = 0;
@@ -928,6 +857,8 @@ out:
 void tsr__launch_fini(void)
 {
 	tsr__fold_fini();
+	tsr__deps_free(&point_deps);
+	tsr__coh_shutdown();
 }
 
 int tsr__launch_init(void)

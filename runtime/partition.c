@@ -1,39 +1,11 @@
 /* partition.c: partitions of a region into boxes (equal tiles, halo tiles, explicit lists).
- * Each field gets a StarPU partition plan built by one filter that carves an arbitrary box out
- * of its parent: children are views (pointer offset + the parent's leading dimensions). */
+ * A subregion's fields are views of the root's arrays, each with a handle of its own that
+ * coherence.c registers when first used and orders against the other views. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-
-/* Filter: child `id` is p->boxes[id], relative to the parent region's lower bound. */
-static void box_filter(void *father_interface, void *child_interface, struct starpu_data_filter *f,
-                       unsigned id, unsigned nparts)
-{
-	struct starpu_block_interface *father = father_interface, *child = child_interface;
-	const struct tsr_partition *p = f->filter_arg_ptr;
-	const tsr_box_t *b = &p->boxes[id];
-	const tsr_box_t *pb = &p->parent->bounds;
-	int64_t off[3] = {0, 0, 0}, ext[3] = {1, 1, 1};
-	for (int d = 0; d < b->dim; d++) {
-		off[d] = b->lo[d] - pb->lo[d];
-		ext[d] = b->hi[d] - b->lo[d] + 1;
-	}
-	size_t offset = ((size_t)off[0] + (size_t)off[1] * father->ldy + (size_t)off[2] * father->ldz) * father->elemsize;
-	child->id = father->id;
-	child->nx = (uint32_t)ext[0];
-	child->ny = (uint32_t)ext[1];
-	child->nz = (uint32_t)ext[2];
-	child->elemsize = father->elemsize;
-	child->ldy = father->ldy;
-	child->ldz = father->ldz;
-	if (father->ptr) {
-		child->ptr = father->ptr + offset;
-		child->dev_handle = father->dev_handle;
-		child->offset = father->offset + offset;
-	}
-}
 
 int tsr__color_index(const struct tsr_partition *p, const int64_t color[3])
 {
@@ -47,7 +19,7 @@ int tsr__color_index(const struct tsr_partition *p, const int64_t color[3])
 	return (int)idx;
 }
 
-/* Build the partition object, its plans and its subregions from a list of boxes. */
+/* Build the partition object and its subregions from a list of boxes. */
 static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *boxes, const char *name,
                            const char *what, tsr_partition_t *out)
 {
@@ -63,8 +35,7 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 	p->ncolors = n;
 	p->boxes = boxes;
 	p->subs = calloc(n, sizeof *p->subs);
-	p->children = calloc(r->nfields, sizeof *p->children);
-	if (!p->name || !p->subs || !p->children)
+	if (!p->name || !p->subs)
 		goto nomem;
 	/* Disjointness: sort-free pairwise test; partitions have at most thousands of colors. */
 	p->disjoint = 1;
@@ -74,26 +45,6 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 				p->disjoint = 0;
 				break;
 			}
-	/* StarPU 1.3 reallocates a handle's switch codelet when a plan has more children than any
-	 * before, while pending switch tasks still point into it: drain them first (rare). */
-	for (int f = 0; f < r->nfields; f++)
-		if (r->nodes[f].max_plan && n > r->nodes[f].max_plan) {
-			tsr__wait_all();
-			break;
-		}
-	for (int f = 0; f < r->nfields; f++) {
-		if (n > r->nodes[f].max_plan)
-			r->nodes[f].max_plan = n;
-		p->children[f] = calloc(n, sizeof(starpu_data_handle_t));
-		if (!p->children[f])
-			goto nomem;
-		struct starpu_data_filter filt;
-		memset(&filt, 0, sizeof filt);
-		filt.filter_func = box_filter;
-		filt.nchildren = n;
-		filt.filter_arg_ptr = p;
-		starpu_data_partition_plan(r->nodes[f].h, &filt, p->children[f]);
-	}
 	for (int c = 0; c < n; c++) {
 		p->subs[c] = tsr__subregion_new(p, c);
 		if (!p->subs[c])
@@ -116,7 +67,13 @@ nomem:
 	return tsr__err(TSR_ENOMEM, "%s: partition '%s' of region '%s': out of memory", what, name ? name : "part", r->name);
 }
 
-/* Close the plan if open, destroy nested partitions, clean the StarPU plans, free. */
+static int in_partition(const struct tsr_node *n, const void *arg)
+{
+	return n->part == arg;
+}
+
+/* Destroy nested partitions, hand what this one's subregions wrote to the root, unregister
+ * their views (once their tasks are done), free. */
 void tsr__partition_free(struct tsr_partition *p, int detach)
 {
 	struct tsr_region *r = p->parent;
@@ -126,31 +83,16 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 			while (s->nparts > 0)
 				tsr__partition_free(s->parts[s->nparts - 1], 1);
 		}
-	for (int f = 0; f < r->nfields && p->children; f++) {
-		struct tsr_node *n = &r->nodes[f];
-		if (!p->children[f])
-			continue;
-		if (p->children[f][0]) {
-			/* close this plan on the parent if it is open */
-			if (n->open_rw == p) {
-				starpu_data_unpartition_submit(n->h, p->ncolors, p->children[f], tsr__gather_node(n));
-				n->open_rw = NULL;
-			}
-			for (int i = 0; i < n->nopen_ro; i++)
-				if (n->open_ro[i] == p) {
-					starpu_data_unpartition_submit(n->h, p->ncolors, p->children[f], tsr__gather_node(n));
-					n->open_ro[i] = n->open_ro[--n->nopen_ro];
-					break;
-				}
-			starpu_data_partition_clean(n->h, p->ncolors, p->children[f]);
-		}
-		free(p->children[f]);
+	for (int f = 0; f < r->nfields && p->subs; f++) {
+		if (tsr__coh_retire(&r->root->nodes[f], in_partition, p))
+			tsr__wait_all();   /* out of memory for the retiring task: wait instead */
+		for (int c = 0; c < p->ncolors; c++)
+			if (p->subs[c])
+				tsr__coh_unregister(&p->subs[c]->nodes[f]);
 	}
 	for (int c = 0; c < p->ncolors && p->subs; c++)
 		if (p->subs[c]) {
 			tsr__handle_free(p->subs[c]->id);
-			for (int f = 0; f < r->nfields; f++)
-				free(p->subs[c]->nodes[f].open_ro);
 			free(p->subs[c]->nodes);
 			free(p->subs[c]->parts);
 			free(p->subs[c]->name);
@@ -164,7 +106,6 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 			}
 	if (p->id)
 		tsr__handle_free(p->id);
-	free(p->children);
 	free(p->owners);
 	free(p->subs);
 	free(p->boxes);

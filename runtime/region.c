@@ -43,11 +43,6 @@ static int home_node(const char *what, const char *name, int *node)
 	return TSR_OK;
 }
 
-int tsr__gather_node(const struct tsr_node *n)
-{
-	return n->region->root->home;
-}
-
 /* One field's array on the region's home node; NULL when out of memory. Host arrays are zeroed
  * here; GPU arrays by a fill task (tsr_region_create), which runs on the GPU. */
 static void *storage_alloc(int home, size_t bytes)
@@ -178,6 +173,9 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		n->field = f;
 		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx, (uint32_t)nx * ny,
 		                           nx, ny, nz, r->fields[f].size);
+		tsr__coh_register(n);
+		if (tsr__coh_root_init(n))
+			goto nomem;
 	}
 	r->id = tsr__handle_new(TSR_K_REGION, r);
 	if (home != STARPU_MAIN_RAM && (rc = zero_on_device(r))) {
@@ -190,6 +188,9 @@ nomem:
 	for (int f = 0; f < nf && r->nodes; f++) {
 		if (r->nodes[f].h)
 			starpu_data_unregister(r->nodes[f].h);
+		if (r->nodes[f].tok)
+			starpu_data_unregister(r->nodes[f].tok);
+		tsr__coh_root_free(&r->nodes[f]);
 		if (r->storage && r->storage[f])
 			storage_free(home, r->storage[f], (size_t)nx * ny * nz * r->fields[f].size);
 	}
@@ -197,7 +198,7 @@ nomem:
 	return tsr__err(TSR_ENOMEM, "%s: region '%s': out of memory", what, name);
 }
 
-/* A subregion of partition p, color index c: nodes are the plan's children. */
+/* A subregion of partition p, color index c: its nodes' views are registered when first used. */
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 {
 	struct tsr_region *parent = p->parent;
@@ -224,7 +225,6 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 	s->color_index = c;
 	for (int f = 0; f < s->nfields; f++) {
 		struct tsr_node *n = &s->nodes[f];
-		n->h = p->children[f][c];
 		n->region = s;
 		n->field = f;
 		n->parent = &parent->nodes[f];
@@ -234,8 +234,8 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 	return s;
 }
 
-/* Free a region's partitions (depth first), then the region itself. Handles of subregions are
- * the plan's children and are released by starpu_data_partition_clean in tsr__partition_free. */
+/* Free a region's partitions (depth first; they unregister their subregions' views), then the
+ * region itself. */
 void tsr__region_free_tree(struct tsr_region *r)
 {
 	while (r->nparts > 0)
@@ -245,19 +245,19 @@ void tsr__region_free_tree(struct tsr_region *r)
 	tsr__handle_free(r->id);
 	if (r->root == r) {
 		for (int f = 0; f < r->nfields; f++) {
-			tsr__coh_close_all(&r->nodes[f]);
+			/* every task on a view of the field waits for a writer's token, which the partitions'
+			 * retire tasks (freed above) took read-write along with the root: this waits for all */
 			starpu_data_unregister(r->nodes[f].h);
+			if (r->nodes[f].tok)
+				starpu_data_unregister(r->nodes[f].tok);
+			tsr__coh_root_free(&r->nodes[f]);
 			tsr__dag_node_free(&r->nodes[f]);
-			free(r->nodes[f].open_ro);
 			size_t bytes = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
 			storage_free(r->home, r->storage[f], bytes);
 		}
 		free(r->fields);
 		free(r->storage);
 		free(r->mapped);
-	} else {
-		for (int f = 0; f < r->nfields; f++)
-			free(r->nodes[f].open_ro);
 	}
 	free(r->nodes);
 	free(r->name);
@@ -321,15 +321,4 @@ int tsr__region_aliased(const struct tsr_region *r)
 		if (!r->parent_part->disjoint)
 			return 1;
 	return 0;
-}
-
-/* The region above r's topmost aliased partition (r itself if there is none): writes below an
- * aliased partition, and folds of reductions through one, go there with a window on r. */
-struct tsr_region *tsr__fold_target(struct tsr_region *r)
-{
-	struct tsr_region *t = r;
-	for (struct tsr_region *x = r; x->parent_part; x = x->parent_part->parent)
-		if (!x->parent_part->disjoint)
-			t = x->parent_part->parent;
-	return t;
 }

@@ -300,15 +300,11 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	acc->stride[0] = 1;
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
-	size_t off = 0;
-	if (q->view)   /* window into an ancestor's array */
-		off = (size_t)(q->lo[0] - q->hlo[0]) + (size_t)(q->lo[1] - q->hlo[1]) * b->ldy +
-		      (size_t)(q->lo[2] - q->hlo[2]) * b->ldz;
-	acc->ptr = (char *)b->ptr + off * b->elemsize;
+	acc->ptr = (void *)b->ptr;
 	uint32_t ext[3] = {b->nx, b->ny, b->nz};
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < q->dim ? q->lo[d] : 0;
-		acc->hi[d] = q->view ? (d < q->dim ? q->hi[d] : 0) : acc->lo[d] + ((int64_t)ext[d] - 1);
+		acc->hi[d] = acc->lo[d] + ((int64_t)ext[d] - 1);
 	}
 	acc->type = fi->type;
 	acc->elem_size = fi->size;

@@ -43,12 +43,37 @@ struct tsr_pieces {
 };
 
 static uint64_t write_seq;               /* counts writes; only syncs compare it */
+static int separate_tokens;              /* void tokens and syncs: several memory nodes, or asked for */
 
 /* ------------------------------------------------------------------ handles and tokens */
 
+/* TSR_COHERENCE=tokens runs the several-memory-nodes protocol (void tokens, sync tasks) on one
+ * memory node too, so that a machine without GPUs tests its ordering; "shared" (the default) uses
+ * it only where StarPU has more than one memory node. Read at tsr_init, before StarPU starts. */
+int tsr__coh_init(void)
+{
+	const char *v = getenv("TSR_COHERENCE");
+	write_seq = 0;
+	separate_tokens = 0;
+	if (!v || !*v || !strcmp(v, "shared"))
+		return TSR_OK;
+	if (!strcmp(v, "tokens")) {
+		separate_tokens = 1;
+		return TSR_OK;
+	}
+	return tsr__err(TSR_EINVAL, "tsr_init: TSR_COHERENCE='%s' is neither 'shared' nor 'tokens'", v);
+}
+
+/* Once StarPU runs: its memory nodes decide. */
+void tsr__coh_start(void)
+{
+	if (starpu_memory_nodes_get_count() > 1)
+		separate_tokens = 1;
+}
+
 static int multi_node(void)
 {
-	return starpu_memory_nodes_get_count() > 1;
+	return separate_tokens;
 }
 
 /* Register n's view of the root's array, and its token where tokens are separate. */
@@ -303,6 +328,9 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 			return rc;
 	}
 	enum starpu_data_access_mode m = write ? STARPU_RW : STARPU_R;
+	/* separate tokens: a writer takes its own token, which its readers and later writers list */
+	if (write && n->tok && deps_add(d, n->tok, STARPU_RW))
+		return TSR_ENOMEM;
 	struct tsr_piece *ex = exact_piece(n, ps);
 	if (ex) {
 		/* the one piece over n's box: its writer is all n waits for */
@@ -390,9 +418,6 @@ int tsr__coh_acquire(struct tsr_node *n, int write, struct tsr_deps *held)
 		held->n = 0;   /* nothing acquired yet */
 		return rc;
 	}
-	/* several memory nodes: tasks after a write map wait on n's token, so the host holds it too */
-	if (write && n->tok && deps_add(held, n->tok, STARPU_RW))
-		return TSR_ENOMEM;
 	/* the tokens first, without moving data: the host then holds them until tsr_unmap, so no
 	 * later writer of an overlapping view starts while it reads, and no reader while it writes */
 	for (int i = 0; i < held->n; i++)

@@ -166,6 +166,8 @@ struct tsr_deps {                         /* handles a task lists besides its da
 	struct tsr_dep *v;
 	int n, cap;
 };
+int tsr__coh_init(void);                           /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
+void tsr__coh_start(void);                         /* at tsr_init, once StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);
 void tsr__deps_free(struct tsr_deps *d);
 int tsr__coh_root_init(struct tsr_node *root);

@@ -110,6 +110,8 @@ static int init_locked(const tsr_config_t *cfg)
 		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s", c.sched, list);
 	}
 	int rc = tsr__redux_mode_from_env();
+	if (!rc)
+		rc = tsr__coh_init();
 	if (rc)
 		return rc;
 	rc = tsr__obs_check_paths(&c);
@@ -140,6 +142,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.ncpu = starpu_cpu_worker_get_count();
 	tsr__rt.ncuda = starpu_cuda_worker_get_count();
 	tsr__rt.initialized = 1;
+	tsr__coh_start();
 	tsr__redops_reset();
 	tsr__launch_init();
 	tsr__mapper_reset();

@@ -361,6 +361,82 @@ START_TEST(host_write_on_tile_then_halo_read)
 }
 END_TEST
 
+
+/* Dependence precision: a read through a halo tile waits for the writers of the tiles it overlaps
+ * and for nobody else. "hold" writes tile 0 and spins until "release", a read through tile 3's
+ * halo, has run: if that read waited for tile 0's writer (a gather of the whole field would), hold
+ * gives up after 20 s and the test fails instead of hanging. A read through tile 1's halo
+ * overlaps tile 0, so it must run after hold. */
+static int released, hold_done, hold_gave_up;
+
+static void hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u))
+		return;
+	double t0 = tsr_test_now();
+	while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))
+		if (tsr_test_now() - t0 > 20.0) {
+			__atomic_store_n(&hold_gave_up, 1, __ATOMIC_RELEASE);
+			break;
+		}
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		TSR_AT1(&u, double, i) = 7.0;
+	__atomic_store_n(&hold_done, 1, __ATOMIC_RELEASE);
+}
+
+static void release(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	__atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+}
+
+/* Fails unless hold has finished, and returns u at the tile-0 end of its halo tile. */
+static void after_hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u))
+		return;
+	if (!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE))
+		tsr_ctx_error(ctx, "ran before the writer of tile 0 it overlaps");
+	double v = TSR_AT1(&u, double, u.lo[0]);
+	tsr_ctx_return(ctx, &v);
+}
+
+START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
+{
+	if (tsr_ncpu_workers() < 2)
+		return;   /* hold and release must run at the same time */
+	struct world w;
+	world_init(&w);
+	released = hold_done = hold_gave_up = 0;
+	tsr_task_t th, tr, ta;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, &th));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, &tr));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	double base = 1.0;
+	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	tsr_region_t t0, g1, g3;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){1, 0, 0}, &g1));
+	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){3, 0, 0}, &g3));
+	tsr_future_t seen;
+	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g1, TSR_READ, TSR_FIELDS(w.u))), .result = &seen}));
+	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g3, TSR_READ, TSR_FIELDS(w.u)))}));
+	double v = 0;
+	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
+	CK_TSR(tsr_fence());
+	ck_assert_msg(!hold_gave_up, "the read through tile 3's halo waited for tile 0's writer");
+	ck_assert_msg(v == 7.0, "the read through tile 1's halo saw %g at the edge of tile 0, not the 7 hold wrote", v);
+	CK_TSR(tsr_future_destroy(seen));
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("coherence");
@@ -371,6 +447,7 @@ int main(void)
 	tcase_add_test(tc, nested_write_then_root_halo_read);
 	tcase_add_test(tc, stencil_2d_tiles_halo_whole);
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
+	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

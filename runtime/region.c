@@ -314,7 +314,8 @@ int tsr__region_free_all(void)
 	return tsr__handle_foreach(TSR_K_REGION, region_free_root);
 }
 
-/* 1 if r lies below an aliased partition: StarPU's overlapping views are read-only there. */
+/* 1 if r lies below an aliased partition: a REDUCE there goes through private buffers, since
+ * points of one launch may reach overlapping data. */
 int tsr__region_aliased(const struct tsr_region *r)
 {
 	for (; r->parent_part; r = r->parent_part->parent)

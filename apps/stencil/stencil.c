@@ -490,6 +490,23 @@ static void print_time(const char *who, const stencil_problem_t *p, double sec, 
 static void host_phase_begin(void) { tsr_pause(); }
 static void host_phase_end(void) { tsr_resume(); }
 
+/* The raw StarPU baseline submits to Tessera's own StarPU instance, so --sched, TSR_SCHED,
+ * STARPU_SCHED and --ncpu reach both alike: say under what it runs, and refuse a comparison where
+ * it would run under another policy or on other workers than Tessera. */
+static int raw_same_setup(void)
+{
+	int nworkers;
+	const char *policy = sp_raw_policy(&nworkers);
+	printf("baseline: raw StarPU in the same StarPU instance: policy %s, %d worker%s\n", policy, nworkers,
+	       nworkers == 1 ? "" : "s");
+	if (strcmp(policy, tsr_sched_name()) != 0 || nworkers != tsr_worker_count()) {
+		fprintf(stderr, "stencil: raw StarPU would run under policy %s on %d workers, Tessera under %s on %d\n",
+		        policy, nworkers, tsr_sched_name(), tsr_worker_count());
+		return -1;
+	}
+	return 0;
+}
+
 typedef struct results {
 	double tsr, omp, raw, triad;      /* medians */
 	double *t;                        /* the runs, sorted: tessera, omp, raw, triad, reps each */
@@ -587,6 +604,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	if (tstencil_create(&s, p) != TSR_OK)
+		goto done;
+	if (o.compare && raw_same_setup() != 0)
 		goto done;
 	if (!(field = malloc(sp_bytes(p)))) {
 		fprintf(stderr, "stencil: out of memory for the result (%zu bytes)\n", sp_bytes(p));

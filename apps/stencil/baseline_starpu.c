@@ -299,6 +299,19 @@ double sp_raw_run(sp_raw_t *r)
 	return app_now() - t0;
 }
 
+const char *sp_raw_policy(int *nworkers)
+{
+	/* starpu_task_insert submits to the calling thread's context: the global one (0) unless the
+	 * thread was given another */
+	unsigned ctx = starpu_sched_ctx_get_context();
+	struct starpu_sched_policy *policy;
+	if (ctx >= STARPU_NMAX_SCHED_CTXS)
+		ctx = 0;
+	policy = starpu_sched_ctx_get_sched_policy(ctx);
+	*nworkers = (int)starpu_sched_ctx_get_nworkers(ctx);
+	return policy && policy->policy_name ? policy->policy_name : "default";
+}
+
 int sp_raw_result(sp_raw_t *r, void *field)
 {
 	const stencil_problem_t *p = &r->p;

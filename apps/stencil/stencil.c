@@ -184,24 +184,34 @@ static int parse(int argc, char **argv, options_t *o)
 
 /* ------------------------------------------------------------------ the Tessera version */
 
-/* The halo pieces a tile is the source of. */
+/* Each slab of planes is seen through three partitions, each the natural view of one step:
+ *   tiles       the slab's interior cut into tx x ty tiles (disjoint): the diffusion writes them,
+ *               the border copies read them;
+ *   tiles+halo  the same tiles grown by the stencil's 2 points in i and j (aliased): the diffusion
+ *               reads them;
+ *   border      the periodic border (the halo frame around the interior), cut where the images of
+ *               the tiles cut it (disjoint): every piece is the periodic image of part of one tile,
+ *               and that tile's copy task writes it.
+ * Tessera keeps the three views of each field coherent; the program never combines them by hand. */
+
+/* The border pieces a tile is the image of. */
 struct tile_pieces {
 	int n;
-	int color[STENCIL_MAX_DST];           /* colors in the slab's `owned` partition */
+	int color[STENCIL_MAX_DST];           /* colors in the slab's `border` partition */
 	int64_t shift[STENCIL_MAX_DST][3];    /* piece point x is tile point x + shift */
 };
 
-/* One slab of planes: its tiles and its halo, partitioned on their own (planes never exchange data
- * in this horizontal diffusion). */
+/* One slab of planes: planes never exchange data in this horizontal diffusion, so each slab is
+ * partitioned, and advances, on its own. */
 typedef struct slab {
 	tsr_region_t region;              /* subregion of `slabs` */
-	tsr_box_t colors;                 /* tile grid (tx, ty, 1) */
+	tsr_box_t colors;                 /* tile grid (tx, ty, 1): the launch domain of the steps */
 	int ntiles, npieces;
-	/* Disjoint and covering the slab: the tiles (colors 0..ntiles-1, tile (ti, tj) at ti + tx tj),
-	 * then the halo pieces, each the periodic image of part of one tile. */
-	tsr_partition_t owned;
-	tsr_partition_t tiles_halo;       /* the tiles grown by 2 points in i and j: aliased, read only */
-	tsr_region_t *sub;                /* subregions of owned, by color */
+	tsr_partition_t tiles;            /* tile (ti, tj) has color (ti, tj, 0) */
+	tsr_partition_t tiles_halo;
+	tsr_partition_t border;           /* colors 0..npieces-1 */
+	tsr_region_t *tile;               /* subregions of tiles: tile (ti, tj) at ti + tx tj */
+	tsr_region_t *piece;              /* subregions of border, by color */
 	struct tile_pieces *pieces;       /* ntiles */
 } slab_t;
 
@@ -211,28 +221,20 @@ typedef struct tstencil {
 	tsr_fspace_t fs;
 	tsr_region_t grid;
 	tsr_field_t f[2];                 /* "a" and "b": in and out swap by swapping ids */
-	tsr_partition_t slabs;            /* tz slabs of planes, disjoint; never switched away from */
+	tsr_partition_t slabs;            /* tz slabs of planes, disjoint */
 	slab_t *slab;                     /* tz */
 	stencil_tasks_t tasks;
 	int result;                       /* index into f of the final field */
 } tstencil_t;
 
-/* Launch point (ti, tj, 0) of a slab writes color ti + tx tj of the slab's `owned` partition. */
-static int tile_color(const int64_t point[3], int64_t color[3], void *arg)
-{
-	const stencil_problem_t *p = arg;
-	color[0] = point[0] + p->tx * point[1];
-	color[1] = color[2] = 0;
-	return 0;
-}
-
-/* The periodic halo as pieces, one per (tile, direction) where the tile holds part of the halo's
- * source: the halo in direction (dx, dy) (columns [0, h), [h, nx + h) or [nx + h, nx + 2h) by dx,
- * rows likewise by dy) is the image of the interior shifted by (dx nx, dy ny). That fills the
- * corners from the interior directly, which gives exactly what the course's two passes give (the
- * j-edges, then the i-edges through the rows the j-edges wrote) since nx, ny >= h. Writes the
- * pieces' boxes after the tiles' in `boxes`; returns their number. */
-static int build_pieces(const stencil_problem_t *p, slab_t *sl, tsr_box_t *boxes)
+/* The border as pieces, one per (tile, direction) where the tile holds part of the border's source:
+ * the border in direction (dx, dy) (columns [0, h), [h, nx + h) or [nx + h, nx + 2h) by dx, rows
+ * likewise by dy) is the image of the interior shifted by (dx nx, dy ny). That fills the corners
+ * from the interior directly, which gives exactly what the course's two passes give (the j-edges,
+ * then the i-edges through the rows the j-edges wrote) since nx, ny >= h. tile_box holds the
+ * tiles' boxes; writes the pieces' boxes into piece_box (room for ntiles * STENCIL_MAX_DST) and
+ * returns their number. */
+static int build_pieces(const stencil_problem_t *p, slab_t *sl, const tsr_box_t *tile_box, tsr_box_t *piece_box)
 {
 	const int64_t nx = p->nx, ny = p->ny, nz = p->nz, h = SH;
 	const int64_t lo[3] = {0, h, nx + h}, hi[3] = {h - 1, nx + h - 1, nx + 2 * h - 1};
@@ -245,75 +247,85 @@ static int build_pieces(const stencil_problem_t *p, slab_t *sl, tsr_box_t *boxes
 				tsr_box_t src;
 				if (!dx && !dy)
 					continue;
-				/* the source of the halo in this direction, in the interior */
+				/* the source of the border in this direction, in the interior */
 				src = tsr_box3(lo[dx + 1] - dx * nx, hi[dx + 1] - dx * nx, loj[dy + 1] - dy * ny,
 				               hij[dy + 1] - dy * ny, 0, nz - 1);
-				if (!tsr_box_intersect(src, boxes[t], &src))
+				if (!tsr_box_intersect(src, tile_box[t], &src))
 					continue;
-				q->color[q->n] = sl->ntiles + np;
+				q->color[q->n] = np;
 				q->shift[q->n][0] = -dx * nx;
 				q->shift[q->n][1] = -dy * ny;
 				q->shift[q->n][2] = 0;
 				q->n++;
-				boxes[sl->ntiles + np] = tsr_box3(src.lo[0] + dx * nx, src.hi[0] + dx * nx, src.lo[1] + dy * ny,
-				                                  src.hi[1] + dy * ny, src.lo[2], src.hi[2]);
+				piece_box[np] = tsr_box3(src.lo[0] + dx * nx, src.hi[0] + dx * nx, src.lo[1] + dy * ny,
+				                         src.hi[1] + dy * ny, src.lo[2], src.hi[2]);
 				np++;
 			}
 	}
 	return np;
 }
 
-static int slab_create(const stencil_problem_t *p, slab_t *sl)
+/* The tiles of the slab's interior, written by the diffusion, and the same tiles grown by the
+ * stencil's reach, read by it: both cut by Tessera over the same tile grid. */
+static int slab_tiles(const stencil_problem_t *p, slab_t *sl)
 {
-	const int64_t zero[3] = {0, 0, 0}, halo[3] = {SH, SH, 0};
-	tsr_partition_t tiles;
-	tsr_box_t bounds, interior, *boxes;
-	int rc;
+	const int64_t halo[3] = {SH, SH, 0};
+	tsr_box_t bounds, interior;
 
 	APP_TRY("slab bounds", tsr_region_bounds(sl->region, &bounds));
 	interior = tsr_box3(SH, p->nx + SH - 1, SH, p->ny + SH - 1, bounds.lo[2], bounds.hi[2]);
 	sl->colors = tsr_box3(0, p->tx - 1, 0, p->ty - 1, 0, 0);
 	sl->ntiles = p->tx * p->ty;
-	/* Tiles are read through the tiles grown by the halo (aliased) ... */
-	APP_TRY("halo tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo, "tiles+halo", &sl->tiles_halo));
-	/* ... and written through `owned`, whose first boxes are the same tiles: Tessera cuts them, and
-	 * they are read back from a partition used for nothing else. */
-	sl->pieces = calloc((size_t)sl->ntiles, sizeof *sl->pieces);
-	boxes = malloc(((size_t)sl->ntiles * (1 + STENCIL_MAX_DST)) * sizeof *boxes);
-	if (!sl->pieces || !boxes) {
-		free(boxes);
+	APP_TRY("tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, NULL, "tiles", &sl->tiles));
+	APP_TRY("halo tiles",
+	        tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo, "tiles+halo", &sl->tiles_halo));
+	if (!(sl->tile = calloc((size_t)sl->ntiles, sizeof *sl->tile))) {
 		fprintf(stderr, "stencil: out of memory for %d tiles\n", sl->ntiles);
 		return TSR_ENOMEM;
 	}
-	rc = tsr_partition_tiles_halo(sl->region, interior, sl->colors, zero, "tiles", &tiles);
-	for (int t = 0; t < sl->ntiles && rc == TSR_OK; t++) {
+	for (int t = 0; t < sl->ntiles; t++) {
 		const int64_t c[3] = {t % p->tx, t / p->tx, 0};
-		tsr_region_t sub;
-		if ((rc = tsr_partition_subregion(tiles, c, &sub)) == TSR_OK)
-			rc = tsr_region_bounds(sub, &boxes[t]);
+		APP_TRY("tile", tsr_partition_subregion(sl->tiles, c, &sl->tile[t]));
 	}
-	if (rc == TSR_OK)
-		rc = tsr_partition_destroy(tiles);
-	if (rc != TSR_OK) {
-		free(boxes);
-		return app_fail("tile bounds", rc);
-	}
-	sl->npieces = build_pieces(p, sl, boxes);
-	rc = tsr_partition_boxes(sl->region, sl->ntiles + sl->npieces, boxes, "owned", &sl->owned);
-	free(boxes);
-	if (rc != TSR_OK)
-		return app_fail("owned partition", rc);
-	if (tsr_partition_is_disjoint(sl->owned) != 1) {
-		fprintf(stderr, "stencil: internal error: the tiles and halo pieces overlap\n");
-		return TSR_EINVAL;
-	}
-	if (!(sl->sub = calloc((size_t)(sl->ntiles + sl->npieces), sizeof *sl->sub))) {
-		fprintf(stderr, "stencil: out of memory for %d subregions\n", sl->ntiles + sl->npieces);
+	return TSR_OK;
+}
+
+/* The border partition: its pieces from the tiles' boxes, then the partition and its subregions. */
+static int slab_border(const stencil_problem_t *p, slab_t *sl)
+{
+	tsr_box_t *tile_box = malloc((size_t)sl->ntiles * sizeof *tile_box);
+	tsr_box_t *piece_box = malloc((size_t)sl->ntiles * STENCIL_MAX_DST * sizeof *piece_box);
+	int rc = TSR_OK;
+
+	sl->pieces = calloc((size_t)sl->ntiles, sizeof *sl->pieces);
+	if (!tile_box || !piece_box || !sl->pieces) {
+		free(tile_box);
+		free(piece_box);
+		fprintf(stderr, "stencil: out of memory for the border of %d tiles\n", sl->ntiles);
 		return TSR_ENOMEM;
 	}
-	for (int c = 0; c < sl->ntiles + sl->npieces; c++) {
+	for (int t = 0; t < sl->ntiles && rc == TSR_OK; t++)
+		rc = tsr_region_bounds(sl->tile[t], &tile_box[t]);
+	if (rc == TSR_OK) {
+		sl->npieces = build_pieces(p, sl, tile_box, piece_box);
+		rc = tsr_partition_boxes(sl->region, sl->npieces, piece_box, "border", &sl->border);
+	}
+	free(tile_box);
+	free(piece_box);
+	if (rc != TSR_OK)
+		return app_fail("border partition", rc);
+	/* a border point written by two copies would make the result depend on their order */
+	if (tsr_partition_is_disjoint(sl->border) != 1) {
+		fprintf(stderr, "stencil: internal error: two border pieces overlap\n");
+		return TSR_EINVAL;
+	}
+	if (!(sl->piece = calloc((size_t)sl->npieces, sizeof *sl->piece))) {
+		fprintf(stderr, "stencil: out of memory for %d border pieces\n", sl->npieces);
+		return TSR_ENOMEM;
+	}
+	for (int c = 0; c < sl->npieces; c++) {
 		const int64_t color[3] = {c, 0, 0};
-		APP_TRY("subregion", tsr_partition_subregion(sl->owned, color, &sl->sub[c]));
+		APP_TRY("border piece", tsr_partition_subregion(sl->border, color, &sl->piece[c]));
 	}
 	return TSR_OK;
 }
@@ -321,7 +333,6 @@ static int slab_create(const stencil_problem_t *p, slab_t *sl)
 static int tstencil_create(tstencil_t *s, const stencil_problem_t *p)
 {
 	const tsr_type_t type = p->f32 ? TSR_F32 : TSR_F64;
-	int rc;
 
 	memset(s, 0, sizeof *s);
 	s->p = *p;
@@ -342,8 +353,8 @@ static int tstencil_create(tstencil_t *s, const stencil_problem_t *p)
 	for (int k = 0; k < p->tz; k++) {
 		const int64_t c[3] = {0, 0, k};
 		APP_TRY("slab", tsr_partition_subregion(s->slabs, c, &s->slab[k].region));
-		if ((rc = slab_create(p, &s->slab[k])) != TSR_OK)
-			return rc;
+		PASS(slab_tiles(p, &s->slab[k]));
+		PASS(slab_border(p, &s->slab[k]));
 	}
 	APP_TRY("task registration", stencil_tasks_register(&s->tasks));
 	return TSR_OK;
@@ -356,7 +367,8 @@ static void tstencil_destroy(tstencil_t *s)
 	if (s->have_fs)
 		tsr_fspace_destroy(s->fs);
 	for (int k = 0; s->slab && k < s->p.tz; k++) {
-		free(s->slab[k].sub);
+		free(s->slab[k].tile);
+		free(s->slab[k].piece);
 		free(s->slab[k].pieces);
 	}
 	free(s->slab);
@@ -364,10 +376,9 @@ static void tstencil_destroy(tstencil_t *s)
 	s->have_grid = s->have_fs = 0;
 }
 
-/* Periodic halo update of field f in one slab: each tile's task copies the tile's points into the
- * halo pieces they are the image of. All through `owned`, which the tiles were just written
- * through: no partition switch, and each task waits only for its own tile. */
-static int halo_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
+/* Periodic border update of field f in one slab: each tile's task reads the tile and writes the
+ * border pieces that are its image. */
+static int border_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
 {
 	const tsr_field_t fl[1] = {f};   /* outlives the loop below, unlike a TSR_FIELDS literal in it */
 	for (int t = 0; t < sl->ntiles; t++) {
@@ -375,48 +386,46 @@ static int halo_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
 		stencil_copy_args_t a;
 		tsr_req_t r[1 + STENCIL_MAX_DST];
 		if (!q->n)
-			continue;
+			continue;   /* an inner tile: no border is its image */
 		memset(&a, 0, sizeof a);
 		a.ndst = q->n;
 		memcpy(a.shift, q->shift, sizeof a.shift);
-		r[0] = tsr_req_region(sl->sub[t], TSR_READ, 1, fl);
+		r[0] = tsr_req_region(sl->tile[t], TSR_READ, 1, fl);
 		for (int m = 0; m < q->n; m++)
-			r[1 + m] = tsr_req_region(sl->sub[q->color[m]], TSR_WRITE, 1, fl);
-		APP_TRY("halo update", tsr_run(s->tasks.halo_copy, &(tsr_launch_t){.reqs = {1 + q->n, r}, TSR_ARGS(a)}));
+			r[1 + m] = tsr_req_region(sl->piece[q->color[m]], TSR_WRITE, 1, fl);
+		APP_TRY("border update", tsr_run(s->tasks.halo_copy, &(tsr_launch_t){.reqs = {1 + q->n, r}, TSR_ARGS(a)}));
 	}
 	return TSR_OK;
 }
 
-/* The initial condition in field a, by tasks on the tiles: the halo is not written, it is refreshed
- * before it is read. */
+/* The initial condition in field a, by tasks on the tiles: the border is not written, it is
+ * refreshed before it is read. */
 static int tstencil_init(tstencil_t *s)
 {
 	const stencil_init_args_t a = {s->p.nx, s->p.ny, s->p.nz};
 	for (int k = 0; k < s->p.tz; k++) {
 		const slab_t *sl = &s->slab[k];
 		APP_TRY("initial condition",
-		    tsr_run(s->tasks.init, &(tsr_launch_t){
-		                               .domain = sl->colors,
-		                               .reqs = TSR_REQS(tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(s->f[0]),
-		                                                                  tile_color, &s->p)),
-		                               TSR_ARGS(a),
-		                           }));
+		        tsr_run(s->tasks.init, &(tsr_launch_t){
+		                                   .domain = sl->colors,
+		                                   .reqs = TSR_REQS(tsr_req_part(sl->tiles, TSR_WRITE, TSR_FIELDS(s->f[0]))),
+		                                   TSR_ARGS(a),
+		                               }));
 	}
 	return TSR_OK;
 }
 
-/* One diffusion step of one slab: in through the grown tiles, out through `owned`. */
+/* One diffusion step of one slab: in through the grown tiles, out through the tiles. */
 static int diffusion_step(tstencil_t *s, const slab_t *sl, tsr_field_t in, tsr_field_t out)
 {
 	const stencil_args_t a = {STENCIL_ALPHA, s->p.nt};
 	APP_TRY("diffusion step",
-	    tsr_run(s->tasks.diffusion, &(tsr_launch_t){
-	                                    .domain = sl->colors,
-	                                    .reqs = TSR_REQS(tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
-	                                                     tsr_req_part_proj(sl->owned, TSR_WRITE, TSR_FIELDS(out),
-	                                                                       tile_color, &s->p)),
-	                                    TSR_ARGS(a),
-	                                }));
+	        tsr_run(s->tasks.diffusion, &(tsr_launch_t){
+	                                        .domain = sl->colors,
+	                                        .reqs = TSR_REQS(tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
+	                                                         tsr_req_part(sl->tiles, TSR_WRITE, TSR_FIELDS(out))),
+	                                        TSR_ARGS(a),
+	                                    }));
 	return TSR_OK;
 }
 
@@ -424,21 +433,20 @@ static int diffusion_step(tstencil_t *s, const slab_t *sl, tsr_field_t in, tsr_f
  * Slab by slab: the slabs share no data, so each runs its steps as fast as its own tasks allow. */
 static int tstencil_run(tstencil_t *s, double *seconds)
 {
-	int cur = 0, rc;
+	int cur = 0;
 	double t0;
 
-	if ((rc = tstencil_init(s)) != TSR_OK)
-		return rc;
+	PASS(tstencil_init(s));
 	APP_TRY("fence", tsr_fence());
 	t0 = app_now();
 	for (int n = 0; n < s->p.iter; n++) {
 		tsr_field_t in = s->f[cur], out = s->f[1 - cur];
 		for (int k = 0; k < s->p.tz; k++) {
-			if ((rc = halo_update(s, &s->slab[k], in)) != TSR_OK ||
-			    (rc = diffusion_step(s, &s->slab[k], in, out)) != TSR_OK)
-				return rc;
-			if (n == s->p.iter - 1 && (rc = halo_update(s, &s->slab[k], out)) != TSR_OK)
-				return rc;
+			PASS(border_update(s, &s->slab[k], in));
+			PASS(diffusion_step(s, &s->slab[k], in, out));
+			/* the course ends with the border of the final field up to date */
+			if (n == s->p.iter - 1)
+				PASS(border_update(s, &s->slab[k], out));
 		}
 		if (n < s->p.iter - 1)
 			cur = 1 - cur;
@@ -481,6 +489,23 @@ static void print_time(const char *who, const stencil_problem_t *p, double sec, 
  * the baselines would run on what the polling leaves them. */
 static void host_phase_begin(void) { tsr_pause(); }
 static void host_phase_end(void) { tsr_resume(); }
+
+/* The raw StarPU baseline submits to Tessera's own StarPU instance, so --sched, TSR_SCHED,
+ * STARPU_SCHED and --ncpu reach both alike: say under what it runs, and refuse a comparison where
+ * it would run under another policy or on other workers than Tessera. */
+static int raw_same_setup(void)
+{
+	int nworkers;
+	const char *policy = sp_raw_policy(&nworkers);
+	printf("baseline: raw StarPU in the same StarPU instance: policy %s, %d worker%s\n", policy, nworkers,
+	       nworkers == 1 ? "" : "s");
+	if (strcmp(policy, tsr_sched_name()) != 0 || nworkers != tsr_worker_count()) {
+		fprintf(stderr, "stencil: raw StarPU would run under policy %s on %d workers, Tessera under %s on %d\n",
+		        policy, nworkers, tsr_sched_name(), tsr_worker_count());
+		return -1;
+	}
+	return 0;
+}
 
 typedef struct results {
 	double tsr, omp, raw, triad;      /* medians */
@@ -579,6 +604,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	if (tstencil_create(&s, p) != TSR_OK)
+		goto done;
+	if (o.compare && raw_same_setup() != 0)
 		goto done;
 	if (!(field = malloc(sp_bytes(p)))) {
 		fprintf(stderr, "stencil: out of memory for the result (%zu bytes)\n", sp_bytes(p));

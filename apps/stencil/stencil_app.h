@@ -78,6 +78,8 @@ typedef struct sp_raw sp_raw_t;
 sp_raw_t *sp_raw_create(const stencil_problem_t *p);
 double sp_raw_run(sp_raw_t *r);                 /* one timed run; < 0 on failure */
 int sp_raw_result(sp_raw_t *r, void *field);    /* gather the final field (sp_points elements) */
+/* The policy and the number of workers of the scheduling context its tasks go to. */
+const char *sp_raw_policy(int *nworkers);
 void sp_raw_destroy(sp_raw_t *r);
 
 #endif /* STENCIL_APP_H */

@@ -1,16 +1,17 @@
 #!/bin/sh
 # tests/stencil/verify.sh: apps/stencil --verify (bit-identical to the sequential C reference in f64,
 # max relative error below 1e-6 in f32) over nx = ny in {16, 64, 100, 256}, nz in {1, 64} (8 for
-# 256), both precisions and three schedulers, with 1..16 tiles cut in i, j and k and 1..13
-# iterations (and nz = 2, 3, since nz = 1 starts from zeros); then the .npy output against NumPy,
-# --compare's cross-checks and the usage errors. One TAP line per run.
+# 256), both precisions, four schedulers (eager, lws, dmda, tsr-locality) on 1 and 2 CPU workers,
+# with 1..16 tiles cut in i, j and k and 1..13 iterations (and nz = 2, 3, since nz = 1 starts from
+# zeros); then the .npy output against NumPy, --compare's cross-checks (raw StarPU under Tessera's
+# policy and workers) and the usage errors. One TAP line per run.
 st=${top_builddir:-.}/apps/stencil/stencil
 if [ ! -x "$st" ]; then
 	echo "1..0 # SKIP $st not built"
 	exit 0
 fi
 # Options, not the environment, choose the scheduler and the workers here.
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS STARPU_SCHED STARPU_NCPU
 # dmda writes performance models: keep them out of the user's ~/.starpu and away from other runs.
 STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/stencil-verify.XXXXXX") || exit 1
 export STARPU_HOME STARPU_SILENT=1
@@ -19,12 +20,12 @@ log=$STARPU_HOME/out
 
 sizes="16 64 100 256"
 precs="f64 f32"
-scheds="eager lws dmda"
+scheds="eager lws dmda tsr-locality"
 # Tile layouts (i x j x k), taken in turn: 1..16 tiles, cut in i (down to one-point-wide tiles on
 # the 16-point grid, whose halo then spans two neighbours), in j, in both, and in k.
 layouts="1:1:1 2:1:1 1:3:1 2:2:1 5:1:1 3:2:1 1:7:1 4:2:1 3:3:1 2:5:1 11:1:1 3:4:1 1:13:1 7:2:1 5:3:1 4:4:1 16:1:1 2:2:2 1:3:4"
 nlayouts=19
-echo "1..$((4 * 2 * 2 * 3 + 13))"
+echo "1..$((4 * 2 * 2 * 4 + 15))"
 
 i=0
 run() {   # name, pattern the log must contain, then the arguments of apps/stencil
@@ -48,10 +49,12 @@ nth() {   # nth K word...: the K-th word (1-based)
 
 l=0
 it=0
+ncpu=2
 for n in $sizes; do
 	for nz in 1 64; do
 		[ "$n" = 256 ] && [ "$nz" = 64 ] && nz=8   # keeps the big grid's share of the time small
-		for p in $precs; do for s in $scheds; do
+		# every scheduler on 1 and on 2 workers, in turn
+		for p in $precs; do ncpu=$((3 - ncpu)); for s in $scheds; do
 			lay=$(nth $((l % nlayouts + 1)) $layouts)
 			tx=${lay%%:*}
 			rest=${lay#*:}
@@ -61,9 +64,9 @@ for n in $sizes; do
 			iter=$((it % 13 + 1))
 			l=$((l + 1))
 			it=$((it + 5))   # 5 is prime to 13: every count 1..13 comes up
-			run "n=$n nz=$nz $p sched=$s tiles=${tx}x${ty}x${tz} iter=$iter" "^verify: *PASS" \
+			run "n=$n nz=$nz $p sched=$s ncpu=$ncpu tiles=${tx}x${ty}x${tz} iter=$iter" "^verify: *PASS" \
 				-nx "$n" -ny "$n" -nz "$nz" -iter "$iter" -precision "$p" -tx "$tx" -ty "$ty" -tz "$tz" \
-				--sched "$s" --ncpu 2 --verify
+				--sched "$s" --ncpu "$ncpu" --verify
 		done; done
 	done
 done
@@ -144,6 +147,22 @@ run "--compare: omp and raw StarPU identical to Tessera (f64, 3x2 tiles)" "^agre
 	-nx 48 -ny 40 -nz 4 -iter 5 -tx 3 -ty 2 --ncpu 2 --compare --reps 2 --stream-n 100000
 run "--compare: omp and raw StarPU identical to Tessera (f32, 2 tiles, 2x2 tiles in k)" "^agree: *omp identical, starpu identical" \
 	-nx 32 -ny 32 -nz 6 -iter 4 -tx 2 -ty 1 -tz 2 -precision f32 --ncpu 2 --nt on --compare --reps 1 --stream-n 100000
+
+# --compare's ratio Tessera/raw StarPU compares like with like: the baseline runs under the policy
+# and on the workers Tessera runs under, whether --sched or STARPU_SCHED chose them
+run "--compare: raw StarPU under --sched dmda on 2 workers, as Tessera" \
+	"^baseline: raw StarPU in the same StarPU instance: policy dmda, 2 workers" \
+	-nx 32 -ny 24 -nz 4 -iter 3 -tx 2 -ty 2 --sched dmda --ncpu 2 --compare --reps 1 --stream-n 100000
+i=$((i + 1))
+if STARPU_SCHED=eager "$st" -nx 32 -ny 24 -nz 4 -iter 3 --sched lws --ncpu 1 --compare --reps 1 --stream-n 100000 \
+	>"$log" 2>&1 && grep -q "^policy: *eager" "$log" &&
+	grep -q "^baseline: raw StarPU in the same StarPU instance: policy eager, 1 worker$" "$log" &&
+	grep -q "^ratios: .*tessera/starpu = [0-9.]*x" "$log"; then
+	echo "ok $i - --compare: STARPU_SCHED=eager reaches Tessera and raw StarPU alike"
+else
+	echo "not ok $i - --compare: STARPU_SCHED=eager reaches Tessera and raw StarPU alike"
+	sed 's/^/# /' "$log"
+fi
 
 # usage errors exit 2 with a message; --help exits 0
 i=$((i + 1))

@@ -404,6 +404,15 @@ static void after_hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 {
+	/* two workers and one shared queue: with per-worker queues, release could sit behind hold on
+	 * hold's worker while the other sleeps, and the test would measure the scheduler instead */
+	CK_TSR(tsr_finalize());
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	cfg.sched = "eager";
+	cfg.ncpu = 2;
+	CK_TSR(tsr_init(&cfg));
 	if (tsr_ncpu_workers() < 2)
 		return;   /* hold and release must run at the same time */
 	struct world w;

@@ -46,6 +46,8 @@ static void usage(FILE *out)
 	        "  --dry           run the interpreter only (no Tessera): with --seed or --first/--count\n"
 	        "  --selftest      only the self-test of generator, validator and interpreter\n"
 	        "  --timeout S     check mode: a program running longer than S seconds is a hang (default 60)\n"
+	        "  --shape NAME    family of programs: mix (default: half classic, half the four below), pieces (the\n"
+	        "                  four below, chosen by the seed), classic, alternate, overlap, nested, war (README)\n"
 	        "  --avoid LIST    valid programs not to generate (the runtime refuses them): aliased-write,\n"
 	        "                  same-field-copy, or none (default: TSR_ORACLE_AVOID or " OR_DEFAULT_AVOID ")\n"
 	        "  -v              print the program and each op as it runs\n"
@@ -172,7 +174,7 @@ static void replay_hint(FILE *out, uint64_t seed, const opts_t *o)
 	if (or_ncuda > 0)
 		fprintf(out, " --ncuda %d", or_ncuda);
 	char av[96];
-	fprintf(out, " --avoid %s -v\n", or_avoid_str(or_avoid, av, sizeof av));
+	fprintf(out, " --shape %s --avoid %s -v\n", or_shape_str(or_shape), or_avoid_str(or_avoid, av, sizeof av));
 }
 
 enum { RUN_PASS, RUN_MISMATCH, RUN_CRASH, RUN_HANG };
@@ -289,7 +291,7 @@ static int minimize(const opts_t *o)
 	if (o->repeat > 1)
 		printf(" --repeat %d", o->repeat);
 	char av[96];
-	printf(" --avoid %s -v\n", or_avoid_str(or_avoid, av, sizeof av));
+	printf(" --shape %s --avoid %s -v\n", or_shape_str(or_shape), or_avoid_str(or_avoid, av, sizeof av));
 	free(full);
 	free(cand);
 	return 1;
@@ -543,6 +545,7 @@ int main(int argc, char **argv)
 	o.timeout = 60;
 	o.repeat = 1;
 	const char *avoid = getenv("TSR_ORACLE_AVOID") ? getenv("TSR_ORACLE_AVOID") : OR_DEFAULT_AVOID;
+	const char *shape = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int takes = 1;
@@ -566,6 +569,8 @@ int main(int argc, char **argv)
 			o.timeout = atof(v);
 		else if (!strcmp(a, "--avoid") && v)
 			avoid = v;
+		else if (!strcmp(a, "--shape") && v)
+			shape = v;
 		else {
 			takes = 0;
 			if (!strcmp(a, "--minimize"))
@@ -599,6 +604,10 @@ int main(int argc, char **argv)
 	}
 	if (or_parse_avoid(avoid, &or_avoid)) {
 		fprintf(stderr, "oracle: bad --avoid list '%s'\n", avoid);
+		return 2;
+	}
+	if (shape && or_parse_shape(shape, &or_shape)) {
+		fprintf(stderr, "oracle: unknown --shape '%s' (mix, pieces, classic, alternate, overlap, nested, war)\n", shape);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -1259,7 +1259,7 @@ static int shape_cuts(gen_t *g, int parent, int shift_of)
 			}
 		} else {
 			k[d] = 1 + rnd(g, ext < 4 ? (int)ext : 4);
-			while (total * k[d] > 12 && k[d] > 1)
+			while (total * k[d] > 9 && k[d] > 1)
 				k[d]--;
 			/* k - 1 distinct cuts among the ext - 1 inner positions, in order */
 			start[d][0] = pb.lo[d];
@@ -1377,7 +1377,7 @@ static void finish_launch(gen_t *g, or_op_t *op, int fp_order)
 	add_futures(g, op);
 	set_result(g, op, op->kind == OP_INDEX);
 	op->ival = rnd(g, 201) - 100;
-	op->delay_us = chance(g, 1, 5) ? 1 + rnd(g, 200) : 0;
+	op->delay_us = chance(g, 1, 6) ? 1 + rnd(g, 120) : 0;  /* shorter than classic's: more points per launch */
 	op->fp_order = fp_order >= 0 ? fp_order : chance(g, 1, 2);
 	try_commit(g, op, g->p->npart, g->p->nnode, g->p->nfut);
 }
@@ -1487,7 +1487,7 @@ static int other_part(gen_t *g, int avoid, int want_disjoint)
 /* Step of a family program: the op count it aims at, with a few tries to spare. */
 static int shape_target(gen_t *g)
 {
-	return 34 + rnd(g, 22);
+	return 26 + rnd(g, 15);
 }
 
 /* ---- shape "alternate": many partitions of one field, a different one at every step */
@@ -1497,15 +1497,15 @@ static void alternate_part(gen_t *g, int root)
 	int k[3] = {1, 1, 1}, d = rnd(g, rb.dim);
 	switch (rnd(g, 6)) {
 	case 0:  /* tiles along one dimension only (x, y or z) */
-		k[d] = 2 + rnd(g, 4);
+		k[d] = 2 + rnd(g, 3);
 		shape_tiles(g, root, rb, colors_of(rb, k), NULL);
 		return;
 	case 1:  /* tiles along every dimension */
-		shape_tiles(g, root, rb, shape_colors(g, rb, 4, 12), NULL);
+		shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
 		return;
 	case 2:
 	case 3:  /* halo tiles of width 1 or 2 */
-		shape_halo(g, root, shape_colors(g, rb, 3, 9), 2);
+		shape_halo(g, root, shape_colors(g, rb, 3, 6), 2);
 		return;
 	case 4:  /* uneven disjoint cuts */
 		shape_cuts(g, root, -1);
@@ -1644,7 +1644,7 @@ static void gen_overlap(gen_t *g)
 	or_prog_t *p = g->p;
 	int root = shape_root(g, 1, 2);
 	tsr_box_t rb = p->node[root].box;
-	int tiles = shape_tiles(g, root, rb, shape_colors(g, rb, 4, 16), NULL);
+	int tiles = shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
 	if (tiles < 0)
 		return;
 	/* tiles whose boundaries do not align with the first ones: shifted cuts or other counts */
@@ -1799,11 +1799,11 @@ static void gen_war(gen_t *g)
 	or_prog_t *p = g->p;
 	int root = shape_root(g, 2, 2);
 	tsr_box_t rb = p->node[root].box;
-	tsr_box_t colors = shape_colors(g, rb, 4, 12);
+	tsr_box_t colors = shape_colors(g, rb, 3, 9);
 	int tiles = shape_tiles(g, root, rb, colors, NULL);
 	int halo = shape_halo(g, root, colors, 2);
 	int halo2 = chance(g, 1, 2) ? shape_halo(g, root, colors, 1) : shape_rnd_boxes(g, root);
-	int other = shape_tiles(g, root, rb, shape_colors(g, rb, 4, 12), NULL);
+	int other = shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
 	if (tiles < 0 || halo < 0)
 		return;
 	int nf = p->root[root].nf;
@@ -1980,11 +1980,79 @@ static tsr_type_t req_type(const or_prog_t *p, const or_req_t *q)
 	return p->root[p->node[n].root].type[q->fields[0]];
 }
 
+/* Region node a region or partition requirement reaches (a partition: its parent). */
+static int req_node(const or_prog_t *p, const or_req_t *q)
+{
+	return q->kind == RQ_REGION ? q->obj : p->part[q->obj].parent;
+}
+
+/* Does the launch read a field through an aliased partition (or a region) and write another
+ * field of the same root through another partition or region whose points overlap it? */
+static int war_in_launch(const or_prog_t *p, const or_op_t *op)
+{
+	for (int a = 0; a < op->nreq; a++) {
+		const or_req_t *r = &op->req[a];
+		if (r->kind == RQ_FUTURE || r->priv != TSR_READ || (r->kind == RQ_PART && p->part[r->obj].disjoint))
+			continue;
+		for (int b = 0; b < op->nreq; b++) {
+			const or_req_t *w = &op->req[b];
+			if (w->kind == RQ_FUTURE || (w->priv != TSR_WRITE && w->priv != TSR_READ_WRITE))
+				continue;
+			const or_node_t *nr = &p->node[req_node(p, r)], *nw = &p->node[req_node(p, w)];
+			if (nr->root == nw->root && w->obj != r->obj && boxes_overlap(nr->box, nw->box))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Subregions of an aliased box list that overlap two or more pieces of one disjoint partition
+ * of the same parent. */
+static long straddling(const or_prog_t *p, int pi)
+{
+	const or_part_t *pt = &p->part[pi];
+	long n = 0;
+	if (pt->kind != PK_BOXES || pt->disjoint)
+		return 0;
+	for (int i = 0; i < pt->nsub; i++) {
+		tsr_box_t b = p->node[pt->first + i].box;
+		int found = 0;
+		for (int t = 0; t < p->npart && !found; t++) {
+			const or_part_t *tp = &p->part[t];
+			if (t == pi || !tp->disjoint || tp->parent != pt->parent)
+				continue;
+			int hits = 0;
+			for (int j = 0; j < tp->nsub; j++)
+				hits += boxes_overlap(b, p->node[tp->first + j].box);
+			found = hits >= 2;
+		}
+		n += found;
+	}
+	return n;
+}
+
 void or_stats_add(or_stats_t *s, const or_prog_t *p)
 {
+	int last[OR_MAXROOT][OR_MAXF];  /* partition of the last index launch on each field */
+	memset(last, -1, sizeof last);
+	if (p->shape >= 0 && p->shape < OR_NSHAPES)
+		s->shape[p->shape]++;
 	for (int i = 0; i < p->nop; i++) {
 		const or_op_t *op = &p->op[i];
 		s->ops[op->kind]++;
+		if (op->kind == OP_LAUNCH || op->kind == OP_INDEX)
+			s->war_in_launch += war_in_launch(p, op);
+		for (int r = 0; r < op->nreq && op->kind == OP_INDEX; r++) {
+			const or_req_t *q = &op->req[r];
+			if (q->kind != RQ_PART)
+				continue;
+			int root = p->node[p->part[q->obj].parent].root;
+			for (int k = 0; k < q->nf; k++) {
+				int *l = &last[root][q->fields[k]];
+				s->switches += *l >= 0 && *l != q->obj;
+				*l = q->obj;
+			}
+		}
 		s->fp_future += op->fp_order && op->kind == OP_INDEX && op->fut >= 0 && fp_type(op->ret_type)
 		                && (op->redop.id == TSR_SUM.id || op->redop.id == TSR_PROD.id);
 		if (op->kind == OP_PART_CREATE) {
@@ -1993,6 +2061,8 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 			s->box_parts += pt->kind == PK_BOXES;
 			s->overlap_box_parts += pt->kind == PK_BOXES && !pt->disjoint;
 			s->nested_parts += p->node[pt->parent].depth > 0;
+			s->deep_parts += p->node[pt->parent].depth >= 2 || below_aliased(p, pt->parent);
+			s->straddle_boxes += straddling(p, op->obj);
 		}
 		for (int r = 0; r < op->nreq; r++) {
 			const or_req_t *q = &op->req[r];

@@ -1075,22 +1075,21 @@ const char *or_shape_str(int shape)
 	return shape >= 0 && shape < OR_NSHAPES ? shape_names[shape] : "?";
 }
 
-/* A hash of the seed apart from the generator's stream: a program picked by MIX or PIECES is
- * the program its concrete shape makes from the same seed. */
+/* Apart from the generator's stream, so that a program picked by MIX or PIECES is the program
+ * its concrete shape makes from the same seed. PIECES takes the families in turn (seed modulo
+ * 4), so that any four consecutive seeds have one of each; MIX draws classic or not from a
+ * hash of the seed. */
 int or_shape_of(uint64_t seed, int shape)
 {
-	uint64_t h = (seed + 0x51ed27) * 0x9e3779b97f4a7c15ull;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 32;
 	if (shape == OR_SHAPE_MIX) {
-		if (h & 1)
-			return OR_SHAPE_CLASSIC;
-		h >>= 1;
-		shape = OR_SHAPE_PIECES;
+		uint64_t h = (seed + 0x51ed27) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 32;
+		shape = h & 1 ? OR_SHAPE_CLASSIC : OR_SHAPE_PIECES;
 	}
 	if (shape == OR_SHAPE_PIECES)
-		return OR_SHAPE_ALTERNATE + (int)(h % 4);
+		return OR_SHAPE_ALTERNATE + (int)(seed % 4);
 	return shape;
 }
 
@@ -1237,7 +1236,8 @@ static int grid_boxes(tsr_box_t b, const int k[3], int64_t start[3][OR_MAXEXT + 
 }
 
 /* A disjoint box list over all of parent whose cuts are random (uneven tiles); with shift_of
- * >= 0, the cuts of that tile partition moved by one point, so that no boundary aligns. */
+ * >= 0, the cuts of that tile partition each moved by one point where the pieces on both sides
+ * keep a point, so that its boundaries do not align with that partition's. */
 static int shape_cuts(gen_t *g, int parent, int shift_of)
 {
 	or_prog_t *p = g->p;

@@ -997,14 +997,11 @@ static void try_commit(gen_t *g, or_op_t *op, int npart, int nnode, int nfut)
 	p->nfut = nfut;
 }
 
-void or_generate(uint64_t seed, or_prog_t *p)
+/* The original generator: everything at random. */
+static void gen_classic(gen_t *gp)
 {
-	memset(p, 0, sizeof *p);
-	gen_t g = {seed * 0x2545f4914f6cdd1dull + 0x1234567, p, malloc(sizeof(sim_t))};
-	if (!g.sim)
-		abort();
-	p->seed = seed;
-	sim_init(g.sim, p);
+	gen_t g = *gp;
+	or_prog_t *p = g.p;
 	int k = rnd(&g, 20);
 	p->nroot = k < 9 ? 1 : k < 16 ? 2 : 3;
 	for (int r = 0; r < p->nroot; r++) {
@@ -1050,9 +1047,807 @@ void or_generate(uint64_t seed, or_prog_t *p)
 		else
 			p->npart = np, p->nnode = nn, p->nfut = nf;
 	}
-	free(g.sim);
+	*gp = g;
 }
 
+
+/* ----------------------------------------------------------------- shapes
+ * Families of programs that stress coherence by pieces: a read depends only on the earlier
+ * writers of the pieces it overlaps, so the families switch partitions of one field at every
+ * step, overlap pieces partially, nest them, and mix reads and writes of different partitions
+ * in one launch. Every op still goes through the validator (try_commit). */
+int or_shape = OR_SHAPE_MIX;
+
+static const char *const shape_names[OR_NSHAPES] = {"mix", "pieces", "classic", "alternate", "overlap", "nested", "war"};
+
+int or_parse_shape(const char *name, int *shape)
+{
+	for (int i = 0; i < OR_NSHAPES; i++)
+		if (!strcmp(name, shape_names[i])) {
+			*shape = i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *or_shape_str(int shape)
+{
+	return shape >= 0 && shape < OR_NSHAPES ? shape_names[shape] : "?";
+}
+
+/* Apart from the generator's stream, so that a program picked by MIX or PIECES is the program
+ * its concrete shape makes from the same seed. PIECES takes the families in turn (seed modulo
+ * 4), so that any four consecutive seeds have one of each; MIX draws classic or not from a
+ * hash of the seed. */
+int or_shape_of(uint64_t seed, int shape)
+{
+	if (shape == OR_SHAPE_MIX) {
+		uint64_t h = (seed + 0x51ed27) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 32;
+		shape = h & 1 ? OR_SHAPE_CLASSIC : OR_SHAPE_PIECES;
+	}
+	if (shape == OR_SHAPE_PIECES)
+		return OR_SHAPE_ALTERNATE + (int)(seed % 4);
+	return shape;
+}
+
+/* A root region cut into several tiles per dimension: 1-D (8 to 12 points), 2-D (4 to 10 per
+ * dimension) or, rarely, 3-D (3 to 5); at least min_nf fields. */
+static int shape_root(gen_t *g, int min_nf, int max_dim)
+{
+	or_prog_t *p = g->p;
+	int r = p->nroot++;
+	or_root_t *rt = &p->root[r];
+	int k = rnd(g, 12);
+	rt->bounds.dim = k < 4 ? 1 : k < 11 || max_dim < 3 ? 2 : 3;
+	if (rt->bounds.dim > max_dim)
+		rt->bounds.dim = max_dim;
+	for (int d = 0; d < rt->bounds.dim; d++) {
+		int64_t ext = rt->bounds.dim == 1 ? 8 + rnd(g, 5) : rt->bounds.dim == 2 ? 4 + rnd(g, 7) : 3 + rnd(g, 3);
+		rt->bounds.lo[d] = chance(g, 1, 2) ? 0 : rnd(g, 9) - 4;
+		rt->bounds.hi[d] = rt->bounds.lo[d] + ext - 1;
+	}
+	rt->nf = min_nf + rnd(g, OR_MAXF - min_nf + 1);
+	for (int f = 0; f < rt->nf; f++)
+		rt->type[f] = rnd_type(g);
+	or_node_t *nd = &p->node[p->nnode++];
+	nd->root = r;
+	nd->part = -1;
+	nd->box = rt->bounds;
+	return r;
+}
+
+static int64_t box_ext(tsr_box_t b, int d)
+{
+	return b.hi[d] - b.lo[d] + 1;
+}
+
+/* Colors with k[d] tiles along dimension d, each no more than the domain has points. */
+static tsr_box_t colors_of(tsr_box_t domain, const int k[3])
+{
+	tsr_box_t c = {domain.dim, {0, 0, 0}, {0, 0, 0}};
+	for (int d = 0; d < domain.dim; d++) {
+		int64_t n = k[d] < 1 ? 1 : k[d];
+		c.hi[d] = (n < box_ext(domain, d) ? n : box_ext(domain, d)) - 1;
+	}
+	return c;
+}
+
+/* Random tile counts for domain: 1 to max_k along each dimension, at least two tiles in all
+ * when the domain has two points, at most max_colors tiles. */
+static tsr_box_t shape_colors(gen_t *g, tsr_box_t domain, int max_k, int max_colors)
+{
+	int k[3] = {1, 1, 1};
+	int64_t total = 1;
+	for (int d = 0; d < domain.dim; d++) {
+		k[d] = 1 + rnd(g, max_k);
+		while (total * k[d] > max_colors && k[d] > 1)
+			k[d]--;
+		total *= k[d];
+	}
+	if (total == 1) {
+		int d = rnd(g, domain.dim);
+		k[d] = 2;
+	}
+	return colors_of(domain, k);
+}
+
+/* Commit the creation of a partition of parent whose subregions are boxes (one per color);
+ * -1 when there is no room left or the validator refuses it. */
+static int shape_part(gen_t *g, int parent, int kind, tsr_box_t colors, tsr_box_t domain, const int64_t halo[3],
+                      const tsr_box_t *boxes)
+{
+	or_prog_t *p = g->p;
+	int n = (int)tsr_box_volume(colors);
+	if (p->npart >= OR_MAXPART || n < 1 || n > OR_MAXCOLORS || p->nop >= OR_MAXOP)
+		return -1;
+	int np = p->npart, nn = p->nnode, nf = p->nfut, nop = p->nop;
+	or_part_t *pt = &p->part[np];
+	memset(pt, 0, sizeof *pt);
+	pt->parent = parent;
+	pt->kind = kind;
+	pt->colors = colors;
+	pt->domain = domain;
+	if (halo)
+		memcpy(pt->halo, halo, sizeof pt->halo);
+	if (add_subs(g, np, boxes, n))
+		return -1;
+	p->npart++;
+	or_op_t op;
+	memset(&op, 0, sizeof op);
+	op.fut = -1;
+	op.kind = OP_PART_CREATE;
+	op.obj = np;
+	try_commit(g, &op, np, nn, nf);
+	return p->nop > nop ? np : -1;
+}
+
+/* Tiles of domain (inside parent) over colors, grown by halo (NULL: plain tiles of the parent). */
+static int shape_tiles(gen_t *g, int parent, tsr_box_t domain, tsr_box_t colors, const int64_t *halo)
+{
+	static const int64_t none[3] = {0, 0, 0};
+	tsr_box_t boxes[OR_MAXCOLORS];
+	if (tsr_box_volume(colors) > OR_MAXCOLORS)
+		return -1;
+	tile_boxes(domain, colors, halo ? halo : none, g->p->node[parent].box, boxes);
+	return shape_part(g, parent, halo ? PK_HALO : PK_TILES, colors, domain, halo ? halo : none, boxes);
+}
+
+/* Halo tiles of the whole parent with a halo of 1 to max_w points along every dimension. */
+static int shape_halo(gen_t *g, int parent, tsr_box_t colors, int max_w)
+{
+	int64_t halo[3] = {0, 0, 0};
+	tsr_box_t pb = g->p->node[parent].box;
+	for (int d = 0; d < pb.dim; d++)
+		halo[d] = 1 + rnd(g, max_w);
+	return shape_tiles(g, parent, pb, colors, halo);
+}
+
+/* Where tile i of k starts along a dimension [lo, hi] (tessera.h: the first tiles get the
+ * remainder); start[k] is hi + 1. */
+static void tile_starts(int64_t lo, int64_t hi, int k, int64_t *start)
+{
+	int64_t len = hi - lo + 1, q = len / k, rem = len % k;
+	for (int i = 0; i <= k; i++)
+		start[i] = lo + i * q + (i < rem ? i : rem);
+}
+
+/* Boxes of a grid whose cuts along dimension d are start[d][0..k[d]] (product, dimension 0 fastest). */
+static int grid_boxes(tsr_box_t b, const int k[3], int64_t start[3][OR_MAXEXT + 1], tsr_box_t *out)
+{
+	int n = 0;
+	int kk[3] = {1, 1, 1};
+	for (int d = 0; d < b.dim; d++)
+		kk[d] = k[d];
+	for (int i2 = 0; i2 < kk[2]; i2++)
+		for (int i1 = 0; i1 < kk[1]; i1++)
+			for (int i0 = 0; i0 < kk[0]; i0++) {
+				int idx[3] = {i0, i1, i2};
+				tsr_box_t o = b;
+				for (int d = 0; d < b.dim; d++) {
+					o.lo[d] = start[d][idx[d]];
+					o.hi[d] = start[d][idx[d] + 1] - 1;
+				}
+				out[n++] = o;
+			}
+	return n;
+}
+
+/* A disjoint box list over all of parent whose cuts are random (uneven tiles); with shift_of
+ * >= 0, the cuts of that tile partition each moved by one point where the pieces on both sides
+ * keep a point, so that its boundaries do not align with that partition's. */
+static int shape_cuts(gen_t *g, int parent, int shift_of)
+{
+	or_prog_t *p = g->p;
+	tsr_box_t pb = p->node[parent].box;
+	int k[3] = {1, 1, 1};
+	int64_t start[3][OR_MAXEXT + 1];
+	int total = 1;
+	for (int d = 0; d < pb.dim; d++) {
+		int64_t ext = box_ext(pb, d);
+		if (shift_of >= 0) {
+			const or_part_t *t = &p->part[shift_of];
+			k[d] = (int)box_ext(t->colors, d);
+			tile_starts(pb.lo[d], pb.hi[d], k[d], start[d]);
+			/* move each inner cut by one, keeping every piece at least one point */
+			for (int i = 1; i < k[d]; i++) {
+				int64_t c = start[d][i] + (chance(g, 1, 2) ? 1 : -1);
+				if (c > start[d][i - 1] && c < start[d][i + 1])
+					start[d][i] = c;
+			}
+		} else {
+			k[d] = 1 + rnd(g, ext < 4 ? (int)ext : 4);
+			while (total * k[d] > 9 && k[d] > 1)
+				k[d]--;
+			/* k - 1 distinct cuts among the ext - 1 inner positions, in order */
+			start[d][0] = pb.lo[d];
+			int64_t placed = 0;
+			for (int64_t pos = 1; pos < ext && placed < k[d] - 1; pos++)
+				if (rnd(g, (int)(ext - pos)) < k[d] - 1 - placed)
+					start[d][++placed] = pb.lo[d] + pos;
+			start[d][k[d]] = pb.hi[d] + 1;
+		}
+		total *= k[d];
+	}
+	tsr_box_t boxes[OR_MAXCOLORS];
+	if (total > OR_MAXCOLORS)
+		return -1;
+	int n = grid_boxes(pb, k, start, boxes);
+	return shape_part(g, parent, PK_BOXES, tsr_box1(0, n - 1), pb, NULL, boxes);
+}
+
+/* A box list of 2 to 5 random boxes of parent, two of them overlapping (aliased). */
+static int shape_rnd_boxes(gen_t *g, int parent)
+{
+	tsr_box_t pb = g->p->node[parent].box, boxes[6];
+	int n = 2 + rnd(g, 4);
+	for (int i = 0; i < n; i++)
+		boxes[i] = rnd_subbox(g, pb);
+	/* the last box overlaps the first: grow the first by a point where there is room */
+	boxes[n - 1] = boxes[0];
+	int d = rnd(g, pb.dim);
+	if (boxes[0].hi[d] < pb.hi[d])
+		boxes[n - 1].hi[d]++;
+	else if (boxes[0].lo[d] > pb.lo[d])
+		boxes[n - 1].lo[d]--;
+	return shape_part(g, parent, PK_BOXES, tsr_box1(0, n - 1), pb, NULL, boxes);
+}
+
+static int alive_part(const gen_t *g, int pi)
+{
+	return pi >= 0 && pi < g->p->npart && g->sim->part_state[pi] == 1;
+}
+
+static int rnd_sub(gen_t *g, int pi)
+{
+	const or_part_t *pt = &g->p->part[pi];
+	return pt->first + rnd(g, pt->nsub);
+}
+
+static tsr_privilege_t write_priv(gen_t *g)
+{
+	int r = rnd(g, 10);
+	return r < 4 ? TSR_WRITE : r < 8 ? TSR_READ_WRITE : rnd_reduce(g);
+}
+
+static tsr_privilege_t read_priv(gen_t *g)
+{
+	return chance(g, 4, 5) ? TSR_READ : rnd_reduce(g);
+}
+
+static int is_write(tsr_privilege_t priv)
+{
+	return priv == TSR_WRITE || priv == TSR_READ_WRITE;
+}
+
+/* Fields of one requirement: field alone when >= 0 and still free in this launch, otherwise a
+ * random subset of the free ones. 0 when none is free. */
+static int req_fields(gen_t *g, int root, int field, unsigned used[OR_MAXROOT], or_req_t *q)
+{
+	if (field >= 0 && field < g->p->root[root].nf && !(used[root] & (1u << field))) {
+		q->nf = 1;
+		q->fields[0] = field;
+		used[root] |= 1u << field;
+		return 1;
+	}
+	return pick_fields(g, root, used, q);
+}
+
+/* One requirement of op on partition pi (RQ_PART) or node n (RQ_REGION); a write the rules do
+ * not allow there becomes a READ. */
+static void add_req(gen_t *g, or_op_t *op, int kind, int obj, tsr_privilege_t priv, int field, unsigned used[OR_MAXROOT])
+{
+	or_prog_t *p = g->p;
+	if (op->nreq >= OR_MAXREQ)
+		return;
+	or_req_t *q = &op->req[op->nreq];
+	memset(q, 0, sizeof *q);
+	q->kind = kind;
+	q->obj = obj;
+	int node = kind == RQ_PART ? p->part[obj].parent : obj;
+	if (kind == RQ_PART) {
+		const or_part_t *pt = &p->part[obj];
+		if (!tsr_box_contains(pt->colors, op->domain)) {
+			q->proj = 1;  /* another color space of the same dimension: a cyclic shift */
+			for (int d = 0; d < pt->colors.dim; d++)
+				q->shift[d] = rnd(g, (int)box_ext(pt->colors, d));
+		}
+		if (is_write(priv) && (!pt->disjoint || q->proj || !writable(p, node)))
+			priv = TSR_READ;
+	} else if (is_write(priv) && (op->kind == OP_INDEX || !writable(p, node))) {
+		priv = op->kind == OP_INDEX ? read_priv(g) : TSR_READ;
+	}
+	q->priv = priv;
+	if (req_fields(g, p->node[node].root, field, used, q))
+		op->nreq++;
+}
+
+static void begin_launch(or_op_t *op, int kind)
+{
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	op->fut = -1;
+}
+
+/* Futures, result, argument and timing as the classic launches have them; then commit. */
+static void finish_launch(gen_t *g, or_op_t *op, int fp_order)
+{
+	add_futures(g, op);
+	set_result(g, op, op->kind == OP_INDEX);
+	op->ival = rnd(g, 201) - 100;
+	op->delay_us = chance(g, 1, 6) ? 1 + rnd(g, 120) : 0;  /* shorter than classic's: more points per launch */
+	op->fp_order = fp_order >= 0 ? fp_order : chance(g, 1, 2);
+	try_commit(g, op, g->p->npart, g->p->nnode, g->p->nfut);
+}
+
+/* An index launch over the colors of pi (or part of them) that uses pi with priv on field
+ * (-1: some fields) and, when pi2 >= 0, pi2 with priv2 on field2 (another field of the same
+ * root, or one of another root). */
+static void index_through(gen_t *g, int pi, tsr_privilege_t priv, int field, int pi2, tsr_privilege_t priv2, int field2,
+                          int fp_order)
+{
+	unsigned used[OR_MAXROOT] = {0};
+	or_op_t op;
+	begin_launch(&op, OP_INDEX);
+	const or_part_t *pt = &g->p->part[pi];
+	op.domain = chance(g, 1, 5) ? rnd_subbox(g, pt->colors) : pt->colors;
+	add_req(g, &op, RQ_PART, pi, priv, field, used);
+	if (pi2 >= 0 && g->p->part[pi2].colors.dim == op.domain.dim)
+		add_req(g, &op, RQ_PART, pi2, priv2, field2, used);
+	if (op.nreq == 2 && chance(g, 1, 2)) {  /* the write first, sometimes */
+		or_req_t t = op.req[0];
+		op.req[0] = op.req[1];
+		op.req[1] = t;
+	}
+	finish_launch(g, &op, fp_order);
+}
+
+/* A single launch on node n with priv on field and, when n2 >= 0, on n2 with priv2 on field2. */
+static void single_on(gen_t *g, int n, tsr_privilege_t priv, int field, int n2, tsr_privilege_t priv2, int field2,
+                      int fp_order)
+{
+	unsigned used[OR_MAXROOT] = {0};
+	or_op_t op;
+	begin_launch(&op, OP_LAUNCH);
+	add_req(g, &op, RQ_REGION, n, priv, field, used);
+	if (n2 >= 0)
+		add_req(g, &op, RQ_REGION, n2, priv2, field2, used);
+	finish_launch(g, &op, fp_order);
+}
+
+/* Host map of node n (a write when asked and allowed), a fill, or a fence. */
+static void host_op(gen_t *g, int kind, int n)
+{
+	or_prog_t *p = g->p;
+	or_op_t op;
+	memset(&op, 0, sizeof op);
+	op.fut = -1;
+	op.kind = kind;
+	op.obj = n;
+	op.field = rnd(g, p->root[p->node[n].root].nf);
+	op.ival = kind == OP_FILL ? rnd(g, 101) - 50 : rnd(g, 1000);
+	op.priv = kind == OP_MAP_READ ? TSR_READ : chance(g, 1, 2) ? TSR_WRITE : TSR_READ_WRITE;
+	if (kind != OP_MAP_READ && kind != OP_FENCE && !writable(p, n)) {
+		op.kind = OP_MAP_READ;
+		op.priv = TSR_READ;
+	}
+	try_commit(g, &op, p->npart, p->nnode, p->nfut);
+}
+
+/* One op of the classic mix that neither creates nor destroys a partition (the family keeps its
+ * own): variety between the family's steps. */
+static void classic_op(gen_t *g)
+{
+	or_prog_t *p = g->p;
+	for (int tries = 0; tries < 8; tries++) {
+		int np = p->npart, nn = p->nnode, nf = p->nfut;
+		or_op_t op;
+		int made = gen_op(g, &op);
+		if (made && (op.kind == OP_PART_CREATE || op.kind == OP_PART_DESTROY)) {
+			p->npart = np, p->nnode = nn, p->nfut = nf;
+			continue;
+		}
+		if (made)
+			try_commit(g, &op, np, nn, nf);
+		else
+			p->npart = np, p->nnode = nn, p->nfut = nf;
+		return;
+	}
+}
+
+static void destroy_op(gen_t *g, int pi)
+{
+	or_op_t op;
+	memset(&op, 0, sizeof op);
+	op.fut = -1;
+	op.kind = OP_PART_DESTROY;
+	op.obj = pi;
+	try_commit(g, &op, g->p->npart, g->p->nnode, g->p->nfut);
+}
+
+/* An alive partition other than avoid, preferring the disjoint ones when want_disjoint is 1
+ * (any when it is -1); -1 if there is none. */
+static int other_part(gen_t *g, int avoid, int want_disjoint)
+{
+	int cand[OR_MAXPART], n = 0, any[OR_MAXPART], na = 0;
+	for (int i = 0; i < g->p->npart; i++) {
+		if (!alive_part(g, i) || i == avoid)
+			continue;
+		any[na++] = i;
+		if (want_disjoint < 0 || g->p->part[i].disjoint == want_disjoint)
+			cand[n++] = i;
+	}
+	if (n)
+		return cand[rnd(g, n)];
+	return na ? any[rnd(g, na)] : -1;
+}
+
+/* Step of a family program: the op count it aims at, with a few tries to spare. */
+static int shape_target(gen_t *g)
+{
+	return 26 + rnd(g, 15);
+}
+
+/* ---- shape "alternate": many partitions of one field, a different one at every step */
+static void alternate_part(gen_t *g, int root)
+{
+	tsr_box_t rb = g->p->node[root].box;
+	int k[3] = {1, 1, 1}, d = rnd(g, rb.dim);
+	switch (rnd(g, 6)) {
+	case 0:  /* tiles along one dimension only (x, y or z) */
+		k[d] = 2 + rnd(g, 3);
+		shape_tiles(g, root, rb, colors_of(rb, k), NULL);
+		return;
+	case 1:  /* tiles along every dimension */
+		shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
+		return;
+	case 2:
+	case 3:  /* halo tiles of width 1 or 2 */
+		shape_halo(g, root, shape_colors(g, rb, 3, 6), 2);
+		return;
+	case 4:  /* uneven disjoint cuts */
+		shape_cuts(g, root, -1);
+		return;
+	default:
+		shape_rnd_boxes(g, root);
+		return;
+	}
+}
+
+static void gen_alternate(gen_t *g)
+{
+	or_prog_t *p = g->p;
+	int root = shape_root(g, 1, 3);
+	int want = 5 + rnd(g, 4);
+	for (int i = 0; i < want; i++)
+		alternate_part(g, root);
+	int target = shape_target(g), last = -1;
+	for (int tries = 0; p->nop < target && tries < 200; tries++) {
+		int pi = other_part(g, last, chance(g, 1, 2));
+		if (pi < 0) {
+			alternate_part(g, root);
+			continue;
+		}
+		const or_part_t *pt = &p->part[pi];
+		int k = rnd(g, 100);
+		if (k < 40) {
+			/* write through a disjoint one, read (or reduce) through an aliased one; now and
+			 * then a second partition of the same field's root on other fields */
+			int pi2 = chance(g, 1, 3) ? other_part(g, pi, -1) : -1;
+			index_through(g, pi, pt->disjoint ? write_priv(g) : read_priv(g), -1, pi2, read_priv(g), -1, -1);
+		} else if (k < 62) {
+			tsr_privilege_t priv = chance(g, 1, 2) ? write_priv(g) : read_priv(g);
+			single_on(g, rnd_sub(g, pi), priv, -1, -1, TSR_READ, -1, -1);
+		} else if (k < 72) {
+			host_op(g, OP_MAP_READ, rnd_sub(g, pi));
+		} else if (k < 79) {
+			host_op(g, OP_MAP_WRITE, rnd_sub(g, pi));
+		} else if (k < 85) {
+			host_op(g, OP_FILL, chance(g, 3, 4) ? rnd_sub(g, pi) : root);
+		} else if (k < 89 && p->npart < OR_MAXPART) {
+			destroy_op(g, pi);
+			alternate_part(g, root);
+		} else {
+			classic_op(g);
+		}
+		last = pi;
+	}
+}
+
+/* ---- shape "overlap": aliased box lists that straddle tiles, WAR through misaligned tiles */
+
+/* An interval along dimension d of tile partition t's parent that covers span tiles (part
+ * of the first and of the last), starting in tile i0. */
+static void straddle(gen_t *g, const int64_t *start, int i0, int span, int64_t *lo, int64_t *hi)
+{
+	int64_t a0 = start[i0], a1 = start[i0 + 1] - 1;
+	int64_t b0 = start[i0 + span - 1], b1 = start[i0 + span] - 1;
+	*lo = a0 + rnd(g, (int)(a1 - a0 + 1));
+	*hi = b0 + rnd(g, (int)(b1 - b0 + 1));
+	if (*hi < *lo) {  /* span 1: any interval inside the tile */
+		int64_t t = *lo;
+		*lo = *hi;
+		*hi = t;
+	}
+}
+
+/* The cuts along dimension d of a grid partition t (tiles, or a box list of shape_cuts): where
+ * each of its k pieces starts, and start[k] past the end. Returns k. */
+static int grid_starts(const or_prog_t *p, int t, int d, int64_t *start)
+{
+	const or_part_t *pt = &p->part[t];
+	int k = 0;
+	for (int i = 0; i < pt->nsub; i++) {
+		int64_t lo = p->node[pt->first + i].box.lo[d];
+		int j = k;
+		while (j > 0 && start[j - 1] > lo)
+			j--;
+		if (j > 0 && start[j - 1] == lo)
+			continue;
+		memmove(start + j + 1, start + j, (size_t)(k - j) * sizeof *start);
+		start[j] = lo;
+		k++;
+	}
+	start[k] = p->node[pt->parent].box.hi[d] + 1;
+	return k;
+}
+
+/* Boxes over 2 to 4 tiles of grid partition t, or one tile of t with a sliver of its neighbour. */
+static int overlap_boxes(gen_t *g, int t, tsr_box_t *boxes)
+{
+	or_prog_t *p = g->p;
+	const or_part_t *pt = &p->part[t];
+	tsr_box_t pb = p->node[pt->parent].box;
+	int k[3] = {1, 1, 1};
+	int64_t start[3][OR_MAXEXT + 1];
+	for (int d = 0; d < pb.dim; d++)
+		k[d] = grid_starts(p, t, d, start[d]);
+	int n = 3 + rnd(g, 4);
+	for (int i = 0; i < n; i++) {
+		tsr_box_t b = pb;
+		if (chance(g, 1, 3)) {
+			/* a tile plus a sliver: one or two points more on one side */
+			b = p->node[rnd_sub(g, t)].box;
+			int d = rnd(g, pb.dim);
+			int64_t w = 1 + rnd(g, 2);
+			if (b.hi[d] + w <= pb.hi[d])
+				b.hi[d] += w;
+			else if (b.lo[d] - w >= pb.lo[d])
+				b.lo[d] -= w;
+		} else {
+			/* spans along each dimension whose product is 2 to 4 tiles */
+			int span[3] = {1, 1, 1}, tiles = 1;
+			for (int tries = 0; tries < 8 && tiles < 2; tries++) {
+				tiles = 1;
+				for (int d = 0; d < pb.dim; d++) {
+					span[d] = 1 + rnd(g, k[d] < 3 ? k[d] : 3);
+					while (tiles * span[d] > 4)
+						span[d]--;
+					tiles *= span[d];
+				}
+			}
+			for (int d = 0; d < pb.dim; d++)
+				straddle(g, start[d], rnd(g, k[d] - span[d] + 1), span[d], &b.lo[d], &b.hi[d]);
+		}
+		boxes[i] = b;
+	}
+	boxes[n] = boxes[0];  /* a second copy of a box: the list is aliased even when the rest is not */
+	if (boxes[n].lo[0] > pb.lo[0])
+		boxes[n].lo[0]--;
+	return n + 1;
+}
+
+static void gen_overlap(gen_t *g)
+{
+	or_prog_t *p = g->p;
+	int root = shape_root(g, 1, 2);
+	tsr_box_t rb = p->node[root].box;
+	int tiles = shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
+	if (tiles < 0)
+		return;
+	/* tiles whose boundaries do not align with the first ones: shifted cuts or other counts */
+	int k[3] = {1, 1, 1};
+	for (int d = 0; d < rb.dim; d++)
+		k[d] = (int)box_ext(p->part[tiles].colors, d) + 1;
+	int mis = chance(g, 1, 2) ? shape_cuts(g, root, tiles) : shape_tiles(g, root, rb, colors_of(rb, k), NULL);
+	tsr_box_t boxes[8];
+	int nb = overlap_boxes(g, tiles, boxes);
+	int alias = shape_part(g, root, PK_BOXES, tsr_box1(0, nb - 1), rb, NULL, boxes);
+	nb = overlap_boxes(g, chance(g, 1, 2) && mis >= 0 ? mis : tiles, boxes);
+	int alias2 = chance(g, 1, 2) ? shape_part(g, root, PK_BOXES, tsr_box1(0, nb - 1), rb, NULL, boxes) : -1;
+	if (alias < 0 || mis < 0)
+		return;
+	int target = shape_target(g);
+	for (int step = 0, tries = 0; p->nop < target && tries < 200; tries++, step++) {
+		int writer = step % 4 == 0 ? tiles : mis, reader = alias2 >= 0 && chance(g, 1, 3) ? alias2 : alias;
+		int r = rnd(g, 100);
+		if (step % 2 == 0) {
+			/* write through tiles (the aligned or the misaligned ones) */
+			if (r < 60)
+				index_through(g, writer, write_priv(g), -1, -1, TSR_READ, -1, -1);
+			else if (r < 85)
+				single_on(g, rnd_sub(g, writer), write_priv(g), -1, -1, TSR_READ, -1, -1);
+			else
+				host_op(g, chance(g, 1, 2) ? OP_MAP_WRITE : OP_FILL, rnd_sub(g, writer));
+		} else {
+			/* read through the overlapping boxes */
+			if (r < 50)
+				index_through(g, reader, read_priv(g), -1, -1, TSR_READ, -1, -1);
+			else if (r < 70)
+				single_on(g, rnd_sub(g, reader), TSR_READ, -1, chance(g, 1, 2) ? rnd_sub(g, writer) : -1, write_priv(g),
+				          -1, -1);
+			else if (r < 85)
+				host_op(g, OP_MAP_READ, rnd_sub(g, reader));
+			else if (r < 92)
+				single_on(g, rnd_sub(g, reader), write_priv(g), -1, -1, TSR_READ, -1, -1);  /* a write into a box */
+			else
+				classic_op(g);
+		}
+	}
+}
+
+/* ---- shape "nested": tiles and halos of tiles, tiles of a halo subregion */
+
+/* The largest subregion of pi (ties: the first). */
+static int largest_sub(const or_prog_t *p, int pi)
+{
+	const or_part_t *pt = &p->part[pi];
+	int best = pt->first;
+	for (int i = 1; i < pt->nsub; i++)
+		if (tsr_box_volume(p->node[pt->first + i].box) > tsr_box_volume(p->node[best].box))
+			best = pt->first + i;
+	return best;
+}
+
+/* Nested partitions: index 0 tiles of the root, then what could be made below. */
+typedef struct {
+	int root, tiles, tile, sub_tiles, sub_halo, deep, halo, halo_sub, halo_tiles, sibling;
+} nest_t;
+
+static int nested_tiles_of(gen_t *g, int n)
+{
+	tsr_box_t b = g->p->node[n].box;
+	return tsr_box_volume(b) >= 2 ? shape_tiles(g, n, b, shape_colors(g, b, 3, 6), NULL) : -1;
+}
+
+static void build_nest(gen_t *g, nest_t *s)
+{
+	or_prog_t *p = g->p;
+	tsr_box_t rb = p->node[s->root].box;
+	s->tiles = shape_tiles(g, s->root, rb, shape_colors(g, rb, 3, 6), NULL);
+	s->tile = s->tiles >= 0 ? (chance(g, 1, 2) ? largest_sub(p, s->tiles) : rnd_sub(g, s->tiles)) : -1;
+	s->sub_tiles = s->tile >= 0 ? nested_tiles_of(g, s->tile) : -1;
+	tsr_box_t tb = s->tile >= 0 ? p->node[s->tile].box : rb;
+	s->sub_halo = s->tile >= 0 && tsr_box_volume(tb) >= 2 ? shape_halo(g, s->tile, shape_colors(g, tb, 3, 6), 1) : -1;
+	s->deep = s->sub_tiles >= 0 ? nested_tiles_of(g, largest_sub(p, s->sub_tiles)) : -1;
+	s->halo = shape_halo(g, s->root, shape_colors(g, rb, 3, 6), 2);
+	s->halo_sub = s->halo >= 0 ? rnd_sub(g, s->halo) : -1;
+	s->halo_tiles = s->halo_sub >= 0 ? nested_tiles_of(g, s->halo_sub) : -1;
+	/* a sibling of the root's tiles or of the tile's tiles: same parent, other counts */
+	int parent = s->tile >= 0 && chance(g, 1, 2) ? s->tile : s->root;
+	s->sibling = nested_tiles_of(g, parent);
+}
+
+/* One of the partitions of s that is alive, at random among the given ones. */
+static int pick_of(gen_t *g, const int *cand, int n)
+{
+	int ok[8], m = 0;
+	for (int i = 0; i < n; i++)
+		if (alive_part(g, cand[i]))
+			ok[m++] = cand[i];
+	return m ? ok[rnd(g, m)] : -1;
+}
+
+static void gen_nested(gen_t *g)
+{
+	or_prog_t *p = g->p;
+	nest_t s;
+	s.root = shape_root(g, 1, 2);
+	build_nest(g, &s);
+	const int nested[] = {s.sub_tiles, s.sub_halo, s.deep, s.halo_tiles};
+	const int writers[] = {s.tiles, s.sibling, s.sub_tiles, s.deep};
+	const int reducers[] = {s.tiles, s.sub_tiles, s.deep, s.sub_halo, s.halo};
+	int target = shape_target(g);
+	for (int tries = 0; p->nop < target && tries < 200; tries++) {
+		int k = rnd(g, 100);
+		if (k < 28) {
+			/* read the nested ones: through a partition, one subregion, or on the host */
+			int pi = pick_of(g, nested, 4);
+			if (pi < 0)
+				pi = s.tiles;
+			int j = rnd(g, 3);
+			if (j == 0)
+				index_through(g, pi, TSR_READ, -1, -1, TSR_READ, -1, -1);
+			else if (j == 1)
+				single_on(g, rnd_sub(g, pi), TSR_READ, -1, -1, TSR_READ, -1, -1);
+			else
+				host_op(g, OP_MAP_READ, rnd_sub(g, pi));
+		} else if (k < 48) {
+			/* write the parent, the tile, or through a sibling partition */
+			int j = rnd(g, 4);
+			int n = s.tile >= 0 && chance(g, 1, 2) ? s.tile : s.root;
+			if (j == 0)
+				host_op(g, OP_FILL, n);
+			else if (j == 1)
+				single_on(g, n, write_priv(g), -1, -1, TSR_READ, -1, -1);
+			else if (j == 2)
+				host_op(g, OP_MAP_WRITE, n);
+			else if (alive_part(g, s.sibling))
+				index_through(g, s.sibling, write_priv(g), -1, -1, TSR_READ, -1, -1);
+		} else if (k < 63) {
+			int pi = pick_of(g, writers, 4);
+			if (pi >= 0)
+				index_through(g, pi, write_priv(g), -1, pick_of(g, nested, 4), TSR_READ, -1, -1);
+		} else if (k < 88) {
+			/* ordered reductions into tiles and halos, interleaved */
+			int pi = pick_of(g, reducers, 5);
+			if (pi >= 0 && chance(g, 2, 3))
+				index_through(g, pi, rnd_reduce(g), -1, -1, TSR_READ, -1, 1);
+			else if (pi >= 0)
+				single_on(g, rnd_sub(g, pi), rnd_reduce(g), -1, -1, TSR_READ, -1, 1);
+		} else {
+			classic_op(g);
+		}
+	}
+}
+
+/* ---- shape "war": one launch reads a field through halos and writes another through tiles */
+static void gen_war(gen_t *g)
+{
+	or_prog_t *p = g->p;
+	int root = shape_root(g, 2, 2);
+	tsr_box_t rb = p->node[root].box;
+	tsr_box_t colors = shape_colors(g, rb, 3, 9);
+	int tiles = shape_tiles(g, root, rb, colors, NULL);
+	int halo = shape_halo(g, root, colors, 2);
+	int halo2 = chance(g, 1, 2) ? shape_halo(g, root, colors, 1) : shape_rnd_boxes(g, root);
+	int other = shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
+	if (tiles < 0 || halo < 0)
+		return;
+	int nf = p->root[root].nf;
+	int target = shape_target(g);
+	for (int step = 0, tries = 0; p->nop < target && tries < 200; tries++, step++) {
+		/* the field read now is written by the next launch: WAR across launches as well */
+		int fr = step % nf, fw = (step + 1) % nf;
+		int reader = halo2 >= 0 && chance(g, 1, 3) ? halo2 : halo;
+		int k = rnd(g, 100);
+		if (k < 50) {
+			index_through(g, reader, TSR_READ, fr, tiles, write_priv(g), fw, -1);
+		} else if (k < 60 && other >= 0) {
+			/* read through tiles of other counts (shifted projection) while writing the tiles */
+			index_through(g, tiles, write_priv(g), fw, other, read_priv(g), fr, -1);
+		} else if (k < 75) {
+			single_on(g, rnd_sub(g, reader), TSR_READ, fr, rnd_sub(g, tiles), write_priv(g), fw, -1);
+		} else if (k < 83) {
+			host_op(g, OP_MAP_READ, rnd_sub(g, chance(g, 1, 2) ? reader : tiles));
+		} else if (k < 88) {
+			host_op(g, chance(g, 1, 2) ? OP_MAP_WRITE : OP_FILL, rnd_sub(g, tiles));
+		} else {
+			classic_op(g);
+		}
+	}
+}
+
+void or_generate(uint64_t seed, or_prog_t *p)
+{
+	memset(p, 0, sizeof *p);
+	gen_t g = {seed * 0x2545f4914f6cdd1dull + 0x1234567, p, malloc(sizeof(sim_t))};
+	if (!g.sim)
+		abort();
+	p->seed = seed;
+	p->shape = or_shape_of(seed, or_shape);
+	sim_init(g.sim, p);
+	switch (p->shape) {
+	case OR_SHAPE_ALTERNATE: gen_alternate(&g); break;
+	case OR_SHAPE_OVERLAP: gen_overlap(&g); break;
+	case OR_SHAPE_NESTED: gen_nested(&g); break;
+	case OR_SHAPE_WAR: gen_war(&g); break;
+	default: gen_classic(&g); break;
+	}
+	free(g.sim);
+}
 /* ---------------------------------------------------------------- listing */
 static const char *type_str(tsr_type_t t)
 {
@@ -1159,8 +1954,8 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 void or_print_prog(FILE *out, const or_prog_t *p)
 {
 	char bs[96];
-	fprintf(out, "program seed %llu: %d regions, %d partitions, %d futures, %d ops\n", (unsigned long long)p->seed,
-	        p->nroot, p->npart, p->nfut, p->nop);
+	fprintf(out, "program seed %llu (shape %s): %d regions, %d partitions, %d futures, %d ops\n",
+	        (unsigned long long)p->seed, or_shape_str(p->shape), p->nroot, p->npart, p->nfut, p->nop);
 	for (int r = 0; r < p->nroot; r++) {
 		or_box_str(p->root[r].bounds, bs, sizeof bs);
 		fprintf(out, "  region r%d %s fields", r, bs);
@@ -1185,11 +1980,79 @@ static tsr_type_t req_type(const or_prog_t *p, const or_req_t *q)
 	return p->root[p->node[n].root].type[q->fields[0]];
 }
 
+/* Region node a region or partition requirement reaches (a partition: its parent). */
+static int req_node(const or_prog_t *p, const or_req_t *q)
+{
+	return q->kind == RQ_REGION ? q->obj : p->part[q->obj].parent;
+}
+
+/* Does the launch read a field through an aliased partition (or a region) and write another
+ * field of the same root through another partition or region whose points overlap it? */
+static int war_in_launch(const or_prog_t *p, const or_op_t *op)
+{
+	for (int a = 0; a < op->nreq; a++) {
+		const or_req_t *r = &op->req[a];
+		if (r->kind == RQ_FUTURE || r->priv != TSR_READ || (r->kind == RQ_PART && p->part[r->obj].disjoint))
+			continue;
+		for (int b = 0; b < op->nreq; b++) {
+			const or_req_t *w = &op->req[b];
+			if (w->kind == RQ_FUTURE || (w->priv != TSR_WRITE && w->priv != TSR_READ_WRITE))
+				continue;
+			const or_node_t *nr = &p->node[req_node(p, r)], *nw = &p->node[req_node(p, w)];
+			if (nr->root == nw->root && w->obj != r->obj && boxes_overlap(nr->box, nw->box))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Subregions of an aliased box list that overlap two or more pieces of one disjoint partition
+ * of the same parent. */
+static long straddling(const or_prog_t *p, int pi)
+{
+	const or_part_t *pt = &p->part[pi];
+	long n = 0;
+	if (pt->kind != PK_BOXES || pt->disjoint)
+		return 0;
+	for (int i = 0; i < pt->nsub; i++) {
+		tsr_box_t b = p->node[pt->first + i].box;
+		int found = 0;
+		for (int t = 0; t < p->npart && !found; t++) {
+			const or_part_t *tp = &p->part[t];
+			if (t == pi || !tp->disjoint || tp->parent != pt->parent)
+				continue;
+			int hits = 0;
+			for (int j = 0; j < tp->nsub; j++)
+				hits += boxes_overlap(b, p->node[tp->first + j].box);
+			found = hits >= 2;
+		}
+		n += found;
+	}
+	return n;
+}
+
 void or_stats_add(or_stats_t *s, const or_prog_t *p)
 {
+	int last[OR_MAXROOT][OR_MAXF];  /* partition of the last index launch on each field */
+	memset(last, -1, sizeof last);
+	if (p->shape >= 0 && p->shape < OR_NSHAPES)
+		s->shape[p->shape]++;
 	for (int i = 0; i < p->nop; i++) {
 		const or_op_t *op = &p->op[i];
 		s->ops[op->kind]++;
+		if (op->kind == OP_LAUNCH || op->kind == OP_INDEX)
+			s->war_in_launch += war_in_launch(p, op);
+		for (int r = 0; r < op->nreq && op->kind == OP_INDEX; r++) {
+			const or_req_t *q = &op->req[r];
+			if (q->kind != RQ_PART)
+				continue;
+			int root = p->node[p->part[q->obj].parent].root;
+			for (int k = 0; k < q->nf; k++) {
+				int *l = &last[root][q->fields[k]];
+				s->switches += *l >= 0 && *l != q->obj;
+				*l = q->obj;
+			}
+		}
 		s->fp_future += op->fp_order && op->kind == OP_INDEX && op->fut >= 0 && fp_type(op->ret_type)
 		                && (op->redop.id == TSR_SUM.id || op->redop.id == TSR_PROD.id);
 		if (op->kind == OP_PART_CREATE) {
@@ -1198,6 +2061,8 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 			s->box_parts += pt->kind == PK_BOXES;
 			s->overlap_box_parts += pt->kind == PK_BOXES && !pt->disjoint;
 			s->nested_parts += p->node[pt->parent].depth > 0;
+			s->deep_parts += p->node[pt->parent].depth >= 2 || below_aliased(p, pt->parent);
+			s->straddle_boxes += straddling(p, op->obj);
 		}
 		for (int r = 0; r < op->nreq; r++) {
 			const or_req_t *q = &op->req[r];

@@ -30,7 +30,9 @@ static void usage(FILE *out)
 	        "usage: oracle [options]\n"
 	        "Random Tessera programs, run by Tessera and by a plain sequential interpreter, compared bit for bit.\n"
 	        "With no mode option: the `make check` run (TAP): a self-test, then batches of programs under\n"
-	        "eager, lws, dmda, tsr-locality and tsr-critpath with 1 and 2 CPU workers, each batch in its own process.\n"
+	        "eager, lws, dmda, tsr-locality and tsr-critpath with 1 and 2 CPU workers, each batch in its own process:\n"
+	        "classic programs, then the coherence-by-pieces families (--shape pieces, 2/5 as many per batch),\n"
+	        "each followed by fault injection; with --shape NAME every batch is of that shape.\n"
 	        "  --seed N        run the one program of seed N (exit 0 if it matches, 1 if not)\n"
 	        "  --first N       first seed of a batch (default: TSR_ORACLE_SEED or 1)\n"
 	        "  --count K       programs per batch (default: TSR_ORACLE_COUNT or 1000)\n"
@@ -46,6 +48,9 @@ static void usage(FILE *out)
 	        "  --dry           run the interpreter only (no Tessera): with --seed or --first/--count\n"
 	        "  --selftest      only the self-test of generator, validator and interpreter\n"
 	        "  --timeout S     check mode: a program running longer than S seconds is a hang (default 60)\n"
+	        "  --shape NAME    family of programs: mix (default: half classic, half pieces, by a hash of the seed),\n"
+	        "                  pieces (alternate, overlap, nested, war in turn: seed modulo 4), classic, alternate,\n"
+	        "                  overlap, nested, war (README, \"Shapes\")\n"
 	        "  --avoid LIST    valid programs not to generate (the runtime refuses them): aliased-write,\n"
 	        "                  same-field-copy, or none (default: TSR_ORACLE_AVOID or " OR_DEFAULT_AVOID ")\n"
 	        "  -v              print the program and each op as it runs\n"
@@ -172,7 +177,9 @@ static void replay_hint(FILE *out, uint64_t seed, const opts_t *o)
 	if (or_ncuda > 0)
 		fprintf(out, " --ncuda %d", or_ncuda);
 	char av[96];
-	fprintf(out, " --avoid %s -v\n", or_avoid_str(or_avoid, av, sizeof av));
+	/* the seed's own shape: the same program as mix or pieces gave it, and it says what it is */
+	fprintf(out, " --shape %s --avoid %s -v\n", or_shape_str(or_shape_of(seed, or_shape)),
+	        or_avoid_str(or_avoid, av, sizeof av));
 }
 
 enum { RUN_PASS, RUN_MISMATCH, RUN_CRASH, RUN_HANG };
@@ -289,7 +296,7 @@ static int minimize(const opts_t *o)
 	if (o->repeat > 1)
 		printf(" --repeat %d", o->repeat);
 	char av[96];
-	printf(" --avoid %s -v\n", or_avoid_str(or_avoid, av, sizeof av));
+	printf(" --shape %s --avoid %s -v\n", or_shape_str(or_shape_of(o->seed, or_shape)), or_avoid_str(or_avoid, av, sizeof av));
 	free(full);
 	free(cand);
 	return 1;
@@ -374,6 +381,7 @@ static int batch(const opts_t *o, uint64_t first, int count, shared_t *sh)
  * goes on after the seed it was running. */
 static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu, uint64_t first, int count)
 {
+	/* the children inherit or_shape: the caller sets it for the batch */
 	opts_t o = *base;
 	o.sched = sched;
 	o.ncpu = ncpu;
@@ -452,8 +460,8 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
 	}
 	double t = now() - t0;
 	int ok = failed == 0 && done >= count;
-	printf("%s %d - oracle sched=%s ncpu=%d: %d programs (seeds %llu..%llu) in %.1f s", ok ? "ok" : "not ok", tapno, sched,
-	       ncpu, count, (unsigned long long)first, (unsigned long long)(first + count - 1), t);
+	printf("%s %d - oracle shape=%s sched=%s ncpu=%d: %d programs (seeds %llu..%llu) in %.1f s", ok ? "ok" : "not ok", tapno,
+	       or_shape_str(or_shape), sched, ncpu, count, (unsigned long long)first, (unsigned long long)(first + count - 1), t);
 	if (!ok)
 		printf(": %d failed, seeds%s", failed, bad);
 	printf("\n");
@@ -502,21 +510,40 @@ static int injection(int tapno, const opts_t *o, uint64_t first, int count)
 		usleep(20000);
 	}
 	int ok = pid > 0 && WIFEXITED(status) && sh->eligible >= count / 2 && sh->detected * 10 >= sh->eligible * 7;
-	printf("%s %d - oracle sees a launch withheld from Tessera in %d of %d programs (seeds %llu..%llu)\n",
-	       ok ? "ok" : "not ok", tapno, sh->detected, sh->eligible, (unsigned long long)first,
+	printf("%s %d - oracle sees a launch withheld from Tessera in %d of %d programs (shape %s, seeds %llu..%llu)\n",
+	       ok ? "ok" : "not ok", tapno, sh->detected, sh->eligible, or_shape_str(or_shape), (unsigned long long)first,
 	       (unsigned long long)(first + count - 1));
 	munmap((void *)sh, 4096);
 	return !ok;
 }
 
-static int check_mode(const opts_t *o)
+/* Batches of one shape under every configuration, each with its own seeds from first on; the
+ * next TAP number is *tapno. Returns the number of failed batches. */
+static int run_shape(int *tapno, const opts_t *o, int shape, uint64_t first, int count)
 {
 	static const struct { const char *sched; int ncpu; } cfg[] = {
 		{"eager", 1}, {"eager", 2}, {"lws", 1}, {"lws", 2}, {"dmda", 1}, {"dmda", 2},
 		{"tsr-locality", 1}, {"tsr-locality", 2}, {"tsr-critpath", 1}, {"tsr-critpath", 2},
 	};
-	int n = (int)(sizeof cfg / sizeof cfg[0]), bad = 0;
-	printf("1..%d\n", n + 2);
+	int saved = or_shape, bad = 0;
+	or_shape = shape;
+	for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
+		bad += run_config((*tapno)++, o, cfg[c].sched, cfg[c].ncpu, first + (uint64_t)c * (uint64_t)count, count);
+	or_shape = saved;
+	return bad;
+}
+
+#define NCONFIG 10  /* configurations run_shape goes through */
+
+/* The make check run: the classic programs under every configuration, then (unless --shape
+ * names one shape for everything) the coherence-by-pieces families, 2/5 as many per batch,
+ * then fault injection into both. */
+static int check_mode(const opts_t *o, int shape_given)
+{
+	/* 2/5 of a classic batch (400 by default, a multiple of 4): 1000 programs of each family */
+	int both = !shape_given, pcount = o->count * 2 / 5 > 0 ? o->count * 2 / 5 : 1;
+	int tapno = 2, bad = 0;
+	printf("1..%d\n", 1 + NCONFIG * (both ? 2 : 1) + (both ? 2 : 1));
 	char av[96];
 	printf("# not generated (TSR_ORACLE_AVOID / --avoid): %s\n", or_avoid_str(or_avoid, av, sizeof av));
 	fflush(stdout);
@@ -527,11 +554,23 @@ static int check_mode(const opts_t *o)
 	} else {
 		printf("ok 1 - oracle self-test (generator, validator, interpreter) in %.1f s\n", now() - t0);
 	}
-	/* every configuration gets its own seeds: 6 x count different programs in all */
-	for (int c = 0; c < n; c++)
-		bad += run_config(c + 2, o, cfg[c].sched, cfg[c].ncpu, o->first + (uint64_t)c * (uint64_t)o->count, o->count);
-	bad += injection(n + 2, o, o->first + (uint64_t)n * (uint64_t)o->count, 100);
-	printf("# %d programs in %.1f s\n", n * o->count, now() - t0);
+	/* every batch gets its own seeds: the classic seeds are those of before the families came */
+	int main_shape = both ? OR_SHAPE_CLASSIC : or_shape;
+	uint64_t next = o->first;
+	bad += run_shape(&tapno, o, main_shape, next, o->count);
+	next += (uint64_t)NCONFIG * (uint64_t)o->count;
+	int saved = or_shape;
+	or_shape = main_shape;
+	bad += injection(tapno++, o, next, 100);
+	next += 100;
+	if (both) {
+		bad += run_shape(&tapno, o, OR_SHAPE_PIECES, next, pcount);
+		next += (uint64_t)NCONFIG * (uint64_t)pcount;
+		or_shape = OR_SHAPE_PIECES;
+		bad += injection(tapno++, o, next, 100);
+	}
+	or_shape = saved;
+	printf("# %d programs in %.1f s\n", NCONFIG * (o->count + (both ? pcount : 0)), now() - t0);
 	return bad ? 1 : 0;
 }
 
@@ -543,6 +582,7 @@ int main(int argc, char **argv)
 	o.timeout = 60;
 	o.repeat = 1;
 	const char *avoid = getenv("TSR_ORACLE_AVOID") ? getenv("TSR_ORACLE_AVOID") : OR_DEFAULT_AVOID;
+	const char *shape = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int takes = 1;
@@ -566,6 +606,8 @@ int main(int argc, char **argv)
 			o.timeout = atof(v);
 		else if (!strcmp(a, "--avoid") && v)
 			avoid = v;
+		else if (!strcmp(a, "--shape") && v)
+			shape = v;
 		else {
 			takes = 0;
 			if (!strcmp(a, "--minimize"))
@@ -601,6 +643,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "oracle: bad --avoid list '%s'\n", avoid);
 		return 2;
 	}
+	if (shape && or_parse_shape(shape, &or_shape)) {
+		fprintf(stderr, "oracle: unknown --shape '%s' (mix, pieces, classic, alternate, overlap, nested, war)\n", shape);
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (o.selftest) {
 		int rc = or_selftest(stdout);
@@ -616,5 +662,5 @@ int main(int argc, char **argv)
 		       (unsigned long long)(o.first + o.count - 1), now() - t0);
 		return f ? 1 : 0;
 	}
-	return check_mode(&o);
+	return check_mode(&o, shape != NULL);
 }

@@ -92,6 +92,7 @@ typedef struct {
 
 typedef struct {
 	uint64_t seed;
+	int shape;            /* the family that made it (OR_SHAPE_CLASSIC ... OR_SHAPE_WAR) */
 	int nroot, nnode, npart, nfut, nop;
 	or_root_t root[OR_MAXROOT];
 	or_node_t node[OR_MAXNODE];
@@ -112,6 +113,23 @@ enum {
 extern unsigned or_avoid;
 int or_parse_avoid(const char *list, unsigned *mask);  /* "aliased-write,same-field-copy" or "none" */
 const char *or_avoid_str(unsigned mask, char *buf, size_t len);
+/* Shapes: families of programs (README, "Shapes"). MIX and PIECES pick one of the others from
+ * the seed; the rest are concrete. or_generate makes a program of the shape or_shape. */
+enum {
+	OR_SHAPE_MIX,        /* default: half classic, half one of the four coherence-by-pieces families */
+	OR_SHAPE_PIECES,     /* one of alternate, overlap, nested, war */
+	OR_SHAPE_CLASSIC,    /* everything at random (the original generator) */
+	OR_SHAPE_ALTERNATE,  /* many partitions of one field, switching partition at every step */
+	OR_SHAPE_OVERLAP,    /* overlapping box lists that straddle tiles; WAR through misaligned tiles */
+	OR_SHAPE_NESTED,     /* tiles and halos of tiles and of halo subregions, writes to parents, reductions */
+	OR_SHAPE_WAR,        /* one launch reads through halos and writes through tiles, other fields */
+	OR_NSHAPES
+};
+extern int or_shape;
+int or_parse_shape(const char *name, int *shape);
+const char *or_shape_str(int shape);
+/* The concrete shape of seed's program under shape (MIX / PIECES choose by the seed). */
+int or_shape_of(uint64_t seed, int shape);
 void or_generate(uint64_t seed, or_prog_t *p);
 /* Keep only the ops whose original index has keep[id] != 0. */
 void or_filter(or_prog_t *p, const unsigned char *keep);
@@ -128,7 +146,14 @@ const char *or_redop_str(tsr_redop_t op);
 typedef struct {
 	long ops[OP_NKINDS], reduce_aliased, reduce_region_index, write_nested, proj_shift, fut_consumed,
 		halo_parts, box_parts, overlap_box_parts, nested_parts, dropped,
-		fp_reduce, fp_future;  /* fractional float SUM/PROD: REDUCE requirements, index launch futures */
+		fp_reduce, fp_future,  /* fractional float SUM/PROD: REDUCE requirements, index launch futures */
+		switches,              /* index launches on a field whose previous one went through another partition */
+		war_in_launch,         /* launches reading one field through an aliased partition or overlapping
+		                        * region and writing another field of the same root through a disjoint one */
+		straddle_boxes,        /* subregions of aliased box lists that overlap 2 or more subregions of a
+		                        * disjoint partition of the same parent */
+		deep_parts,            /* partitions three levels down, or of a subregion of an aliased partition */
+		shape[OR_NSHAPES];     /* programs per concrete shape */
 } or_stats_t;
 void or_stats_add(or_stats_t *s, const or_prog_t *p);
 extern long or_gen_dropped; /* ops the generator built but the validator refused (a generator bug) */

@@ -364,11 +364,107 @@ static int same_listing(const or_prog_t *a, const or_prog_t *b)
 	return same;
 }
 
+/* A launch whose argument matters: it writes, reduces or returns a future. */
+static int launch_with_effect(const or_op_t *op)
+{
+	int effect = op->fut >= 0;
+	for (int r = 0; r < op->nreq; r++)
+		effect |= op->req[r].kind != RQ_FUTURE && op->req[r].priv != TSR_READ;
+	return (op->kind == OP_LAUNCH || op->kind == OP_INDEX) && effect;
+}
+
+/* The four coherence-by-pieces families: deterministic, valid, never a dropped op, results
+ * independent of the order points run in, sensitive to launch arguments, and each one makes
+ * what it exists for (README, "Shapes"). */
+static void shape_cases(FILE *out)
+{
+	static const struct { int shape; const char *feature; } fam[] = {
+		{OR_SHAPE_ALTERNATE, "index launches on a field through another partition than the one before"},
+		{OR_SHAPE_OVERLAP, "aliased boxes that straddle 2 or more disjoint pieces"},
+		{OR_SHAPE_NESTED, "partitions three levels down or below an aliased partition"},
+		{OR_SHAPE_WAR, "launches reading one field through halos and writing another through tiles"},
+	};
+	int saved = or_shape;
+	or_prog_t *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+	if (!a || !b)
+		abort();
+	for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+		or_shape = fam[k].shape;
+		or_stats_t st;
+		memset(&st, 0, sizeof st);
+		long dropped0 = or_gen_dropped, nops = 0, order_bad = 0, sensitive = 0, perturbed = 0;
+		char why[512], d[700];
+		const uint64_t n = NSEEDS / 5;
+		for (uint64_t seed = 1; seed <= n; seed++) {
+			or_generate(seed, a);
+			or_generate(seed, b);
+			if (!same_listing(a, b) || or_validate(a, why, sizeof why)) {
+				snprintf(d, sizeof d, "shape %s seed %llu: %s", or_shape_str(or_shape), (unsigned long long)seed,
+				         same_listing(a, b) ? why : "two listings differ");
+				check(out, 0, "family programs are deterministic and valid", d);
+				break;
+			}
+			or_stats_add(&st, a);
+			nops += a->nop;
+			or_interp_t s1, s2;
+			uint64_t rs = seed;
+			run_interp(a, &s1, NULL, NULL);
+			run_interp(a, &s2, &rs, NULL);
+			order_bad += !same_results(a, &s1, &s2);
+			or_interp_free(&s2);
+			int launches[OR_MAXOP], nl = 0;
+			for (int i = 0; i < b->nop; i++)
+				if (launch_with_effect(&b->op[i]))
+					launches[nl++] = i;
+			if (nl) {
+				b->op[launches[seed % (uint64_t)nl]].ival += 1;
+				run_interp(b, &s2, NULL, NULL);
+				perturbed++;
+				sensitive += !same_results(a, &s1, &s2);
+				or_interp_free(&s2);
+			}
+			or_interp_free(&s1);
+		}
+		long feature = fam[k].shape == OR_SHAPE_ALTERNATE ? st.switches
+		             : fam[k].shape == OR_SHAPE_OVERLAP ? st.straddle_boxes
+		             : fam[k].shape == OR_SHAPE_NESTED ? st.deep_parts : st.war_in_launch;
+		fprintf(out, "# self-test: shape %s: %llu programs, %ld ops (part+ %ld, index %ld, launch %ld, map %ld, fill %ld); "
+		             "%s: %ld; overlapping box lists %ld, halo-aliased %ld, nested %ld, reduce through aliased %ld; a "
+		             "changed launch argument changed the results in %ld of %ld programs\n",
+		        or_shape_str(or_shape), (unsigned long long)n, nops, st.ops[OP_PART_CREATE], st.ops[OP_INDEX],
+		        st.ops[OP_LAUNCH], st.ops[OP_MAP_READ] + st.ops[OP_MAP_WRITE], st.ops[OP_FILL], fam[k].feature, feature,
+		        st.overlap_box_parts, st.halo_parts, st.nested_parts, st.reduce_aliased, sensitive, perturbed);
+		snprintf(d, sizeof d, "shape %s", or_shape_str(or_shape));
+		check(out, or_gen_dropped == dropped0, "a family never builds an op its validator refuses", d);
+		check(out, order_bad == 0, "family results do not depend on the order points run in", d);
+		check(out, nops >= (long)n * 25, "family programs are long (25 ops or more on average)", d);
+		check(out, feature >= (long)n, "each family makes what it exists for (once per program on average)", d);
+		check(out, sensitive * 10 >= perturbed * 7, "family results depend on the launch arguments (>= 70%)", d);
+	}
+	/* the default and "pieces" choose every family from the seed */
+	or_stats_t mix;
+	memset(&mix, 0, sizeof mix);
+	for (int m = 0; m < 2; m++) {
+		or_shape = m ? OR_SHAPE_PIECES : OR_SHAPE_MIX;
+		for (uint64_t seed = 1; seed <= 400; seed++)
+			mix.shape[or_shape_of(seed, or_shape)]++;
+	}
+	int all = mix.shape[OR_SHAPE_CLASSIC] > 100;
+	for (int sh = OR_SHAPE_ALTERNATE; sh <= OR_SHAPE_WAR; sh++)
+		all &= mix.shape[sh] > 100;
+	check(out, all, "shapes mix and pieces choose classic and every family", NULL);
+	or_shape = saved;
+	free(a);
+	free(b);
+}
+
 int or_selftest(FILE *out)
 {
 	nfail = 0;
 	unsigned avoid = or_avoid;
+	int shape = or_shape;
 	or_avoid = 0;  /* the full generator first; the restricted one at the end */
+	or_shape = OR_SHAPE_CLASSIC;
 	hand_cases(out);
 	invalid_cases(out);
 	or_prog_t *a = malloc(sizeof *a), *b = malloc(sizeof *b);
@@ -409,14 +505,9 @@ int or_selftest(FILE *out)
 		/* change the argument of one launch that writes: the results should change, or the
 		 * comparison would be blind to wrong inputs */
 		int launches[OR_MAXOP], nl = 0;
-		for (int i = 0; i < b->nop; i++) {
-			const or_op_t *op = &b->op[i];
-			int effect = op->fut >= 0;  /* a launch that only reads changes nothing */
-			for (int r = 0; r < op->nreq; r++)
-				effect |= op->req[r].kind != RQ_FUTURE && op->req[r].priv != TSR_READ;
-			if ((op->kind == OP_LAUNCH || op->kind == OP_INDEX) && effect)
+		for (int i = 0; i < b->nop; i++)
+			if (launch_with_effect(&b->op[i]))  /* a launch that only reads changes nothing */
 				launches[nl++] = i;
-		}
 		if (nl) {
 			b->op[launches[seed % (uint64_t)nl]].ival += 1;
 			run_interp(b, &s2, NULL, NULL);
@@ -460,7 +551,23 @@ int or_selftest(FILE *out)
 		}
 	}
 	check(out, or_gen_dropped == dropped1 && nops1 > NSEEDS / 5 * 10, "the generator with --avoid drops no op", NULL);
+	/* the families with every avoidable kind of program avoided */
+	long dropped2 = or_gen_dropped;
+	for (int sh = OR_SHAPE_ALTERNATE; sh <= OR_SHAPE_WAR; sh++) {
+		or_shape = sh;
+		for (uint64_t seed = 1; seed <= NSEEDS / 10; seed++) {
+			or_generate(seed, a);
+			if (or_validate(a, why, sizeof why)) {
+				check(out, 0, "family programs generated with --avoid are valid", why);
+				break;
+			}
+		}
+	}
+	check(out, or_gen_dropped == dropped2, "the families with --avoid drop no op", NULL);
+	or_shape = OR_SHAPE_CLASSIC;
 	or_avoid = avoid;
+	shape_cases(out);
+	or_shape = shape;
 	free(a);
 	free(b);
 	return nfail;

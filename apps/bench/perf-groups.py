@@ -7,9 +7,10 @@ Reads `perf script` of PERF.DATA (recorded with -e cpu-clock, the default withou
 counters, so a sample's period is nanoseconds of CPU time) and prints microseconds per task:
 the submitting (main) thread's time by owner and kind, then each worker's time by step.
 
-A sample's owner is the first frame, from the leaf up, named in OWNERS (so a malloc called by
-starpu_task_create belongs to "StarPU: task create", a box intersection called by tsr__coh_deps to
-"Tessera: dependence analysis"). Its kind is malloc/free when a libc allocator frame lies between
+A sample's owner is the outermost StarPU entry point on its stack (so a malloc called by
+starpu_task_create belongs to "StarPU: task create", unless starpu_task_submit made that task),
+else the innermost Tessera step named in OWNERS (a box intersection called by tsr__coh_deps
+belongs to "Tessera: dependence analysis"). Its kind is malloc/free when a libc allocator frame lies between
 the leaf and the owner, kernel when the leaf is in the kernel (futex wake-ups, page faults),
 code otherwise. NTASKS is the number of tasks the recorded run submitted in all (warm-up and
 repetitions)."""
@@ -28,7 +29,8 @@ TESSERA_GROUPS = {
         "collect_deps", "tsr__coh_deps", "tsr__coh_register", "register_view", "deps_add", "exact_piece",
         "sync_node", "record_writes", "tsr__coh_wrote", "piece_push", "piece_subtract", "collapse",
         "tsr__deps_reset", "pieces_of"],
-    "Tessera: ctx_new (cl_arg)": ["ctx_new"],
+    "Tessera: task and cl_arg allocation (ctx_new, point_task_new)": ["ctx_new", "point_task_new", "ctx_init",
+                                                                      "ctx_size", "task_buffers"],
     "Tessera: task build (buffers, placement)": [
         "tsr__task_new", "count_buffers", "add_buffers", "add_buffer", "share_or_add_buffer", "add_region_buffers",
         "field_buffer", "add_future_buffer", "add_ret_buffer", "place_task", "map_req"],
@@ -37,7 +39,7 @@ TESSERA_GROUPS = {
     "Tessera: submit_point glue": ["submit_points", "submit_point", "submit_task"],
 }
 STARPU_GROUPS = {
-    "StarPU: task create": ["starpu_task_create"],
+    "StarPU: task create": ["starpu_task_create", "starpu_task_init"],
     "StarPU: task_insert argument parsing": ["starpu_task_insert", "_starpu_task_insert_create",
                                              "starpu_task_build", "_starpu_codelet_pack_args"],
     "StarPU: starpu_task_submit": ["starpu_task_submit"],
@@ -87,16 +89,21 @@ def samples(path):
 
 
 def classify_main(frames):
-    """(owner group, kind) of a sample of the submitting thread."""
-    owner = None
-    for i, (name, _) in enumerate(frames):
-        if name in OWNERS and name not in LOOP_NAMES:
-            owner = OWNERS[name]
-            break
-    else:
-        i = len(frames)
-        if any(name in LOOP_NAMES for name, _ in frames):
-            owner = "benchmark loop"
+    """(owner group, kind) of a sample of the submitting thread. A StarPU entry point owns all
+    below it, the outermost one when they nest (starpu_task_submit creating its own sync tasks);
+    otherwise the innermost Tessera step does."""
+    starpu_names = {name for names in STARPU_GROUPS.values() for name in names}
+    owner, i = None, len(frames)
+    for j, (name, _) in enumerate(frames):
+        if name in starpu_names:
+            owner, i = OWNERS[name], j
+    if owner is None:
+        for j, (name, _) in enumerate(frames):
+            if name in OWNERS and name not in LOOP_NAMES:
+                owner, i = OWNERS[name], j
+                break
+    if owner is None and any(name in LOOP_NAMES for name, _ in frames):
+        owner = "benchmark loop"
     if owner is None:
         owner = "outside the measured loops (start, setup, teardown)"
     below = frames[:i]

@@ -7,8 +7,9 @@ Reads `perf script` of PERF.DATA (recorded with -e cpu-clock, the default withou
 counters, so a sample's period is nanoseconds of CPU time) and prints microseconds per task:
 the submitting (main) thread's time by owner and kind, then each worker's time by step.
 
-A sample's owner is the outermost StarPU entry point on its stack (so a malloc called by
-starpu_task_create belongs to "StarPU: task create", unless starpu_task_submit made that task),
+A sample's owner is the outermost starpu_task_create or starpu_task_submit on its stack (so a
+malloc called by starpu_task_create belongs to "StarPU: task create", unless starpu_task_submit
+made that task; starpu_task_insert owns only its own argument parsing),
 else the innermost Tessera step named in OWNERS (a box intersection called by tsr__coh_deps
 belongs to "Tessera: dependence analysis"). Its kind is malloc/free when a libc allocator frame lies between
 the leaf and the owner, kernel when the leaf is in the kernel (futex wake-ups, page faults),
@@ -59,6 +60,13 @@ ALLOC = {"malloc", "free", "calloc", "realloc", "_int_malloc", "_int_free", "_in
          "sysmalloc", "malloc_consolidate", "__libc_calloc", "__GI___libc_malloc", "__GI___libc_free",
          "__libc_malloc", "__libc_free", "tcache_get", "tcache_put", "__brk", "__GI___libc_realloc"}
 
+# inside starpu_task_submit (StarPU 1.3's steps; the first that a sample's stack names)
+SUBMIT_STEPS = [
+    ("job creation", ["_starpu_job_create", "_starpu_get_job_associated_to_task_slow"]),
+    ("implicit data dependencies", ["_starpu_detect_implicit_data_deps"]),
+    ("dependence enforcement, scheduler push", ["_starpu_submit_job", "_starpu_enforce_deps_and_schedule"]),
+]
+
 WORKER_STEPS = [
     ("task body", ["raw_body", "tsr_body", "run_variant"]),
     ("termination: notify successors, destroy", ["_starpu_handle_job_termination"]),
@@ -70,7 +78,7 @@ WORKER_STEPS = [
 
 def samples(path):
     """(tid, comm, period_ns, frames leaf first) per sample."""
-    out = subprocess.run(["perf", "script", "-i", path, "-F", "comm,tid,period,ip,sym", "--inline"],
+    out = subprocess.run(["perf", "script", "-i", path, "-F", "comm,tid,period,ip,sym,dso", "--inline"],
                          capture_output=True, text=True, check=True).stdout
     for block in out.split("\n\n"):
         lines = block.strip("\n").split("\n")
@@ -92,11 +100,18 @@ def classify_main(frames):
     """(owner group, kind) of a sample of the submitting thread. A StarPU entry point owns all
     below it, the outermost one when they nest (starpu_task_submit creating its own sync tasks);
     otherwise the innermost Tessera step does."""
-    starpu_names = {name for names in STARPU_GROUPS.values() for name in names}
     owner, i = None, len(frames)
+    # starpu_task_insert only wraps task create and submit: those own what they do inside it
+    for group in ("StarPU: task create", "StarPU: starpu_task_submit", "StarPU: task_insert argument parsing"):
+        for j, (name, _) in enumerate(frames):
+            if name in STARPU_GROUPS[group] and (owner is None or OWNERS[frames[i][0]] == group):
+                owner, i = group, j
+        if owner is not None:
+            break
+    # a task made by starpu_task_submit itself belongs to the submission
     for j, (name, _) in enumerate(frames):
-        if name in starpu_names:
-            owner, i = OWNERS[name], j
+        if name in STARPU_GROUPS["StarPU: starpu_task_submit"] and j > i:
+            owner, i = "StarPU: starpu_task_submit", j
     if owner is None:
         for j, (name, _) in enumerate(frames):
             if name in OWNERS and name not in LOOP_NAMES:
@@ -114,8 +129,8 @@ def classify_main(frames):
     return owner, "code"
 
 
-def classify_worker(frames):
-    for step, names in WORKER_STEPS:
+def classify_steps(steps, frames):
+    for step, names in steps:
         if any(name in names for name, _ in frames):
             return step
     return "other"
@@ -129,15 +144,18 @@ def main():
     main_tid = None
     by_owner = collections.defaultdict(lambda: collections.Counter())
     workers = collections.defaultdict(collections.Counter)
+    submit_steps = collections.Counter()
     for tid, comm, period, frames in samples(sys.argv[1]):
         names = {name for name, _ in frames}
         if "main" in names or "_start" in names:
             main_tid = tid
         if comm.startswith("CPU "):
-            workers[comm][classify_worker(frames)] += period
+            workers[comm][classify_steps(WORKER_STEPS, frames)] += period
         else:
             owner, kind = classify_main(frames)
             by_owner[owner][kind] += period
+            if owner == "StarPU: starpu_task_submit":
+                submit_steps[classify_steps(SUBMIT_STEPS, frames)] += period
     us = lambda ns: ns / 1e3 / ntasks
     kinds = ["code", "malloc/free", "kernel"]
     print(f"# submitting thread (tid {main_tid}), us per task over {ntasks} tasks")
@@ -158,6 +176,8 @@ def main():
     tessera = sum(sum(by_owner[o].values()) for o in TESSERA_GROUPS if o in by_owner)
     starpu = sum(sum(by_owner[o].values()) for o in STARPU_GROUPS if o in by_owner)
     print(f"# Tessera's own steps {us(tessera):.2f} us/task, StarPU's submission {us(starpu):.2f} us/task")
+    parts = ", ".join(f"{step} {us(ns):.2f}" for step, ns in submit_steps.most_common())
+    print(f"# inside starpu_task_submit: {parts}")
     for w in sorted(workers):
         c = workers[w]
         parts = ", ".join(f"{step} {us(ns):.2f}" for step, ns in c.most_common())

@@ -96,27 +96,32 @@ def samples(path):
         yield tid, comm, period, frames
 
 
-def classify_main(frames):
-    """(owner group, kind) of a sample of the submitting thread. A StarPU entry point owns all
-    below it, the outermost one when they nest (starpu_task_submit creating its own sync tasks);
-    otherwise the innermost Tessera step does."""
-    owner, i = None, len(frames)
-    # starpu_task_insert only wraps task create and submit: those own what they do inside it
-    for group in ("StarPU: task create", "StarPU: starpu_task_submit", "StarPU: task_insert argument parsing"):
-        for j, (name, _) in enumerate(frames):
-            if name in STARPU_GROUPS[group] and (owner is None or OWNERS[frames[i][0]] == group):
-                owner, i = group, j
-        if owner is not None:
-            break
-    # a task made by starpu_task_submit itself belongs to the submission
+def starpu_owner(frames):
+    """The StarPU step a sample lies in and the index of its outermost frame, or (None, None).
+    starpu_task_submit first (it owns the tasks it creates itself), then task create; the
+    starpu_task_insert wrapper owns only what neither does (its argument parsing)."""
+    for group in ("StarPU: starpu_task_submit", "StarPU: task create", "StarPU: task_insert argument parsing"):
+        at = [j for j, (name, _) in enumerate(frames) if name in STARPU_GROUPS[group]]
+        if at:
+            return group, max(at)
+    return None, None
+
+
+def tessera_owner(frames):
+    """The innermost Tessera step a sample lies in and its frame index, or (None, None)."""
     for j, (name, _) in enumerate(frames):
-        if name in STARPU_GROUPS["StarPU: starpu_task_submit"] and j > i:
-            owner, i = "StarPU: starpu_task_submit", j
+        if name in OWNERS and name not in LOOP_NAMES:
+            return OWNERS[name], j
+    return None, None
+
+
+def classify_main(frames):
+    """(owner group, kind) of a sample of the submitting thread."""
+    owner, i = starpu_owner(frames)
     if owner is None:
-        for j, (name, _) in enumerate(frames):
-            if name in OWNERS and name not in LOOP_NAMES:
-                owner, i = OWNERS[name], j
-                break
+        owner, i = tessera_owner(frames)
+    if i is None:
+        i = len(frames)
     if owner is None and any(name in LOOP_NAMES for name, _ in frames):
         owner = "benchmark loop"
     if owner is None:

@@ -40,9 +40,11 @@ struct tsr_piece {
 struct tsr_pieces {
 	struct tsr_piece *v;
 	int n, cap;
+	uint64_t geom;                        /* generation of the pieces' boxes (nodes cache overlaps by it) */
 };
 
 static uint64_t write_seq;               /* counts writes; only syncs compare it */
+static uint64_t geom_seq;                /* counts changes of any field's piece boxes; never reset */
 static int separate_tokens;              /* void tokens and syncs: several memory nodes, or asked for */
 
 /* ------------------------------------------------------------------ handles and tokens */
@@ -177,11 +179,22 @@ int tsr__coh_root_init(struct tsr_node *root)
 	root->pieces = calloc(1, sizeof *root->pieces);
 	if (!root->pieces)
 		return TSR_ENOMEM;
+	root->pieces->geom = ++geom_seq;
 	return piece_push(root->pieces, root->region->bounds, root, 0);
+}
+
+/* n's cache of the pieces it overlaps. */
+static void overlaps_free(struct tsr_node *n)
+{
+	free(n->ovl);
+	n->ovl = NULL;
+	n->novl = n->capovl = 0;
+	n->ovl_geom = 0;
 }
 
 void tsr__coh_root_free(struct tsr_node *root)
 {
+	overlaps_free(root);
 	if (!root->pieces)
 		return;
 	free(root->pieces->v);
@@ -235,6 +248,33 @@ static struct tsr_piece *exact_piece(struct tsr_node *n, struct tsr_pieces *ps)
 	if (n->piece_hint >= 0 && n->piece_hint < ps->n && box_equal(&ps->v[n->piece_hint].box, &n->region->bounds))
 		return &ps->v[n->piece_hint];
 	return NULL;
+}
+
+/* The indices of the pieces that overlap n's box, cached on n while the field's piece boxes stay
+ * the same (writes through the same tiles change only writers): a read through a halo tile then
+ * looks at the few pieces it overlaps instead of scanning all of them. */
+static int overlaps(struct tsr_node *n, struct tsr_pieces *ps)
+{
+	if (n->ovl_geom == ps->geom)
+		return TSR_OK;
+	n->novl = 0;
+	for (int i = 0; i < ps->n; i++) {
+		if (!tsr__box_overlap(ps->v[i].box, n->region->bounds))
+			continue;
+		if (n->novl == n->capovl) {
+			int ncap = n->capovl ? 2 * n->capovl : 4;
+			int *nv = realloc(n->ovl, (size_t)ncap * sizeof *nv);
+			if (!nv)
+				return TSR_ENOMEM;
+			n->ovl = nv;
+			n->capovl = ncap;
+		}
+		n->ovl[n->novl++] = i;
+		if (box_equal(&ps->v[i].box, &n->region->bounds))
+			n->piece_hint = i;
+	}
+	n->ovl_geom = ps->geom;
+	return TSR_OK;
 }
 
 /* ------------------------------------------------------------------ syncs (several memory nodes) */
@@ -301,9 +341,12 @@ static struct tsr_deps scratch;          /* sync and retire lists (one host thre
 static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 {
 	tsr__deps_reset(&scratch);
-	for (int i = 0; i < ps->n; i++) {
-		struct tsr_piece *p = &ps->v[i];
-		if (p->writer != n && p->wseq > n->synced && tsr__box_overlap(p->box, n->region->bounds))
+	if (overlaps(n, ps))
+		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
+		                n->region->name);
+	for (int j = 0; j < n->novl; j++) {
+		struct tsr_piece *p = &ps->v[n->ovl[j]];
+		if (p->writer != n && p->wseq > n->synced)
 			if (deps_add(&scratch, p->writer->h, STARPU_R))
 				return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
 				                n->region->name);
@@ -338,12 +381,10 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 			return deps_add(d, token(ex->writer), m) ? TSR_ENOMEM : TSR_OK;
 		return TSR_OK;
 	}
-	for (int i = 0; i < ps->n; i++) {
-		struct tsr_piece *p = &ps->v[i];
-		if (!tsr__box_overlap(p->box, n->region->bounds))
-			continue;
-		if (box_equal(&p->box, &n->region->bounds))
-			n->piece_hint = i;
+	if (overlaps(n, ps))
+		return TSR_ENOMEM;
+	for (int j = 0; j < n->novl; j++) {
+		struct tsr_piece *p = &ps->v[n->ovl[j]];
 		/* on one memory node n's own handle (the task's data buffer) orders n's accesses */
 		if (p->writer == n && !n->tok)
 			continue;
@@ -371,6 +412,7 @@ static int collapse(struct tsr_node *root)
 	if (rc)
 		return rc;
 	ps->n = 0;
+	ps->geom = ++geom_seq;
 	root->synced = ++write_seq;
 	return piece_push(ps, root->region->bounds, root, root->synced);
 }
@@ -389,6 +431,7 @@ int tsr__coh_wrote(struct tsr_node *n)
 	/* rebuild: pieces outside n's box stay, those inside go, those across are cut */
 	const tsr_box_t *s = &n->region->bounds;
 	int old = ps->n;
+	ps->geom = ++geom_seq;
 	for (int i = 0; i < old; i++) {
 		struct tsr_piece p = ps->v[i];
 		if (!tsr__box_overlap(p.box, *s)) {
@@ -476,6 +519,7 @@ int tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n
 /* Unregister n's handles once every task using them is done (subregions: the memory is the root's). */
 void tsr__coh_unregister(struct tsr_node *n)
 {
+	overlaps_free(n);
 	if (n->h)
 		starpu_data_unregister_submit(n->h);
 	if (n->tok)

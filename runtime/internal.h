@@ -114,6 +114,8 @@ struct tsr_node {
 	struct tsr_partition *part;           /* partition that holds this subregion; NULL at the root */
 	struct tsr_pieces *pieces;            /* root only: the field's pieces and their last writers */
 	int piece_hint;                       /* index of the piece that is exactly this node's box, if any */
+	int *ovl, novl, capovl;               /* indices of the pieces that overlap this node's box ... */
+	uint64_t ovl_geom;                    /* ... while the field's pieces are those of this generation */
 	uint64_t synced;                      /* several memory nodes: writes this node's home copy includes */
 	int redop_set;                        /* reduction methods installed on h (0: none) */
 	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */

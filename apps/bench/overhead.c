@@ -1,11 +1,13 @@
 /* overhead: per-task cost of Tessera against raw StarPU (starpu_task_insert) on the same graphs of
- * empty tasks, in one run, on the same workers: no data, one RW handle per chain, and a 1-D
- * three-point stencil of width W (task (t,i): RW on i, R on i-1 and i+1). Medians of repetitions. */
+ * empty tasks, in one run, on the same workers: no data, one RW handle per chain, a 1-D
+ * three-point stencil of width W (task (t,i): RW on i, R on i-1 and i+1), and the halo program
+ * (step t writes tile i of one field and reads halo tile i of the other). Medians of repetitions. */
 #include "config.h"
 
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <starpu.h>
@@ -13,8 +15,14 @@
 
 #include "app_util.h"
 
-enum pattern { P_NODATA, P_RW, P_STENCIL, NPATTERNS };
-static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil"};
+enum pattern { P_NODATA, P_RW, P_STENCIL, P_HALO, NPATTERNS };
+static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil", "halo"};
+
+/* Which side runs: both (the ratio), or one alone (a profile of one submitting thread). */
+enum side { SIDE_BOTH, SIDE_RAW, SIDE_TESSERA };
+
+/* halo: elements per tile (the halo is one element on each side) */
+#define HALO_TILE 4
 
 struct opts {
 	long ntasks;
@@ -23,10 +31,22 @@ struct opts {
 	const char *sched;
 	int ncpu;
 	int only;           /* -1: all patterns */
+	enum side side;
 };
 
 /* Both systems count the tasks they ran, so a run that skipped tasks is caught (same cost). */
 static atomic_long ran;
+
+/* CPU seconds the submitting thread spent in the last run's submission loop (before the wait):
+ * what submission costs, whatever share of a core the loaded machine gave the thread. */
+static double submit_cpu;
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* ------------------------------------------------------------------ raw StarPU */
 static void raw_body(void *buffers[], void *cl_arg)
@@ -54,6 +74,7 @@ static double run_raw(enum pattern p, long ntasks, int w)
 		starpu_variable_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i], sizeof vals[i]);
 	atomic_store(&ran, 0);
 	double t0 = app_now();
+	double c0 = thread_cpu();
 	for (long k = 0; k < ntasks; k++) {
 		int i = (int)(k % w), rc;
 		if (p == P_NODATA)
@@ -73,9 +94,49 @@ static double run_raw(enum pattern p, long ntasks, int w)
 			exit(1);
 		}
 	}
+	submit_cpu = thread_cpu() - c0;
 	starpu_task_wait_for_all();
 	double dt = app_now() - t0;
 	for (int i = 0; i < w && p != P_NODATA; i++)
+		starpu_data_unregister(h[i]);
+	free(h);
+	free(vals);
+	return dt;
+}
+
+/* halo, raw: one handle per tile and field (h[f * w + i]); task (t, i) is read-write on tile i of
+ * field (t+1) mod 2 and reads tiles i-1, i, i+1 of field t mod 2, the handles a StarPU programmer
+ * lists by hand for a halo. ntasks is a whole number of steps of w tasks. */
+static double run_raw_halo(long ntasks, int w)
+{
+	starpu_data_handle_t *h = calloc(2 * w, sizeof *h);
+	double *vals = calloc(2 * w * HALO_TILE, sizeof *vals);
+	for (int i = 0; i < 2 * w; i++)
+		starpu_vector_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i * HALO_TILE], HALO_TILE, sizeof *vals);
+	atomic_store(&ran, 0);
+	double t0 = app_now();
+	double c0 = thread_cpu();
+	for (long k = 0; k < ntasks; k++) {
+		long t = k / w;
+		int i = (int)(k % w);
+		starpu_data_handle_t *out = &h[((t + 1) % 2) * w];
+		starpu_data_handle_t *in = &h[(t % 2) * w];
+		struct starpu_data_descr d[4];
+		int n = 0;
+		d[n++] = (struct starpu_data_descr){out[i], STARPU_RW};
+		for (int j = i - 1; j <= i + 1; j++)
+			if (j >= 0 && j < w)
+				d[n++] = (struct starpu_data_descr){in[j], STARPU_R};
+		int rc = starpu_task_insert(&raw_cl, STARPU_DATA_MODE_ARRAY, d, n, 0);
+		if (rc) {
+			fprintf(stderr, "overhead: starpu_task_insert failed (%d)\n", rc);
+			exit(1);
+		}
+	}
+	submit_cpu = thread_cpu() - c0;
+	starpu_task_wait_for_all();
+	double dt = app_now() - t0;
+	for (int i = 0; i < 2 * w; i++)
 		starpu_data_unregister(h[i]);
 	free(h);
 	free(vals);
@@ -130,6 +191,7 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	}
 	atomic_store(&ran, 0);
 	double t0 = app_now();
+	double c0 = thread_cpu();
 	for (long k = 0; k < ntasks; k++) {
 		int i = (int)(k % w);
 		const tsr_reqs_t none = {0, NULL};
@@ -138,6 +200,7 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 		if (rc)
 			die("tsr_run", rc);
 	}
+	submit_cpu = thread_cpu() - c0;
 	if ((rc = tsr_fence()))
 		die("tsr_fence", rc);
 	double dt = app_now() - t0;
@@ -146,6 +209,52 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	free(reqs);
 	free(nreqs);
 	return dt;
+}
+
+/* halo, Tessera: the natural program. Two fields of a region of w tiles; each step is one index
+ * launch over the tiles that writes field (t+1) mod 2 through the tiles and reads field t mod 2
+ * through the halo tiles (an aliased partition: tile i widened by one element each side). */
+static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
+{
+	tsr_fspace_t fs;
+	tsr_field_t f[2];
+	tsr_region_t r;
+	tsr_partition_t tiles, halo;
+	const tsr_box_t bounds = tsr_box1(0, (int64_t)w * HALO_TILE - 1);
+	const int64_t width[3] = {1, 0, 0};
+	int rc;
+	if ((rc = tsr_fspace_create(&fs)) || (rc = tsr_fspace_add(fs, "u0", TSR_F64, 0, &f[0])) ||
+	    (rc = tsr_fspace_add(fs, "u1", TSR_F64, 0, &f[1])) || (rc = tsr_region_create("grid", bounds, fs, &r)) ||
+	    (rc = tsr_partition_tiles(r, tsr_box1(0, w - 1), "tiles", &tiles)) ||
+	    (rc = tsr_partition_tiles_halo(r, bounds, tsr_box1(0, w - 1), width, "halo", &halo)))
+		die("setup", rc);
+	atomic_store(&ran, 0);
+	double t0 = app_now();
+	double c0 = thread_cpu();
+	for (long t = 0; t < ntasks / w; t++) {
+		tsr_req_t reqs[2] = {
+			tsr_req_part(tiles, TSR_READ_WRITE, 1, &f[(t + 1) % 2]),
+			tsr_req_part(halo, TSR_READ, 1, &f[t % 2]),
+		};
+		rc = tsr_run(task, &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
+		if (rc)
+			die("tsr_run", rc);
+	}
+	submit_cpu = thread_cpu() - c0;
+	if ((rc = tsr_fence()))
+		die("tsr_fence", rc);
+	double dt = app_now() - t0;
+	if ((rc = tsr_region_destroy(r)) || (rc = tsr_fspace_destroy(fs)))
+		die("teardown", rc);
+	return dt;
+}
+
+/* One repetition of one side; seconds. */
+static double run_side(enum side side, enum pattern p, long ntasks, int w, tsr_task_t task)
+{
+	if (side == SIDE_RAW)
+		return p == P_HALO ? run_raw_halo(ntasks, w) : run_raw(p, ntasks, w);
+	return p == P_HALO ? run_tessera_halo(ntasks, w, task) : run_tessera(p, ntasks, w, task);
 }
 
 /* ------------------------------------------------------------------ driver */
@@ -162,6 +271,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: overhead [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N] [--pattern P]\n"
+	        "                [--only raw|tessera]\n"
 	        "Submits the same graph of empty tasks through raw StarPU (starpu_task_insert) and through\n"
 	        "Tessera (tsr_run) in one run and prints microseconds per task (submission to completion),\n"
 	        "the median of R repetitions, and the ratio Tessera/raw.\n"
@@ -170,12 +280,14 @@ static void usage(FILE *out)
 	        "  --width W     chains / stencil width (default: number of workers)\n"
 	        "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
 	        "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
-	        "  --pattern P   nodata, rw-chains or stencil (default: all three)\n");
+	        "  --pattern P   nodata, rw-chains, stencil or halo (default: all four); halo runs whole\n"
+	        "                steps of W tasks (N rounded down to a multiple of W)\n"
+	        "  --only S      run only raw or only tessera (to profile one submitting thread alone)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){50000, 5, 0, NULL, -1, -1};
+	*o = (struct opts){50000, 5, 0, NULL, -1, -1, SIDE_BOTH};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -211,6 +323,12 @@ static int parse(int argc, char **argv, struct opts *o)
 				fprintf(stderr, "overhead: unknown pattern '%s'\n", v);
 				return -1;
 			}
+		} else if (!strcmp(a, "--only")) {
+			if (strcmp(v, "raw") && strcmp(v, "tessera")) {
+				fprintf(stderr, "overhead: --only takes raw or tessera, not '%s'\n", v);
+				return -1;
+			}
+			o->side = strcmp(v, "raw") ? SIDE_TESSERA : SIDE_RAW;
 		} else {
 			usage(stderr);
 			return -1;
@@ -234,35 +352,57 @@ int main(int argc, char **argv)
 		die("tsr_task_register", rc);
 	printf("# overhead: %ld tasks x %d reps, width %d, policy %s, %d CPU workers; us/task, median\n", o.ntasks, o.reps,
 	       w, tsr_sched_name(), tsr_ncpu_workers());
-	printf("%-10s %10s %10s %8s\n", "pattern", "raw", "tessera", "ratio");
+	printf("# wall: first submission to last completion; cpu: the submitting thread's CPU time in the\n"
+	       "# submission loop (robust to a loaded machine)\n");
+	printf("%-10s %10s %10s %8s %10s %10s %8s\n", "pattern", "raw", "tessera", "ratio", "raw-cpu", "tsr-cpu", "ratio");
 	double *raw = calloc(o.reps, sizeof *raw), *tes = calloc(o.reps, sizeof *tes);
+	double *rawc = calloc(o.reps, sizeof *rawc), *tesc = calloc(o.reps, sizeof *tesc);
+	int run_raw_side = o.side != SIDE_TESSERA, run_tes_side = o.side != SIDE_RAW;
 	for (int p = 0; p < NPATTERNS; p++) {
 		if (o.only >= 0 && p != o.only)
 			continue;
+		/* halo submits whole steps of w tasks */
+		long n = p == P_HALO ? (o.ntasks / w > 0 ? o.ntasks / w : 1) * w : o.ntasks;
 		/* warm-up: perf models loaded, plans opened, allocator primed */
-		long warm = o.ntasks / 10 > 1000 ? o.ntasks / 10 : o.ntasks;
-		run_raw(p, warm, w);
-		run_tessera(p, warm, w, task);
+		long warm = n / 10 > 1000 ? n / 10 : n;
+		if (p == P_HALO)
+			warm = (warm / w > 0 ? warm / w : 1) * w;
+		if (run_raw_side)
+			run_side(SIDE_RAW, p, warm, w, task);
+		if (run_tes_side)
+			run_side(SIDE_TESSERA, p, warm, w, task);
 		for (int k = 0; k < o.reps; k++) {
 			/* alternate which goes first so drifting machine load hits both alike */
-			if (k % 2) {
-				tes[k] = run_tessera(p, o.ntasks, w, task) * 1e6 / o.ntasks;
-				check_ran("tessera", p, o.ntasks);
-				raw[k] = run_raw(p, o.ntasks, w) * 1e6 / o.ntasks;
-				check_ran("raw", p, o.ntasks);
-			} else {
-				raw[k] = run_raw(p, o.ntasks, w) * 1e6 / o.ntasks;
-				check_ran("raw", p, o.ntasks);
-				tes[k] = run_tessera(p, o.ntasks, w, task) * 1e6 / o.ntasks;
-				check_ran("tessera", p, o.ntasks);
+			for (int j = 0; j < 2; j++) {
+				int tessera_now = (j == 0) == (k % 2 == 1);
+				if (tessera_now && run_tes_side) {
+					tes[k] = run_side(SIDE_TESSERA, p, n, w, task) * 1e6 / n;
+					tesc[k] = submit_cpu * 1e6 / n;
+					check_ran("tessera", p, n);
+				} else if (!tessera_now && run_raw_side) {
+					raw[k] = run_side(SIDE_RAW, p, n, w, task) * 1e6 / n;
+					rawc[k] = submit_cpu * 1e6 / n;
+					check_ran("raw", p, n);
+				}
 			}
 		}
-		double mr = app_median(raw, o.reps), mt = app_median(tes, o.reps);
-		printf("%-10s %10.2f %10.2f %8.2f\n", pattern_name[p], mr, mt, mt / mr);
+		if (o.side == SIDE_BOTH) {
+			double mr = app_median(raw, o.reps), mt = app_median(tes, o.reps);
+			double mrc = app_median(rawc, o.reps), mtc = app_median(tesc, o.reps);
+			printf("%-10s %10.2f %10.2f %8.2f %10.2f %10.2f %8.2f\n", pattern_name[p], mr, mt, mt / mr, mrc, mtc, mtc / mrc);
+		} else if (o.side == SIDE_RAW) {
+			printf("%-10s %10.2f %10s %8s %10.2f %10s %8s\n", pattern_name[p], app_median(raw, o.reps), "-", "-",
+			       app_median(rawc, o.reps), "-", "-");
+		} else {
+			printf("%-10s %10s %10.2f %8s %10s %10.2f %8s\n", pattern_name[p], "-", app_median(tes, o.reps), "-", "-",
+			       app_median(tesc, o.reps), "-");
+		}
 		fflush(stdout);
 	}
 	free(raw);
 	free(tes);
+	free(rawc);
+	free(tesc);
 	rc = tsr_finalize();
 	if (rc)
 		die("tsr_finalize", rc);

@@ -1,6 +1,8 @@
 /* test_coherence.c: one field used through several partitions in turn (write through disjoint
  * tiles, read through aliased halo tiles, write the whole region, nested partitions): every
  * result must equal running the same steps sequentially, which a plain C model does here. */
+#include <unistd.h>
+
 #include "tsr_test.h"
 
 #define N 24
@@ -446,6 +448,64 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 }
 END_TEST
 
+/* slow_bump: bump, 20 ms late, so that a reader that does not wait for it reads the old values. */
+static void slow_bump(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	usleep(20000);
+	bump(ctx, args, arglen);
+}
+
+/* A halo tile caches the pieces it overlaps (coherence.c): a write through tiles whose edges do
+ * not line up with the pieces changes them, so the next read through the halo must find the new
+ * pieces; and a write through the same tiles again changes only their writers, whom the read
+ * through the cache must wait for. */
+START_TEST(halo_read_after_the_pieces_change)
+{
+	struct world w;
+	world_init(&w);
+	tsr_task_t slow;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_bump", .cpu = slow_bump}, &slow));
+	tsr_partition_t four, three, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "four", &four));
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "three", &three));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	const int64_t bounds[2] = {0, N - 1};
+	double base = 1.0;
+	tsr_req_t qw = tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.u));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	for (int i = 0; i < N; i++)
+		w.mu[i] = i + base;
+	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.v))};
+	tsr_req_t qb = tsr_req_part(three, TSR_READ_WRITE, TSR_FIELDS(w.u));
+	tsr_future_t sums[4];
+	double want_sum[4];
+	for (int round = 0; round < 4; round++) {
+		/* no host access in between: only the analysis orders the halo read after the bumps */
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds, TSR_SUM, &sums[round]));
+		model_stencil(&w, 0, N - 1);
+		want_sum[round] = 0;
+		for (int c = 0; c < 4; c++)
+			for (int i = 6 * c - 1; i <= 6 * c + 6; i++)
+				if (i >= 0 && i < N)
+					want_sum[round] += w.mu[i];
+		if (round == 3)
+			break;
+		CK_TSR(tsr_index_launch(slow, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE, NULL));
+		for (int i = 0; i < N; i++)
+			w.mu[i] += 1.0 + i / 8;
+	}
+	check_model(&w, "halo reads between writes through three tiles");
+	for (int round = 0; round < 4; round++) {
+		double sum;
+		CK_TSR(tsr_future_wait(sums[round], &sum, sizeof sum));
+		ck_assert_msg(sum == want_sum[round], "round %d: the halo tiles read %g, sequential %g (%s)", round, sum,
+		              want_sum[round], round == 1 ? "after the pieces changed" : "through cached pieces");
+		CK_TSR(tsr_future_destroy(sums[round]));
+	}
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("coherence");
@@ -457,6 +517,7 @@ int main(void)
 	tcase_add_test(tc, stencil_2d_tiles_halo_whole);
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
 	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
+	tcase_add_test(tc, halo_read_after_the_pieces_change);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

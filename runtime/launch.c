@@ -4,7 +4,6 @@
  * point's requirement records and the by-value arguments (one allocation per point). Reductions
  * that need private buffers, fold tasks or partial values ask fold.c for them. */
 #include <pthread.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,14 +268,13 @@ static int record_writes(const struct point_launch *p)
 }
 
 /* The point's cl_arg: its context, the requirement records, then a copy of the by-value
- * arguments, filled in at ctx (point_task_new sizes it). */
-static size_t ctx_size(const struct point_launch *p, size_t arglen)
+ * arguments, in one allocation that StarPU frees with the task. NULL when out of memory. */
+static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, size_t arglen, size_t *size)
 {
-	return sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) + arglen;
-}
-
-static void ctx_init(struct tsr_ctx *ctx, const struct point_launch *p, const void *args, size_t arglen)
-{
+	size_t sz = sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) + arglen;
+	struct tsr_ctx *ctx = malloc(sz);
+	if (!ctx)
+		return NULL;
 	memset(ctx, 0, sizeof *ctx);
 	ctx->task = p->t;
 	ctx->dag_id = -1;
@@ -289,22 +287,13 @@ static void ctx_init(struct tsr_ctx *ctx, const struct point_launch *p, const vo
 	if (arglen)
 		memcpy(ctx->args, args, arglen);
 	ctx->ret_buf = -1;
+	*size = sz;
+	return ctx;
 }
 
-/* Room for nbuf buffers (StarPU's dynamic arrays beyond STARPU_NMAXBUFS); 0, or -1 when out of
- * memory (the caller destroys the task, which frees what was allocated). */
-static int task_buffers(struct starpu_task *task, int nbuf)
-{
-	task->nbuffers = nbuf;
-	if (nbuf <= STARPU_NMAXBUFS)
-		return 0;
-	task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
-	task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
-	return task->dyn_handles && task->dyn_modes ? 0 : -1;
-}
-
-/* A task of codelet cl that owns arg (freed with it) and has room for nbuf buffers. NULL when out
- * of memory, arg then freed. Fold tasks (fold.c) are made here. */
+/* A task of codelet cl that owns arg (freed with it) and has room for nbuf buffers (StarPU's
+ * dynamic arrays beyond STARPU_NMAXBUFS). NULL when out of memory, arg then freed. Point tasks
+ * and fold tasks (fold.c) are made here. */
 struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf)
 {
 	struct starpu_task *task = arg ? starpu_task_create() : NULL;
@@ -316,41 +305,15 @@ struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t a
 	task->cl_arg = arg;
 	task->cl_arg_size = arg_size;
 	task->cl_arg_free = 1;
-	if (task_buffers(task, nbuf)) {
-		task->destroy = 0;
-		starpu_task_destroy(task);   /* frees arg (cl_arg_free) and the dynamic arrays */
-		return NULL;
-	}
-	return task;
-}
-
-/* Where a point task's context starts in its block: after the task, suitably aligned. */
-#define CTX_OFFSET ((sizeof(struct starpu_task) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t))
-
-/* A point's task and its context in one allocation: a task per point is on the submitting
- * thread's critical path, and each malloc there costs as much as 0.5-0.7 us because the blocks are
- * freed by the workers (apps/bench/README.md, "Where a task's microseconds go"). This is
- * starpu_task_create with a larger block: StarPU frees a task it destroys with free(task), which
- * frees the context with it (cl_arg_free stays 0). NULL when out of memory. */
-static struct starpu_task *point_task_new(const struct point_launch *p, const void *args, size_t arglen, int nbuf,
-                                          struct tsr_ctx **ctx)
-{
-	size_t size = ctx_size(p, arglen);
-	char *block = malloc(CTX_OFFSET + size);
-	if (!block)
-		return NULL;
-	struct starpu_task *task = (struct starpu_task *)block;
-	starpu_task_init(task);
-	task->destroy = 1;   /* as starpu_task_create: StarPU frees the block once the task is done */
-	*ctx = (struct tsr_ctx *)(block + CTX_OFFSET);
-	ctx_init(*ctx, p, args, arglen);
-	task->cl = &p->t->cl;
-	task->cl_arg = *ctx;
-	task->cl_arg_size = size;
-	if (task_buffers(task, nbuf)) {
-		task->destroy = 0;
-		starpu_task_destroy(task);   /* frees the dynamic arrays and the block */
-		return NULL;
+	task->nbuffers = nbuf;
+	if (nbuf > STARPU_NMAXBUFS) {
+		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
+		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
+		if (!task->dyn_handles || !task->dyn_modes) {
+			task->destroy = 0;
+			starpu_task_destroy(task);   /* frees arg (cl_arg_free) and the dynamic arrays */
+			return NULL;
+		}
 	}
 	return task;
 }
@@ -516,8 +479,9 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	if (rc)
 		return rc;
 	int nbuf = count_buffers(p, ret, &point_deps);
-	struct tsr_ctx *ctx = NULL;
-	struct starpu_task *task = point_task_new(p, args, arglen, nbuf, &ctx);
+	size_t ctx_size = 0;
+	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
+	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 	struct task_build tb = {task, 0, 0};

@@ -105,6 +105,28 @@ static const char *input_projected(tsr_ctx_t *ctx, int k, long x, long t, long d
 	return (const char *)tile.ptr;
 }
 
+/* The addresses of point x's inputs, in the order execute_point checks them. 0 if a ctx call
+ * failed or the runtime gave the task other data than asked (the task then fails with the message). */
+static int gather_inputs(tsr_ctx_t *ctx, const PointArgs *a, long x, size_t bytes,
+                         std::vector<const char *> *inputs, std::vector<size_t> *input_bytes)
+{
+	const DepPlan *plan = a->plan;
+	long ndeps = plan->first[x + 1] - plan->first[x];
+	tsr_accessor_t box;
+	if (ndeps > 0 && !a->projections && tsr_ctx_field(ctx, 1, 0, TSR_BYTES, TSR_READ, &box) != TSR_OK)
+		return 0;
+	for (long k = 0; k < ndeps; k++) {
+		long d = plan->deps[plan->first[x] + k];
+		const char *in = a->projections ? input_projected(ctx, (int)k, x, a->timestep, d)
+		                                : input_natural(ctx, &box, x, a->timestep, d);
+		if (!in)
+			return 0;
+		inputs->push_back(in);
+		input_bytes->push_back(bytes);
+	}
+	return 1;
+}
+
 static void point_task(tsr_ctx_t *ctx, const void *argp, size_t arglen)
 {
 	(void)arglen;
@@ -112,33 +134,20 @@ static void point_task(tsr_ctx_t *ctx, const void *argp, size_t arglen)
 	int64_t point[3];
 	tsr_ctx_point(ctx, point);
 	long x = (long)point[0];
-	long t = a->timestep;
 
 	tsr_accessor_t out;
 	if (tsr_ctx_field(ctx, 0, 0, TSR_BYTES, TSR_WRITE_DISCARD, &out) != TSR_OK)
 		return;
-
 	/* Reused from task to task on this worker thread: no allocation per task. */
 	static thread_local std::vector<const char *> inputs;
 	static thread_local std::vector<size_t> input_bytes;
 	inputs.clear();
 	input_bytes.clear();
-	const DepPlan *plan = a->plan;
-	long ndeps = plan ? plan->first[x + 1] - plan->first[x] : 0;
-	tsr_accessor_t box;
-	if (ndeps > 0 && !a->projections && tsr_ctx_field(ctx, 1, 0, TSR_BYTES, TSR_READ, &box) != TSR_OK)
+	if (!gather_inputs(ctx, a, x, out.elem_size, &inputs, &input_bytes))
 		return;
-	for (long k = 0; k < ndeps; k++) {
-		long d = plan->deps[plan->first[x] + k];
-		const char *in = a->projections ? input_projected(ctx, (int)k, x, t, d) : input_natural(ctx, &box, x, t, d);
-		if (!in)
-			return;
-		inputs.push_back(in);
-		input_bytes.push_back(out.elem_size);
-	}
 
 	char *scratch = a->scratch ? a->scratch[tsr_ctx_worker(ctx)] : NULL;
-	a->graph.execute_point(t, x, (char *)out.ptr, out.elem_size, inputs.data(), input_bytes.data(),
+	a->graph.execute_point(a->timestep, x, (char *)out.ptr, out.elem_size, inputs.data(), input_bytes.data(),
 	                       inputs.size(), scratch, a->graph.scratch_bytes_per_task);
 }
 

@@ -125,6 +125,10 @@ run_one() {
 	fi
 }
 
+# The machine's load frames the figures: the peak is the best FLOP/s seen, and other processes
+# on the cores lower what a run gets.
+load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+load_start=$(load)
 nexp=$((max - min + 1))
 echo "metg.sh: policies [$policies], patterns [$patterns], $reps reps, $steps steps, width $width," \
 	"iterations 2^$max..2^$min, $ncpu workers -> $out"
@@ -146,5 +150,6 @@ done
 
 rc=0
 /usr/bin/python3 "$here/metg.py" --cores "$ncpu" "$raw" > "$out/metg.md" || rc=$?
+echo "load average (1, 5, 15 min) at the start: $load_start, at the end: $(load); $(nproc) cores" >> "$out/metg.md"
 cat "$out/metg.md"
 exit $rc

@@ -282,6 +282,10 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	setenv("TSR_REDUX", "unorderd", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_REDUX", "'unorderd'");
 	unsetenv("TSR_REDUX");
+	/* and the coherence protocol switch */
+	setenv("TSR_COHERENCE", "token", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_COHERENCE", "'token'");
+	unsetenv("TSR_COHERENCE");
 	/* and a writable path still works */
 	char path[] = "/tmp/tsr-msg-XXXXXX";
 	int fd = mkstemp(path);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "internal.h"
 
-struct fold_arg { tsr_type_t type; size_t size; int op; int64_t off[3]; };
+struct fold_arg { tsr_type_t type; size_t size; int op; };
 
 /* Reductions are folded in color order (tessera.h, "Reductions"): every point reduces into
  * private storage that starts at the identity, and fold tasks combine the points in launch
@@ -23,34 +23,18 @@ int tsr__redux_ordered(void)
 
 static struct starpu_codelet fold_cl;
 
-/* The window of the fold target (buffer 0) that the private buffer (buffer 1) covers: the
- * subregion's offset in the target, the private buffer's extent. */
-static struct starpu_block_interface fold_window(void *buffers[], const struct fold_arg *a)
-{
-	struct starpu_block_interface dst = *(struct starpu_block_interface *)buffers[0];
-	const struct starpu_block_interface *src = buffers[1];
-	dst.ptr += (a->off[0] + a->off[1] * dst.ldy + a->off[2] * dst.ldz) * dst.elemsize;
-	dst.nx = src->nx;
-	dst.ny = src->ny;
-	dst.nz = src->nz;
-	return dst;
-}
-
+/* Buffer 0 is the subregion's view, buffer 1 the private buffer of the same extent (the handles
+ * coherence lists for ordering follow): the operator's redux folds one into the other. */
 static void fold_cpu(void *buffers[], void *cl_arg)
 {
 	struct fold_arg *a = cl_arg;
-	struct starpu_block_interface dst = fold_window(buffers, a);
-	void *b[2] = {&dst, buffers[1]};
-	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](b, NULL);
+	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](buffers, NULL);
 }
 #ifdef STARPU_USE_CUDA
-/* The same window on device pointers, folded by the operator's CUDA redux. */
 static void fold_cuda(void *buffers[], void *cl_arg)
 {
 	struct fold_arg *a = cl_arg;
-	struct starpu_block_interface dst = fold_window(buffers, a);
-	void *b[2] = {&dst, buffers[1]};
-	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](b, NULL);
+	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](buffers, NULL);
 }
 #endif
 static void fold_init(void)
@@ -132,10 +116,8 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, stru
 	return tmp;
 }
 
-/* How a private buffer folds, and where it lands in tg (a region that contains its subregion). NULL
- * when out of memory. */
-static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const struct tsr_region *s,
-                                     const struct tsr_region *tg)
+/* How a private buffer folds. NULL when out of memory. */
+static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const struct tsr_region *s)
 {
 	struct fold_arg *a = malloc(sizeof *a);
 	if (!a)
@@ -143,9 +125,6 @@ static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const 
 	a->type = s->fields[fold->field].type;
 	a->size = s->fields[fold->field].size;
 	a->op = fold->op;
-	memset(a->off, 0, sizeof a->off);
-	for (int d = 0; d < s->bounds.dim; d++)
-		a->off[d] = s->bounds.lo[d] - tg->bounds.lo[d];
 	return a;
 }
 
@@ -161,7 +140,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	int rc = tsr__coh_deps(nd, 1, &fold_deps);
 	if (rc)
 		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
-	struct fold_arg *a = fold_arg_new(fold, s, s);
+	struct fold_arg *a = fold_arg_new(fold, s);
 	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", s->name);

@@ -394,26 +394,58 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 	return TSR_OK;
 }
 
-/* Too many pieces: one no-op task waits for every writer (read-write on their tokens) and for the
- * root's readers, and the field becomes one piece written by the root. */
+/* Hand the pieces whose writer `pick` selects to the root, after one no-op task on the home node
+ * that waits for those writers and their readers (read-write on their tokens, and on the root's
+ * for the root's readers); on several memory nodes it reads the writers' data there, so that it is
+ * home before their handles go. If that task cannot be made, everything is waited for instead:
+ * the handover itself never fails, so no piece is left naming a node about to be freed. */
+static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
+                         const char *what)
+{
+	struct tsr_pieces *ps = root->pieces;
+	int rc = TSR_OK;
+	tsr__deps_reset(&scratch);
+	for (int i = 0; i < ps->n && !rc; i++) {
+		struct tsr_node *w = ps->v[i].writer;
+		if (w == root || !pick(w, arg))
+			continue;
+		rc = deps_add(&scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
+		if (!rc && root->tok)
+			rc = deps_add(&scratch, w->tok, STARPU_RW);
+	}
+	if (scratch.n == 0 && !rc)
+		return;
+	if (!rc)
+		rc = deps_add(&scratch, root->h, STARPU_RW);
+	if (!rc && root->tok)
+		rc = deps_add(&scratch, root->tok, STARPU_RW);
+	if (!rc)
+		rc = submit_noop(&scratch, root->region->home, what);
+	if (rc)
+		tsr__wait_all();
+	uint64_t seq = ++write_seq;
+	root->synced = seq;
+	for (int i = 0; i < ps->n; i++)
+		if (ps->v[i].writer != root && pick(ps->v[i].writer, arg)) {
+			ps->v[i].writer = root;
+			ps->v[i].wseq = seq;
+		}
+}
+
+static int any_node(const struct tsr_node *n, const void *arg)
+{
+	(void)n;
+	(void)arg;
+	return 1;
+}
+
+/* Too many pieces: the root takes them all over, and the field becomes one piece. */
 static int collapse(struct tsr_node *root)
 {
 	struct tsr_pieces *ps = root->pieces;
-	tsr__deps_reset(&scratch);
-	for (int i = 0; i < ps->n; i++) {
-		if (deps_add(&scratch, ps->v[i].writer->h, root->tok ? STARPU_R : STARPU_RW))
-			return TSR_ENOMEM;
-		if (root->tok && deps_add(&scratch, ps->v[i].writer->tok, STARPU_RW))
-			return TSR_ENOMEM;
-	}
-	if (deps_add(&scratch, root->h, STARPU_RW) || (root->tok && deps_add(&scratch, root->tok, STARPU_RW)))
-		return TSR_ENOMEM;
-	int rc = submit_noop(&scratch, root->region->home, "collapse of a field's pieces");
-	if (rc)
-		return rc;
+	hand_to_root(root, any_node, NULL, "collapse of a field's pieces");
 	ps->n = 0;
 	ps->geom = ++geom_seq;
-	root->synced = ++write_seq;
 	return piece_push(ps, root->region->bounds, root, root->synced);
 }
 
@@ -480,40 +512,11 @@ void tsr__coh_release(struct tsr_deps *held)
 
 /* ------------------------------------------------------------------ going away */
 
-/* Pieces written through nodes about to be unregistered (those whose region lies in the dying
- * set) are handed to the root, after a task that waits for their writers and readers. */
-int tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg)
+/* Pieces written through nodes about to be unregistered (those `dying` selects) go to the root. */
+void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg)
 {
-	struct tsr_pieces *ps = root->pieces;
-	if (!ps)
-		return TSR_OK;
-	tsr__deps_reset(&scratch);
-	for (int i = 0; i < ps->n; i++) {
-		struct tsr_node *w = ps->v[i].writer;
-		if (w == root || !dying(w, arg))
-			continue;
-		/* several memory nodes: the writer's data goes home before its handle goes */
-		if (deps_add(&scratch, w->h, root->tok ? STARPU_R : STARPU_RW))
-			return TSR_ENOMEM;
-		if (root->tok && deps_add(&scratch, w->tok, STARPU_RW))
-			return TSR_ENOMEM;
-	}
-	if (scratch.n == 0)
-		return TSR_OK;
-	tsr__coh_register(root);
-	if (deps_add(&scratch, root->h, STARPU_RW) || (root->tok && deps_add(&scratch, root->tok, STARPU_RW)))
-		return TSR_ENOMEM;
-	int rc = submit_noop(&scratch, root->region->home, "retiring a partition's pieces");
-	if (rc)
-		return rc;
-	uint64_t seq = ++write_seq;
-	root->synced = seq;
-	for (int i = 0; i < ps->n; i++)
-		if (ps->v[i].writer != root && dying(ps->v[i].writer, arg)) {
-			ps->v[i].writer = root;
-			ps->v[i].wseq = seq;
-		}
-	return TSR_OK;
+	if (root->pieces)
+		hand_to_root(root, dying, arg, "retiring a partition's pieces");
 }
 
 /* Unregister n's handles once every task using them is done (subregions: the memory is the root's). */

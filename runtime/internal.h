@@ -183,7 +183,7 @@ int tsr__coh_wrote(struct tsr_node *n);
 int tsr__coh_acquire(struct tsr_node *n, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);
 /* Hand the pieces written through dying nodes to the root; then unregister them. */
-int tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg);
+void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg);
 void tsr__coh_unregister(struct tsr_node *n);
 void tsr__coh_shutdown(void);
 

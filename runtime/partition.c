@@ -84,8 +84,7 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 				tsr__partition_free(s->parts[s->nparts - 1], 1);
 		}
 	for (int f = 0; f < r->nfields && p->subs; f++) {
-		if (tsr__coh_retire(&r->root->nodes[f], in_partition, p))
-			tsr__wait_all();   /* out of memory for the retiring task: wait instead */
+		tsr__coh_retire(&r->root->nodes[f], in_partition, p);
 		for (int c = 0; c < p->ncolors; c++)
 			if (p->subs[c])
 				tsr__coh_unregister(&p->subs[c]->nodes[f]);

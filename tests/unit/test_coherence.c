@@ -506,6 +506,44 @@ START_TEST(halo_read_after_the_pieces_change)
 }
 END_TEST
 
+/* A field cut into more pieces than coherence keeps (16,384) is collapsed to one piece written by
+ * the root, after a task that waits for every writer: the values stay those of the sequence. */
+START_TEST(more_pieces_than_kept_collapse_and_stay_right)
+{
+	enum { M = 20000 };
+	tsr_field_t f;
+	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, NULL, &f);
+	tsr_region_t r;
+	CK_TSR(tsr_region_create("many", tsr_box1(0, M - 1), fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_task_t set;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_tiles", .cpu = set_tiles}, &set));
+	tsr_partition_t ones, halves;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, M - 1), "ones", &ones));
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &halves));
+	static double v[M];
+	for (int round = 0; round < 2; round++) {
+		double base = 10.0 * round;
+		/* M one-element writes: the pieces pass the limit in the middle of the launch */
+		CK_TSR(tsr_run(set, &(tsr_launch_t){.domain = tsr_box1(0, M - 1),
+		                                    .reqs = TSR_REQS(tsr_req_part(ones, TSR_WRITE, TSR_FIELDS(f))),
+		                                    TSR_ARGS(base)}));
+		tsr_test_read1(r, f, v, M);
+		for (int i = 0; i < M; i++)
+			ck_assert_msg(v[i] == i + base, "round %d: u[%d] = %g, sequential %g", round, i, v[i], i + base);
+		/* then two writers over the collapsed field */
+		base += 1.0;
+		CK_TSR(tsr_run(set, &(tsr_launch_t){.domain = tsr_box1(0, 1),
+		                                    .reqs = TSR_REQS(tsr_req_part(halves, TSR_WRITE, TSR_FIELDS(f))),
+		                                    TSR_ARGS(base)}));
+		tsr_test_read1(r, f, v, M);
+		for (int i = 0; i < M; i++)
+			ck_assert_msg(v[i] == i + base, "round %d, halves: u[%d] = %g, sequential %g", round, i, v[i], i + base);
+	}
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("coherence");
@@ -517,6 +555,7 @@ int main(void)
 	tcase_add_test(tc, stencil_2d_tiles_halo_whole);
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
 	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
+	tcase_add_test(tc, more_pieces_than_kept_collapse_and_stay_right);
 	tcase_add_test(tc, halo_read_after_the_pieces_change);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);

@@ -155,16 +155,26 @@ static struct tsr_pieces *pieces_of(struct tsr_node *n)
 	return n->region->root->nodes[n->field].pieces;
 }
 
+/* Room for `extra` more pieces. */
+static int pieces_reserve(struct tsr_pieces *ps, int extra)
+{
+	if (ps->n + extra <= ps->cap)
+		return TSR_OK;
+	int ncap = ps->cap ? ps->cap : 8;
+	while (ncap < ps->n + extra)
+		ncap *= 2;
+	struct tsr_piece *nv = realloc(ps->v, (size_t)ncap * sizeof *nv);
+	if (!nv)
+		return TSR_ENOMEM;
+	ps->v = nv;
+	ps->cap = ncap;
+	return TSR_OK;
+}
+
 static int piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t wseq)
 {
-	if (ps->n == ps->cap) {
-		int ncap = ps->cap ? 2 * ps->cap : 8;
-		struct tsr_piece *nv = realloc(ps->v, (size_t)ncap * sizeof *nv);
-		if (!nv)
-			return TSR_ENOMEM;
-		ps->v = nv;
-		ps->cap = ncap;
-	}
+	if (pieces_reserve(ps, 1))
+		return TSR_ENOMEM;
 	ps->v[ps->n].box = box;
 	ps->v[ps->n].writer = writer;
 	ps->v[ps->n].wseq = wseq;
@@ -460,24 +470,26 @@ int tsr__coh_wrote(struct tsr_node *n)
 		ex->wseq = seq;
 		return TSR_OK;
 	}
-	/* rebuild: pieces outside n's box stay, those inside go, those across are cut */
+	/* pieces outside n's box stay where they are; those inside go, those across leave their
+	 * parts outside (appended, and outside the box, so the downward walk never meets them) */
 	const tsr_box_t *s = &n->region->bounds;
-	int old = ps->n;
-	ps->geom = ++geom_seq;
-	for (int i = 0; i < old; i++) {
-		struct tsr_piece p = ps->v[i];
-		if (!tsr__box_overlap(p.box, *s)) {
-			if (piece_push(ps, p.box, p.writer, p.wseq))
-				return TSR_ENOMEM;
-		} else if (!box_inside(&p.box, s) && piece_subtract(ps, p, s)) {
-			return TSR_ENOMEM;
-		}
-	}
-	memmove(ps->v, ps->v + old, (size_t)(ps->n - old) * sizeof *ps->v);
-	ps->n -= old;
-	n->piece_hint = ps->n;
-	if (piece_push(ps, *s, n, seq))
+	int across = 0;
+	for (int i = 0; i < ps->n; i++)
+		across += tsr__box_overlap(ps->v[i].box, *s);
+	/* room first: the walk below must not stop halfway, with parts of the field in no piece */
+	if (pieces_reserve(ps, across * 2 * s->dim + 1))
 		return TSR_ENOMEM;
+	ps->geom = ++geom_seq;
+	for (int i = ps->n - 1; i >= 0; i--) {
+		struct tsr_piece p = ps->v[i];
+		if (!tsr__box_overlap(p.box, *s))
+			continue;
+		ps->v[i] = ps->v[--ps->n];
+		if (!box_inside(&p.box, s))
+			piece_subtract(ps, p, s);   /* cannot fail: room reserved */
+	}
+	n->piece_hint = ps->n;
+	piece_push(ps, *s, n, seq);   /* cannot fail: room reserved */
 	if (ps->n > TSR_MAX_PIECES)
 		return collapse(n->region->root->nodes + n->field);
 	return TSR_OK;

@@ -15,12 +15,14 @@ struct mapping {
 	struct mapping *next;
 };
 
-/* Give back what a mapping holds: the node's handle, then the tokens. */
-static void mapping_release(struct mapping *m)
+/* Give back what a mapping holds (the node's handle if acquired, then the tokens) and free it. */
+static void mapping_drop(struct mapping *m, int data_held)
 {
-	starpu_data_release(m->node->h);
+	if (data_held)
+		starpu_data_release(m->node->h);
 	tsr__coh_release(&m->held);
 	tsr__deps_free(&m->held);
+	free(m);
 }
 static struct mapping *mappings;
 
@@ -204,31 +206,24 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	if (!m)
 		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
 	struct tsr_node *n = &r->nodes[f];
+	m->node = n;
 	/* the tokens first (the host then waits for exactly the tasks it must), then the data */
 	if ((rc = tsr__coh_acquire(n, write, &m->held))) {
-		tsr__coh_release(&m->held);
-		tsr__deps_free(&m->held);
-		free(m);
+		mapping_drop(m, 0);
 		return tsr__err(rc, "tsr_map: field '%s' of region '%s': %s", r->fields[f].name, r->name,
 		                rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
 	}
 	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE ? STARPU_W : STARPU_RW;
 	if (starpu_data_acquire(n->h, mode)) {
-		tsr__coh_release(&m->held);
-		tsr__deps_free(&m->held);
-		free(m);
+		mapping_drop(m, 0);
 		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
 	}
 	if ((rc = check_poison(r, f, priv))) {
-		m->node = n;
-		mapping_release(m);
-		free(m);
+		mapping_drop(m, 1);
 		return rc;
 	}
 	if (write && tsr__coh_wrote(n)) {
-		m->node = n;
-		mapping_release(m);
-		free(m);
+		mapping_drop(m, 1);
 		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
 	}
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
@@ -251,7 +246,6 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	acc->region = r->id;
 	m->region = r;
 	m->field = f;
-	m->node = n;
 	m->next = mappings;
 	mappings = m;
 	r->root->mapped[f] = 1;
@@ -270,9 +264,8 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 		if ((*pm)->region == r && (*pm)->field == f) {
 			struct mapping *m = *pm;
 			*pm = m->next;
-			mapping_release(m);
+			mapping_drop(m, 1);
 			r->root->mapped[f] = 0;
-			free(m);
 			return TSR_OK;
 		}
 	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped", r->fields[f].name, r->name);
@@ -347,9 +340,8 @@ int tsr__unmap_all(char *names, size_t len)
 		if (used + 1 < len)
 			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
 			         m->region->fields[m->field].name, m->region->name);
-		mapping_release(m);
-		m->node->region->root->mapped[m->node->field] = 0;
-		free(m);
+		m->region->root->mapped[m->field] = 0;
+		mapping_drop(m, 1);
 		n++;
 	}
 	return n;

@@ -73,11 +73,6 @@ void tsr__coh_start(void)
 		separate_tokens = 1;
 }
 
-static int multi_node(void)
-{
-	return separate_tokens;
-}
-
 /* Register n's view of the root's array, and its token where tokens are separate. */
 static void register_view(struct tsr_node *n)
 {
@@ -102,7 +97,7 @@ void tsr__coh_register(struct tsr_node *n)
 {
 	if (!n->h)
 		register_view(n);
-	if (multi_node() && !n->tok)
+	if (separate_tokens && !n->tok)
 		starpu_void_data_register(&n->tok);
 }
 
@@ -365,7 +360,8 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 	if (scratch.n == 0)
 		return TSR_OK;
 	if (deps_add(&scratch, n->h, STARPU_W))
-		return tsr__err(TSR_ENOMEM, "out of memory");
+		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
+		                n->region->name);
 	return submit_noop(&scratch, n->region->root->home, "sync of a subregion's copies");
 }
 

@@ -30,11 +30,18 @@
 
 /* More pieces than this in one field: collapse (a program that cuts the field in ever new ways). */
 #define TSR_MAX_PIECES 16384
+/* Several ranks: transfer views a piece's sends may use before later writers wait for them all. */
+#define TSR_MAX_XR 4
+/* Several ranks: transfer views kept per field before they are all handed back to the root. */
+#define TSR_MAX_XVIEWS 4096
 
 struct tsr_piece {
 	tsr_box_t box;
 	struct tsr_node *writer;
 	uint64_t wseq;                        /* when the writer wrote it (several memory nodes) */
+	uint64_t ranks;                       /* validity map: the ranks that hold its latest value */
+	struct tsr_node *xr[TSR_MAX_XR];      /* several ranks: transfer views that send its data; a later */
+	int nxr;                              /* writer waits for them as it waits for readers */
 };
 
 struct tsr_pieces {
@@ -42,6 +49,24 @@ struct tsr_pieces {
 	int n, cap;
 	uint64_t geom;                        /* generation of the pieces' boxes (nodes cache overlaps by it) */
 };
+
+/* Several ranks: the transfer views of one field (coherence's last section). */
+struct tsr_xviews {
+	struct tsr_node **v;
+	int n, cap;
+};
+
+static uint64_t rank_bit(int r)
+{
+	return 1ULL << r;
+}
+
+static uint64_t every_rank(void)
+{
+	return tsr__dist.size >= 64 ? ~0ULL : rank_bit(tsr__dist.size) - 1;
+}
+
+static void xviews_free(struct tsr_node *root);
 
 static uint64_t write_seq;               /* counts writes; only syncs compare it */
 static uint64_t geom_seq;                /* counts changes of any field's piece boxes; never reset */
@@ -73,11 +98,17 @@ void tsr__coh_start(void)
 		separate_tokens = 1;
 }
 
+/* The box a node stands for: its region's, or a transfer view's own. */
+static const tsr_box_t *node_box(const struct tsr_node *n)
+{
+	return n->xfer ? &n->xbox : &n->region->bounds;
+}
+
 /* Register n's view of the root's array, and its token where tokens are separate. */
 static void register_view(struct tsr_node *n)
 {
 	struct tsr_region *root = n->region->root;
-	const tsr_box_t *b = &n->region->bounds;
+	const tsr_box_t *b = node_box(n);
 	const tsr_box_t *rb = &root->bounds;
 	uint32_t ldy = (uint32_t)(rb->hi[0] - rb->lo[0] + 1);
 	uint32_t ldz = ldy * (uint32_t)(rb->dim > 1 ? rb->hi[1] - rb->lo[1] + 1 : 1);
@@ -166,15 +197,21 @@ static int pieces_reserve(struct tsr_pieces *ps, int extra)
 	return TSR_OK;
 }
 
-static int piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t wseq)
+/* Append a copy of p over box. */
+static int piece_push_copy(struct tsr_pieces *ps, const struct tsr_piece *p, tsr_box_t box)
 {
 	if (pieces_reserve(ps, 1))
 		return TSR_ENOMEM;
+	ps->v[ps->n] = *p;
 	ps->v[ps->n].box = box;
-	ps->v[ps->n].writer = writer;
-	ps->v[ps->n].wseq = wseq;
 	ps->n++;
 	return TSR_OK;
+}
+
+static int piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t wseq)
+{
+	struct tsr_piece p = {.box = box, .writer = writer, .wseq = wseq};
+	return piece_push_copy(ps, &p, box);
 }
 
 /* A field starts as one piece, written by its root (its initial zeros, or whatever the root's
@@ -185,7 +222,19 @@ int tsr__coh_root_init(struct tsr_node *root)
 	if (!root->pieces)
 		return TSR_ENOMEM;
 	root->pieces->geom = ++geom_seq;
-	return piece_push(root->pieces, root->region->bounds, root, 0);
+	if (piece_push(root->pieces, root->region->bounds, root, 0))
+		return TSR_ENOMEM;
+	if (!tsr__dist.on)
+		return TSR_OK;
+	/* every rank starts with the same zeros: valid everywhere */
+	root->valid = calloc(1, sizeof *root->valid);
+	root->xviews = calloc(1, sizeof *root->xviews);
+	if (!root->valid || !root->xviews)
+		return TSR_ENOMEM;
+	if (piece_push(root->valid, root->region->bounds, NULL, 0))
+		return TSR_ENOMEM;
+	root->valid->v[0].ranks = every_rank();
+	return TSR_OK;
 }
 
 /* n's cache of the pieces it overlaps. */
@@ -197,9 +246,16 @@ static void overlaps_free(struct tsr_node *n)
 	n->ovl_geom = 0;
 }
 
+/* After the root's handle is unregistered (its tasks are done); waits for its transfers. */
 void tsr__coh_root_free(struct tsr_node *root)
 {
 	overlaps_free(root);
+	xviews_free(root);
+	if (root->valid) {
+		free(root->valid->v);
+		free(root->valid);
+		root->valid = NULL;
+	}
 	if (!root->pieces)
 		return;
 	free(root->pieces->v);
@@ -223,7 +279,8 @@ static int box_inside(const tsr_box_t *in, const tsr_box_t *out)
 	return 1;
 }
 
-/* Append to ps the parts of piece p outside box s (at most two per dimension), keeping its writer. */
+/* Append to ps the parts of piece p outside box s (at most two per dimension), keeping the rest
+ * of what p says (writer, ranks, transfer views). */
 static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_box_t *s)
 {
 	tsr_box_t rest = p.box;
@@ -231,14 +288,14 @@ static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_b
 		if (rest.lo[d] < s->lo[d]) {
 			tsr_box_t below = rest;
 			below.hi[d] = s->lo[d] - 1;
-			if (piece_push(ps, below, p.writer, p.wseq))
+			if (piece_push_copy(ps, &p, below))
 				return TSR_ENOMEM;
 			rest.lo[d] = s->lo[d];
 		}
 		if (rest.hi[d] > s->hi[d]) {
 			tsr_box_t above = rest;
 			above.lo[d] = s->hi[d] + 1;
-			if (piece_push(ps, above, p.writer, p.wseq))
+			if (piece_push_copy(ps, &p, above))
 				return TSR_ENOMEM;
 			rest.hi[d] = s->hi[d];
 		}
@@ -246,11 +303,36 @@ static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_b
 	return TSR_OK;
 }
 
+/* Make box s one piece saying what val says: pieces inside s go, pieces across it leave their
+ * parts outside (appended, and outside s, so the downward walk never meets them). Returns the new
+ * piece's index, or -1 when out of memory (then nothing changed). */
+static int pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct tsr_piece *val)
+{
+	int across = 0;
+	for (int i = 0; i < ps->n; i++)
+		across += tsr__box_overlap(ps->v[i].box, *s);
+	/* room first: the walk below must not stop halfway, with parts of the field in no piece */
+	if (pieces_reserve(ps, across * 2 * s->dim + 1))
+		return -1;
+	ps->geom = ++geom_seq;
+	for (int i = ps->n - 1; i >= 0; i--) {
+		struct tsr_piece p = ps->v[i];
+		if (!tsr__box_overlap(p.box, *s))
+			continue;
+		ps->v[i] = ps->v[--ps->n];
+		if (!box_inside(&p.box, s))
+			piece_subtract(ps, p, s);   /* cannot fail: room reserved */
+	}
+	int idx = ps->n;
+	piece_push_copy(ps, val, *s);   /* cannot fail: room reserved */
+	return idx;
+}
+
 /* n's cached index of the piece that is exactly its box, if still so (the steady state of a
  * program that writes through the same tiles again and again): O(1) instead of a scan. */
 static struct tsr_piece *exact_piece(struct tsr_node *n, struct tsr_pieces *ps)
 {
-	if (n->piece_hint >= 0 && n->piece_hint < ps->n && box_equal(&ps->v[n->piece_hint].box, &n->region->bounds))
+	if (n->piece_hint >= 0 && n->piece_hint < ps->n && box_equal(&ps->v[n->piece_hint].box, node_box(n)))
 		return &ps->v[n->piece_hint];
 	return NULL;
 }
@@ -264,7 +346,7 @@ static int overlaps(struct tsr_node *n, struct tsr_pieces *ps)
 		return TSR_OK;
 	n->novl = 0;
 	for (int i = 0; i < ps->n; i++) {
-		if (!tsr__box_overlap(ps->v[i].box, n->region->bounds))
+		if (!tsr__box_overlap(ps->v[i].box, *node_box(n)))
 			continue;
 		if (n->novl == n->capovl) {
 			int ncap = n->capovl ? 2 * n->capovl : 4;
@@ -275,7 +357,7 @@ static int overlaps(struct tsr_node *n, struct tsr_pieces *ps)
 			n->capovl = ncap;
 		}
 		n->ovl[n->novl++] = i;
-		if (box_equal(&ps->v[i].box, &n->region->bounds))
+		if (box_equal(&ps->v[i].box, node_box(n)))
 			n->piece_hint = i;
 	}
 	n->ovl_geom = ps->geom;
@@ -367,6 +449,15 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 
 /* ------------------------------------------------------------------ accesses */
 
+/* A write waits for the transfers that send the piece's current data, as for its readers. */
+static int add_sends(struct tsr_deps *d, const struct tsr_piece *p)
+{
+	for (int k = 0; k < p->nxr; k++)
+		if (deps_add(d, p->xr[k]->h, STARPU_RW))
+			return TSR_ENOMEM;
+	return TSR_OK;
+}
+
 int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 {
 	tsr__coh_register(n);
@@ -382,15 +473,17 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 		return TSR_ENOMEM;
 	struct tsr_piece *ex = exact_piece(n, ps);
 	if (ex) {
-		/* the one piece over n's box: its writer is all n waits for */
-		if (ex->writer != n || n->tok)
-			return deps_add(d, token(ex->writer), m) ? TSR_ENOMEM : TSR_OK;
-		return TSR_OK;
+		/* the one piece over n's box: its writer (and, for a write, its sends) is all n waits for */
+		if ((ex->writer != n || n->tok) && deps_add(d, token(ex->writer), m))
+			return TSR_ENOMEM;
+		return write ? add_sends(d, ex) : TSR_OK;
 	}
 	if (overlaps(n, ps))
 		return TSR_ENOMEM;
 	for (int j = 0; j < n->novl; j++) {
 		struct tsr_piece *p = &ps->v[n->ovl[j]];
+		if (write && add_sends(d, p))
+			return TSR_ENOMEM;
 		/* on one memory node n's own handle (the task's data buffer) orders n's accesses */
 		if (p->writer == n && !n->tok)
 			continue;
@@ -418,6 +511,8 @@ static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_nod
 		rc = deps_add(&scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
 		if (!rc && root->tok)
 			rc = deps_add(&scratch, w->tok, STARPU_RW);
+		if (!rc)
+			rc = add_sends(&scratch, &ps->v[i]);
 	}
 	if (scratch.n == 0 && !rc)
 		return;
@@ -435,6 +530,7 @@ static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_nod
 		if (ps->v[i].writer != root && pick(ps->v[i].writer, arg)) {
 			ps->v[i].writer = root;
 			ps->v[i].wseq = seq;
+			ps->v[i].nxr = 0;
 		}
 }
 
@@ -445,11 +541,35 @@ static int any_node(const struct tsr_node *n, const void *arg)
 	return 1;
 }
 
+/* Several ranks: the pieces forget the sends of their data, after a no-op on the root that waits
+ * for them (later writers of the root then wait for it). */
+static int drop_sends(struct tsr_node *root, const char *what)
+{
+	struct tsr_pieces *ps = root->pieces;
+	tsr__deps_reset(&scratch);
+	for (int i = 0; i < ps->n; i++)
+		if (add_sends(&scratch, &ps->v[i]))
+			return TSR_ENOMEM;
+	if (scratch.n == 0)
+		return TSR_OK;
+	if (deps_add(&scratch, root->h, STARPU_RW))
+		return TSR_ENOMEM;
+	int rc = submit_noop(&scratch, root->region->home, what);
+	if (rc)
+		return rc;
+	for (int i = 0; i < ps->n; i++)
+		ps->v[i].nxr = 0;
+	return TSR_OK;
+}
+
 /* Too many pieces: the root takes them all over, and the field becomes one piece. */
 static int collapse(struct tsr_node *root)
 {
 	struct tsr_pieces *ps = root->pieces;
 	hand_to_root(root, any_node, NULL, "collapse of a field's pieces");
+	int rc = drop_sends(root, "collapse of a field's pieces");
+	if (rc)
+		return rc;
 	ps->n = 0;
 	ps->geom = ++geom_seq;
 	return piece_push(ps, root->region->bounds, root, root->synced);
@@ -464,39 +584,314 @@ int tsr__coh_wrote(struct tsr_node *n)
 	if (ex) {
 		ex->writer = n;
 		ex->wseq = seq;
+		ex->nxr = 0;
 		return TSR_OK;
 	}
-	/* pieces outside n's box stay where they are; those inside go, those across leave their
-	 * parts outside (appended, and outside the box, so the downward walk never meets them) */
-	const tsr_box_t *s = &n->region->bounds;
-	int across = 0;
-	for (int i = 0; i < ps->n; i++)
-		across += tsr__box_overlap(ps->v[i].box, *s);
-	/* room first: the walk below must not stop halfway, with parts of the field in no piece */
-	if (pieces_reserve(ps, across * 2 * s->dim + 1))
+	struct tsr_piece val = {.writer = n, .wseq = seq};
+	int idx = pieces_assign(ps, node_box(n), &val);
+	if (idx < 0)
 		return TSR_ENOMEM;
-	ps->geom = ++geom_seq;
-	for (int i = ps->n - 1; i >= 0; i--) {
-		struct tsr_piece p = ps->v[i];
-		if (!tsr__box_overlap(p.box, *s))
-			continue;
-		ps->v[i] = ps->v[--ps->n];
-		if (!box_inside(&p.box, s))
-			piece_subtract(ps, p, s);   /* cannot fail: room reserved */
-	}
-	n->piece_hint = ps->n;
-	piece_push(ps, *s, n, seq);   /* cannot fail: room reserved */
+	n->piece_hint = idx;
 	if (ps->n > TSR_MAX_PIECES)
 		return collapse(n->region->root->nodes + n->field);
 	return TSR_OK;
 }
 
+/* ------------------------------------------------------------------ several ranks
+ *
+ * Every rank holds the whole array of every field, but only some boxes of it are current. Per
+ * field the root also keeps a validity map: disjoint boxes that cover the region, each with the
+ * set of ranks that hold its latest value. Every rank keeps the same map, because every rank
+ * makes the same calls: a write by rank r makes its box valid on r alone, a fill or a host write
+ * (done by every rank) makes it valid everywhere. Before a rank reads a box, each piece of it
+ * that the rank does not hold is sent by the lowest rank that does, and the map notes one more
+ * rank on that piece; the same decision is taken on every rank, so a send always meets its
+ * receive, under a tag every rank counts alike.
+ *
+ * A transfer moves a view of exactly the piece's box (a transfer view: a node of its own, kept
+ * per field and box, so that the same halo strips reuse the same views every iteration). The
+ * pieces above order it with the rank's own tasks: a receive is a write of its view (it waits for
+ * the readers and writers of that box, then becomes the box's writer); a send reads the data
+ * through its view after a no-op task that reads the box's writers and writes the view, and the
+ * view is added to the piece's sends, which a later writer waits for as it waits for readers. */
+
+static int lowest_rank(uint64_t ranks)
+{
+	return __builtin_ctzll(ranks);
+}
+
+/* The transfer view of box b of root's field, made and registered the first time. NULL when out
+ * of memory. */
+static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
+{
+	struct tsr_xviews *xv = root->xviews;
+	for (int i = xv->n - 1; i >= 0; i--)
+		if (box_equal(&xv->v[i]->xbox, b))
+			return xv->v[i];
+	if (xv->n == xv->cap) {
+		int ncap = xv->cap ? 2 * xv->cap : 16;
+		struct tsr_node **nv = realloc(xv->v, (size_t)ncap * sizeof *nv);
+		if (!nv)
+			return NULL;
+		xv->v = nv;
+		xv->cap = ncap;
+	}
+	struct tsr_node *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->region = root->region;
+	x->field = root->field;
+	x->xfer = 1;
+	x->xbox = *b;
+	x->piece_hint = -1;
+	register_view(x);
+	xv->v[xv->n++] = x;
+	return x;
+}
+
+static int is_xview(const struct tsr_node *n, const void *arg)
+{
+	(void)arg;
+	return n->xfer;
+}
+
+/* Unregister root's transfer views (their transfers done) and forget them. */
+static void xviews_free(struct tsr_node *root)
+{
+	struct tsr_xviews *xv = root->xviews;
+	if (!xv)
+		return;
+	for (int i = 0; i < xv->n; i++) {
+		overlaps_free(xv->v[i]);
+		starpu_data_unregister(xv->v[i]->h);
+		free(xv->v[i]);
+	}
+	free(xv->v);
+	free(xv);
+	root->xviews = NULL;
+}
+
+/* Too many transfer views (boxes that keep changing): the root takes over what they wrote and
+ * what they send, and they go. */
+static int xviews_flush(struct tsr_node *root)
+{
+	hand_to_root(root, is_xview, NULL, "handing transfer views back");
+	int rc = drop_sends(root, "handing transfer views back");
+	if (rc)
+		return rc;
+	root->pieces->geom = ++geom_seq;
+	struct tsr_xviews *xv = root->xviews;
+	for (int i = 0; i < xv->n; i++) {
+		overlaps_free(xv->v[i]);
+		starpu_data_unregister_submit(xv->v[i]->h);
+		free(xv->v[i]);
+	}
+	xv->n = 0;
+	return TSR_OK;
+}
+
+static int remember_send(struct tsr_piece *p, struct tsr_node *x)
+{
+	for (int k = 0; k < p->nxr; k++)
+		if (p->xr[k] == x)
+			return 0;
+	p->xr[p->nxr++] = x;
+	return 1;
+}
+
+/* This rank sends box b of root's field to rank dst: after the box's writers, through b's view. */
+static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag)
+{
+	struct tsr_node *x = xview(root, b);
+	struct tsr_pieces *ps = root->pieces;
+	if (!x || overlaps(x, ps))
+		return TSR_ENOMEM;
+	tsr__deps_reset(&scratch);
+	for (int j = 0; j < x->novl; j++) {
+		struct tsr_piece *p = &ps->v[x->ovl[j]];
+		if (p->writer == x)
+			continue;   /* received here earlier: the view itself orders the send */
+		if (deps_add(&scratch, token(p->writer), STARPU_R))
+			return TSR_ENOMEM;
+		int known = 0;
+		for (int k = 0; k < p->nxr; k++)
+			known |= p->xr[k] == x;
+		if (!known && p->nxr == TSR_MAX_XR) {
+			/* no room for one more send: this one waits for the earlier ones, and stands for them */
+			if (add_sends(&scratch, p))
+				return TSR_ENOMEM;
+			p->nxr = 0;
+		}
+	}
+	int rc = TSR_OK;
+	if (scratch.n) {
+		if (deps_add(&scratch, x->h, STARPU_W))
+			return TSR_ENOMEM;
+		if ((rc = submit_noop(&scratch, root->region->home, "a transfer's send")))
+			return rc;
+	}
+	for (int j = 0; j < x->novl; j++)
+		if (ps->v[x->ovl[j]].writer != x)
+			remember_send(&ps->v[x->ovl[j]], x);
+	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
+	if (tsr__dist_send(x->h, dst, tag, bytes))
+		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
+		                root->region->fields[root->field].name, root->region->name, dst);
+	return TSR_OK;
+}
+
+/* This rank receives box b of root's field from rank src: after the box's readers and writers;
+ * the view then is the box's writer here. */
+static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag)
+{
+	struct tsr_node *x = xview(root, b);
+	struct tsr_pieces *ps = root->pieces;
+	if (!x || overlaps(x, ps))
+		return TSR_ENOMEM;
+	struct tsr_piece *ex = exact_piece(x, ps);
+	if (!(ex && ex->writer == x && ex->nxr == 0)) {
+		/* the box has other writers or sends here: one no-op waits for them and their readers */
+		tsr__deps_reset(&scratch);
+		for (int j = 0; j < x->novl; j++) {
+			struct tsr_piece *p = &ps->v[x->ovl[j]];
+			if (deps_add(&scratch, token(p->writer), STARPU_RW) || add_sends(&scratch, p))
+				return TSR_ENOMEM;
+		}
+		if (deps_add(&scratch, x->h, STARPU_RW))
+			return TSR_ENOMEM;
+		int rc = submit_noop(&scratch, root->region->home, "a transfer's receive");
+		if (rc)
+			return rc;
+	}
+	if (tsr__dist_recv(x->h, src, tag))
+		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
+		                root->region->fields[root->field].name, root->region->name, src);
+	struct tsr_piece val = {.writer = x, .wseq = ++write_seq};
+	int idx = pieces_assign(ps, b, &val);
+	if (idx < 0)
+		return TSR_ENOMEM;
+	x->piece_hint = idx;
+	if (ps->n > TSR_MAX_PIECES)
+		return collapse(root);
+	return TSR_OK;
+}
+
+/* One piece to move: box, from, to, and the ranks that hold it afterwards. */
+struct move {
+	tsr_box_t box;
+	int src, dst;
+	uint64_t ranks;
+};
+static struct move *moves;
+static int nmoves, capmoves;
+
+/* The pieces of box b that rank dst lacks, in the validity map's order (the same on every rank). */
+static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
+{
+	nmoves = 0;
+	for (int i = 0; i < vm->n; i++) {
+		struct tsr_piece *p = &vm->v[i];
+		tsr_box_t in;
+		if ((p->ranks & rank_bit(dst)) || !tsr_box_intersect(p->box, *b, &in))
+			continue;
+		TSR_GROW(moves, nmoves, capmoves, 16);
+		moves[nmoves].box = in;
+		moves[nmoves].src = lowest_rank(p->ranks);
+		moves[nmoves].dst = dst;
+		moves[nmoves].ranks = p->ranks | rank_bit(dst);
+		nmoves++;
+	}
+	return TSR_OK;
+}
+
+/* Make box b of root's field valid on rank dst: every rank takes its part in the moves. */
+static int make_valid_on(struct tsr_node *root, const tsr_box_t *b, int dst)
+{
+	struct tsr_pieces *vm = root->valid;
+	plan_moves(vm, b, dst);
+	for (int i = 0; i < nmoves; i++) {
+		struct move *mv = &moves[i];
+		int64_t tag = tsr__dist_tag();
+		int rc = TSR_OK;
+		if (mv->src == tsr__dist.rank)
+			rc = send_piece(root, &mv->box, mv->dst, tag);
+		else if (mv->dst == tsr__dist.rank)
+			rc = recv_piece(root, &mv->box, mv->src, tag);
+		if (rc)
+			return rc;
+		struct tsr_piece val = {.ranks = mv->ranks};
+		if (pieces_assign(vm, &mv->box, &val) < 0)
+			return TSR_ENOMEM;
+	}
+	return TSR_OK;
+}
+
+static int make_valid(struct tsr_node *root, const tsr_box_t *b, int rank)
+{
+	if (rank != TSR_ALL_RANKS)
+		return make_valid_on(root, b, rank);
+	for (int r = 0; r < tsr__dist.size; r++) {
+		int rc = make_valid_on(root, b, r);
+		if (rc)
+			return rc;
+	}
+	return TSR_OK;
+}
+
+/* The validity map cut too finely (boxes that keep changing): every rank gets everything, and the
+ * field is one piece again. */
+static int valid_collapse(struct tsr_node *root)
+{
+	int rc = make_valid(root, &root->region->bounds, TSR_ALL_RANKS);
+	if (rc)
+		return rc;
+	root->valid->n = 0;
+	root->valid->geom = ++geom_seq;
+	if (piece_push(root->valid, root->region->bounds, NULL, 0))
+		return TSR_ENOMEM;
+	root->valid->v[0].ranks = every_rank();
+	return TSR_OK;
+}
+
+int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d)
+{
+	if (tsr__dist.on && reads) {
+		struct tsr_node *root = n->region->root->nodes + n->field;
+		int rc = make_valid(root, node_box(n), rank);
+		if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
+			rc = xviews_flush(root);
+		if (rc)
+			return rc;
+	}
+	if (!tsr__here(rank))
+		return TSR_OK;
+	return tsr__coh_deps(n, write, d);
+}
+
+int tsr__coh_wrote_by(struct tsr_node *n, int rank)
+{
+	if (tsr__here(rank)) {
+		int rc = tsr__coh_wrote(n);
+		if (rc)
+			return rc;
+	}
+	if (!tsr__dist.on)
+		return TSR_OK;
+	struct tsr_node *root = n->region->root->nodes + n->field;
+	struct tsr_piece val = {.ranks = rank == TSR_ALL_RANKS ? every_rank() : rank_bit(rank)};
+	if (pieces_assign(root->valid, node_box(n), &val) < 0)
+		return TSR_ENOMEM;
+	if (root->valid->n > TSR_MAX_PIECES)
+		return valid_collapse(root);
+	return TSR_OK;
+}
+
 /* ------------------------------------------------------------------ host access */
 
-int tsr__coh_acquire(struct tsr_node *n, int write, struct tsr_deps *held)
+int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held)
 {
 	tsr__deps_reset(held);
-	int rc = tsr__coh_deps(n, write, held);
+	int rc = tsr__coh_access(n, reads, write, TSR_ALL_RANKS, held);
 	if (rc) {
 		held->n = 0;   /* nothing acquired yet */
 		return rc;
@@ -542,4 +937,7 @@ void tsr__coh_unregister(struct tsr_node *n)
 void tsr__coh_shutdown(void)
 {
 	tsr__deps_free(&scratch);
+	free(moves);
+	moves = NULL;
+	nmoves = capmoves = 0;
 }

@@ -28,6 +28,7 @@ static const struct { int code; const char *name, *msg; } table[] = {
 	{TSR_ENODEV, "TSR_ENODEV", "no worker can run the task"},
 	{TSR_EBUSY, "TSR_EBUSY", "object mapped on the host or in use"},
 	{TSR_ETASK, "TSR_ETASK", "a task variant reported an error"},
+	{TSR_EDIVERGE, "TSR_EDIVERGE", "the MPI ranks made different calls"},
 };
 
 const char *tsr_err_name(int code)

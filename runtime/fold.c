@@ -137,9 +137,14 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	struct tsr_region *s = fold->sub;
 	struct tsr_node *nd = &s->nodes[fold->field];
 	tsr__deps_reset(&fold_deps);
-	int rc = tsr__coh_deps(nd, 1, &fold_deps);
+	int rc = tsr__coh_access(nd, 1, 1, fold->rank, &fold_deps);
 	if (rc)
 		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
+	if (!tsr__here(fold->rank)) {
+		/* several ranks: the point's rank folds; this one notes where the result lives */
+		rc = tsr__coh_wrote_by(nd, fold->rank);
+		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
+	}
 	struct fold_arg *a = fold_arg_new(fold, s);
 	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n);
 	if (!task)
@@ -156,8 +161,9 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		task->where = STARPU_CPU;   /* user operators have host code only */
 	if (starpu_task_submit(task))
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", s->name);
-	if (tsr__coh_wrote(nd))
-		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", s->name);
+	rc = tsr__coh_wrote_by(nd, fold->rank);
+	if (rc)
+		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
 	return TSR_OK;
 }
 
@@ -168,7 +174,8 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
 	for (int i = 0; i < nfolds; i++) {
 		if (!rc)
 			rc = submit_fold(&folds[i]);
-		starpu_data_unregister_submit(folds[i].tmp);
+		if (folds[i].tmp)   /* NULL: a point another rank ran */
+			starpu_data_unregister_submit(folds[i].tmp);
 	}
 	return rc;
 }
@@ -320,6 +327,43 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	if (starpu_task_submit(task))
 		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
 	return TSR_OK;
+}
+
+/* Several ranks: the points' partial values travel to the rank of the first point, which folds
+ * them in launch order as one process would, so the bits are the same on any number of ranks;
+ * then every rank receives the result (a future is valid everywhere). */
+int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps, const int *ranks)
+{
+	int at = ranks[0];
+	int me = tsr__dist.rank;
+	int rc = TSR_OK;
+	for (int64_t i = 0; i < ps->n && !rc; i++) {
+		if (ranks[i] == at)
+			continue;
+		int64_t tag = tsr__dist_tag();
+		if (me == ranks[i])
+			rc = tsr__dist_send(ps->h[i], at, tag, res->size);
+		else if (me == at)
+			rc = tsr__dist_recv(ps->h[i], ranks[i], tag);
+	}
+	if (rc) {
+		tsr__partials_release(ps, 0);
+		return tsr__err(rc, "task '%s': sending the points' values to rank %d failed", tn, at);
+	}
+	if (me != at) {
+		/* the handles go back now: a later writer of one waits for its send (sequential consistency) */
+		tsr__partials_release(ps, 0);
+		return tsr__future_bcast(res, at);
+	}
+	int pooled = tsr__partials_pooled(ps);
+	rc = tsr__future_fold_submit(tn, res, op, ps);
+	if (rc) {
+		tsr__partials_release(ps, 0);
+		return rc;
+	}
+	if (!pooled)
+		tsr__partials_release(ps, 1);
+	return tsr__future_bcast(res, at);
 }
 
 /* TSR_REDUX: "ordered" (the default: color order, reproducible) or "unordered" (StarPU's REDUX,

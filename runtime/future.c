@@ -48,6 +48,29 @@ void tsr__future_free(void *obj)
 	free(f);
 }
 
+int tsr__future_bcast(struct tsr_future *f, int from)
+{
+	if (!tsr__dist.on || from == TSR_ALL_RANKS)
+		return TSR_OK;
+	int me = tsr__dist.rank;
+	for (int r = 0; r < tsr__dist.size; r++) {
+		if (r == from)
+			continue;
+		int64_t tag = tsr__dist_tag();
+		int rc = TSR_OK;
+		if (me == from)
+			rc = tsr__dist_send(f->h, r, tag, f->size);
+		else if (me == r)
+			rc = tsr__dist_recv(f->h, from, tag);
+		if (rc)
+			return tsr__err(rc, "future of %s: sending it from rank %d to rank %d failed",
+			                f->producer[0] ? f->producer : "tsr_future_create", from, r);
+	}
+	return TSR_OK;
+}
+
+static int future_wait(struct tsr_future *f, void *value, size_t size);
+
 int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 {
 	struct tsr_future *f;
@@ -59,6 +82,15 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 		return tsr__err(TSR_EINVAL, "tsr_future_wait: future of %s holds %zu bytes (%s), asked for %zu%s",
 		                f->producer[0] ? f->producer : "tsr_future_create", f->size, tsr_type_name(f->type), size,
 		                value ? "" : " into a null pointer");
+	tsr__dist_note("tsr_future_wait", &fid.id, sizeof fid.id);
+	if ((rc = tsr__dist_check("tsr_future_wait")))
+		return rc;
+	/* several ranks: every rank returns what the first rank in trouble says, or the value */
+	return tsr__dist_agree(future_wait(f, value, size));
+}
+
+static int future_wait(struct tsr_future *f, void *value, size_t size)
+{
 	if (starpu_data_acquire_on_node(f->h, STARPU_MAIN_RAM, STARPU_R))
 		return tsr__err(TSR_ESTARPU, "tsr_future_wait: starpu_data_acquire failed");
 	/* the tasks that wrote the value are done: their poison, if any, is visible */

@@ -33,7 +33,12 @@ uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 	}
 	slots[s].obj = obj;
 	slots[s].kind = (uint8_t)kind;
-	return ID(kind, slots[s].gen, s);
+	uint64_t id = ID(kind, slots[s].gen, s);
+	/* several ranks: every creation is part of the call stream the ranks must repeat */
+	static const char *made[TSR_K_NKINDS] = {"", "creation of a field space", "creation of a region",
+	                                         "creation of a partition", "registration of a task", "creation of a future"};
+	tsr__dist_note(made[kind], &id, sizeof id);
+	return id;
 }
 
 void *tsr__handle_get(enum tsr_kind kind, uint64_t id)
@@ -55,6 +60,7 @@ void tsr__handle_free(uint64_t id)
 	slots[s].obj = NULL;
 	slots[s].gen++;
 	freelist[nfree++] = s;
+	tsr__dist_note("destruction of an object", &id, sizeof id);
 }
 
 int tsr__handle_foreach(enum tsr_kind kind, void (*fn)(void *obj))

@@ -110,6 +110,11 @@ int tsr__internal_tasks_init(void)
 	int rc = tsr_task_register(&fd, &fill_task);
 	if (!rc)
 		rc = tsr_task_register(&cd, &copy_task);
+	if (!rc) {
+		/* several ranks: a fill is cheaper done everywhere than sent anywhere */
+		struct tsr_task *t = tsr__handle_get(TSR_K_TASK, fill_task.id);
+		t->on_every_rank = 1;
+	}
 	return rc;
 }
 
@@ -184,6 +189,8 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 	return rc;
 }
 
+static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads, int write, tsr_accessor_t *acc);
+
 int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
 {
 	struct tsr_region *r;
@@ -202,13 +209,32 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 		return tsr__err(TSR_EBUSY, "tsr_map: field '%s' of region '%s' is already mapped (unmap it first)",
 		                r->fields[f].name, r->root->name);
 	int write = priv != TSR_READ;
+	int reads = priv != TSR_WRITE;   /* TSR_WRITE (TSR_WRITE_DISCARD) replaces every value */
+	uint64_t what[3] = {r->id, (uint64_t)f, (uint64_t)priv};
+	tsr__dist_note("tsr_map", what, sizeof what);
+	if ((rc = tsr__dist_check("tsr_map")))
+		return rc;
+	rc = tsr__dist_agree(map_locally(r, f, priv, reads, write, acc));
+	if (rc && r->root->mapped[f]) {
+		/* another rank failed: this one gives its mapping back too, and says why */
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", tsr_last_error());
+		tsr_unmap(rid, f);
+		tsr__err(rc, "%s", msg);
+	}
+	return rc;
+}
+
+static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads, int write, tsr_accessor_t *acc)
+{
+	int rc;
 	struct mapping *m = calloc(1, sizeof *m);
 	if (!m)
 		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
 	struct tsr_node *n = &r->nodes[f];
 	m->node = n;
 	/* the tokens first (the host then waits for exactly the tasks it must), then the data */
-	if ((rc = tsr__coh_acquire(n, write, &m->held))) {
+	if ((rc = tsr__coh_acquire(n, reads, write, &m->held))) {
 		mapping_drop(m, 0);
 		return tsr__err(rc, "tsr_map: field '%s' of region '%s': %s", r->fields[f].name, r->name,
 		                rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
@@ -222,9 +248,10 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 		mapping_drop(m, 1);
 		return rc;
 	}
-	if (write && tsr__coh_wrote(n)) {
+	/* every rank maps and writes the same values: valid everywhere */
+	if (write && (rc = tsr__coh_wrote_by(n, TSR_ALL_RANKS))) {
 		mapping_drop(m, 1);
-		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
+		return rc == TSR_ENOMEM ? tsr__err(TSR_ENOMEM, "tsr_map: out of memory") : rc;
 	}
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
 	memset(acc, 0, sizeof *acc);
@@ -260,6 +287,8 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 		return rc;
 	if ((rc = tsr__field_check(r, f, "tsr_unmap")))
 		return rc;
+	uint64_t what[2] = {r->id, (uint64_t)f};
+	tsr__dist_note("tsr_unmap", what, sizeof what);
 	for (struct mapping **pm = &mappings; *pm; pm = &(*pm)->next)
 		if ((*pm)->region == r && (*pm)->field == f) {
 			struct mapping *m = *pm;

@@ -73,6 +73,35 @@ void tsr__wait_handle(starpu_data_handle_t h);
 	do { if (!tsr__rt.initialized) return tsr__err(TSR_ESTATE, "%s: runtime not initialized (call tsr_init first)", what); \
 	     if (!pthread_equal(pthread_self(), tsr__rt.owner)) return tsr__refuse_thread(what); } while (0)
 
+/* ---- several ranks (dist.c): control replication over StarPU-MPI */
+struct tsr_dist {
+	int on;                               /* started on several ranks (even a single one, by TSR_MPI=1) */
+	int rank, size;
+};
+extern struct tsr_dist tsr__dist;
+int tsr__dist_wanted(void);                      /* before StarPU starts: 1 (MPI), 0, or an error */
+int tsr__dist_start(struct starpu_conf *conf);   /* MPI and StarPU-MPI (which starts StarPU) */
+void tsr__dist_shutdown(void);                   /* StarPU-MPI, then StarPU */
+void tsr__dist_stop_mpi(void);                   /* after it: MPI, if Tessera started it */
+void tsr__dist_note(const char *call, const void *data, size_t n);   /* into the call stream's hash */
+int64_t tsr__dist_tag(void);                     /* next transfer's tag: the same on every rank */
+int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
+int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
+void tsr__dist_counts(int64_t *sends, int64_t *recvs, size_t *bytes);
+void tsr__dist_print_stats(FILE *out);
+/* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
+int tsr__dist_check(const char *what);
+/* After it: the first failure of any rank, in rank order, becomes every rank's (message included). */
+int tsr__dist_agree(int rc);
+int tsr__dist_diverged(void);
+void tsr__dist_abort(void);
+/* Ranks that run an access: one rank, or every rank (fills, host maps). */
+#define TSR_ALL_RANKS (-1)
+static inline int tsr__here(int rank)
+{
+	return rank == TSR_ALL_RANKS || rank == tsr__dist.rank;
+}
+
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
 int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e);   /* -1 if the extent overflows */
@@ -119,6 +148,11 @@ struct tsr_node {
 	uint64_t synced;                      /* several memory nodes: writes this node's home copy includes */
 	int redop_set;                        /* reduction methods installed on h (0: none) */
 	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */
+	/* several ranks (coherence.c) */
+	struct tsr_pieces *valid;             /* root only: which ranks hold the latest value of each box */
+	struct tsr_xviews *xviews;            /* root only: the views transfers send and receive */
+	int xfer;                             /* this node is such a transfer view of box xbox */
+	tsr_box_t xbox;
 };
 
 struct tsr_region {
@@ -149,6 +183,7 @@ struct tsr_partition {
 	tsr_box_t *boxes;                     /* ncolors, global coordinates */
 	struct tsr_region **subs;             /* ncolors */
 	int *owners;                          /* worker per color (tsr_partition_set_owner), or NULL */
+	int *ranks;                           /* rank per color (tsr_partition_set_rank), or NULL: blocks */
 };
 
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
@@ -179,8 +214,14 @@ void tsr__coh_register(struct tsr_node *n);        /* register n's view (and tok
  * n's home copy up to date first. Then, for a write, tsr__coh_wrote once the task is submitted. */
 int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
 int tsr__coh_wrote(struct tsr_node *n);
+/* Several ranks: an access by `rank` (or TSR_ALL_RANKS) that reads (reads = 1) first makes n's box
+ * valid there, every rank sending or receiving its share of the pieces; then, on the ranks that
+ * run it, tsr__coh_deps. After a write, tsr__coh_wrote_by records where the new value lives (and,
+ * where it runs, tsr__coh_wrote). With one rank they are tsr__coh_deps and tsr__coh_wrote. */
+int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d);
+int tsr__coh_wrote_by(struct tsr_node *n, int rank);
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
-int tsr__coh_acquire(struct tsr_node *n, int write, struct tsr_deps *held);
+int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);
 /* Hand the pieces written through dying nodes to the root; then unregister them. */
 void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg);
@@ -212,6 +253,7 @@ struct tsr_task {
 	size_t ret_size;
 	struct starpu_codelet cl;
 	struct starpu_perfmodel model;
+	int on_every_rank;                    /* several ranks: every rank runs it (tsr_fill) */
 };
 
 /* What one point task carries to its variant (one malloc, freed by StarPU with cl_arg). */
@@ -305,7 +347,7 @@ struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t a
 
 /* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
 /* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */
-struct tsr_pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; };
+struct tsr_pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; int rank; };
 /* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
  * reductions are unordered), or the point's own partial value, which starts at the identity and
  * is folded into the future in launch order (partial = 1). */
@@ -325,6 +367,11 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, stru
 int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);   /* returns rc or the first failure */
 struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);   /* NULL when out of memory */
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps);
+/* Several ranks: the partial values go to the first point's rank, which folds them; the result is
+ * then sent to every rank. Owns ps from the call on. */
+int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps, const int *ranks);
+/* Several ranks: rank `from` computed f's value; every other rank receives it. */
+int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
 void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda);   /* in the variant's wrapper */
@@ -364,7 +411,9 @@ int tsr__dag_write(const char *file);
 void tsr__dag_free(void);
 int tsr__map_needed(const struct tsr_partition *part);
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-                    const struct tsr_partition *part, int color, tsr_mapping_t *m);
+                    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
+int tsr__color_rank(const struct tsr_partition *p, int c);   /* several ranks: the rank of color c */
+int tsr__region_rank(const struct tsr_region *r);            /* of its color; 0 for a root */
 void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
 void tsr__mapper_reset(void);
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;

@@ -211,6 +211,7 @@ struct point_launch {
 	struct tsr_region **subs;              /* subs[i]: the region of requirement i at this point */
 	int pdim;                              /* 0 for a single launch */
 	const int64_t *point;
+	int rank;                              /* several ranks: the rank that runs it (TSR_ALL_RANKS: every one) */
 };
 
 /* Requirements that go through the region tree (coherence); futures and private reduction
@@ -240,10 +241,11 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 		for (int i = 0; i < p->n; i++) {
 			const struct rreq *q = &p->q[i];
 			int write = q->priv != TSR_READ;
+			int reads = q->priv != TSR_WRITE;   /* READ_WRITE and REDUCE read the old values */
 			if (!uses_tree(q) || write != pass)
 				continue;
 			for (int k = 0; k < q->nfields; k++) {
-				int rc = tsr__coh_deps(&p->subs[i]->nodes[q->fields[k]], write, deps);
+				int rc = tsr__coh_access(&p->subs[i]->nodes[q->fields[k]], reads, write, p->rank, deps);
 				if (rc == TSR_ENOMEM)
 					return tsr__err(rc, "task '%s': out of memory", p->t->name);
 				if (rc)
@@ -260,9 +262,13 @@ static int record_writes(const struct point_launch *p)
 		const struct rreq *q = &p->q[i];
 		if (!uses_tree(q) || q->priv == TSR_READ)
 			continue;
-		for (int k = 0; k < q->nfields; k++)
-			if (tsr__coh_wrote(&p->subs[i]->nodes[q->fields[k]]))
-				return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
+		for (int k = 0; k < q->nfields; k++) {
+			int rc = tsr__coh_wrote_by(&p->subs[i]->nodes[q->fields[k]], p->rank);
+			if (rc == TSR_ENOMEM)
+				return tsr__err(rc, "task '%s': out of memory", p->t->name);
+			if (rc)
+				return rc;
+		}
 	}
 	return TSR_OK;
 }
@@ -469,6 +475,25 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 
 static struct tsr_deps point_deps;       /* one host thread: reused by every point */
 
+/* Several ranks, a point another rank runs: its private reduction buffers' folds are still
+ * listed (on every rank in the same order: each fold moves data), without buffers. */
+static void list_remote_folds(const struct point_launch *p, struct tsr_pending_fold *folds, int *nfolds)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct rreq *q = &p->q[i];
+		if (!q->tmp_reduce)
+			continue;
+		for (int k = 0; k < q->nfields; k++) {
+			struct tsr_pending_fold *f = &folds[(*nfolds)++];
+			f->sub = p->subs[i];
+			f->field = q->fields[k];
+			f->tmp = NULL;
+			f->op = q->redop;
+			f->rank = p->rank;
+		}
+	}
+}
+
 /* Submit one point: what it waits for, then the StarPU task with its buffers, placement and graph
  * node, then what it writes. Private reduction buffers are added to folds, to be folded after the
  * launch. */
@@ -478,6 +503,12 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	int rc = collect_deps(p, &point_deps);
 	if (rc)
 		return rc;
+	if (!tsr__here(p->rank)) {
+		/* another rank runs it: this one only sent what it reads, and notes what it writes */
+		list_remote_folds(p, folds, nfolds);
+		return record_writes(p);
+	}
+	int first_fold = *nfolds;
 	int nbuf = count_buffers(p, ret, &point_deps);
 	size_t ctx_size = 0;
 	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
@@ -486,6 +517,8 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 	struct task_build tb = {task, 0, 0};
 	add_buffers(&tb, ctx, p, ret, &point_deps, folds, nfolds);
+	for (int i = first_fold; i < *nfolds; i++)
+		folds[i].rank = p->rank;
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
@@ -533,6 +566,43 @@ static int check_counts(const char *fn, const struct tsr_task *t, int nreqs, con
 	return TSR_OK;
 }
 
+/* Several ranks: a single launch runs on the rank of its first region requirement that writes,
+ * else of its first region requirement, else on rank 0; tsr_fill on every rank. */
+static int single_rank(const struct tsr_task *t, int n, const struct rreq *q)
+{
+	if (t->on_every_rank)
+		return TSR_ALL_RANKS;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+			if (q[i].kind == TSR_REQ_REGION && (pass == 1 || q[i].priv != TSR_READ))
+				return tsr__region_rank(q[i].region);
+	return 0;
+}
+
+/* The call stream every rank must repeat (dist.c): the task, its requirements, its domain. */
+static void note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, tsr_box_t domain)
+{
+	if (!tsr__dist.on)
+		return;
+	tsr__dist_note(call, t->name, strlen(t->name));
+	/* values, not the structures' bytes: their padding differs from rank to rank */
+	int64_t b[7] = {domain.dim};
+	for (int d = 0; d < domain.dim && d < 3; d++) {
+		b[1 + d] = domain.lo[d];
+		b[4 + d] = domain.hi[d];
+	}
+	tsr__dist_note(call, b, sizeof b);
+	for (int i = 0; i < nreqs; i++) {
+		int64_t w[3 + TSR_MAX_REQ_FIELDS] = {reqs[i].kind, (int64_t)reqs[i].handle, reqs[i].priv};
+		for (int k = 0; k < reqs[i].nfields && k < TSR_MAX_REQ_FIELDS; k++)
+			w[3 + k] = reqs[i].fields[k];
+		tsr__dist_note(call, w, sizeof w);
+	}
+	char what[96];
+	snprintf(what, sizeof what, "%s of task '%.48s'", call, t->name);
+	tsr__dist_note(what, NULL, 0);
+}
+
 static int resolve_all(const char *tn, int nreqs, const tsr_req_t *reqs, int index, struct rreq *q)
 {
 	for (int i = 0; i < nreqs; i++) {
@@ -551,6 +621,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 		return rc;
 	if ((rc = check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
 		return rc;
+	note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
 	struct rreq q[TSR_MAX_REQS];
 	if ((rc = resolve_all(t->name, nreqs, reqs, 0, q)))
 		return rc;
@@ -561,20 +632,25 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 		return rc;
 	int64_t point[3] = {0, 0, 0};
 	tsr_mapping_t map;
-	int mapped = tsr__map_needed(NULL);
-	if (mapped && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, &map))) {
+	int rank = single_rank(t, nreqs, q);
+	int mapped = tsr__map_needed(NULL) && rank != TSR_ALL_RANKS;
+	if (mapped && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, rank, &map))) {
 		drop_result(res, result);
 		return rc;
 	}
+	if (mapped)
+		rank = map.rank;
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int i = 0; i < nreqs; i++)
 		subs[i] = q[i].region;
-	struct point_launch p = {.t = t, .n = nreqs, .q = q, .subs = subs, .pdim = 0, .point = point};
+	struct point_launch p = {.t = t, .n = nreqs, .q = q, .subs = subs, .pdim = 0, .point = point, .rank = rank};
 	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
 	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
 	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds, mapped ? &map : NULL);
 	rc = tsr__folds_submit(folds, nfolds, rc);
+	if (!rc && res && tsr__dist.on)
+		rc = tsr__future_bcast(res, rank);
 	if (rc)
 		drop_result(res, result);
 	return rc;
@@ -589,6 +665,7 @@ struct index_launch {
 	struct rreq q[TSR_MAX_REQS];
 	int *colors;                        /* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
 	tsr_mapping_t *maps;                /* one per point; NULL when nothing maps points */
+	int *ranks;                         /* several ranks: the rank of each point */
 	struct tsr_pending_fold *folds;     /* private reduction buffers, folded after the points */
 	int nfolds;
 	struct tsr_future *res;             /* the result future, or NULL */
@@ -718,6 +795,25 @@ static int check_writes_distinct(const struct index_launch *L)
 	return TSR_OK;
 }
 
+/* Several ranks: each point runs on the rank of its mapping requirement's color; points of a
+ * launch with no partition requirement are spread in blocks. */
+static int decide_ranks(struct index_launch *L)
+{
+	if (!tsr__dist.on)
+		return TSR_OK;   /* one process: every point runs here (rank 0) */
+	L->ranks = malloc((size_t)L->npoints * sizeof *L->ranks);
+	if (!L->ranks)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+	int mr = map_req(L->n, L->q);
+	for (int64_t pi = 0; pi < L->npoints; pi++) {
+		if (mr >= 0)
+			L->ranks[pi] = tsr__color_rank(L->q[mr].part, L->colors[pi * L->n + mr]);
+		else
+			L->ranks[pi] = (int)(pi * tsr_nranks() / L->npoints);
+	}
+	return TSR_OK;
+}
+
 /* Mapping decisions for every point, before anything is submitted: a refused mapping leaves no
  * point of the launch behind. */
 static int decide_maps(struct index_launch *L)
@@ -733,9 +829,12 @@ static int decide_maps(struct index_launch *L)
 		int64_t point[3];
 		tsr__box_point(L->domain, pi, point);
 		int color = mr >= 0 ? L->colors[pi * L->n + mr] : -1;
-		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, &L->maps[pi]);
+		int rank = L->ranks ? L->ranks[pi] : 0;
+		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, rank, &L->maps[pi]);
 		if (rc)
 			return rc;
+		if (L->ranks)
+			L->ranks[pi] = L->maps[pi].rank;
 	}
 	return TSR_OK;
 }
@@ -778,7 +877,8 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 			ret.h = L->parts->h[pi];
 			ret.partial = 1;
 		}
-		struct point_launch p = {.t = L->t, .n = L->n, .q = L->q, .subs = subs, .pdim = L->domain.dim, .point = point};
+		struct point_launch p = {.t = L->t, .n = L->n, .q = L->q, .subs = subs, .pdim = L->domain.dim, .point = point,
+		                         .rank = L->ranks ? L->ranks[pi] : 0};
 		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds, L->maps ? &L->maps[pi] : NULL);
 		if (rc)
 			return rc;
@@ -792,6 +892,11 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 {
 	if (!L->parts)
 		return TSR_OK;
+	if (tsr__dist.on) {
+		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks);
+		L->parts = NULL;   /* the fold (or the gathering) owns them now */
+		return rc;
+	}
 	/* Read before the submit: once submitted, the fold's callback may give pooled handles back and
 	 * free the set at any moment. */
 	int pooled = tsr__partials_pooled(L->parts);
@@ -810,6 +915,7 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 		tsr__partials_release(L->parts, 0);
 	free(L->folds);
 	free(L->maps);
+	free(L->ranks);
 	free(L->colors);
 	if (rc)
 		drop_result(L->res, result);
@@ -824,6 +930,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		return rc;
 	if ((rc = check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
 		return rc;
+	note_launch("tsr_index_launch", t, nreqs, reqs, domain);
 	struct index_launch L = {.t = t, .domain = domain, .npoints = tsr_box_volume(domain), .n = nreqs};
 	if ((rc = resolve_all(t->name, nreqs, reqs, 1, L.q)))
 		return rc;
@@ -835,6 +942,8 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if ((rc = check_points(t->name, nreqs, L.q, L.npoints, L.colors)))
 		goto out;
 	if ((rc = check_writes_distinct(&L)))
+		goto out;
+	if ((rc = decide_ranks(&L)))
 		goto out;
 	if ((rc = decide_maps(&L)))
 		goto out;

@@ -59,6 +59,48 @@ int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int wor
 	return TSR_OK;
 }
 
+/* Several ranks: the rank of each color, spread in blocks unless set. */
+int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank)
+{
+	struct tsr_partition *p;
+	char cs[64];
+	int rc = tsr__partition_lookup(pid, "tsr_partition_set_rank", &p);
+	if (rc)
+		return rc;
+	if (!color)
+		return tsr__err(TSR_EINVAL, "tsr_partition_set_rank: partition '%s': null color", p->name);
+	int c = tsr__color_index(p, color);
+	if (c < 0)
+		return tsr__err(TSR_EBOUNDS, "tsr_partition_set_rank: color %s is outside partition '%s'",
+		                tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name);
+	int n = tsr_nranks();
+	if (rank < 0 || rank >= n)
+		return tsr__err(TSR_EBOUNDS, "tsr_partition_set_rank: partition '%s' color %s: rank %d is outside 0..%d (%d rank%s)",
+		                p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs), rank, n - 1, n, n == 1 ? "" : "s");
+	tsr__dist_note("tsr_partition_set_rank", &rank, sizeof rank);
+	if (!p->ranks) {
+		p->ranks = malloc(p->ncolors * sizeof *p->ranks);
+		if (!p->ranks)
+			return tsr__err(TSR_ENOMEM, "tsr_partition_set_rank: out of memory");
+		for (int i = 0; i < p->ncolors; i++)
+			p->ranks[i] = tsr__color_rank(p, i);
+	}
+	p->ranks[c] = rank;
+	return TSR_OK;
+}
+
+int tsr__color_rank(const struct tsr_partition *p, int c)
+{
+	if (p->ranks)
+		return p->ranks[c];
+	return (int)((int64_t)c * tsr_nranks() / p->ncolors);
+}
+
+int tsr__region_rank(const struct tsr_region *r)
+{
+	return r->parent_part ? tsr__color_rank(r->parent_part, r->color_index) : 0;
+}
+
 /* Does any point of a launch whose mapping partition is `part` need a decision? */
 int tsr__map_needed(const struct tsr_partition *part)
 {
@@ -68,12 +110,13 @@ int tsr__map_needed(const struct tsr_partition *part)
 /* Decide where a point task runs (owner, then the mapper), validated before anything is
  * submitted so that a refused mapping leaves no point of the launch behind. */
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-                    const struct tsr_partition *part, int color, tsr_mapping_t *m)
+                    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m)
 {
 	int owner = part && part->owners ? part->owners[color] : -1;
 	m->kind = TSR_WORKER_ANY;
 	m->worker = owner;
 	m->priority = 0;
+	m->rank = rank;
 	if (mapper) {
 		tsr_map_query_t q = {t->name, pdim, {point[0], point[1], point[2]}, domain, owner};
 		mapper(&q, m, mapper_arg);
@@ -81,6 +124,9 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 	char ps[64];
 	tsr__color_str(pdim ? pdim : 1, point, ps, sizeof ps);
 	int nw = (int)starpu_worker_get_count();
+	if (m->rank < 0 || m->rank >= tsr_nranks())
+		return tsr__err(TSR_EBOUNDS, "mapper: task '%s' point %s: rank %d is outside 0..%d", t->name, ps, m->rank,
+		                tsr_nranks() - 1);
 	if (m->worker >= nw || m->worker < -1)
 		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: worker %d does not exist (%d workers)", t->name, ps,
 		                m->worker, nw);

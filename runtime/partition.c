@@ -106,6 +106,7 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 	if (p->id)
 		tsr__handle_free(p->id);
 	free(p->owners);
+	free(p->ranks);
 	free(p->subs);
 	free(p->boxes);
 	free(p->name);

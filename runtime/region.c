@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "internal.h"
 
 int tsr__field_check(const struct tsr_region *r, int f, const char *what)
@@ -43,12 +44,24 @@ static int home_node(const char *what, const char *name, int *node)
 	return TSR_OK;
 }
 
+/* Several ranks: every rank holds the whole array but touches only what it owns or receives, so
+ * host arrays come zeroed from the kernel, page by page as they are first touched: a rank's
+ * memory grows with what it uses, not with the region. */
+static int lazy_zero(int home)
+{
+	return home == STARPU_MAIN_RAM && tsr__dist.on;
+}
+
 /* One field's array on the region's home node; NULL when out of memory. Host arrays are zeroed
  * here; GPU arrays by a fill task (tsr_region_create), which runs on the GPU. */
 static void *storage_alloc(int home, size_t bytes)
 {
 	if (home != STARPU_MAIN_RAM)
 		return (void *)starpu_malloc_on_node((unsigned)home, bytes);
+	if (lazy_zero(home)) {
+		void *m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return m == MAP_FAILED ? NULL : m;
+	}
 	void *p;
 	if (starpu_malloc_flags(&p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0) != 0)
 		return NULL;
@@ -58,7 +71,9 @@ static void *storage_alloc(int home, size_t bytes)
 
 static void storage_free(int home, void *p, size_t bytes)
 {
-	if (home != STARPU_MAIN_RAM)
+	if (lazy_zero(home))
+		munmap(p, bytes ? bytes : 1);
+	else if (home != STARPU_MAIN_RAM)
 		starpu_free_on_node((unsigned)home, (uintptr_t)p, bytes);
 	else
 		starpu_free_flags(p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);

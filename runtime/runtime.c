@@ -67,6 +67,21 @@ int tsr__refuse_thread(const char *what)
 
 static int init_locked(const tsr_config_t *cfg);
 
+/* What several ranks do not do (yet): checked once StarPU runs, on every rank alike. */
+static int dist_limits(void)
+{
+	if (tsr__dist.size > 64)
+		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64", tsr__dist.size);
+	const char *coh = getenv("TSR_COHERENCE");
+	if (starpu_memory_nodes_get_count() > 1 || (coh && !strcmp(coh, "tokens")))
+		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with GPUs (or TSR_COHERENCE=tokens) are not supported "
+		                "yet: run one rank per GPU machine without MPI, or set TSR_NCUDA=0");
+	if (!tsr__redux_ordered())
+		return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX=unordered folds in arrival order, which differs from rank to "
+		                "rank; several MPI ranks always fold in color order (unset TSR_REDUX)");
+	return TSR_OK;
+}
+
 int tsr_init(const tsr_config_t *cfg)
 {
 	if (tsr__current_ctx())
@@ -114,6 +129,9 @@ static int init_locked(const tsr_config_t *cfg)
 		rc = tsr__coh_init();
 	if (rc)
 		return rc;
+	int dist = tsr__dist_wanted();
+	if (dist < 0)
+		return dist;
 	rc = tsr__obs_check_paths(&c);
 	if (rc)
 		return rc;
@@ -131,7 +149,10 @@ static int init_locked(const tsr_config_t *cfg)
 	if (c.ncuda >= 0)
 		conf.ncuda = c.ncuda;
 	conf.nopencl = 0;
-	rc = starpu_init(&conf);
+	if (dist && (rc = tsr__dist_start(&conf)))
+		return rc;
+	if (!dist)
+		rc = starpu_init(&conf);
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)", c.ncpu, c.ncuda);
 	if (rc)
@@ -143,6 +164,10 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.ncuda = starpu_cuda_worker_get_count();
 	tsr__rt.initialized = 1;
 	tsr__coh_start();
+	if (tsr__dist.on && (rc = dist_limits())) {
+		tsr_finalize();
+		return rc;
+	}
 	tsr__redops_reset();
 	tsr__launch_init();
 	tsr__mapper_reset();
@@ -159,8 +184,12 @@ int tsr_fence(void)
 	TSR_REQUIRE_INIT("tsr_fence");
 	if (tsr__rt.paused)
 		return tsr__err(TSR_ESTATE, "tsr_fence: the workers are paused (tsr_resume first), waiting would never end");
+	tsr__dist_note("tsr_fence", NULL, 0);
+	int rc = tsr__dist_check("tsr_fence");
+	if (rc)
+		return rc;
 	starpu_task_wait_for_all();
-	return tsr__take_task_error();
+	return tsr__dist_agree(tsr__take_task_error());
 }
 
 /* Names of live objects for the finalize report. */
@@ -191,8 +220,14 @@ int tsr_finalize(void)
 	/* release host mappings first: nothing can depend on mapped data (launches on it are refused) */
 	char mapped_names[400] = "";
 	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
+	tsr__dist_note("tsr_finalize", NULL, 0);
+	if (tsr__dist_check("tsr_finalize") == TSR_EDIVERGE) {
+		/* the transfers of diverged ranks never meet: waiting for them would hang every rank */
+		fprintf(stderr, "tessera: rank %d: %s; ending the job\n", tsr__dist.rank, tsr_last_error());
+		tsr__dist_abort();
+	}
 	starpu_task_wait_for_all();
-	int task_rc = tsr__take_task_error();
+	int task_rc = tsr__dist_agree(tsr__take_task_error());
 	char task_msg[512];
 	snprintf(task_msg, sizeof task_msg, "%s", tsr_last_error());
 	live_names[0] = 0;
@@ -208,7 +243,14 @@ int tsr_finalize(void)
 	tsr__launch_fini();
 	starpu_task_wait_for_all();
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
-	starpu_shutdown();
+	if (tsr__dist.on) {
+		if (tsr__rt.cfg.stats)
+			tsr__dist_print_stats(stderr);
+		tsr__dist_shutdown();
+		tsr__dist_stop_mpi();
+	} else {
+		starpu_shutdown();
+	}
 	tsr__poison_reset();
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);
 	tsr__handles_reset();

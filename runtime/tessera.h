@@ -49,6 +49,7 @@ enum {
 	TSR_ENODEV = -12,     /* no worker can run the task (e.g. CUDA-only task, no GPU) */
 	TSR_EBUSY = -13,      /* object is mapped on the host or still in use */
 	TSR_ETASK = -14,      /* a task variant reported an error, or a result depends on one that did */
+	TSR_EDIVERGE = -15,   /* several MPI ranks: the ranks made different calls (see "Several ranks") */
 };
 
 const char *tsr_err_name(int code);   /* "TSR_EBOUNDS" */
@@ -466,6 +467,7 @@ typedef struct tsr_mapping {
 	tsr_worker_kind_t kind; /* restrict to one kind of worker (ANY: no restriction) */
 	int worker;             /* exact StarPU worker id, or -1 */
 	int priority;           /* StarPU priority (higher first, for policies that use it) */
+	int rank;               /* several ranks: the rank that runs the task (same answer on every rank) */
 } tsr_mapping_t;
 /* Called for every point task at submission; on entry *m says "owner, else anywhere". */
 typedef void (*tsr_mapper_fn)(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg);
@@ -473,6 +475,24 @@ int tsr_set_mapper(tsr_mapper_fn fn, void *arg);   /* NULL: back to the default 
 /* Pin the point tasks of index launches whose mapping requirement (see tsr_map_query_t.owner) has
  * this color to `worker` (-1: unpin). */
 int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worker);
+
+/* ------------------------------------------------------------------ several ranks
+ * Started by mpirun (or TSR_MPI=1), every rank runs the whole program and makes the same calls in
+ * the same order (control replication); each point task runs on one rank, and StarPU-MPI moves
+ * the pieces of data a rank reads but does not hold. The rank of a subregion is its color's
+ * rank: colors are spread in blocks over the ranks (color index * nranks / ncolors) unless
+ * tsr_partition_set_rank says otherwise. A point task runs on the rank of its mapping
+ * requirement's color (tsr_map_query_t.owner's requirement), a single launch on the rank of its
+ * first region requirement that writes (else its first one; rank 0 for a root region), unless
+ * the mapper sets tsr_mapping_t.rank; a mapper must decide the same on every rank. Futures are
+ * sent to every rank as soon as they are computed; tsr_fill runs on every rank; tsr_map gathers
+ * the region on every rank (every rank maps). Blocking calls compare the ranks' calls and fail
+ * with TSR_EDIVERGE, on every rank, if they differ; a task that failed on one rank fails them on
+ * every rank. Without MPI, tsr_rank is 0 and tsr_nranks 1. */
+int tsr_rank(void);     /* this process's rank */
+int tsr_nranks(void);   /* ranks running the program */
+/* Run the point tasks mapped by this color on `rank` (0..tsr_nranks()-1); TSR_EBOUNDS otherwise. */
+int tsr_partition_set_rank(tsr_partition_t p, const int64_t color[3], int rank);
 /* Names and one-line descriptions of every selectable policy (StarPU's and Tessera's); works
  * before tsr_init. Returns how many exist (fills at most max). */
 int tsr_policy_list(const char **names, const char **descriptions, int max);

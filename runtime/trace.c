@@ -167,16 +167,32 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 	return tsr__close_written(f, file, "trace file");
 }
 
+/* Several ranks: each rank writes its own file, "trace.json" becoming "trace.rank1.json" (the
+ * rank before the extension of the last path component; appended where it has none). */
+static const char *rank_path(const char *file, char *buf, size_t n)
+{
+	if (!tsr__dist.on)
+		return file;
+	const char *base = strrchr(file, '/');
+	const char *dot = strrchr(base ? base : file, '.');
+	if (!dot || dot == (base ? base + 1 : file))
+		snprintf(buf, n, "%s.rank%d", file, tsr__dist.rank);
+	else
+		snprintf(buf, n, "%.*s.rank%d%s", (int)(dot - file), file, tsr__dist.rank, dot);
+	return buf;
+}
+
 /* Before starpu_shutdown (profiling info is still readable); everything is idle. */
 int tsr__obs_fini(const tsr_config_t *c)
 {
 	struct bus_row bus[TSR_MAX_BUS];
 	int nbus = tsr__obs_on ? tsr__bus_read(bus, TSR_MAX_BUS) : 0;
 	int rc = TSR_OK;
+	char path[4096];
 	if (c->trace_file)
-		rc = write_trace(c->trace_file, bus, nbus);
+		rc = write_trace(rank_path(c->trace_file, path, sizeof path), bus, nbus);
 	if (c->dag_file) {
-		int rc2 = tsr__dag_write(c->dag_file);
+		int rc2 = tsr__dag_write(rank_path(c->dag_file, path, sizeof path));
 		rc = rc ? rc : rc2;
 	}
 	if (c->stats)

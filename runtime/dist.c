@@ -179,6 +179,7 @@ struct rank_word {
 	uint64_t hash;
 	int64_t ncalls;
 	int32_t rc;
+	int32_t task_failed;                  /* a task failed here since the last fence (msg says how) */
 	char call[96];
 	char msg[512];
 };
@@ -194,6 +195,8 @@ static struct rank_word *gather_words(int rc)
 	snprintf(mine.call, sizeof mine.call, "%s", last_call);
 	if (rc)
 		snprintf(mine.msg, sizeof mine.msg, "%s", tsr_last_error());
+	else
+		mine.task_failed = tsr__peek_task_error(mine.msg, sizeof mine.msg);
 	struct rank_word *all = malloc((size_t)tsr__dist.size * sizeof *all);
 	if (!all)
 		return NULL;
@@ -251,8 +254,24 @@ int tsr__dist_agree(int rc)
 			free(all);
 			return code;
 		}
+	for (int r = 0; r < tsr__dist.size; r++)
+		if (all[r].task_failed) {
+			int code = tsr__err(TSR_ETASK, "a task failed on rank %d since the last tsr_fence, and values computed on "
+			                    "other ranks may depend on what it wrote (tsr_fence reports it and clears this): %s", r,
+			                    all[r].msg);
+			free(all);
+			return code;
+		}
 	free(all);
 	return TSR_OK;
+}
+
+void tsr__dist_wait_all(void)
+{
+	if (tsr__dist.on)
+		starpu_mpi_wait_for_all(xfer_comm);   /* tasks and requests (1.3: with a barrier) */
+	else
+		starpu_task_wait_for_all();
 }
 
 int tsr__dist_diverged(void)
@@ -305,6 +324,7 @@ int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes) 
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag) { return TSR_ESTARPU; }
 int tsr__dist_check(const char *what) { return TSR_OK; }
 int tsr__dist_agree(int rc) { return rc; }
+void tsr__dist_wait_all(void) { starpu_task_wait_for_all(); }
 int tsr__dist_diverged(void) { return 0; }
 void tsr__dist_abort(void) {}
 void tsr__dist_print_stats(FILE *out) {}

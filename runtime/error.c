@@ -81,6 +81,16 @@ void tsr__task_error(const char *fmt, ...)
 	pthread_mutex_unlock(&task_err_lock);
 }
 
+int tsr__peek_task_error(char *buf, size_t n)
+{
+	pthread_mutex_lock(&task_err_lock);
+	int pending = task_err_pending;
+	if (pending)
+		snprintf(buf, n, "%s", task_err_msg);
+	pthread_mutex_unlock(&task_err_lock);
+	return pending;
+}
+
 int tsr__take_task_error(void)
 {
 	int rc = TSR_OK;

@@ -18,6 +18,7 @@
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tsr__task_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tsr__take_task_error(void);
+int tsr__peek_task_error(char *buf, size_t n);   /* 1 and the message if a task failed since the last fence */
 
 /* ---- handle table (handles.c): ids carry kind, generation and slot, so stale ids are detected */
 enum tsr_kind { TSR_K_FSPACE = 1, TSR_K_REGION, TSR_K_PARTITION, TSR_K_TASK, TSR_K_FUTURE, TSR_K_NKINDS };
@@ -91,8 +92,13 @@ void tsr__dist_counts(int64_t *sends, int64_t *recvs, size_t *bytes);
 void tsr__dist_print_stats(FILE *out);
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
-/* After it: the first failure of any rank, in rank order, becomes every rank's (message included). */
+/* After it: the first failure of any rank, in rank order, becomes every rank's (message included);
+ * with no failure, a task that failed on any rank since the last fence fails it (TSR_ETASK): the
+ * poison of its data does not travel with the data to other ranks, so a value computed there may
+ * depend on it. */
 int tsr__dist_agree(int rc);
+/* Several ranks: wait for every task and transfer of this rank (a collective: every rank calls it). */
+void tsr__dist_wait_all(void);
 int tsr__dist_diverged(void);
 void tsr__dist_abort(void);
 /* Ranks that run an access: one rank, or every rank (fills, host maps). */

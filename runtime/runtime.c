@@ -188,7 +188,10 @@ int tsr_fence(void)
 	int rc = tsr__dist_check("tsr_fence");
 	if (rc)
 		return rc;
-	starpu_task_wait_for_all();
+	if (tsr__dist.on)
+		tsr__dist_wait_all();   /* the transfers too */
+	else
+		starpu_task_wait_for_all();
 	return tsr__dist_agree(tsr__take_task_error());
 }
 
@@ -226,7 +229,7 @@ int tsr_finalize(void)
 		fprintf(stderr, "tessera: rank %d: %s; ending the job\n", tsr__dist.rank, tsr_last_error());
 		tsr__dist_abort();
 	}
-	starpu_task_wait_for_all();
+	tsr__dist_wait_all();
 	int task_rc = tsr__dist_agree(tsr__take_task_error());
 	char task_msg[512];
 	snprintf(task_msg, sizeof task_msg, "%s", tsr_last_error());
@@ -241,7 +244,7 @@ int tsr_finalize(void)
 	tsr__region_free_all();
 	tsr__fspace_free_all();
 	tsr__launch_fini();
-	starpu_task_wait_for_all();
+	tsr__dist_wait_all();
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	if (tsr__dist.on) {
 		if (tsr__rt.cfg.stats)

@@ -615,6 +615,13 @@ int tsr__coh_wrote(struct tsr_node *n)
  * through its view after a no-op task that reads the box's writers and writes the view, and the
  * view is added to the piece's sends, which a later writer waits for as it waits for readers. */
 
+/* The validity map matters only where there is somewhere else to be valid: one rank (TSR_MPI=1
+ * without mpirun, or mpirun -np 1) holds everything and skips it. */
+static int several_ranks(void)
+{
+	return tsr__dist.on && tsr__dist.size > 1;
+}
+
 static int lowest_rank(uint64_t ranks)
 {
 	return __builtin_ctzll(ranks);
@@ -855,7 +862,7 @@ static int valid_collapse(struct tsr_node *root)
 
 int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d)
 {
-	if (tsr__dist.on && reads) {
+	if (several_ranks() && reads) {
 		struct tsr_node *root = n->region->root->nodes + n->field;
 		int rc = make_valid(root, node_box(n), rank);
 		if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
@@ -875,7 +882,7 @@ int tsr__coh_wrote_by(struct tsr_node *n, int rank)
 		if (rc)
 			return rc;
 	}
-	if (!tsr__dist.on)
+	if (!several_ranks())
 		return TSR_OK;
 	struct tsr_node *root = n->region->root->nodes + n->field;
 	struct tsr_piece val = {.ranks = rank == TSR_ALL_RANKS ? every_rank() : rank_bit(rank)};

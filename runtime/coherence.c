@@ -875,6 +875,21 @@ int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct t
 	return tsr__coh_deps(n, write, d);
 }
 
+int64_t tsr__coh_missing(struct tsr_node *n, int rank)
+{
+	if (!several_ranks())
+		return 0;
+	struct tsr_node *root = n->region->root->nodes + n->field;
+	struct tsr_pieces *vm = root->valid;
+	int64_t points = 0;
+	for (int i = 0; i < vm->n; i++) {
+		tsr_box_t in;
+		if (!(vm->v[i].ranks & rank_bit(rank)) && tsr_box_intersect(vm->v[i].box, *node_box(n), &in))
+			points += tsr_box_volume(in);
+	}
+	return points * (int64_t)root->region->fields[root->field].size;
+}
+
 int tsr__coh_wrote_by(struct tsr_node *n, int rank)
 {
 	if (tsr__here(rank)) {

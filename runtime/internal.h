@@ -226,6 +226,7 @@ int tsr__coh_wrote(struct tsr_node *n);
  * where it runs, tsr__coh_wrote). With one rank they are tsr__coh_deps and tsr__coh_wrote. */
 int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d);
 int tsr__coh_wrote_by(struct tsr_node *n, int rank);
+int64_t tsr__coh_missing(struct tsr_node *n, int rank);   /* bytes of n's box `rank` does not hold */
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);

@@ -566,17 +566,49 @@ static int check_counts(const char *fn, const struct tsr_task *t, int nreqs, con
 	return TSR_OK;
 }
 
-/* Several ranks: a single launch runs on the rank of its first region requirement that writes,
- * else of its first region requirement, else on rank 0; tsr_fill on every rank. */
-static int single_rank(const struct tsr_task *t, int n, const struct rreq *q)
+/* The rank of a single launch's first region requirement that writes, else of its first one,
+ * else rank 0. */
+static int owner_rank(int n, const struct rreq *q)
 {
-	if (t->on_every_rank)
-		return TSR_ALL_RANKS;
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < n; i++)
 			if (q[i].kind == TSR_REQ_REGION && (pass == 1 || q[i].priv != TSR_READ))
 				return tsr__region_rank(q[i].region);
 	return 0;
+}
+
+/* Bytes rank r would receive to run a single launch: what its reads cover and r lacks. */
+static int64_t bytes_to_move(int n, const struct rreq *q, int r)
+{
+	int64_t bytes = 0;
+	for (int i = 0; i < n; i++) {
+		if (!uses_tree(&q[i]) || q[i].priv == TSR_WRITE)
+			continue;
+		for (int k = 0; k < q[i].nfields; k++)
+			bytes += tsr__coh_missing(&q[i].region->nodes[q[i].fields[k]], r);
+	}
+	return bytes;
+}
+
+/* Several ranks: a single launch (a copy into a border piece, a task on a whole region) has no
+ * color to follow, and the owner of what it writes may hold none of what it reads: it runs where
+ * the least data has to come, the owner of what it writes on a tie. tsr_fill runs on every rank. */
+static int single_rank(const struct tsr_task *t, int n, const struct rreq *q)
+{
+	if (t->on_every_rank)
+		return TSR_ALL_RANKS;
+	int best = owner_rank(n, q);
+	if (tsr_nranks() == 1)
+		return best;
+	int64_t least = bytes_to_move(n, q, best);
+	for (int r = 0; r < tsr_nranks() && least > 0; r++) {
+		int64_t b = bytes_to_move(n, q, r);
+		if (b < least) {
+			least = b;
+			best = r;
+		}
+	}
+	return best;
 }
 
 /* The call stream every rank must repeat (dist.c): the task, its requirements, its domain. */

@@ -109,6 +109,33 @@ def per_iteration(first, second, di):
     return {pair: (second.get(pair, 0) - first.get(pair, 0)) / di for pair in pairs}
 
 
+def self_test():
+    """minimum_bytes on cases counted by hand; returns the failures."""
+    def per_pair(nx, ny, nz, tx, ty, nranks, distinct=True):
+        return minimum_bytes(nx, ny, nz, tx, ty, nranks, 8, distinct)
+    cases = [
+        ("one rank needs nothing", per_pair(64, 64, 4, 1, 4, 1), {}),
+        # 2 rows on each side, 64 points wide, 4 planes, from the one other rank
+        ("2 ranks, 1 x 4", per_pair(64, 64, 4, 1, 4, 2), {(0, 1): 8192, (1, 0): 8192}),
+        # the same rows with their 2 + 2 border columns
+        ("2 ranks, 1 x 4, halo points", per_pair(64, 64, 4, 1, 4, 2, False), {(0, 1): 8704, (1, 0): 8704}),
+        ("2 ranks, 2 x 2", per_pair(64, 64, 4, 2, 2, 2), {(0, 1): 8192, (1, 0): 8192}),
+        # 2 x 2 tiles on 4 ranks: 2 columns (or rows) x 32 on both sides from the i (j) neighbour,
+        # the 4 corners of 2 x 2 points from the diagonal one
+        ("4 ranks, 2 x 2", per_pair(64, 64, 1, 2, 2, 4),
+         {(a, b): (128 if a ^ b == 3 else 1024) for a in range(4) for b in range(4) if a != b}),
+        # uneven tiles: 10 rows in 3 tiles are 4, 3, 3 rows; tiles 0, 1 on rank 0 (rows 0-6), tile 2
+        # on rank 1 (rows 7-9). Rank 1 reads rows 5, 6 and (periodic) 0, 1; rank 0 reads rows 7, 8
+        # and (periodic) 8, 9: 3 distinct rows of 8 points
+        ("2 ranks, 1 x 3, uneven", per_pair(8, 10, 1, 1, 3, 2), {(0, 1): 4 * 8 * 8, (1, 0): 3 * 8 * 8}),
+    ]
+    failed = []
+    for name, got, want in cases:
+        if got != want:
+            failed.append("%s: got %s, want %s" % (name, got, want))
+    return failed
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -129,12 +156,21 @@ def parse_args():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per run (default 300)")
     ap.add_argument("--out", default="bench-mpi-volume", help="folder for the logs")
     ap.add_argument("--pairs", action="store_true", help="also print every (sender, receiver) pair")
+    ap.add_argument("--expect-min-halo", action="store_true",
+                    help="exit 1 unless every pair moved exactly its halo points and StarPU-MPI's count agrees")
+    ap.add_argument("--self-test", action="store_true", help="check the minimum on cases counted by hand, run nothing")
     return ap.parse_args()
 
 
 def main():
     a = parse_args()
+    if a.self_test:
+        failed = self_test()
+        for f in failed:
+            print("mpi-volume: self-test: " + f)
+        sys.exit(1 if failed else 0)
     os.makedirs(a.out, exist_ok=True)
+    mismatches = []
     i1, i2 = (int(x) for x in a.iters.split(","))
     if i2 <= i1:
         sys.exit("mpi-volume: --iters needs two counts, the second larger")
@@ -169,6 +205,10 @@ def main():
             ratio = total_t / total_m if total_m else float("nan")
             ratio_h = total_t / total_h if total_h else float("nan")
             worst = max(worst, ratio)
+            for pair in set(tsr) | set(spu) | set(low_halo):
+                if not (tsr.get(pair, 0) == spu.get(pair, 0) == low_halo.get(pair, 0)):
+                    mismatches.append("%d ranks, %s tiles, %d -> %d: tessera %.0f, starpu %.0f, halo points %d" % (
+                        nranks, tiling, pair[0], pair[1], tsr.get(pair, 0), spu.get(pair, 0), low_halo.get(pair, 0)))
             print("%5d %6s %12.0f %12.0f %12d %7.3f %12d %7.3f %6.1f %6d" % (
                 nranks, tiling, total_t, total_s, total_m, ratio, total_h, ratio_h, msgs, len([p for p in tsr if tsr[p]])))
             if a.pairs:
@@ -181,6 +221,10 @@ def main():
                         "%.3f" % (tsr.get(pair, 0) / h) if h else "-"))
             sys.stdout.flush()
     print("# worst ratio %.3f (goal 1.0); logs in %s" % (worst, a.out))
+    if a.expect_min_halo and mismatches:
+        for m in mismatches:
+            print("mpi-volume: not the halo: " + m)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
 weak:   the problem per rank is fixed (nx x ny_per_rank x nz, two tiles along j per rank); the
         grid grows along j with the ranks. Prints ms per iteration (the stencil's own median of
-        --reps timed runs), the efficiency t(1 rank) / t(N ranks), and per iteration Tessera's
+        --reps timed runs), the efficiency t(first rank count) / t(N ranks), and per iteration Tessera's
         bytes and sends (TSR_STATS) from two iteration counts, so setup cancels.
 memory: one large grid (fixed) on 1, 2, 4 ranks; each rank's peak RSS (VmHWM, TSR_STATS) against
         what it owns and reads (the boxes of its tiles grown by the halo, both fields), plus what the
@@ -82,8 +82,8 @@ def weak(a, ranks):
     i1, i2 = a.iters
     print("# weak scaling: %d x %d x %d %s points per rank (2 tiles along j per rank), %d CPU worker(s) per rank"
           % (a.nx, a.ny_per_rank, a.nz, a.precision, a.ncpu))
-    print("# ms/iter: median of %d timed runs of %d iterations; efficiency = t(1 rank) / t(N ranks); bytes and"
-          " sends per iteration from %d and %d iterations" % (a.reps, i2, i1, i2))
+    print("# ms/iter: median of %d timed runs of %d iterations; efficiency = t(%d rank(s)) / t(N ranks); bytes and"
+          " sends per iteration from %d and %d iterations" % (a.reps, i2, ranks[0], i1, i2))
     print("%5s %12s %10s %10s %14s %12s" % ("ranks", "grid ny", "ms/iter", "efficiency", "bytes/iter", "sends/iter"))
     t1 = None
     for n in ranks:

@@ -59,7 +59,9 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
  * host thread sleeps; a worker that runs a task competes only with the host thread, which is
  * idle once it has submitted. Where every thread has a core of its own, nice changes nothing.
  * Measured with the oracle, 30 programs on 2 ranks, 3 runs each, interleaved: 6.5-8.8 s with the
- * pollers at nice 0, 4.4-6.4 s at nice 15. TSR_MPI_NICE=0 leaves them alone. */
+ * pollers at nice 0, 4.4-6.4 s at nice 15 (the napping gather of wait_allgather in both).
+ * TSR_MPI_NICE=0 leaves them alone. The price: nice is not private to the process, so a niced
+ * worker also yields to other programs on the same cores (other tests of a parallel make check). */
 enum { POLLER_NICE_DEFAULT = 10 };
 static int poller_nice = POLLER_NICE_DEFAULT;
 

@@ -286,6 +286,12 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	setenv("TSR_COHERENCE", "token", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_COHERENCE", "'token'");
 	unsetenv("TSR_COHERENCE");
+	/* and how far StarPU's polling threads yield under mpirun (nice levels 0..19) */
+	setenv("TSR_MPI_NICE", "20", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_MPI_NICE", "'20'");
+	setenv("TSR_MPI_NICE", "ten", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_MPI_NICE", "'ten'");
+	unsetenv("TSR_MPI_NICE");
 	/* and a writable path still works */
 	char path[] = "/tmp/tsr-msg-XXXXXX";
 	int fd = mkstemp(path);

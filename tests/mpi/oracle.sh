@@ -6,7 +6,7 @@
 # "N of COUNT programs failed" line, and mpirun's status is nonzero if any rank failed.
 # TSR_MPI_ORACLE_COUNT: programs per setting (default 1000). A batch whose output stops for
 # TSR_MPI_ORACLE_STALL seconds (default 60; every rank prints "# seed N" before each program), or
-# that does not end in TSR_MPI_ORACLE_TIMEOUT seconds (default 120 + 0.3 s per program and rank),
+# that does not end in TSR_MPI_ORACLE_TIMEOUT seconds (default 120 + 0.5 s per program and rank),
 # is killed and reported as a hang, with the seed each rank was running.
 # TSR_ORACLE_OWNERS=0 runs the same programs without their random owners.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
@@ -21,7 +21,7 @@ for cfg in "2 eager 40001" "4 lws 50001"; do
 	sched=$2
 	first=$3
 	i=$((i + 1))
-	limit=${TSR_MPI_ORACLE_TIMEOUT:-$((120 + count * 6 * np / 20))}
+	limit=${TSR_MPI_ORACLE_TIMEOUT:-$((120 + count * np / 2))}
 	log=$tmp/oracle$np
 	mpi_start "$np" "$limit" "$log" "$oracle" --first "$first" --count "$count" --sched "$sched" --ncpu 1 --progress
 	run=$!

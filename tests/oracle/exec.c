@@ -224,14 +224,20 @@ static void future_check(ex_t *e, int fi)
 	}
 }
 
+/* Are the generator's random owners set? TSR_ORACLE_OWNERS=0 turns them off (the same programs
+ * with the default owners: to tell an owner bug from another). */
+static int owners_wanted(void)
+{
+	const char *use = getenv("TSR_ORACLE_OWNERS");
+	return !use || strcmp(use, "0") != 0;
+}
+
 /* The generator's random owners (or_draw_owners): the same ranks on every rank, since every rank
- * runs the same program; in one process every owner is rank 0 and changes nothing.
- * TSR_ORACLE_OWNERS=0 keeps the default owners (to tell an owner bug from another). */
+ * runs the same program; in one process every owner is rank 0 and changes nothing. */
 static void set_owners(ex_t *e, int pi)
 {
 	const or_part_t *pt = &e->p->part[pi];
-	const char *use = getenv("TSR_ORACLE_OWNERS");
-	if (use && !strcmp(use, "0"))
+	if (!owners_wanted())
 		return;
 	for (int i = 0; i < pt->nsub && !e->failed; i++)
 		if (pt->owner[i] >= 0)

@@ -436,6 +436,9 @@ int tsr__dist_wanted(void)
 	const char *np = getenv("OMPI_COMM_WORLD_SIZE");
 	if (!np)
 		np = getenv("PMI_SIZE");
+	/* the same refusal as with MPI: a program must not depend on how Tessera was built */
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' (several ranks)", v);
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI=1 but this Tessera was built without MPI (configure found no "
 		                "StarPU-MPI or MPI; install libopenmpi-dev and reconfigure)");

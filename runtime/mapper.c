@@ -79,11 +79,14 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 		                p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs), rank, n - 1, n, n == 1 ? "" : "s");
 	tsr__dist_note("tsr_partition_set_rank", &rank, sizeof rank);
 	if (!p->ranks) {
-		p->ranks = malloc(p->ncolors * sizeof *p->ranks);
-		if (!p->ranks)
+		int *ranks = malloc(p->ncolors * sizeof *ranks);
+		if (!ranks)
 			return tsr__err(TSR_ENOMEM, "tsr_partition_set_rank: out of memory");
+		/* the other colors keep their blocks: computed while p->ranks is still NULL (once it is
+		 * set, tsr__color_rank reads it, and would copy uninitialised memory as ranks) */
 		for (int i = 0; i < p->ncolors; i++)
-			p->ranks[i] = tsr__color_rank(p, i);
+			ranks[i] = tsr__color_rank(p, i);
+		p->ranks = ranks;
 	}
 	p->ranks[c] = rank;
 	return TSR_OK;

@@ -224,6 +224,27 @@ static void future_check(ex_t *e, int fi)
 	}
 }
 
+/* Are the generator's random owners set? TSR_ORACLE_OWNERS=0 turns them off (the same programs
+ * with the default owners: to tell an owner bug from another). */
+static int owners_wanted(void)
+{
+	const char *use = getenv("TSR_ORACLE_OWNERS");
+	return !use || strcmp(use, "0") != 0;
+}
+
+/* The generator's random owners (or_draw_owners): the same ranks on every rank, since every rank
+ * runs the same program; in one process every owner is rank 0 and changes nothing. */
+static void set_owners(ex_t *e, int pi)
+{
+	const or_part_t *pt = &e->p->part[pi];
+	if (!owners_wanted())
+		return;
+	for (int i = 0; i < pt->nsub && !e->failed; i++)
+		if (pt->owner[i] >= 0)
+			call(e, tsr_partition_set_rank(e->part[pi], e->p->node[pt->first + i].color, pt->owner[i] % tsr_nranks()),
+			     "tsr_partition_set_rank");
+}
+
 static void part_create(ex_t *e, int pi)
 {
 	const or_prog_t *p = e->p;
@@ -246,6 +267,7 @@ static void part_create(ex_t *e, int pi)
 	if (rc)
 		return;
 	e->part_state[pi] = 1;
+	set_owners(e, pi);
 	/* the runtime's geometry must be the one the interpreter assumes */
 	int dis = tsr_partition_is_disjoint(e->part[pi]);
 	if (dis != pt->disjoint)

@@ -1847,6 +1847,24 @@ void or_generate(uint64_t seed, or_prog_t *p)
 	default: gen_classic(&g); break;
 	}
 	free(g.sim);
+	or_draw_owners(p);
+}
+
+/* A stream of its own per partition (seed and index hashed), so that adding the owners changed
+ * no draw of the generator: the classic seeds make the programs they made before. */
+void or_draw_owners(or_prog_t *p)
+{
+	for (int pi = 0; pi < p->npart; pi++) {
+		or_part_t *pt = &p->part[pi];
+		gen_t g = {(p->seed ^ 0x6f776e657273ull) * 0x9e3779b97f4a7c15ull + (uint64_t)pi * 0xbf58476d1ce4e5b9ull, p, NULL};
+		/* half of the partitions keep the default (blocks of colors); the others move a third of
+		 * their colors, or all of them, to ranks drawn here (taken modulo the number of ranks) */
+		int moved = chance(&g, 1, 2) ? 0 : chance(&g, 1, 3) ? 3 : 1;
+		for (int i = 0; i < OR_MAXCOLORS; i++) {
+			int32_t v = (int32_t)(next(&g) >> 33);
+			pt->owner[i] = i < pt->nsub && moved && (moved == 3 || chance(&g, 1, 3)) ? v : -1;
+		}
+	}
 }
 /* ---------------------------------------------------------------- listing */
 static const char *type_str(tsr_type_t t)
@@ -1898,6 +1916,9 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 			or_box_str(p->node[pt->first + s].box, bs, sizeof bs);
 			fprintf(out, " %s", bs);
 		}
+		for (int s = 0; s < pt->nsub; s++)
+			if (pt->owner[s] >= 0)
+				fprintf(out, " (owner of subregion %d: %d mod ranks)", s, (int)pt->owner[s]);
 		break;
 	}
 	case OP_PART_DESTROY: fprintf(out, "destroy p%d", op->obj); break;

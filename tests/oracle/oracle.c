@@ -54,13 +54,14 @@ static void usage(FILE *out)
 	        "  --avoid LIST    valid programs not to generate (the runtime refuses them): aliased-write,\n"
 	        "                  same-field-copy, or none (default: TSR_ORACLE_AVOID or " OR_DEFAULT_AVOID ")\n"
 	        "  -v              print the program and each op as it runs\n"
+	        "  --progress      batch mode: print \"# seed N\" before each program (the last names a hang)\n"
 	        "  --help          this text\n"
 	        "Replay a failure printed by make check: oracle --seed N --sched S --ncpu C -v\n");
 }
 
 typedef struct {
 	uint64_t seed, first;
-	int have_seed, have_first, count, repeat, minimize, print, dry, selftest, verbose, ncpu;
+	int have_seed, have_first, count, repeat, minimize, print, dry, selftest, verbose, progress, ncpu;
 	double timeout;
 	const char *sched, *keep;
 } opts_t;
@@ -352,6 +353,8 @@ static int batch(const opts_t *o, uint64_t first, int count, shared_t *sh)
 			sh->started = now();
 		}
 		or_prog_t *p = make_prog(seed, NULL);
+		if (o->progress)
+			printf("# seed %llu\n", (unsigned long long)seed);  /* the last one names a hang (tests/mpi/oracle.sh) */
 		if (o->verbose)
 			or_print_prog(stdout, p);
 		if (run_prog(p, o, o->verbose, msg, sizeof msg)) {
@@ -620,6 +623,8 @@ int main(int argc, char **argv)
 				o.selftest = 1;
 			else if (!strcmp(a, "-v"))
 				o.verbose = 1;
+			else if (!strcmp(a, "--progress"))
+				o.progress = 1;
 			else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 				usage(stdout);
 				return 0;

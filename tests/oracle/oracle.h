@@ -51,6 +51,10 @@ typedef struct {
 	int64_t halo[3];
 	int nsub, first;
 	int disjoint;
+	/* several ranks: owner[i] >= 0 asks the executor for tsr_partition_set_rank(subregion i,
+	 * owner[i] % tsr_nranks()); -1 keeps the default owner. The interpreter ignores it (one
+	 * process: every owner is rank 0). Drawn apart from the generator's stream (or_draw_owners). */
+	int32_t owner[OR_MAXCOLORS];
 } or_part_t;
 
 enum {
@@ -131,6 +135,9 @@ const char *or_shape_str(int shape);
 /* The concrete shape of seed's program under shape (MIX / PIECES choose by the seed). */
 int or_shape_of(uint64_t seed, int shape);
 void or_generate(uint64_t seed, or_prog_t *p);
+/* Random owners for p's partitions, from a hash of the seed and the partition's index only: the
+ * programs (ops, boxes, values) stay those the seed made before owners existed. */
+void or_draw_owners(or_prog_t *p);
 /* Keep only the ops whose original index has keep[id] != 0. */
 void or_filter(or_prog_t *p, const unsigned char *keep);
 /* Independent check that p is a valid program (alive objects, no interference, values that stay

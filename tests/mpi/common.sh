@@ -1,0 +1,55 @@
+# tests/mpi/common.sh: sourced by the several-ranks tests (tests/mpi/*.sh). It finds mpirun
+# (MPIRUN from configure, through make check's environment; else the one on PATH), prints the
+# TAP skip plan and exits where there is none or where Tessera was built without MPI, and
+# defines mpi_run NP TIMEOUT LOG PROGRAM ARGS...: the program on NP ranks (oversubscribed, output
+# of every rank tagged [1,RANK]), killed after TIMEOUT seconds; its status is mpirun's (nonzero if
+# any rank failed), 124 or 137 for a run that did not end in time. Standard output goes to LOG,
+# standard error to LOG.err (apart: Open MPI may splice a line of one into a line of the other).
+b=${top_builddir:-.}
+mpirun=${MPIRUN:-$(command -v mpirun 2>/dev/null)}
+if [ -z "$mpirun" ] || [ ! -x "$mpirun" ]; then
+	echo "1..0 # SKIP no mpirun (configure found none; install openmpi-bin)"
+	exit 0
+fi
+if ! grep -q '^#define TSR_HAVE_MPI 1' "$b/config.h" 2>/dev/null; then
+	echo "1..0 # SKIP Tessera was built without MPI (configure found no StarPU-MPI or MPI)"
+	exit 0
+fi
+# CI runs as root; Open MPI refuses root without these.
+OMPI_ALLOW_RUN_AS_ROOT=1
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+# Options, not the environment, choose what runs; StarPU stays quiet and keeps its calibration
+# files out of the user's ~/.starpu.
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS TSR_MPI STARPU_SCHED STARPU_NCPU
+STARPU_SILENT=1
+STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-mpi.XXXXXX") || exit 99
+export STARPU_SILENT STARPU_HOME
+trap 'rm -rf "$STARPU_HOME"' EXIT
+tmp=$STARPU_HOME
+
+mpi_run() {
+	mpi_start "$@"
+	wait $!
+}
+
+# mpi_run in the background: $! is the timeout process (TERM it to end the run; the status is then 143).
+mpi_start() {
+	np=$1
+	limit=$2
+	log=$3
+	shift 3
+	timeout -k 10 "$limit" "$mpirun" -np "$np" --oversubscribe --tag-output \
+		-x STARPU_SILENT -x STARPU_HOME "$@" >"$log" 2>"$log.err" &
+}
+
+# The lines of rank R in a log of mpi_run, without the tag.
+rank_lines() {
+	sed -n "s/^\[1,$2\]<std[a-z]*>://p" "$1"
+}
+
+# A log's last lines, and its standard error's, as TAP comments (for a failure).
+show_log() {
+	tail -n "${2:-20}" "$1" | sed 's/^/#   /'
+	tail -n "${2:-20}" "$1.err" 2>/dev/null | sed 's/^/#   (stderr) /'
+}

@@ -1,0 +1,109 @@
+#!/bin/sh
+# tests/mpi/mpi.sh: the same programs on several MPI ranks (issue 10), one TAP line each:
+#  - apps/stencil --verify, apps/cg --verify (a 16x16 grid: the default 100x100 takes a minute
+#    on 2 ranks here) and apps/circuit --verify on 2 and 4 ranks, unchanged;
+#  - tests/mpi/bits (halo loop, REDUCE through an aliased partition, future SUM) prints one hash of
+#    its final state per rank: every rank and 1, 2 and 4 ranks must print the same bits;
+#  - tests/mpi/diverge (rank 1 launches one task more): tsr_fence fails with TSR_EDIVERGE naming
+#    both ranks on every rank, and the job ends (tsr_finalize aborts it) before the timeout.
+# Every run is killed after TSR_MPI_TIMEOUT seconds (default 300): a hang is a failure, not a
+# blocked CI. Messages take milliseconds on this 2-core machine: nothing here is timed.
+. "${top_srcdir:-.}/tests/mpi/common.sh"
+limit=${TSR_MPI_TIMEOUT:-300}
+echo "1..10"
+i=0
+# ok/not ok line for a run; on failure the end of its log
+report() {   # status (0: passed), name, log
+	i=$((i + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $i - $2"
+	else
+		echo "not ok $i - $2"
+		show_log "$3"
+	fi
+}
+# what a run's status says, for the TAP line
+why() {
+	case $1 in
+	124 | 137) echo "did not end in ${limit} s (killed)" ;;
+	*) echo "mpirun exit status $1" ;;
+	esac
+}
+
+# Every rank must say it passed: the pattern appears once per rank.
+app() {   # np, pattern, name, program and arguments
+	np=$1
+	want=$2
+	name=$3
+	shift 3
+	log=$tmp/app.log
+	mpi_run "$np" "$limit" "$log" "$@"
+	rc=$?
+	passed=0
+	r=0
+	while [ $r -lt "$np" ]; do
+		rank_lines "$log" $r | grep -q "$want" && passed=$((passed + 1))
+		r=$((r + 1))
+	done
+	if [ $rc -eq 0 ] && [ $passed -eq "$np" ]; then
+		report 0 "np $np: $name ($np of $np ranks passed)" "$log"
+	else
+		report 1 "np $np: $name: $(why $rc), $passed of $np ranks passed" "$log"
+	fi
+}
+
+for np in 2 4; do
+	app $np "PASS, bit-identical" "stencil --verify" "$b/apps/stencil/stencil" --verify
+	app $np "^verify: .*PASSED" "cg -n 16 --verify" "$b/apps/cg/cg" -n 16 --verify
+	app $np "^verify: Tessera: PASS" "circuit --verify" "$b/apps/circuit/circuit" --verify
+done
+
+# bits: one process (no mpirun), then 2 and 4 ranks; every hash equal to the first.
+bits=$b/tests/mpi/bits
+TSR_MPI=0 "$bits" >"$tmp/bits1" 2>&1
+ref=$(sed -n 's/^bits rank 0 of 1: //p' "$tmp/bits1")
+if [ -n "$ref" ]; then
+	report 0 "bits: one process: $ref" "$tmp/bits1"
+else
+	report 1 "bits: one process printed no hash" "$tmp/bits1"
+fi
+for np in 2 4; do
+	log=$tmp/bits$np
+	mpi_run $np "$limit" "$log" "$bits"
+	rc=$?
+	same=0
+	r=0
+	while [ $r -lt $np ]; do
+		got=$(rank_lines "$log" $r | sed -n "s/^bits rank $r of $np: //p")
+		[ -n "$ref" ] && [ "$got" = "$ref" ] && same=$((same + 1))
+		r=$((r + 1))
+	done
+	if [ $rc -eq 0 ] && [ $same -eq $np ]; then
+		report 0 "bits: np $np: every rank prints the hash of one process ($ref)" "$log"
+	else
+		report 1 "bits: np $np: $(why $rc), $same of $np ranks print the hash of one process ($ref)" "$log"
+	fi
+done
+
+# diverge: every rank reports TSR_EDIVERGE naming rank 0 and rank 1, none returns from
+# tsr_finalize, and the job ends before the timeout with a nonzero status.
+log=$tmp/diverge
+mpi_run 2 "$limit" "$log" "$b/tests/mpi/diverge"
+rc=$?
+named=0
+for r in 0 1; do
+	rank_lines "$log" $r | grep "^diverge rank $r: tsr_fence: TSR_EDIVERGE: " | grep "rank 0 " | grep -q "rank 1 " &&
+		named=$((named + 1))
+done
+returned=$(grep -c "tsr_finalize returned" "$log")
+case $rc in
+124 | 137) report 1 "diverge: np 2: $(why $rc): a diverged job must end" "$log" ;;
+0) report 1 "diverge: np 2: the job ended with status 0: tsr_finalize must abort a diverged job" "$log" ;;
+*)
+	if [ $named -eq 2 ] && [ "$returned" -eq 0 ]; then
+		report 0 "diverge: np 2: TSR_EDIVERGE naming ranks 0 and 1 on both ranks, job ended (status $rc)" "$log"
+	else
+		report 1 "diverge: np 2: $named of 2 ranks got TSR_EDIVERGE naming both ranks, $returned returned from tsr_finalize" "$log"
+	fi
+	;;
+esac

@@ -482,9 +482,10 @@ int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worke
  * the pieces of data a rank reads but does not hold. The rank of a subregion is its color's
  * rank: colors are spread in blocks over the ranks (color index * nranks / ncolors) unless
  * tsr_partition_set_rank says otherwise. A point task runs on the rank of its mapping
- * requirement's color (tsr_map_query_t.owner's requirement), a single launch on the rank of its
- * first region requirement that writes (else its first one; rank 0 for a root region), unless
- * the mapper sets tsr_mapping_t.rank; a mapper must decide the same on every rank. Futures are
+ * requirement's color (tsr_map_query_t.owner's requirement), a single launch on the rank that
+ * must receive the fewest bytes of what it reads (on a tie, the rank of its first region
+ * requirement that writes, else of its first one; rank 0 for a root region), unless the mapper
+ * sets tsr_mapping_t.rank; a mapper must decide the same on every rank. Futures are
  * sent to every rank as soon as they are computed; tsr_fill runs on every rank; tsr_map gathers
  * the region on every rank (every rank maps). Blocking calls compare the ranks' calls and fail
  * with TSR_EDIVERGE, on every rank, if they differ; a task that failed on one rank fails them on

@@ -900,9 +900,20 @@ int tsr__coh_wrote_by(struct tsr_node *n, int rank)
 	if (!several_ranks())
 		return TSR_OK;
 	struct tsr_node *root = n->region->root->nodes + n->field;
-	struct tsr_piece val = {.ranks = rank == TSR_ALL_RANKS ? every_rank() : rank_bit(rank)};
-	if (pieces_assign(root->valid, node_box(n), &val) < 0)
+	struct tsr_pieces *vm = root->valid;
+	uint64_t ranks = rank == TSR_ALL_RANKS ? every_rank() : rank_bit(rank);
+	/* the steady state (the same tiles written again, none of them sent since): one piece is
+	 * exactly n's box, and only its ranks change; no scan of the map */
+	int h = n->vhint;
+	if (h >= 0 && h < vm->n && box_equal(&vm->v[h].box, node_box(n))) {
+		vm->v[h].ranks = ranks;
+		return TSR_OK;
+	}
+	struct tsr_piece val = {.ranks = ranks};
+	int idx = pieces_assign(vm, node_box(n), &val);
+	if (idx < 0)
 		return TSR_ENOMEM;
+	n->vhint = idx;
 	if (root->valid->n > TSR_MAX_PIECES)
 		return valid_collapse(root);
 	return TSR_OK;

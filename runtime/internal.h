@@ -158,6 +158,7 @@ struct tsr_node {
 	struct tsr_pieces *valid;             /* root only: which ranks hold the latest value of each box */
 	struct tsr_xviews *xviews;            /* root only: the views transfers send and receive */
 	int xfer;                             /* this node is such a transfer view of box xbox */
+	int vhint;                            /* index of the validity piece that is exactly its box, if any */
 	tsr_box_t xbox;
 };
 

@@ -105,7 +105,7 @@ void tsr__dist_abort(void);
 #define TSR_ALL_RANKS (-1)
 static inline int tsr__here(int rank)
 {
-	return rank == TSR_ALL_RANKS || rank == tsr__dist.rank;
+	return !tsr__dist.on || rank == TSR_ALL_RANKS || rank == tsr__dist.rank;   /* one process runs all */
 }
 
 /* ---- boxes (ispace.c) */

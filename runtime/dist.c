@@ -257,15 +257,6 @@ int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
 	return TSR_OK;
 }
 
-void tsr__dist_counts(int64_t *sends, int64_t *recvs, size_t *bytes)
-{
-	*sends = nsends;
-	*recvs = nrecvs;
-	*bytes = 0;
-	for (int r = 0; r < tsr__dist.size; r++)
-		*bytes += sent_bytes[r];
-}
-
 /* A gather's wait: tests without sleeping first, then one test per nap. */
 enum { GATHER_SPINS = 100 };
 static const struct timespec gather_nap = {0, 50000};
@@ -387,11 +378,6 @@ void tsr__dist_wait_all(void)
 		starpu_task_wait_for_all();
 }
 
-int tsr__dist_diverged(void)
-{
-	return diverged;
-}
-
 /* A diverged program cannot finish its transfers: end every rank rather than hang. */
 void tsr__dist_abort(void)
 {
@@ -463,14 +449,8 @@ int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag) { return TSR_ES
 int tsr__dist_check(const char *what) { return TSR_OK; }
 int tsr__dist_agree(int rc) { return rc; }
 void tsr__dist_wait_all(void) { starpu_task_wait_for_all(); }
-int tsr__dist_diverged(void) { return 0; }
 void tsr__dist_abort(void) {}
 void tsr__dist_print_stats(FILE *out) {}
-void tsr__dist_counts(int64_t *sends, int64_t *recvs, size_t *bytes)
-{
-	*sends = *recvs = 0;
-	*bytes = 0;
-}
 
 #endif
 

@@ -88,7 +88,6 @@ void tsr__dist_note(const char *call, const void *data, size_t n);   /* into the
 int64_t tsr__dist_tag(void);                     /* next transfer's tag: the same on every rank */
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
-void tsr__dist_counts(int64_t *sends, int64_t *recvs, size_t *bytes);
 void tsr__dist_print_stats(FILE *out);
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
@@ -99,7 +98,6 @@ int tsr__dist_check(const char *what);
 int tsr__dist_agree(int rc);
 /* Several ranks: wait for every task and transfer of this rank (a collective: every rank calls it). */
 void tsr__dist_wait_all(void);
-int tsr__dist_diverged(void);
 void tsr__dist_abort(void);
 /* Ranks that run an access: one rank, or every rank (fills, host maps). */
 #define TSR_ALL_RANKS (-1)

@@ -14,6 +14,9 @@
  * and no data is gathered anywhere.
  *
  * On one memory node (CPU only) views share memory, and a node's token is its own data handle.
+ * A task that writes several nodes of one field (a copy into a tile's border pieces) leaves one
+ * token for them all, its first node's, so that a later reader lists one handle per writing task
+ * rather than one per piece (group tokens, below).
  * With more memory nodes (GPUs) each view has copies of its own. Then tokens are separate void
  * handles (a token accessed read-write must not move or invalidate data), and before n is used,
  * every piece written through another view since n was last brought up to date is flushed to the
@@ -38,6 +41,8 @@
 struct tsr_piece {
 	tsr_box_t box;
 	struct tsr_node *writer;
+	struct tsr_node *tnode;               /* whose token carries the write's ordering: the writer, or a */
+	uint64_t tgen;                        /* node its task wrote first (a group), while its wgen is tgen */
 	uint64_t wseq;                        /* when the writer wrote it (several memory nodes) */
 	uint64_t ranks;                       /* validity map: the ranks that hold its latest value */
 	struct tsr_node *xr[TSR_MAX_XR];      /* several ranks: transfer views that send its data; a later */
@@ -210,7 +215,7 @@ static int piece_push_copy(struct tsr_pieces *ps, const struct tsr_piece *p, tsr
 
 static int piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t wseq)
 {
-	struct tsr_piece p = {.box = box, .writer = writer, .wseq = wseq};
+	struct tsr_piece p = {.box = box, .writer = writer, .tnode = writer, .wseq = wseq};
 	return piece_push_copy(ps, &p, box);
 }
 
@@ -458,6 +463,41 @@ static int add_sends(struct tsr_deps *d, const struct tsr_piece *p)
 	return TSR_OK;
 }
 
+/* Group tokens. A task that writes several nodes of one field (a copy into the border pieces of a
+ * tile) makes the first one's token carry the ordering of all its writes: a later reader lists that
+ * one token for all of them, instead of one handle per node. The token stands for the task only as
+ * long as nothing else wrote through it; after that (wgen moved on) the piece's own writer's token
+ * is listed instead, and a later writer lists both: the group's token for those who read through it
+ * before, the writer's for the rest. */
+static int group_current(const struct tsr_piece *p)
+{
+	return p->tnode == p->writer || p->tnode->wgen == p->tgen;
+}
+
+/* List node o's token in mode m for an access to n, unless n's own handle (the task's data buffer,
+ * on one memory node) already orders it. */
+static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n, enum starpu_data_access_mode m)
+{
+	if (o == n && !n->tok)
+		return TSR_OK;
+	return deps_add(d, token(o), m);
+}
+
+/* What an access to n lists for piece p: its last write's token (read-only for a read); for a write
+ * also the sends of p's data, and a stale group's token for those who read through it. */
+static int piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write)
+{
+	enum starpu_data_access_mode m = write ? STARPU_RW : STARPU_R;
+	int current = group_current(p);
+	if (add_token(d, current ? p->tnode : p->writer, n, m))
+		return TSR_ENOMEM;
+	if (!write)
+		return TSR_OK;
+	if (!current && add_token(d, p->tnode, n, STARPU_RW))
+		return TSR_ENOMEM;
+	return add_sends(d, p);
+}
+
 int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 {
 	tsr__coh_register(n);
@@ -467,29 +507,19 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 		if (rc)
 			return rc;
 	}
-	enum starpu_data_access_mode m = write ? STARPU_RW : STARPU_R;
 	/* separate tokens: a writer takes its own token, which its readers and later writers list */
 	if (write && n->tok && deps_add(d, n->tok, STARPU_RW))
 		return TSR_ENOMEM;
 	struct tsr_piece *ex = exact_piece(n, ps);
 	if (ex) {
 		/* the one piece over n's box: its writer (and, for a write, its sends) is all n waits for */
-		if ((ex->writer != n || n->tok) && deps_add(d, token(ex->writer), m))
-			return TSR_ENOMEM;
-		return write ? add_sends(d, ex) : TSR_OK;
+		return piece_deps(d, n, ex, write);
 	}
 	if (overlaps(n, ps))
 		return TSR_ENOMEM;
-	for (int j = 0; j < n->novl; j++) {
-		struct tsr_piece *p = &ps->v[n->ovl[j]];
-		if (write && add_sends(d, p))
+	for (int j = 0; j < n->novl; j++)
+		if (piece_deps(d, n, &ps->v[n->ovl[j]], write))
 			return TSR_ENOMEM;
-		/* on one memory node n's own handle (the task's data buffer) orders n's accesses */
-		if (p->writer == n && !n->tok)
-			continue;
-		if (deps_add(d, token(p->writer), m))
-			return TSR_ENOMEM;
-	}
 	return TSR_OK;
 }
 
@@ -498,6 +528,15 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
  * for the root's readers); on several memory nodes it reads the writers' data there, so that it is
  * home before their handles go. If that task cannot be made, everything is waited for instead:
  * the handover itself never fails, so no piece is left naming a node about to be freed. */
+/* Whether piece p goes to the root: its writer, or the node whose token it names, is picked. */
+static int handed(const struct tsr_piece *p, const struct tsr_node *root,
+                  int (*pick)(const struct tsr_node *n, const void *arg), const void *arg)
+{
+	if (p->writer == root && p->tnode == root)
+		return 0;
+	return pick(p->writer, arg) || pick(p->tnode, arg);
+}
+
 static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
                          const char *what)
 {
@@ -506,11 +545,14 @@ static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_nod
 	tsr__deps_reset(&scratch);
 	for (int i = 0; i < ps->n && !rc; i++) {
 		struct tsr_node *w = ps->v[i].writer;
-		if (w == root || !pick(w, arg))
+		if (!handed(&ps->v[i], root, pick, arg))
 			continue;
 		rc = deps_add(&scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
 		if (!rc && root->tok)
 			rc = deps_add(&scratch, w->tok, STARPU_RW);
+		/* a group's token: its readers too */
+		if (!rc && ps->v[i].tnode != w)
+			rc = deps_add(&scratch, token(ps->v[i].tnode), STARPU_RW);
 		if (!rc)
 			rc = add_sends(&scratch, &ps->v[i]);
 	}
@@ -527,8 +569,9 @@ static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_nod
 	uint64_t seq = ++write_seq;
 	root->synced = seq;
 	for (int i = 0; i < ps->n; i++)
-		if (ps->v[i].writer != root && pick(ps->v[i].writer, arg)) {
+		if (handed(&ps->v[i], root, pick, arg)) {
 			ps->v[i].writer = root;
+			ps->v[i].tnode = root;
 			ps->v[i].wseq = seq;
 			ps->v[i].nxr = 0;
 		}
@@ -575,19 +618,24 @@ static int collapse(struct tsr_node *root)
 	return piece_push(ps, root->region->bounds, root, root->synced);
 }
 
-int tsr__coh_wrote(struct tsr_node *n)
+int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 {
 	struct tsr_pieces *ps = pieces_of(n);
 	uint64_t seq = ++write_seq;
 	n->synced = seq;
+	n->wgen++;
+	if (!group)
+		group = n;
 	struct tsr_piece *ex = exact_piece(n, ps);
 	if (ex) {
 		ex->writer = n;
+		ex->tnode = group;
+		ex->tgen = group->wgen;
 		ex->wseq = seq;
 		ex->nxr = 0;
 		return TSR_OK;
 	}
-	struct tsr_piece val = {.writer = n, .wseq = seq};
+	struct tsr_piece val = {.writer = n, .tnode = group, .tgen = group->wgen, .wseq = seq};
 	int idx = pieces_assign(ps, node_box(n), &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
@@ -718,7 +766,7 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 		struct tsr_piece *p = &ps->v[x->ovl[j]];
 		if (p->writer == x)
 			continue;   /* received here earlier: the view itself orders the send */
-		if (deps_add(&scratch, token(p->writer), STARPU_R))
+		if (piece_deps(&scratch, x, p, 0))
 			return TSR_ENOMEM;
 		int known = 0;
 		for (int k = 0; k < p->nxr; k++)
@@ -763,6 +811,8 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 			struct tsr_piece *p = &ps->v[x->ovl[j]];
 			if (deps_add(&scratch, token(p->writer), STARPU_RW) || add_sends(&scratch, p))
 				return TSR_ENOMEM;
+			if (p->tnode != p->writer && deps_add(&scratch, token(p->tnode), STARPU_RW))
+				return TSR_ENOMEM;
 		}
 		if (deps_add(&scratch, x->h, STARPU_RW))
 			return TSR_ENOMEM;
@@ -773,7 +823,7 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 	if (tsr__dist_recv(x->h, src, tag))
 		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
 		                root->region->fields[root->field].name, root->region->name, src);
-	struct tsr_piece val = {.writer = x, .wseq = ++write_seq};
+	struct tsr_piece val = {.writer = x, .tnode = x, .wseq = ++write_seq};
 	int idx = pieces_assign(ps, b, &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
@@ -890,10 +940,10 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 	return points * (int64_t)root->region->fields[root->field].size;
 }
 
-int tsr__coh_wrote_by(struct tsr_node *n, int rank)
+int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 {
 	if (tsr__here(rank)) {
-		int rc = tsr__coh_wrote(n);
+		int rc = tsr__coh_wrote(n, group);
 		if (rc)
 			return rc;
 	}

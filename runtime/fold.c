@@ -142,7 +142,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
 	if (!tsr__here(fold->rank)) {
 		/* several ranks: the point's rank folds; this one notes where the result lives */
-		rc = tsr__coh_wrote_by(nd, fold->rank);
+		rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
 	}
 	struct fold_arg *a = fold_arg_new(fold, s);
@@ -161,7 +161,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		task->where = STARPU_CPU;   /* user operators have host code only */
 	if (starpu_task_submit(task))
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", s->name);
-	rc = tsr__coh_wrote_by(nd, fold->rank);
+	rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 	if (rc)
 		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
 	return TSR_OK;

@@ -249,7 +249,7 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 		return rc;
 	}
 	/* every rank maps and writes the same values: valid everywhere */
-	if (write && (rc = tsr__coh_wrote_by(n, TSR_ALL_RANKS))) {
+	if (write && (rc = tsr__coh_wrote_by(n, NULL, TSR_ALL_RANKS))) {
 		mapping_drop(m, 1);
 		return rc == TSR_ENOMEM ? tsr__err(TSR_ENOMEM, "tsr_map: out of memory") : rc;
 	}

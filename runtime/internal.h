@@ -151,6 +151,7 @@ struct tsr_node {
 	uint64_t ovl_geom;                    /* ... while the field's pieces are those of this generation */
 	uint64_t synced;                      /* several memory nodes: writes this node's home copy includes */
 	int redop_set;                        /* reduction methods installed on h (0: none) */
+	uint64_t wgen;                        /* tasks that wrote through this node's handle (group tokens) */
 	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */
 	/* several ranks (coherence.c) */
 	struct tsr_pieces *valid;             /* root only: which ranks hold the latest value of each box */
@@ -218,13 +219,17 @@ void tsr__coh_register(struct tsr_node *n);        /* register n's view (and tok
 /* Add to d what an access to n (write: anything but READ) must list; several memory nodes: bring
  * n's home copy up to date first. Then, for a write, tsr__coh_wrote once the task is submitted. */
 int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
-int tsr__coh_wrote(struct tsr_node *n);
+/* A task wrote n. group: another node the same task wrote earlier (recorded first), of the same
+ * field of the same region, through its own handle in an exclusive mode, whose token then carries
+ * the ordering of this write too (one handle for later readers to list instead of one per node the
+ * task wrote); NULL or n: n's own. */
+int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group);
 /* Several ranks: an access by `rank` (or TSR_ALL_RANKS) that reads (reads = 1) first makes n's box
  * valid there, every rank sending or receiving its share of the pieces; then, on the ranks that
  * run it, tsr__coh_deps. After a write, tsr__coh_wrote_by records where the new value lives (and,
  * where it runs, tsr__coh_wrote). With one rank they are tsr__coh_deps and tsr__coh_wrote. */
 int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d);
-int tsr__coh_wrote_by(struct tsr_node *n, int rank);
+int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank);
 int64_t tsr__coh_missing(struct tsr_node *n, int rank);   /* bytes of n's box `rank` does not hold */
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);

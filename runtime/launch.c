@@ -255,22 +255,55 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 	return TSR_OK;
 }
 
-/* After the point's task is submitted: what it writes has it as last writer. */
+/* The node of a written field at requirement i, field k of the point. */
+static struct tsr_node *written_node(const struct point_launch *p, int i, int k)
+{
+	return &p->subs[i]->nodes[p->q[i].fields[k]];
+}
+
+/* Whether requirement q writes through the nodes' own handles in an exclusive mode (not a
+ * reduction, whose readers must list the node's handle to have StarPU fold it). */
+static int writes_exclusively(const struct rreq *q)
+{
+	return uses_tree(q) && q->priv != TSR_READ && mode_of(q) != STARPU_REDUX;
+}
+
+/* The point's group node (coherence.c): the first node it writes exclusively; NULL if none. */
+static struct tsr_node *group_node(const struct point_launch *p)
+{
+	for (int i = 0; i < p->n; i++)
+		if (writes_exclusively(&p->q[i]) && p->q[i].nfields > 0)
+			return written_node(p, i, 0);
+	return NULL;
+}
+
+/* Record one write of the point; rc as record_writes. */
+static int record_write(const struct point_launch *p, struct tsr_node *n, struct tsr_node *group)
+{
+	int rc = tsr__coh_wrote_by(n, group, p->rank);
+	if (rc == TSR_ENOMEM)
+		return tsr__err(rc, "task '%s': out of memory", p->t->name);
+	return rc;
+}
+
+/* After the point's task is submitted: what it writes has it as last writer. The group node is
+ * recorded first; the other nodes of its field that the point writes exclusively share its token. */
 static int record_writes(const struct point_launch *p)
 {
-	for (int i = 0; i < p->n; i++) {
+	struct tsr_node *g = group_node(p);
+	int rc = g ? record_write(p, g, NULL) : TSR_OK;
+	for (int i = 0; i < p->n && !rc; i++) {
 		const struct rreq *q = &p->q[i];
 		if (!uses_tree(q) || q->priv == TSR_READ)
 			continue;
-		for (int k = 0; k < q->nfields; k++) {
-			int rc = tsr__coh_wrote_by(&p->subs[i]->nodes[q->fields[k]], p->rank);
-			if (rc == TSR_ENOMEM)
-				return tsr__err(rc, "task '%s': out of memory", p->t->name);
-			if (rc)
-				return rc;
+		for (int k = 0; k < q->nfields && !rc; k++) {
+			struct tsr_node *n = written_node(p, i, k);
+			int shares = g && writes_exclusively(q) && n->region->root == g->region->root && n->field == g->field;
+			if (n != g)
+				rc = record_write(p, n, shares ? g : NULL);
 		}
 	}
-	return TSR_OK;
+	return rc;
 }
 
 /* The point's cl_arg: its context, the requirement records, then a copy of the by-value

@@ -448,6 +448,104 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 }
 END_TEST
 
+/* fill_each: every requirement's field u (field 0) := the double in args (WRITE). */
+static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	for (int r = 0; r < tsr_ctx_nreqs(ctx); r++) {
+		tsr_accessor_t u;
+		if (tsr_ctx_accessor(ctx, r, 0, TSR_F64, TSR_WRITE, &u))
+			return;
+		for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+			TSR_AT1(&u, double, i) = *(const double *)args;
+	}
+}
+
+/* slow_sum: 20 ms late, the sum of u over its subregion (READ), so that a writer that does not
+ * wait for it changes what it reads. */
+static void slow_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u;
+	usleep(20000);
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u))
+		return;
+	double sum = 0;
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		sum += TSR_AT1(&u, double, i);
+	tsr_ctx_return(ctx, &sum);
+}
+
+/* A task that writes tiles 1 and 3 leaves one token for both, tile 1's (group tokens,
+ * coherence.c). Once tile 1 is written again (hold), that token stands for hold too: a read of
+ * tile 3 must then wait for tile 3's writer only (else hold, waiting for it, gives up after 20 s),
+ * and a write of tile 3 must still wait for a read through the halo that listed tile 1's token
+ * before hold (else slow_sum sees the new values). */
+START_TEST(group_token_stands_for_its_task_only_until_written_again)
+{
+	CK_TSR(tsr_finalize());
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	cfg.sched = "eager";
+	cfg.ncpu = 2;
+	CK_TSR(tsr_init(&cfg));
+	if (tsr_ncpu_workers() < 2)
+		return;   /* hold and release must run at the same time */
+	struct world w;
+	world_init(&w);
+	released = hold_done = hold_gave_up = 0;
+	tsr_task_t th, tr, tf, ts;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, &th));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, &tr));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_each", .cpu = fill_each}, &tf));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_sum", .cpu = slow_sum, .ret_type = TSR_F64}, &ts));
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	double base = 1.0;
+	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	for (int i = 0; i < N; i++)
+		w.mu[i] = i + base;
+	tsr_region_t t1, t3, g3;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){3, 0, 0}, &t3));
+	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){3, 0, 0}, &g3));
+	const int q = N / 4;
+	double five = 5.0, nine = 9.0;
+	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE, TSR_FIELDS(w.u)),
+	                                                    tsr_req_region(t3, TSR_WRITE, TSR_FIELDS(w.u))),
+	                                   TSR_ARGS(five)}));
+	for (int i = q; i < 2 * q; i++)
+		w.mu[i] = five;
+	for (int i = 3 * q; i < N; i++)
+		w.mu[i] = five;
+	double want = 0;
+	for (int i = 3 * q - 1; i < N; i++)
+		want += w.mu[i];
+	tsr_future_t seen;
+	CK_TSR(tsr_run(ts, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g3, TSR_READ, TSR_FIELDS(w.u))), .result = &seen}));
+	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE, TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_READ, TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_WRITE, TSR_FIELDS(w.u))),
+	                                   TSR_ARGS(nine)}));
+	for (int i = q; i < 2 * q; i++)
+		w.mu[i] = 7.0;
+	for (int i = 3 * q; i < N; i++)
+		w.mu[i] = nine;
+	double v = 0;
+	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
+	CK_TSR(tsr_fence());
+	ck_assert_msg(!hold_gave_up, "the read of tile 3 waited for hold, a later writer of tile 1 only");
+	ck_assert_msg(v == want, "the read through tile 3's halo summed %g, not the %g written before it", v, want);
+	double u[N];
+	tsr_test_read1(w.r, w.u, u, N);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(u[i] == w.mu[i], "u[%d] = %g, sequential %g", i, u[i], w.mu[i]);
+	CK_TSR(tsr_future_destroy(seen));
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
 /* slow_bump: bump, 20 ms late, so that a reader that does not wait for it reads the old values. */
 static void slow_bump(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -555,6 +653,7 @@ int main(void)
 	tcase_add_test(tc, stencil_2d_tiles_halo_whole);
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
 	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
+	tcase_add_test(tc, group_token_stands_for_its_task_only_until_written_again);
 	tcase_add_test(tc, more_pieces_than_kept_collapse_and_stay_right);
 	tcase_add_test(tc, halo_read_after_the_pieces_change);
 	suite_add_tcase(s, tc);

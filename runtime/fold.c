@@ -146,7 +146,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
 	}
 	struct fold_arg *a = fold_arg_new(fold, s);
-	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n);
+	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n, 0);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", s->name);
 	STARPU_TASK_SET_HANDLE(task, nd->h, 0);
@@ -311,7 +311,7 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	int64_t npoints = ps->n;
 	int nbuf = (int)npoints + 1;
 	struct future_fold_arg *a = future_fold_arg_new(res, op, npoints);
-	struct starpu_task *task = tsr__task_new(&future_fold_cl, a, sizeof *a, nbuf);
+	struct starpu_task *task = tsr__task_new(&future_fold_cl, a, sizeof *a, nbuf, 0);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
 	STARPU_TASK_SET_HANDLE(task, res->h, 0);

@@ -298,6 +298,7 @@ struct tsr_ctx {
 	struct tsr_fstate *ret_state;         /* poison state of the result future (one reference), or NULL */
 	char *failmsg;                        /* first error the variant reported (tsr__task_error), or NULL */
 	int oob_reported;                     /* a bounds check already failed this point (TSR_CHECK_BOUNDS) */
+	int release_in_callback;              /* the task's callback, not its wrapper, is the last to use it */
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */
@@ -354,7 +355,12 @@ int tsr__launch_init(void);
 int tsr__redux_mode_from_env(void);   /* TSR_REDUX: ordered (default) or unordered */
 void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
 /* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed). */
-struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf);
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf, int pooled);
+/* Point tasks' contexts (ctxpool.c): tsr__ctx_alloc on the host thread, tsr__ctx_release by whoever
+ * uses one last (the task's wrapper or callback, or the launch that could not submit it). */
+void *tsr__ctx_alloc(size_t size);
+void tsr__ctx_release(void *ctx);
+void tsr__ctx_pool_drain(void);           /* tsr_finalize, every task done */
 
 /* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
 /* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */

@@ -307,11 +307,11 @@ static int record_writes(const struct point_launch *p)
 }
 
 /* The point's cl_arg: its context, the requirement records, then a copy of the by-value
- * arguments, in one allocation that StarPU frees with the task. NULL when out of memory. */
+ * arguments, in one block of the context pool (ctxpool.c). NULL when out of memory. */
 static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, size_t arglen, size_t *size)
 {
 	size_t sz = sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) + arglen;
-	struct tsr_ctx *ctx = malloc(sz);
+	struct tsr_ctx *ctx = tsr__ctx_alloc(sz);
 	if (!ctx)
 		return NULL;
 	memset(ctx, 0, sizeof *ctx);
@@ -330,27 +330,39 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	return ctx;
 }
 
-/* A task of codelet cl that owns arg (freed with it) and has room for nbuf buffers (StarPU's
- * dynamic arrays beyond STARPU_NMAXBUFS). NULL when out of memory, arg then freed. Point tasks
- * and fold tasks (fold.c) are made here. */
-struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf)
+/* Give back a task's argument when the task will not run: a pooled context, or malloc'ed. */
+static void arg_drop(void *arg, int pooled)
+{
+	if (pooled)
+		tsr__ctx_release(arg);
+	else
+		free(arg);
+}
+
+/* A task of codelet cl that owns arg and has room for nbuf buffers (StarPU's dynamic arrays beyond
+ * STARPU_NMAXBUFS). arg is freed with the task, or, pooled (a point's context), given back to the
+ * pool by the wrapper or callback. NULL when out of memory, arg then dropped. Point tasks and fold
+ * tasks (fold.c) are made here. */
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf, int pooled)
 {
 	struct starpu_task *task = arg ? starpu_task_create() : NULL;
 	if (!task) {
-		free(arg);
+		arg_drop(arg, pooled);
 		return NULL;
 	}
 	task->cl = cl;
 	task->cl_arg = arg;
 	task->cl_arg_size = arg_size;
-	task->cl_arg_free = 1;
+	task->cl_arg_free = !pooled;
 	task->nbuffers = nbuf;
 	if (nbuf > STARPU_NMAXBUFS) {
 		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
 		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
 		if (!task->dyn_handles || !task->dyn_modes) {
 			task->destroy = 0;
-			starpu_task_destroy(task);   /* frees arg (cl_arg_free) and the dynamic arrays */
+			starpu_task_destroy(task);   /* frees the dynamic arrays, and arg unless pooled */
+			if (pooled)
+				tsr__ctx_release(arg);
 			return NULL;
 		}
 	}
@@ -498,6 +510,7 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	if (rc == -ENODEV) {
 		task->destroy = 0;
 		starpu_task_destroy(task);
+		tsr__ctx_release(ctx);
 		return tsr__err(TSR_ENODEV, "task '%s': no worker can run it (no %s variant for the workers started)", t->name,
 		                t->cpu ? "CUDA" : "CPU");
 	}
@@ -545,7 +558,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	int nbuf = count_buffers(p, ret, &point_deps);
 	size_t ctx_size = 0;
 	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
-	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf);
+	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf, 1);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 	struct task_build tb = {task, 0, 0};

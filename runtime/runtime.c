@@ -255,6 +255,7 @@ int tsr_finalize(void)
 		starpu_shutdown();
 	}
 	tsr__poison_reset();
+	tsr__ctx_pool_drain();
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);
 	tsr__handles_reset();
 	tsr__rt.initialized = 0;

@@ -170,6 +170,21 @@ static void zero_result(struct tsr_ctx *ctx, int cuda)
 	memset(slot, 0, ctx->task->ret_size);
 }
 
+/* The variant itself, then the poison or health of what it wrote. */
+static void run_user_code(struct tsr_ctx *ctx, int cuda)
+{
+	current = ctx;
+	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
+	current = NULL;
+	if (ctx->failmsg) {
+		poison_outputs(ctx, ctx->failmsg);
+		free(ctx->failmsg);
+		ctx->failmsg = NULL;
+	} else {
+		heal_outputs(ctx);
+	}
+}
+
 static void run_variant(void *buffers[], void *cl_arg, int cuda)
 {
 	struct tsr_ctx *ctx = cl_arg;
@@ -182,20 +197,12 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 		/* computing from a failed task's output would pass garbage for a result: skip */
 		poison_outputs(ctx, inherited);
 		free(inherited);
-		tsr__ctx_drop_states(ctx);
-		return;
-	}
-	current = ctx;
-	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
-	current = NULL;
-	if (ctx->failmsg) {
-		poison_outputs(ctx, ctx->failmsg);
-		free(ctx->failmsg);
-		ctx->failmsg = NULL;
 	} else {
-		heal_outputs(ctx);
+		run_user_code(ctx, cuda);
 	}
 	tsr__ctx_drop_states(ctx);
+	if (!ctx->release_in_callback)
+		tsr__ctx_release(ctx);   /* the last use of the point's context */
 }
 
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg)

@@ -30,15 +30,9 @@ void tsr__obs_init(const tsr_config_t *c, int critpath)
 	t0 = tsr__ts_us(&now);
 }
 
-/* Task callback (worker thread): record the profiling info of a Tessera task. */
-static void obs_callback(void *arg)
+/* The timeline event and the statistics of a task that ran. */
+static void record(struct starpu_task *task, const struct tsr_ctx *ctx)
 {
-	struct starpu_task *task = starpu_task_get_current();
-	struct tsr_ctx *ctx = task ? task->cl_arg : NULL;
-	if (ctx && ctx->dag_id >= 0 && tsr__critpath_on)
-		tsr__dag_done(ctx->dag_id);
-	if (!ctx || !task->profiling_info || !tsr__obs_on)
-		return;
 	struct starpu_profiling_task_info *pi = task->profiling_info;
 	double s = tsr__ts_us(&pi->start_time), e = tsr__ts_us(&pi->end_time);
 	int kind = starpu_worker_get_type(pi->workerid) == STARPU_CUDA_WORKER ? TSR_WORKER_CUDA : TSR_WORKER_CPU;
@@ -55,11 +49,27 @@ static void obs_callback(void *arg)
 	tsr__stats_add(ctx->task, kind, e - s);
 }
 
+/* Task callback (worker thread) of a point task: its end in the task graph, its profiling info. */
+static void obs_callback(void *arg)
+{
+	struct starpu_task *task = starpu_task_get_current();
+	struct tsr_ctx *ctx = task ? task->cl_arg : NULL;
+	if (!ctx)
+		return;
+	if (ctx->dag_id >= 0 && tsr__critpath_on)
+		tsr__dag_done(ctx->dag_id);
+	if (task->profiling_info && tsr__obs_on)
+		record(task, ctx);
+	tsr__ctx_release(ctx);   /* the last use of the point's context */
+}
+
 /* At submission of a point task. */
 void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx)
 {
-	if (tsr__obs_on || tsr__critpath_on)
+	if (tsr__obs_on || tsr__critpath_on) {
 		task->callback_func = obs_callback;
+		ctx->release_in_callback = 1;
+	}
 }
 
 /* A point as a label suffix: nothing for a single launch, "(i,j)" for an index launch's point. */

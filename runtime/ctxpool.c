@@ -1,0 +1,91 @@
+/* ctxpool.c: the blocks that hold point tasks' contexts (launch.c), recycled.
+ *
+ * The host thread allocates one context per point task, and the worker that runs the task is done
+ * with it. Through malloc and free this was the costliest call of a launch on the submitting thread
+ * (perf of the small stencil: 12% of that thread): glibc serves the host thread from the arena the
+ * workers free into, under that arena's lock, and a request of 1 KiB or more (a copy into five border
+ * pieces has six requirements) first consolidates every small chunk the workers freed since.
+ *
+ * Here a worker pushes the block it is done with onto one lock-free list per size class, and the
+ * host thread, when its own list of that class is empty, takes the whole shared list in one atomic
+ * exchange. Only the host thread ever takes blocks (Tessera is driven by one host thread), so the
+ * push needs no protection against a block taken and pushed again under it (ABA). Blocks go back to
+ * malloc at tsr_finalize, when every task is done: the pool holds as many as were ever in flight. */
+#include <stdlib.h>
+#include "internal.h"
+
+#define NCLASS 4
+static const size_t class_size[NCLASS] = {512, 1024, 2048, 4096};   /* header included */
+
+struct block {
+	struct block *next;
+	int cls;                              /* size class, -1: from malloc, for malloc */
+	int pad;                              /* the context after the header starts 16-byte aligned */
+};
+
+static struct block *shared[NCLASS];     /* pushed by any thread */
+static struct block *own[NCLASS];        /* the host thread's */
+
+static int class_of(size_t total)
+{
+	for (int c = 0; c < NCLASS; c++)
+		if (total <= class_size[c])
+			return c;
+	return -1;
+}
+
+/* A block of class c for the host thread: its own, else the workers' returns, else a new one. */
+static struct block *take(int c)
+{
+	if (!own[c])
+		own[c] = __atomic_exchange_n(&shared[c], NULL, __ATOMIC_ACQUIRE);
+	struct block *b = own[c];
+	if (b) {
+		own[c] = b->next;
+		return b;
+	}
+	return malloc(class_size[c]);
+}
+
+void *tsr__ctx_alloc(size_t size)
+{
+	int c = class_of(size + sizeof(struct block));
+	struct block *b = c < 0 ? malloc(size + sizeof *b) : take(c);
+	if (!b)
+		return NULL;
+	b->cls = c;
+	return b + 1;
+}
+
+void tsr__ctx_release(void *p)
+{
+	if (!p)
+		return;
+	struct block *b = (struct block *)p - 1;
+	if (b->cls < 0) {
+		free(b);
+		return;
+	}
+	struct block *head = __atomic_load_n(&shared[b->cls], __ATOMIC_RELAXED);
+	do
+		b->next = head;
+	while (!__atomic_compare_exchange_n(&shared[b->cls], &head, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+static void free_list(struct block *b)
+{
+	while (b) {
+		struct block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+void tsr__ctx_pool_drain(void)
+{
+	for (int c = 0; c < NCLASS; c++) {
+		free_list(own[c]);
+		free_list(__atomic_exchange_n(&shared[c], NULL, __ATOMIC_ACQUIRE));
+		own[c] = NULL;
+	}
+}

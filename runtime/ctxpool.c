@@ -9,13 +9,18 @@
  * Here a worker pushes the block it is done with onto one lock-free list per size class, and the
  * host thread, when its own list of that class is empty, takes the whole shared list in one atomic
  * exchange. Only the host thread ever takes blocks (Tessera is driven by one host thread), so the
- * push needs no protection against a block taken and pushed again under it (ABA). Blocks go back to
- * malloc at tsr_finalize, when every task is done: the pool holds as many as were ever in flight. */
+ * push needs no protection against a block taken and pushed again under it (ABA).
+ *
+ * A loop without a fence may have thousands of tasks in flight at its peak; their contexts must not
+ * stay held after. Each list keeps at most POOL_BYTES of a class: a worker frees a block when the
+ * shared list is full, the host thread when its own is. Everything goes back to malloc at
+ * tsr_finalize, when every task is done. */
 #include <stdlib.h>
 #include "internal.h"
 
 #define NCLASS 4
 static const size_t class_size[NCLASS] = {512, 1024, 2048, 4096};   /* header included */
+#define POOL_BYTES (128 * 1024)           /* kept per class */
 
 struct block {
 	struct block *next;
@@ -23,8 +28,15 @@ struct block {
 	int pad;                              /* the context after the header starts 16-byte aligned */
 };
 
-static struct block *shared[NCLASS];     /* pushed by any thread */
-static struct block *own[NCLASS];        /* the host thread's */
+static struct block *shared[NCLASS];     /* pushed by any thread ... */
+static size_t shared_n[NCLASS];          /* ... and about how many (a bound, not an exact count) */
+static struct block *own[NCLASS];        /* the host thread's ... */
+static size_t own_n[NCLASS];             /* ... and how many */
+
+static size_t keep(int c)
+{
+	return POOL_BYTES / class_size[c];
+}
 
 static int class_of(size_t total)
 {
@@ -34,14 +46,43 @@ static int class_of(size_t total)
 	return -1;
 }
 
+static void free_list(struct block *b)
+{
+	while (b) {
+		struct block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+/* Move the blocks the workers gave back to the host thread's list of class c, up to the kept
+ * number; the others go back to malloc. */
+static void absorb(int c)
+{
+	struct block *b = __atomic_exchange_n(&shared[c], NULL, __ATOMIC_ACQUIRE);
+	size_t taken = 0;
+	for (struct block *x = b; x; x = x->next)
+		taken++;
+	__atomic_sub_fetch(&shared_n[c], taken, __ATOMIC_RELAXED);
+	while (b && own_n[c] < keep(c)) {
+		struct block *next = b->next;
+		b->next = own[c];
+		own[c] = b;
+		own_n[c]++;
+		b = next;
+	}
+	free_list(b);
+}
+
 /* A block of class c for the host thread: its own, else the workers' returns, else a new one. */
 static struct block *take(int c)
 {
 	if (!own[c])
-		own[c] = __atomic_exchange_n(&shared[c], NULL, __ATOMIC_ACQUIRE);
+		absorb(c);
 	struct block *b = own[c];
 	if (b) {
 		own[c] = b->next;
+		own_n[c]--;
 		return b;
 	}
 	return malloc(class_size[c]);
@@ -62,23 +103,15 @@ void tsr__ctx_release(void *p)
 	if (!p)
 		return;
 	struct block *b = (struct block *)p - 1;
-	if (b->cls < 0) {
+	if (b->cls < 0 || __atomic_load_n(&shared_n[b->cls], __ATOMIC_RELAXED) >= keep(b->cls)) {
 		free(b);
 		return;
 	}
+	__atomic_add_fetch(&shared_n[b->cls], 1, __ATOMIC_RELAXED);
 	struct block *head = __atomic_load_n(&shared[b->cls], __ATOMIC_RELAXED);
 	do
 		b->next = head;
 	while (!__atomic_compare_exchange_n(&shared[b->cls], &head, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-}
-
-static void free_list(struct block *b)
-{
-	while (b) {
-		struct block *next = b->next;
-		free(b);
-		b = next;
-	}
 }
 
 void tsr__ctx_pool_drain(void)
@@ -87,5 +120,7 @@ void tsr__ctx_pool_drain(void)
 		free_list(own[c]);
 		free_list(__atomic_exchange_n(&shared[c], NULL, __ATOMIC_ACQUIRE));
 		own[c] = NULL;
+		own_n[c] = 0;
+		shared_n[c] = 0;
 	}
 }

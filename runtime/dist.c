@@ -45,47 +45,8 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
 	snprintf(last_call, sizeof last_call, "%s", call);
 }
 
-/* StarPU's polling threads, and how much they yield to the host thread where they share its core.
- *
- * Under mpirun with more threads than cores (every rank of `mpirun --oversubscribe` on this
- * 2-core machine; Open MPI binds each rank to one core when there are no more ranks than cores)
- * a rank's host thread, its StarPU workers and StarPU-MPI's progress thread share a core. Two of
- * them never sleep while they wait: StarPU 1.3's last awake worker spins for tasks (it never
- * blocks, so a single worker always spins), and StarPU-MPI's thread spins on MPI_Test while any
- * receive is posted, which is nearly always. The host thread, which submits every task of the
- * program on every rank and decides every transfer, then gets a third of its core, and each of
- * them waits a scheduler slice (milliseconds) for the others. Lowering the pollers' priority
- * (nice, TSR_MPI_NICE levels below the host thread; default 10) gives the core to the host thread whenever it has work, and to a poller as soon as the
- * host thread sleeps; a worker that runs a task competes only with the host thread, which is
- * idle once it has submitted. Where every thread has a core of its own, nice changes nothing.
- * Measured with the oracle, 30 programs on 2 ranks, 3 runs each, interleaved: 6.5-8.8 s with the
- * pollers at nice 0, 4.4-6.4 s at nice 15 (the napping gather of wait_allgather in both).
- * TSR_MPI_NICE=0 leaves them alone. The price: nice is not private to the process, so a niced
- * worker also yields to other programs on the same cores (other tests of a parallel make check). */
-enum { POLLER_NICE_DEFAULT = 10 };
-static int poller_nice = POLLER_NICE_DEFAULT;
-
-static int read_poller_nice(void)
-{
-	poller_nice = POLLER_NICE_DEFAULT;
-	const char *v = getenv("TSR_MPI_NICE");
-	if (!v || !*v)
-		return TSR_OK;
-	char *end = NULL;
-	long n = strtol(v, &end, 10);
-	if (*end || n < 0 || n > 19)
-		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI_NICE='%s' is not a number of nice levels from 0 (leave StarPU's "
-		                "polling threads alone) to 19", v);
-	poller_nice = (int)n;
-	return TSR_OK;
-}
-
 #ifdef TSR_HAVE_MPI
 #include <starpu_mpi.h>
-#ifdef __linux__
-#include <dirent.h>
-#include <sys/resource.h>
-#endif
 
 static MPI_Comm xfer_comm = MPI_COMM_NULL;   /* StarPU-MPI's transfers */
 static MPI_Comm coll_comm = MPI_COMM_NULL;   /* Tessera's own collectives */
@@ -94,54 +55,6 @@ static int64_t next_tag;
 static size_t *sent_bytes;                   /* per destination rank */
 static int64_t nsends, nrecvs;
 static int diverged;
-
-/* StarPU names its threads: "CPU <n>" for CPU workers, "MPI" for StarPU-MPI's progress thread. */
-static int is_poller(const char *comm)
-{
-	return !strncmp(comm, "CPU ", 4) || !strcmp(comm, "MPI\n");
-}
-
-/* `by` nice levels below where the thread is (it inherited the host thread's), at most 19. */
-static void lower_priority(id_t tid, int by)
-{
-	errno = 0;
-	int now = getpriority(PRIO_PROCESS, tid);
-	if (errno)
-		return;
-	int want = now + by > 19 ? 19 : now + by;
-	setpriority(PRIO_PROCESS, tid, want);
-}
-
-/* Lowers the priority of this process's polling threads, found by name among its threads. Linux
- * gives each thread its own nice value; elsewhere, or if /proc cannot be read, nothing changes
- * (slower, never wrong). Called once StarPU-MPI has started, when all of them exist. */
-static void calm_pollers(int nice)
-{
-#ifdef __linux__
-	if (!nice)
-		return;
-	DIR *dir = opendir("/proc/self/task");
-	if (!dir)
-		return;
-	struct dirent *e;
-	while ((e = readdir(dir))) {
-		char path[300];
-		char comm[32] = "";
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof comm, f))
-			comm[0] = 0;
-		fclose(f);
-		if (is_poller(comm))
-			lower_priority((id_t)atoi(e->d_name), nice);
-	}
-	closedir(dir);
-#else
-	(void)nice;
-#endif
-}
 
 /* Started by mpirun (Open MPI, or a PMI launcher), or TSR_MPI=1. TSR_MPI=0 runs one process
  * even under mpirun (every rank then computes everything alone). */
@@ -158,9 +71,6 @@ int tsr__dist_wanted(void)
 	const char *v = getenv("TSR_MPI");
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' (several ranks)", v);
-	int rc = read_poller_nice();
-	if (rc)
-		return rc;
 	return launched_by_mpi();
 }
 
@@ -197,7 +107,7 @@ int tsr__dist_start(struct starpu_conf *conf)
 			return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)", conf->ncpus, conf->ncuda);
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_mpi_init_conf failed (%d)", rc);
 	}
-	calm_pollers(poller_nice);
+	tsr__nice_pollers();   /* StarPU-MPI's progress thread exists now (nice.c) */
 	tsr__dist.on = 1;
 	next_tag = 1;
 	nsends = nrecvs = 0;
@@ -415,9 +325,6 @@ void tsr__dist_print_stats(FILE *out)
 
 int tsr__dist_wanted(void)
 {
-	int rc = read_poller_nice();
-	if (rc)
-		return rc;
 	const char *v = getenv("TSR_MPI");
 	const char *np = getenv("OMPI_COMM_WORLD_SIZE");
 	if (!np)

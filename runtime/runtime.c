@@ -127,6 +127,8 @@ static int init_locked(const tsr_config_t *cfg)
 	int rc = tsr__redux_mode_from_env();
 	if (!rc)
 		rc = tsr__coh_init();
+	if (!rc)
+		rc = tsr__nice_read();
 	if (rc)
 		return rc;
 	int dist = tsr__dist_wanted();
@@ -153,6 +155,8 @@ static int init_locked(const tsr_config_t *cfg)
 		return rc;
 	if (!dist)
 		rc = starpu_init(&conf);
+	if (!dist && !rc)
+		tsr__nice_pollers();   /* the workers exist now (nice.c) */
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)", c.ncpu, c.ncuda);
 	if (rc)

@@ -286,11 +286,21 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	setenv("TSR_COHERENCE", "token", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_COHERENCE", "'token'");
 	unsetenv("TSR_COHERENCE");
-	/* and how far StarPU's polling threads yield under mpirun (nice levels 0..19) */
+	/* and how far StarPU's polling threads yield to the host thread (nice levels 0..19), under
+	 * the name and the older name (TSR_NICE wins) */
+	setenv("TSR_NICE", "20", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_NICE", "'20'");
+	setenv("TSR_NICE", "-1", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_NICE", "'-1'");
+	unsetenv("TSR_NICE");
 	setenv("TSR_MPI_NICE", "20", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_MPI_NICE", "'20'");
 	setenv("TSR_MPI_NICE", "ten", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_MPI_NICE", "'ten'");
+	setenv("TSR_NICE", "0", 1);
+	CK_TSR(tsr_init(&cfg));
+	CK_TSR(tsr_finalize());
+	unsetenv("TSR_NICE");
 	unsetenv("TSR_MPI_NICE");
 	/* and a writable path still works */
 	char path[] = "/tmp/tsr-msg-XXXXXX";

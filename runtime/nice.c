@@ -7,19 +7,22 @@
  * while any receive is posted. The host thread, which submits every task (and, on several ranks,
  * decides every transfer), then gets a fraction of its core, and with small tasks the submission is
  * the critical path. Lowering the polling threads' priority (nice, TSR_NICE levels below the host
- * thread; default 10) gives the core to the host thread whenever it has work, and to a polling
- * thread as soon as the host thread sleeps; a worker that runs a task then competes only with the
- * host thread, which is idle once it has submitted. Where every thread has a core of its own,
- * nice changes nothing.
+ * thread) gives the core to the host thread whenever it has work, and to a polling thread as soon
+ * as the host thread sleeps. Where every thread has a core of its own, nice changes nothing.
  *
- * Measured: the oracle, 30 programs on 2 ranks, 3 runs each, interleaved: 6.5-8.8 s with the
- * pollers at nice 0, 4.4-6.4 s at nice 15. The small stencil (64 x 64 x 4, 4 tiles, 2 workers on 2
- * cores, lws, 7 interleaved --compare runs): Tessera 0.108 ms/iter at nice 0, 0.089 at nice 10;
- * raw StarPU in the same processes 0.084 and 0.076.
+ * It pays where submission is the critical path and costs where it is not, so the default differs:
+ * - several ranks: 10. The oracle, 30 programs on 2 ranks, 3 runs each, interleaved: 6.5-8.8 s with
+ *   the pollers at nice 0, 4.4-6.4 s at nice 15 (every rank's host thread decides every transfer).
+ * - one process: 0. The small stencil (64 x 64 x 4, 4 tiles, 2 workers on 2 cores, lws, 11
+ *   interleaved --compare runs) runs at 0.108 ms/iter at nice 0 and 0.092 at nice 10 (raw StarPU
+ *   in the same processes: 0.083 and 0.076); but the default stencil (128 x 128 x 32, tasks of
+ *   about 0.1 ms, 5 runs) slows from 0.59 to 0.69 ms/iter, because while the host thread submits, a
+ *   niced worker no longer shares the host thread's core: the first tasks start later.
  *
- * TSR_NICE=0 leaves the threads alone. The price: nice is not private to the process, so a niced
- * worker also yields to other programs on the same cores (other tests of a parallel make check).
- * TSR_MPI_NICE, the older name from when only ranks did this, is read when TSR_NICE is not set. */
+ * TSR_NICE=0 leaves the threads alone. The price of nice: it is not private to the process, so a
+ * niced worker also yields to other programs on the same cores (other tests of a parallel make
+ * check). TSR_MPI_NICE, the older name from when only ranks did this, is read when TSR_NICE is not
+ * set. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +33,10 @@
 #include <sys/resource.h>
 #endif
 
-enum { POLLER_NICE_DEFAULT = 10 };
-static int poller_nice = POLLER_NICE_DEFAULT;
+enum { NICE_RANKS = 10, NICE_ONE_PROCESS = 0 };
+static int poller_nice;
 
-int tsr__nice_read(void)
+int tsr__nice_read(int several_ranks)
 {
 	const char *name = "TSR_NICE";
 	const char *v = getenv(name);
@@ -41,7 +44,7 @@ int tsr__nice_read(void)
 		name = "TSR_MPI_NICE";
 		v = getenv(name);
 	}
-	poller_nice = POLLER_NICE_DEFAULT;
+	poller_nice = several_ranks ? NICE_RANKS : NICE_ONE_PROCESS;
 	if (!v || !*v)
 		return TSR_OK;
 	char *end = NULL;

@@ -127,13 +127,13 @@ static int init_locked(const tsr_config_t *cfg)
 	int rc = tsr__redux_mode_from_env();
 	if (!rc)
 		rc = tsr__coh_init();
-	if (!rc)
-		rc = tsr__nice_read();
 	if (rc)
 		return rc;
 	int dist = tsr__dist_wanted();
 	if (dist < 0)
 		return dist;
+	if ((rc = tsr__nice_read(dist)))
+		return rc;
 	rc = tsr__obs_check_paths(&c);
 	if (rc)
 		return rc;

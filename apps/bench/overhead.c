@@ -15,8 +15,8 @@
 
 #include "app_util.h"
 
-enum pattern { P_NODATA, P_RW, P_STENCIL, P_HALO, NPATTERNS };
-static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil", "halo"};
+enum pattern { P_NODATA, P_RW, P_STENCIL, P_HALO, P_HALO_EXPLICIT, NPATTERNS };
+static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil", "halo", "halo-expl"};
 
 /* Which side runs: both (the ratio), or one alone (a profile of one submitting thread). */
 enum side { SIDE_BOTH, SIDE_RAW, SIDE_TESSERA };
@@ -143,6 +143,67 @@ static double run_raw_halo(long ntasks, int w)
 	return dt;
 }
 
+/* halo-expl, raw: the halo graph with the dependences given explicitly, as a replay of a captured
+ * loop body could give them (apps/bench/README.md): the handles' sequential consistency is off, and
+ * task (t, i) is declared to depend on tasks (t-1, i-1..i+1), which both wrote what it reads and
+ * read what it overwrites. Tasks stay valid after they run (destroy = 0), since a later task may
+ * name them; they are destroyed after the wait. */
+static double run_raw_halo_explicit(long ntasks, int w)
+{
+	starpu_data_handle_t *h = calloc(2 * w, sizeof *h);
+	double *vals = calloc(2 * w * HALO_TILE, sizeof *vals);
+	struct starpu_task **tasks = calloc(ntasks, sizeof *tasks);
+	for (int i = 0; i < 2 * w; i++) {
+		starpu_vector_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i * HALO_TILE], HALO_TILE, sizeof *vals);
+		starpu_data_set_sequential_consistency_flag(h[i], 0);
+	}
+	atomic_store(&ran, 0);
+	double t0 = app_now();
+	double c0 = thread_cpu();
+	for (long k = 0; k < ntasks; k++) {
+		long t = k / w;
+		int i = (int)(k % w);
+		starpu_data_handle_t *out = &h[((t + 1) % 2) * w];
+		starpu_data_handle_t *in = &h[(t % 2) * w];
+		struct starpu_task *task = starpu_task_create();
+		struct starpu_task *deps[3];
+		int n = 0, nd = 0;
+		task->cl = &raw_cl;
+		task->destroy = 0;
+		STARPU_TASK_SET_HANDLE(task, out[i], n);
+		STARPU_TASK_SET_MODE(task, STARPU_RW, n);
+		n++;
+		for (int j = i - 1; j <= i + 1; j++) {
+			if (j < 0 || j >= w)
+				continue;
+			STARPU_TASK_SET_HANDLE(task, in[j], n);
+			STARPU_TASK_SET_MODE(task, STARPU_R, n);
+			n++;
+			if (t > 0)
+				deps[nd++] = tasks[k - w + (j - i)];
+		}
+		task->nbuffers = n;
+		starpu_task_declare_deps_array(task, nd, deps);
+		tasks[k] = task;
+		int rc = starpu_task_submit(task);
+		if (rc) {
+			fprintf(stderr, "overhead: starpu_task_submit failed (%d)\n", rc);
+			exit(1);
+		}
+	}
+	submit_cpu = thread_cpu() - c0;
+	starpu_task_wait_for_all();
+	double dt = app_now() - t0;
+	for (long k = 0; k < ntasks; k++)
+		starpu_task_destroy(tasks[k]);
+	for (int i = 0; i < 2 * w; i++)
+		starpu_data_unregister(h[i]);
+	free(tasks);
+	free(h);
+	free(vals);
+	return dt;
+}
+
 /* ------------------------------------------------------------------ Tessera */
 static void tsr_body(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -252,9 +313,12 @@ static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
 /* One repetition of one side; seconds. */
 static double run_side(enum side side, enum pattern p, long ntasks, int w, tsr_task_t task)
 {
+	int halo = p == P_HALO || p == P_HALO_EXPLICIT;
+	if (side == SIDE_RAW && p == P_HALO_EXPLICIT)
+		return run_raw_halo_explicit(ntasks, w);
 	if (side == SIDE_RAW)
-		return p == P_HALO ? run_raw_halo(ntasks, w) : run_raw(p, ntasks, w);
-	return p == P_HALO ? run_tessera_halo(ntasks, w, task) : run_tessera(p, ntasks, w, task);
+		return halo ? run_raw_halo(ntasks, w) : run_raw(p, ntasks, w);
+	return halo ? run_tessera_halo(ntasks, w, task) : run_tessera(p, ntasks, w, task);
 }
 
 /* ------------------------------------------------------------------ driver */
@@ -280,8 +344,9 @@ static void usage(FILE *out)
 	        "  --width W     chains / stencil width (default: number of workers)\n"
 	        "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
 	        "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
-	        "  --pattern P   nodata, rw-chains, stencil or halo (default: all four); halo runs whole\n"
-	        "                steps of W tasks (N rounded down to a multiple of W)\n"
+	        "  --pattern P   nodata, rw-chains, stencil, halo or halo-expl (default: all five); halo\n"
+	        "                runs whole steps of W tasks (N rounded down to a multiple of W); halo-expl\n"
+	        "                is halo against raw StarPU given the dependences explicitly (a replay's floor)\n"
 	        "  --only S      run only raw or only tessera (to profile one submitting thread alone)\n");
 }
 
@@ -362,10 +427,11 @@ int main(int argc, char **argv)
 		if (o.only >= 0 && p != o.only)
 			continue;
 		/* halo submits whole steps of w tasks */
-		long n = p == P_HALO ? (o.ntasks / w > 0 ? o.ntasks / w : 1) * w : o.ntasks;
+		int halo = p == P_HALO || p == P_HALO_EXPLICIT;
+		long n = halo ? (o.ntasks / w > 0 ? o.ntasks / w : 1) * w : o.ntasks;
 		/* warm-up: perf models loaded, plans opened, allocator primed */
 		long warm = n / 10 > 1000 ? n / 10 : n;
-		if (p == P_HALO)
+		if (halo)
 			warm = (warm / w > 0 ? warm / w : 1) * w;
 		if (run_raw_side)
 			run_side(SIDE_RAW, p, warm, w, task);

@@ -107,26 +107,58 @@ static double run_raw(enum pattern p, long ntasks, int w)
 /* halo, raw: one handle per tile and field (h[f * w + i]); task (t, i) is read-write on tile i of
  * field (t+1) mod 2 and reads tiles i-1, i, i+1 of field t mod 2, the handles a StarPU programmer
  * lists by hand for a halo. ntasks is a whole number of steps of w tasks. */
+struct halo_data {
+	starpu_data_handle_t *h;
+	double *vals;
+	int w;
+};
+
+/* The 2 w handles; consistent: StarPU orders the accesses to each (sequential consistency). */
+static struct halo_data halo_register(int w, int consistent)
+{
+	struct halo_data hd = {calloc(2 * w, sizeof *hd.h), calloc(2 * w * HALO_TILE, sizeof *hd.vals), w};
+	for (int i = 0; i < 2 * w; i++) {
+		starpu_vector_data_register(&hd.h[i], STARPU_MAIN_RAM, (uintptr_t)&hd.vals[i * HALO_TILE], HALO_TILE,
+		                            sizeof *hd.vals);
+		starpu_data_set_sequential_consistency_flag(hd.h[i], (unsigned)consistent);
+	}
+	return hd;
+}
+
+static void halo_unregister(struct halo_data *hd)
+{
+	for (int i = 0; i < 2 * hd->w; i++)
+		starpu_data_unregister(hd->h[i]);
+	free(hd->h);
+	free(hd->vals);
+}
+
+/* Task k's data: out tile i read-write, then the in tiles i-1..i+1 that exist, read-only. Returns
+ * how many. */
+static int halo_task_data(const struct halo_data *hd, long k, struct starpu_data_descr d[4])
+{
+	int w = hd->w;
+	long t = k / w;
+	int i = (int)(k % w);
+	starpu_data_handle_t *out = &hd->h[((t + 1) % 2) * w];
+	starpu_data_handle_t *in = &hd->h[(t % 2) * w];
+	int n = 0;
+	d[n++] = (struct starpu_data_descr){out[i], STARPU_RW};
+	for (int j = i - 1; j <= i + 1; j++)
+		if (j >= 0 && j < w)
+			d[n++] = (struct starpu_data_descr){in[j], STARPU_R};
+	return n;
+}
+
 static double run_raw_halo(long ntasks, int w)
 {
-	starpu_data_handle_t *h = calloc(2 * w, sizeof *h);
-	double *vals = calloc(2 * w * HALO_TILE, sizeof *vals);
-	for (int i = 0; i < 2 * w; i++)
-		starpu_vector_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i * HALO_TILE], HALO_TILE, sizeof *vals);
+	struct halo_data hd = halo_register(w, 1);
 	atomic_store(&ran, 0);
 	double t0 = app_now();
 	double c0 = thread_cpu();
 	for (long k = 0; k < ntasks; k++) {
-		long t = k / w;
-		int i = (int)(k % w);
-		starpu_data_handle_t *out = &h[((t + 1) % 2) * w];
-		starpu_data_handle_t *in = &h[(t % 2) * w];
 		struct starpu_data_descr d[4];
-		int n = 0;
-		d[n++] = (struct starpu_data_descr){out[i], STARPU_RW};
-		for (int j = i - 1; j <= i + 1; j++)
-			if (j >= 0 && j < w)
-				d[n++] = (struct starpu_data_descr){in[j], STARPU_R};
+		int n = halo_task_data(&hd, k, d);
 		int rc = starpu_task_insert(&raw_cl, STARPU_DATA_MODE_ARRAY, d, n, 0);
 		if (rc) {
 			fprintf(stderr, "overhead: starpu_task_insert failed (%d)\n", rc);
@@ -136,53 +168,40 @@ static double run_raw_halo(long ntasks, int w)
 	submit_cpu = thread_cpu() - c0;
 	starpu_task_wait_for_all();
 	double dt = app_now() - t0;
-	for (int i = 0; i < 2 * w; i++)
-		starpu_data_unregister(h[i]);
-	free(h);
-	free(vals);
+	halo_unregister(&hd);
 	return dt;
 }
 
 /* halo-expl, raw: the halo graph with the dependences given explicitly, as a replay of a captured
  * loop body could give them (apps/bench/README.md): the handles' sequential consistency is off, and
  * task (t, i) is declared to depend on tasks (t-1, i-1..i+1), which both wrote what it reads and
- * read what it overwrites. Tasks stay valid after they run (destroy = 0), since a later task may
- * name them; they are destroyed after the wait. */
+ * read what it overwrites (its in tiles are their out tiles, its out tile their in tiles). Tasks
+ * stay valid after they run (destroy = 0), since a later task may name them; they are destroyed
+ * after the wait. */
 static double run_raw_halo_explicit(long ntasks, int w)
 {
-	starpu_data_handle_t *h = calloc(2 * w, sizeof *h);
-	double *vals = calloc(2 * w * HALO_TILE, sizeof *vals);
+	struct halo_data hd = halo_register(w, 0);
 	struct starpu_task **tasks = calloc(ntasks, sizeof *tasks);
-	for (int i = 0; i < 2 * w; i++) {
-		starpu_vector_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i * HALO_TILE], HALO_TILE, sizeof *vals);
-		starpu_data_set_sequential_consistency_flag(h[i], 0);
-	}
 	atomic_store(&ran, 0);
 	double t0 = app_now();
 	double c0 = thread_cpu();
 	for (long k = 0; k < ntasks; k++) {
-		long t = k / w;
-		int i = (int)(k % w);
-		starpu_data_handle_t *out = &h[((t + 1) % 2) * w];
-		starpu_data_handle_t *in = &h[(t % 2) * w];
+		struct starpu_data_descr d[4];
+		int n = halo_task_data(&hd, k, d);
 		struct starpu_task *task = starpu_task_create();
-		struct starpu_task *deps[3];
-		int n = 0, nd = 0;
 		task->cl = &raw_cl;
 		task->destroy = 0;
-		STARPU_TASK_SET_HANDLE(task, out[i], n);
-		STARPU_TASK_SET_MODE(task, STARPU_RW, n);
-		n++;
-		for (int j = i - 1; j <= i + 1; j++) {
-			if (j < 0 || j >= w)
-				continue;
-			STARPU_TASK_SET_HANDLE(task, in[j], n);
-			STARPU_TASK_SET_MODE(task, STARPU_R, n);
-			n++;
-			if (t > 0)
-				deps[nd++] = tasks[k - w + (j - i)];
-		}
 		task->nbuffers = n;
+		for (int b = 0; b < n; b++) {
+			STARPU_TASK_SET_HANDLE(task, d[b].handle, b);
+			STARPU_TASK_SET_MODE(task, d[b].mode, b);
+		}
+		int i = (int)(k % w);
+		struct starpu_task *deps[3];
+		int nd = 0;
+		for (int j = i - 1; j <= i + 1 && k >= w; j++)
+			if (j >= 0 && j < w)
+				deps[nd++] = tasks[k - w + (j - i)];
 		starpu_task_declare_deps_array(task, nd, deps);
 		tasks[k] = task;
 		int rc = starpu_task_submit(task);
@@ -196,11 +215,8 @@ static double run_raw_halo_explicit(long ntasks, int w)
 	double dt = app_now() - t0;
 	for (long k = 0; k < ntasks; k++)
 		starpu_task_destroy(tasks[k]);
-	for (int i = 0; i < 2 * w; i++)
-		starpu_data_unregister(h[i]);
 	free(tasks);
-	free(h);
-	free(vals);
+	halo_unregister(&hd);
 	return dt;
 }
 

@@ -404,10 +404,13 @@ static void after_hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_ctx_return(ctx, &v);
 }
 
-START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
+/* The tests where hold and release must run at the same time: Tessera again with two workers and
+ * one shared queue (with per-worker queues, release could sit behind hold on hold's worker while
+ * the other sleeps, and the test would measure the scheduler instead), a world, hold and release
+ * registered in *th and *tr, and tiles and ghost (4 tiles of the world, grown by one element).
+ * Returns 0 where StarPU gave fewer than two workers: nothing to test. */
+static int hold_world(struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_partition_t *tiles, tsr_partition_t *ghost)
 {
-	/* two workers and one shared queue: with per-worker queues, release could sit behind hold on
-	 * hold's worker while the other sleeps, and the test would measure the scheduler instead */
 	CK_TSR(tsr_finalize());
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
@@ -416,17 +419,24 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 	cfg.ncpu = 2;
 	CK_TSR(tsr_init(&cfg));
 	if (tsr_ncpu_workers() < 2)
-		return;   /* hold and release must run at the same time */
-	struct world w;
-	world_init(&w);
+		return 0;
+	world_init(w);
 	released = hold_done = hold_gave_up = 0;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, th));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, tr));
+	CK_TSR(tsr_partition_tiles(w->r, tsr_box1(0, 3), "tiles", tiles));
+	CK_TSR(tsr_partition_tiles_halo(w->r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", ghost));
+	return 1;
+}
+
+START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
+{
+	struct world w;
 	tsr_task_t th, tr, ta;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, &th));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, &tr));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
 	tsr_partition_t tiles, ghost;
-	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
+		return;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
 	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
@@ -481,26 +491,13 @@ static void slow_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * before hold (else slow_sum sees the new values). */
 START_TEST(group_token_stands_for_its_task_only_until_written_again)
 {
-	CK_TSR(tsr_finalize());
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
-	cfg.sched = "eager";
-	cfg.ncpu = 2;
-	CK_TSR(tsr_init(&cfg));
-	if (tsr_ncpu_workers() < 2)
-		return;   /* hold and release must run at the same time */
 	struct world w;
-	world_init(&w);
-	released = hold_done = hold_gave_up = 0;
 	tsr_task_t th, tr, tf, ts;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, &th));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, &tr));
+	tsr_partition_t tiles, ghost;
+	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
+		return;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_each", .cpu = fill_each}, &tf));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_sum", .cpu = slow_sum, .ret_type = TSR_F64}, &ts));
-	tsr_partition_t tiles, ghost;
-	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
 	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));

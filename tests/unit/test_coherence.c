@@ -377,11 +377,15 @@ static void hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u))
 		return;
 	double t0 = tsr_test_now();
-	while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) {
 		if (tsr_test_now() - t0 > 20.0) {
 			__atomic_store_n(&hold_gave_up, 1, __ATOMIC_RELEASE);
 			break;
 		}
+		/* sleep, not spin: under valgrind (one thread runs at a time) a spinning hold kept the
+		 * other worker from running release for the whole 20 s */
+		usleep(100);
+	}
 	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
 		TSR_AT1(&u, double, i) = 7.0;
 	__atomic_store_n(&hold_done, 1, __ATOMIC_RELEASE);

@@ -66,6 +66,24 @@ static struct starpu_codelet raw_cl = {
 	.name = "overhead_raw",
 };
 
+/* A failed StarPU call ends the benchmark: its figures would mean nothing. */
+static void raw_ok(int rc, const char *call)
+{
+	if (rc) {
+		fprintf(stderr, "overhead: %s failed (%d)\n", call, rc);
+		exit(1);
+	}
+}
+
+/* After a raw submission loop begun at wall time t0 and thread CPU time c0: the loop's CPU time
+ * into submit_cpu, then wait for the tasks; returns the wall time from t0. */
+static double raw_finish(double t0, double c0)
+{
+	submit_cpu = thread_cpu() - c0;
+	starpu_task_wait_for_all();
+	return app_now() - t0;
+}
+
 static double run_raw(enum pattern p, long ntasks, int w)
 {
 	starpu_data_handle_t *h = calloc(w, sizeof *h);
@@ -89,14 +107,9 @@ static double run_raw(enum pattern p, long ntasks, int w)
 			rc = starpu_task_insert(&raw_cl, STARPU_RW, h[i], STARPU_R, h[i - 1], 0);
 		else
 			rc = starpu_task_insert(&raw_cl, STARPU_RW, h[i], STARPU_R, h[i - 1], STARPU_R, h[i + 1], 0);
-		if (rc) {
-			fprintf(stderr, "overhead: starpu_task_insert failed (%d)\n", rc);
-			exit(1);
-		}
+		raw_ok(rc, "starpu_task_insert");
 	}
-	submit_cpu = thread_cpu() - c0;
-	starpu_task_wait_for_all();
-	double dt = app_now() - t0;
+	double dt = raw_finish(t0, c0);
 	for (int i = 0; i < w && p != P_NODATA; i++)
 		starpu_data_unregister(h[i]);
 	free(h);
@@ -160,14 +173,9 @@ static double run_raw_halo(long ntasks, int w)
 		struct starpu_data_descr d[4];
 		int n = halo_task_data(&hd, k, d);
 		int rc = starpu_task_insert(&raw_cl, STARPU_DATA_MODE_ARRAY, d, n, 0);
-		if (rc) {
-			fprintf(stderr, "overhead: starpu_task_insert failed (%d)\n", rc);
-			exit(1);
-		}
+		raw_ok(rc, "starpu_task_insert");
 	}
-	submit_cpu = thread_cpu() - c0;
-	starpu_task_wait_for_all();
-	double dt = app_now() - t0;
+	double dt = raw_finish(t0, c0);
 	halo_unregister(&hd);
 	return dt;
 }
@@ -204,15 +212,9 @@ static double run_raw_halo_explicit(long ntasks, int w)
 				deps[nd++] = tasks[k - w + (j - i)];
 		starpu_task_declare_deps_array(task, nd, deps);
 		tasks[k] = task;
-		int rc = starpu_task_submit(task);
-		if (rc) {
-			fprintf(stderr, "overhead: starpu_task_submit failed (%d)\n", rc);
-			exit(1);
-		}
+		raw_ok(starpu_task_submit(task), "starpu_task_submit");
 	}
-	submit_cpu = thread_cpu() - c0;
-	starpu_task_wait_for_all();
-	double dt = app_now() - t0;
+	double dt = raw_finish(t0, c0);
 	for (long k = 0; k < ntasks; k++)
 		starpu_task_destroy(tasks[k]);
 	free(tasks);

@@ -48,6 +48,17 @@ rank_lines() {
 	sed -n "s/^\[1,$2\]<std[a-z]*>://p" "$1"
 }
 
+# How many of a log's NP ranks printed a line that matches PATTERN (grep): ranks_matching LOG NP PATTERN.
+ranks_matching() {
+	n=0
+	r=0
+	while [ $r -lt "$2" ]; do
+		rank_lines "$1" $r | grep -q "$3" && n=$((n + 1))
+		r=$((r + 1))
+	done
+	echo $n
+}
+
 # A log's last lines, and its standard error's, as TAP comments (for a failure).
 show_log() {
 	tail -n "${2:-20}" "$1" | sed 's/^/#   /'

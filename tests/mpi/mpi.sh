@@ -40,12 +40,7 @@ app() {   # np, pattern, name, program and arguments
 	log=$tmp/app.log
 	mpi_run "$np" "$limit" "$log" "$@"
 	rc=$?
-	passed=0
-	r=0
-	while [ $r -lt "$np" ]; do
-		rank_lines "$log" $r | grep -q "$want" && passed=$((passed + 1))
-		r=$((r + 1))
-	done
+	passed=$(ranks_matching "$log" "$np" "$want")
 	if [ $rc -eq 0 ] && [ $passed -eq "$np" ]; then
 		report 0 "np $np: $name ($np of $np ranks passed)" "$log"
 	else

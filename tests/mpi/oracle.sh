@@ -55,12 +55,7 @@ for cfg in "2 eager 40001" "4 lws 50001"; do
 	wait $run
 	rc=$?
 	name="oracle np $np sched=$sched ncpu=1: $count programs (seeds $first..$((first + count - 1)))"
-	ranks=0
-	r=0
-	while [ $r -lt "$np" ]; do
-		rank_lines "$log" $r | grep -q "^0 of $count programs failed" && ranks=$((ranks + 1))
-		r=$((r + 1))
-	done
+	ranks=$(ranks_matching "$log" "$np" "^0 of $count programs failed")
 	if [ $rc -eq 0 ] && [ $ranks -eq "$np" ]; then
 		echo "ok $i - $name on every rank ($(rank_lines "$log" 0 | sed -n 's/.* in \(.*\)$/\1/p'))"
 		continue

@@ -523,11 +523,6 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 	return TSR_OK;
 }
 
-/* Hand the pieces whose writer `pick` selects to the root, after one no-op task on the home node
- * that waits for those writers and their readers (read-write on their tokens, and on the root's
- * for the root's readers); on several memory nodes it reads the writers' data there, so that it is
- * home before their handles go. If that task cannot be made, everything is waited for instead:
- * the handover itself never fails, so no piece is left naming a node about to be freed. */
 /* Whether piece p goes to the root: its writer, or the node whose token it names, is picked. */
 static int handed(const struct tsr_piece *p, const struct tsr_node *root,
                   int (*pick)(const struct tsr_node *n, const void *arg), const void *arg)
@@ -537,6 +532,11 @@ static int handed(const struct tsr_piece *p, const struct tsr_node *root,
 	return pick(p->writer, arg) || pick(p->tnode, arg);
 }
 
+/* Hand the pieces `handed` selects to the root, after one no-op task on the home node
+ * that waits for those writers and their readers (read-write on their tokens, and on the root's
+ * for the root's readers); on several memory nodes it reads the writers' data there, so that it is
+ * home before their handles go. If that task cannot be made, everything is waited for instead:
+ * the handover itself never fails, so no piece is left naming a node about to be freed. */
 static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
                          const char *what)
 {
@@ -807,13 +807,9 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 	if (!(ex && ex->writer == x && ex->nxr == 0)) {
 		/* the box has other writers or sends here: one no-op waits for them and their readers */
 		tsr__deps_reset(&scratch);
-		for (int j = 0; j < x->novl; j++) {
-			struct tsr_piece *p = &ps->v[x->ovl[j]];
-			if (deps_add(&scratch, token(p->writer), STARPU_RW) || add_sends(&scratch, p))
+		for (int j = 0; j < x->novl; j++)
+			if (piece_deps(&scratch, x, &ps->v[x->ovl[j]], 1))
 				return TSR_ENOMEM;
-			if (p->tnode != p->writer && deps_add(&scratch, token(p->tnode), STARPU_RW))
-				return TSR_ENOMEM;
-		}
 		if (deps_add(&scratch, x->h, STARPU_RW))
 			return TSR_ENOMEM;
 		int rc = submit_noop(&scratch, root->region->home, "a transfer's receive");

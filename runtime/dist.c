@@ -45,6 +45,15 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
 	snprintf(last_call, sizeof last_call, "%s", call);
 }
 
+/* TSR_MPI, if set, is 0 or 1, whether Tessera was built with MPI or not (a program must not
+ * depend on how Tessera was built). */
+static int check_tsr_mpi(const char *v)
+{
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' (several ranks)", v);
+	return TSR_OK;
+}
+
 #ifdef TSR_HAVE_MPI
 #include <starpu_mpi.h>
 
@@ -68,9 +77,9 @@ static int launched_by_mpi(void)
 
 int tsr__dist_wanted(void)
 {
-	const char *v = getenv("TSR_MPI");
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' (several ranks)", v);
+	int rc = check_tsr_mpi(getenv("TSR_MPI"));
+	if (rc)
+		return rc;
 	return launched_by_mpi();
 }
 
@@ -329,9 +338,9 @@ int tsr__dist_wanted(void)
 	const char *np = getenv("OMPI_COMM_WORLD_SIZE");
 	if (!np)
 		np = getenv("PMI_SIZE");
-	/* the same refusal as with MPI: a program must not depend on how Tessera was built */
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' (several ranks)", v);
+	int rc = check_tsr_mpi(v);
+	if (rc)
+		return rc;
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI=1 but this Tessera was built without MPI (configure found no "
 		                "StarPU-MPI or MPI; install libopenmpi-dev and reconfigure)");

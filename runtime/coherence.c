@@ -9,9 +9,10 @@
  * the node that last wrote it. An access to node n lists, besides n's own handle, the token of
  * every last writer of a piece that overlaps n's box: read-only for a read (so it waits for those
  * writers), read-write for a write (so it also waits for every reader that listed them since).
- * A write then makes n the writer of its box. StarPU's sequential consistency derives the graph:
- * a read through a halo tile waits for the writers of the tiles it overlaps and for nothing else,
- * and no data is gathered anywhere.
+ * A write then makes n the writer of its box. The graph follows from those lists by the rule of
+ * sequential consistency, applied per handle (order.c applies it itself in one process with one
+ * memory node, StarPU does elsewhere): a read through a halo tile waits for the writers of the
+ * tiles it overlaps and for nothing else, and no data is gathered anywhere.
  *
  * On one memory node (CPU only) views share memory, and a node's token is its own data handle.
  * A task that writes several nodes of one field (a copy into a tile's border pieces) leaves one
@@ -101,6 +102,7 @@ void tsr__coh_start(void)
 {
 	if (starpu_memory_nodes_get_count() > 1)
 		separate_tokens = 1;
+	tsr__order_start(!separate_tokens && !tsr__dist.on && tsr__redux_ordered());
 }
 
 /* The box a node stands for: its region's, or a transfer view's own. */
@@ -127,6 +129,8 @@ static void register_view(struct tsr_node *n)
 	size_t elem = root->fields[n->field].size;
 	uintptr_t ptr = (uintptr_t)root->storage[n->field] + off * elem;
 	starpu_block_data_register(&n->h, root->home, ptr, ldy, ldz, ext[0], ext[1], ext[2], elem);
+	/* out of memory for its state: the handle keeps StarPU's ordering, which is as correct */
+	(void)tsr__order_track(n->h);
 }
 
 void tsr__coh_register(struct tsr_node *n)
@@ -421,7 +425,7 @@ static int submit_noop(struct tsr_deps *d, int home, const char *what)
 		STARPU_TASK_SET_MODE(task, d->v[i].mode, i);
 	}
 	place_on_home(task, home);
-	if (starpu_task_submit(task))
+	if (tsr__order_submit(task))
 		return tsr__err(TSR_ESTARPU, "%s: starpu_task_submit failed", what);
 	return TSR_OK;
 }
@@ -967,12 +971,40 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 
 /* ------------------------------------------------------------------ host access */
 
+/* Where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them: first
+ * wait for what the host's access waits for, the tokens listed and n's own handle. */
+static int wait_ordered(struct tsr_node *n, int reads, int write, const struct tsr_deps *held)
+{
+	if (!tsr__order_active())
+		return TSR_OK;
+	int cnt = held->n + 1;
+	starpu_data_handle_t *h = malloc((size_t)cnt * sizeof *h);
+	enum starpu_data_access_mode *m = malloc((size_t)cnt * sizeof *m);
+	int rc = h && m ? TSR_OK : TSR_ENOMEM;
+	for (int i = 0; i < held->n && !rc; i++) {
+		h[i] = held->v[i].h;
+		m[i] = held->v[i].mode;
+	}
+	if (!rc) {
+		h[held->n] = n->h;
+		m[held->n] = !write ? STARPU_R : reads ? STARPU_RW : STARPU_W;
+		rc = tsr__order_wait(h, m, cnt);
+	}
+	free(h);
+	free(m);
+	return rc;
+}
+
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held)
 {
 	tsr__deps_reset(held);
 	int rc = tsr__coh_access(n, reads, write, TSR_ALL_RANKS, held);
 	if (rc) {
 		held->n = 0;   /* nothing acquired yet */
+		return rc;
+	}
+	if ((rc = wait_ordered(n, reads, write, held))) {
+		held->n = 0;
 		return rc;
 	}
 	/* the tokens first, without moving data: the host then holds them until tsr_unmap, so no
@@ -1005,8 +1037,10 @@ void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *
 void tsr__coh_unregister(struct tsr_node *n)
 {
 	overlaps_free(n);
-	if (n->h)
+	if (n->h) {
+		tsr__order_untrack(n->h);
 		starpu_data_unregister_submit(n->h);
+	}
 	if (n->tok)
 		starpu_data_unregister_submit(n->tok);
 	n->h = NULL;

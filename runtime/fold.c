@@ -159,7 +159,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	}
 	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
 		task->where = STARPU_CPU;   /* user operators have host code only */
-	if (starpu_task_submit(task))
+	if (tsr__order_submit(task))
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", s->name);
 	rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 	if (rc)
@@ -324,7 +324,7 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 		task->callback_func = partials_give_back;
 		task->callback_arg = ps;
 	}
-	if (starpu_task_submit(task))
+	if (tsr__order_submit(task))
 		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
 	return TSR_OK;
 }

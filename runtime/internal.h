@@ -212,6 +212,16 @@ struct tsr_deps {                         /* handles a task lists besides its da
 	struct tsr_dep *v;
 	int n, cap;
 };
+/* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
+int tsr__order_init(void);                         /* at tsr_init, before StarPU starts (TSR_DEPS) */
+void tsr__order_start(int can);                    /* once StarPU runs: whether this run can use it */
+int tsr__order_active(void);
+int tsr__order_track(starpu_data_handle_t h);      /* a view's handle, just registered */
+void tsr__order_untrack(starpu_data_handle_t h);   /* before it is unregistered */
+int tsr__order_submit(struct starpu_task *task);   /* starpu_task_submit; on failure the task is gone */
+int tsr__order_wait(const starpu_data_handle_t *h, const enum starpu_data_access_mode *m, int n);
+void tsr__order_waited(void);                      /* after a full wait: forget, destroy finished tasks */
+void tsr__order_shutdown(void);
 int tsr__coh_init(void);                           /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 void tsr__coh_start(void);                         /* at tsr_init, once StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);

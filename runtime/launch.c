@@ -504,19 +504,15 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 {
 	tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx);   /* before submission: the task may end before submit returns */
-	int rc = starpu_task_submit(task);
-	if (rc)
-		tsr__ctx_drop_states(ctx);
-	if (rc == -ENODEV) {
-		task->destroy = 0;
-		starpu_task_destroy(task);
-		tsr__ctx_release(ctx);
+	int rc = tsr__order_submit(task);   /* on failure the task is gone, not the context */
+	if (!rc)
+		return TSR_OK;
+	tsr__ctx_drop_states(ctx);
+	tsr__ctx_release(ctx);
+	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV, "task '%s': no worker can run it (no %s variant for the workers started)", t->name,
 		                t->cpu ? "CUDA" : "CPU");
-	}
-	if (rc)
-		return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
-	return TSR_OK;
+	return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
 }
 
 static struct tsr_deps point_deps;       /* one host thread: reused by every point */

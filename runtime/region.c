@@ -201,8 +201,10 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	return TSR_OK;
 nomem:
 	for (int f = 0; f < nf && r->nodes; f++) {
-		if (r->nodes[f].h)
+		if (r->nodes[f].h) {
+			tsr__order_untrack(r->nodes[f].h);
 			starpu_data_unregister(r->nodes[f].h);
+		}
 		if (r->nodes[f].tok)
 			starpu_data_unregister(r->nodes[f].tok);
 		tsr__coh_root_free(&r->nodes[f]);
@@ -262,6 +264,7 @@ void tsr__region_free_tree(struct tsr_region *r)
 		for (int f = 0; f < r->nfields; f++) {
 			/* every task on a view of the field waits for a writer's token, which the partitions'
 			 * retire tasks (freed above) took read-write along with the root: this waits for all */
+			tsr__order_untrack(r->nodes[f].h);
 			starpu_data_unregister(r->nodes[f].h);
 			if (r->nodes[f].tok)
 				starpu_data_unregister(r->nodes[f].tok);

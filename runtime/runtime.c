@@ -127,6 +127,8 @@ static int init_locked(const tsr_config_t *cfg)
 	int rc = tsr__redux_mode_from_env();
 	if (!rc)
 		rc = tsr__coh_init();
+	if (!rc)
+		rc = tsr__order_init();
 	if (rc)
 		return rc;
 	int dist = tsr__dist_wanted();
@@ -196,6 +198,7 @@ int tsr_fence(void)
 		tsr__dist_wait_all();   /* the transfers too */
 	else
 		starpu_task_wait_for_all();
+	tsr__order_waited();
 	return tsr__dist_agree(tsr__take_task_error());
 }
 
@@ -249,6 +252,7 @@ int tsr_finalize(void)
 	tsr__fspace_free_all();
 	tsr__launch_fini();
 	tsr__dist_wait_all();
+	tsr__order_shutdown();   /* destroys the tasks it kept, before StarPU goes */
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	if (tsr__dist.on) {
 		if (tsr__rt.cfg.stats)
@@ -306,6 +310,7 @@ void tsr__wait_all(void)
 	if (tsr__rt.paused)
 		starpu_resume();
 	starpu_task_wait_for_all();
+	tsr__order_waited();
 	if (tsr__rt.paused)
 		starpu_pause();
 }
@@ -342,6 +347,13 @@ int tsr_resume(void)
 
 int tsr_ncpu_workers(void) { return tsr__rt.initialized ? tsr__rt.ncpu : 0; }
 int tsr_ncuda_workers(void) { return tsr__rt.initialized ? tsr__rt.ncuda : 0; }
+
+const char *tsr_deps_name(void)
+{
+	if (!tsr__rt.initialized)
+		return NULL;
+	return tsr__order_active() ? "explicit" : "implicit";
+}
 
 const char *tsr_sched_name(void)
 {

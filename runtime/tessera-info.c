@@ -57,8 +57,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "tessera-info: %s\n", tsr_last_error());
 			return 1;
 		}
-		printf("machine:\n  policy in use: %s\n  workers: %d (%d CPU, %d CUDA)\n", tsr_sched_name(), tsr_worker_count(),
-		       tsr_ncpu_workers(), tsr_ncuda_workers());
+		printf("machine:\n  policy in use: %s\n  task ordering: %s\n  workers: %d (%d CPU, %d CUDA)\n", tsr_sched_name(),
+		       tsr_deps_name(), tsr_worker_count(), tsr_ncpu_workers(), tsr_ncuda_workers());
 		for (int w = 0; w < tsr_worker_count(); w++) {
 			char name[64];
 			starpu_worker_get_name(w, name, sizeof name);

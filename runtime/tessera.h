@@ -85,6 +85,11 @@ int tsr_resume(void);
 int tsr_ncpu_workers(void);   /* CPU workers running */
 int tsr_ncuda_workers(void);  /* CUDA workers running */
 const char *tsr_sched_name(void);  /* policy in use */
+/* Who orders the tasks on a region's views: "explicit" (Tessera, from its own per-view state,
+ * with explicit StarPU dependences: one process, one memory node, the default there) or
+ * "implicit" (StarPU's sequential consistency: GPUs, several ranks, TSR_REDUX=unordered, or
+ * TSR_DEPS=implicit). NULL before tsr_init. */
+const char *tsr_deps_name(void);
 
 /* ------------------------------------------------------------ index spaces */
 /* A dense box of 1..3 dimensions; lo and hi are inclusive. Dimension 0 varies fastest in memory. */

@@ -599,7 +599,7 @@ int main(int argc, char **argv)
 	       p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
 	printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz, p->tx * p->ty * p->tz,
 	       p->nt ? "non-temporal" : "normal");
-	printf("policy:   %s\n", tsr_sched_name());
+	printf("policy:   %s (task ordering: %s)\n", tsr_sched_name(), tsr_deps_name());
 	printf("workers:  %d CPU, %d CUDA\n", tsr_ncpu_workers(), tsr_ncuda_workers());
 	fflush(stdout);
 

@@ -302,6 +302,10 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	CK_TSR(tsr_finalize());
 	unsetenv("TSR_NICE");
 	unsetenv("TSR_MPI_NICE");
+	/* and who orders the views' tasks */
+	setenv("TSR_DEPS", "explict", 1);
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_DEPS", "'explict'");
+	unsetenv("TSR_DEPS");
 	/* and a writable path still works */
 	char path[] = "/tmp/tsr-msg-XXXXXX";
 	int fd = mkstemp(path);

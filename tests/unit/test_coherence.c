@@ -462,6 +462,134 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 }
 END_TEST
 
+/* The ordering of the views' tasks is Tessera's own (TSR_DEPS=explicit, the default here) or
+ * StarPU's (implicit): the tests below run under both. Each starts a hold world with TSR_DEPS=mode,
+ * its 4 tiles written (1.0), and hold running on tile 0 until release runs. */
+static const char *const dep_modes[] = {"explicit", "implicit"};
+
+static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen);
+
+static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_partition_t *tiles,
+                              tsr_partition_t *ghost)
+{
+	setenv("TSR_DEPS", mode, 1);
+	int ok = hold_world(w, th, tr, tiles, ghost);
+	unsetenv("TSR_DEPS");
+	if (!ok)
+		return 0;
+	if (tsr_ncuda_workers() == 0)
+		ck_assert_str_eq(tsr_deps_name(), mode);
+	tsr_task_t ts;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_tiles", .cpu = fill_each}, &ts));
+	double one = 1.0;
+	tsr_req_t qw = tsr_req_part(*tiles, TSR_WRITE, TSR_FIELDS(w->u));
+	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 3), 1, &qw, &one, sizeof one, TSR_REDOP_NONE, NULL));
+	tsr_region_t t0;
+	CK_TSR(tsr_partition_subregion(*tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_run(*th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(w->u)))}));
+	return 1;
+}
+
+static tsr_region_t color_of(tsr_partition_t p, int64_t c)
+{
+	tsr_region_t s;
+	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){c, 0, 0}, &s));
+	return s;
+}
+
+/* A task StarPU refuses (a CUDA variant only, on CPU workers) after the task it waits for was
+ * named: the launch fails and names the task, and everything else keeps its order (Tessera had
+ * already made the refused task a successor of hold: it must still end, as an empty task). */
+START_TEST(refused_task_leaves_the_order_of_the_others_intact)
+{
+	for (int m = 0; m < 2; m++) {
+		struct world w;
+		tsr_task_t th, tr, ta, tg;
+		tsr_partition_t tiles, ghost;
+		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
+			return;
+		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
+		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only", .cuda = after_hold, .ret_type = TSR_F64}, &tg));
+		tsr_launch_t read_g1 = {.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 1), TSR_READ, TSR_FIELDS(w.u)))};
+		if (tsr_ncuda_workers() == 0)
+			CK_TSR_ERR(tsr_run(tg, &read_g1), TSR_ENODEV, "gpu_only", "no worker can run it");
+		tsr_future_t seen;
+		read_g1.result = &seen;
+		CK_TSR(tsr_run(ta, &read_g1));
+		CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ, TSR_FIELDS(w.u)))}));
+		double v = 0;
+		CK_TSR(tsr_future_wait(seen, &v, sizeof v));
+		CK_TSR(tsr_fence());
+		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", dep_modes[m]);
+		ck_assert_msg(v == 7.0, "%s: the read through tile 1's halo saw %g, not the 7 hold wrote", dep_modes[m], v);
+		CK_TSR(tsr_future_destroy(seen));
+		CK_TSR(tsr_region_destroy(w.r));
+	}
+}
+END_TEST
+
+/* A partition destroyed while a task on one of its subregions still waits (for hold): destroying
+ * does not wait (hold would never end: release comes later), and the view stays until the task
+ * has run. */
+START_TEST(partition_destroyed_while_its_reader_waits)
+{
+	for (int m = 0; m < 2; m++) {
+		struct world w;
+		tsr_task_t th, tr, ta;
+		tsr_partition_t tiles, ghost, halves;
+		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
+			return;
+		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
+		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "halves", &halves));
+		tsr_future_t seen;
+		CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0), TSR_READ, TSR_FIELDS(w.u))),
+		                                   .result = &seen}));
+		CK_TSR(tsr_partition_destroy(halves));
+		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE), "%s: destroying the partition waited for hold",
+		              dep_modes[m]);
+		CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ, TSR_FIELDS(w.u)))}));
+		double v = 0;
+		CK_TSR(tsr_future_wait(seen, &v, sizeof v));
+		CK_TSR(tsr_fence());
+		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", dep_modes[m]);
+		ck_assert_msg(v == 7.0, "%s: the read through the destroyed half saw %g, not the 7 hold wrote", dep_modes[m], v);
+		CK_TSR(tsr_future_destroy(seen));
+		CK_TSR(tsr_region_destroy(w.r));
+	}
+}
+END_TEST
+
+/* The host maps tile 3 while hold still writes tile 0: it waits for tile 3's writers only; a map
+ * through tile 1's halo, after release, sees what hold wrote. */
+START_TEST(map_waits_only_for_the_writers_it_overlaps)
+{
+	for (int m = 0; m < 2; m++) {
+		struct world w;
+		tsr_task_t th, tr;
+		tsr_partition_t tiles, ghost;
+		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
+			return;
+		tsr_accessor_t a;
+		tsr_region_t t3 = color_of(tiles, 3);
+		CK_TSR(tsr_map(t3, w.u, TSR_READ, &a));
+		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE), "%s: mapping tile 3 waited for tile 0's writer",
+		              dep_modes[m]);
+		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 1.0, "%s: tile 3 mapped %g, not 1", dep_modes[m],
+		              TSR_AT1(&a, double, a.lo[0]));
+		CK_TSR(tsr_unmap(t3, w.u));
+		CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ, TSR_FIELDS(w.u)))}));
+		tsr_region_t g1 = color_of(ghost, 1);
+		CK_TSR(tsr_map(g1, w.u, TSR_READ, &a));
+		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 7.0, "%s: tile 1's halo mapped %g at tile 0's end, not 7",
+		              dep_modes[m], TSR_AT1(&a, double, a.lo[0]));
+		CK_TSR(tsr_unmap(g1, w.u));
+		CK_TSR(tsr_fence());
+		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", dep_modes[m]);
+		CK_TSR(tsr_region_destroy(w.r));
+	}
+}
+END_TEST
+
 /* fill_each: every requirement's field u (field 0) := the double in args (WRITE). */
 static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -655,6 +783,9 @@ int main(void)
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
 	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
 	tcase_add_test(tc, group_token_stands_for_its_task_only_until_written_again);
+	tcase_add_test(tc, refused_task_leaves_the_order_of_the_others_intact);
+	tcase_add_test(tc, partition_destroyed_while_its_reader_waits);
+	tcase_add_test(tc, map_waits_only_for_the_writers_it_overlaps);
 	tcase_add_test(tc, more_pieces_than_kept_collapse_and_stay_right);
 	tcase_add_test(tc, halo_read_after_the_pieces_change);
 	suite_add_tcase(s, tc);

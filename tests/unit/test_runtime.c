@@ -44,6 +44,35 @@ START_TEST(init_with_config_uses_its_sched_and_ncpu)
 }
 END_TEST
 
+/* Tessera orders the views' tasks itself where it can (one process, one memory node, ordered
+ * reductions), and leaves it to StarPU when asked or where StarPU must do it. */
+START_TEST(deps_explicit_by_default_implicit_where_asked_or_needed)
+{
+	clean_env();
+	ck_assert_ptr_null(tsr_deps_name());
+	const char *cases[][3] = {
+		{"", "", "explicit"},
+		{"TSR_DEPS", "explicit", "explicit"},
+		{"TSR_DEPS", "implicit", "implicit"},
+		{"TSR_COHERENCE", "tokens", "implicit"},   /* the several-memory-nodes protocol */
+		{"TSR_REDUX", "unordered", "implicit"},    /* StarPU's REDUX folds under its own ordering */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (*cases[i][0])
+			setenv(cases[i][0], cases[i][1], 1);
+		CK_TSR(tsr_init(NULL));
+		if (tsr_ncuda_workers() == 0)
+			ck_assert_msg(!strcmp(tsr_deps_name(), cases[i][2]), "%s=%s: ordering %s, not %s", cases[i][0],
+			              cases[i][1], tsr_deps_name(), cases[i][2]);
+		else
+			ck_assert_str_eq(tsr_deps_name(), "implicit");   /* GPUs: several memory nodes */
+		CK_TSR(tsr_finalize());
+		if (*cases[i][0])
+			unsetenv(cases[i][0]);
+	}
+}
+END_TEST
+
 START_TEST(init_with_null_config_uses_starpu_defaults)
 {
 	clean_env();
@@ -213,6 +242,7 @@ int main(void)
 	tcase_add_test(own, config_init_sets_starpu_defaults);
 	tcase_add_test(own, init_with_config_uses_its_sched_and_ncpu);
 	tcase_add_test(own, init_with_null_config_uses_starpu_defaults);
+	tcase_add_test(own, deps_explicit_by_default_implicit_where_asked_or_needed);
 	tcase_add_test(own, env_tsr_sched_and_ncpu_override_config);
 	tcase_add_test(own, env_tsr_sched_applies_with_null_config);
 	tcase_add_test(own, starpu_env_still_works_where_tessera_sets_nothing);

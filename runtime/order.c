@@ -1,0 +1,444 @@
+/* order.c: Tessera orders the tasks on its views itself (explicit dependences).
+ *
+ * StarPU's sequential consistency derives a task's dependences from the handles it lists: per
+ * handle the last writer and the readers since. It does so under a lock per handle, with a list
+ * node and a dependence structure allocated per access and freed by the worker that ends the
+ * task; on the small stencil that was half of the host thread's time (apps/bench/README.md).
+ * Tessera already knows, per piece, which handles an access must list; in one process with one
+ * memory node it also keeps the per-handle state itself, on its one host thread, with no lock:
+ * the views' handles are registered without sequential consistency, and every task that lists
+ * one gets its dependences through starpu_task_declare_deps_array. The rule is StarPU's own: a
+ * read waits for the handle's last writer, a write for the readers since (or, if none, the last
+ * writer). Handles Tessera does not track (futures, private reduction buffers) keep StarPU's.
+ *
+ * A task that another may still name must stay alive: tracked tasks are not detached, each holds
+ * a count of the handles that name it, and once none does and StarPU has finished it, the host
+ * thread destroys it (oldest first, at the next submission or full wait).
+ *
+ * What else touches a view goes through here too: a host mapping waits for the tasks the access
+ * would wait for (then StarPU's acquire keeps later tasks off the data until the unmap), and
+ * before a view is unregistered its handle goes back to sequential consistency behind a no-op
+ * task that waits for its last accesses, so that StarPU's unregistration waits for that task.
+ *
+ * Off (TSR_DEPS=implicit, or forced): several memory nodes (GPUs: syncs and tokens are StarPU's
+ * business), several ranks (StarPU-MPI orders transfers by sequential consistency), or StarPU's
+ * unordered reductions (TSR_REDUX=unordered: REDUX needs sequential consistency to fold). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+/* A tracked task: how many handle states name it, and the FIFO of tasks no state names. */
+struct tsr_oref {
+	struct starpu_task *task;
+	int refs;
+	struct tsr_oref *next;
+};
+
+/* One tracked handle: its last writer and the readers since; linked into the list of all states
+ * (a full wait forgets them all). */
+struct tsr_order {
+	struct tsr_oref *writer;
+	struct tsr_oref **readers;
+	int nreaders, cap;
+	struct tsr_order *prev, *next;
+};
+
+/* Free task records kept for reuse, at most this many. */
+#define TSR_OREF_KEEP 4096
+
+static int wanted = 1;                  /* TSR_DEPS: explicit (default) or implicit */
+static int active;                      /* wanted, and this run can (see the header) */
+static struct tsr_order *states;        /* every tracked handle's state */
+static struct tsr_oref *zhead, *ztail;  /* tasks no state names, to destroy once finished */
+static struct tsr_oref *spare;          /* free records */
+static int nspare;
+static struct starpu_task **deps;       /* the dependences of the task being submitted */
+static int ndeps, capdeps;
+
+int tsr__order_init(void)
+{
+	const char *v = getenv("TSR_DEPS");
+	active = 0;
+	if (!v || !*v || !strcmp(v, "explicit")) {
+		wanted = 1;
+		return TSR_OK;
+	}
+	if (!strcmp(v, "implicit")) {
+		wanted = 0;
+		return TSR_OK;
+	}
+	return tsr__err(TSR_EINVAL, "tsr_init: TSR_DEPS='%s' is neither 'explicit' nor 'implicit'", v);
+}
+
+void tsr__order_start(int can)
+{
+	active = wanted && can;
+}
+
+int tsr__order_active(void)
+{
+	return active;
+}
+
+/* ------------------------------------------------------------------ task records */
+
+static struct tsr_oref *oref_new(struct starpu_task *task)
+{
+	struct tsr_oref *o = spare;
+	if (o) {
+		spare = o->next;
+		nspare--;
+	} else if (!(o = malloc(sizeof *o))) {
+		return NULL;
+	}
+	o->task = task;
+	o->refs = 0;
+	o->next = NULL;
+	return o;
+}
+
+static void oref_free(struct tsr_oref *o)
+{
+	if (nspare >= TSR_OREF_KEEP) {
+		free(o);
+		return;
+	}
+	o->next = spare;
+	spare = o;
+	nspare++;
+}
+
+/* No state names o's task any more: it goes once StarPU has finished it. */
+static void unref(struct tsr_oref *o)
+{
+	if (--o->refs > 0)
+		return;
+	o->next = NULL;
+	if (ztail)
+		ztail->next = o;
+	else
+		zhead = o;
+	ztail = o;
+}
+
+/* A task StarPU will not run, or has finished (the flag only says who else would destroy it). */
+static void destroy(struct starpu_task *task)
+{
+	task->destroy = 0;
+	starpu_task_destroy(task);
+}
+
+/* Destroy the finished tasks at the head of the FIFO (all of them after a full wait). */
+static void reap(int all)
+{
+	while (zhead && (all || starpu_task_finished(zhead->task))) {
+		struct tsr_oref *o = zhead;
+		zhead = o->next;
+		if (!zhead)
+			ztail = NULL;
+		if (all && starpu_task_wait(o->task))
+			continue;   /* cannot happen: it is not detached */
+		destroy(o->task);
+		oref_free(o);
+	}
+}
+
+/* ------------------------------------------------------------------ handle states */
+
+int tsr__order_track(starpu_data_handle_t h)
+{
+	if (!active)
+		return TSR_OK;
+	struct tsr_order *s = calloc(1, sizeof *s);
+	if (!s)
+		return TSR_ENOMEM;
+	s->next = states;
+	if (states)
+		states->prev = s;
+	states = s;
+	starpu_data_set_user_data(h, s);
+	starpu_data_set_sequential_consistency_flag(h, 0);
+	return TSR_OK;
+}
+
+static struct tsr_order *state_of(starpu_data_handle_t h)
+{
+	return active ? starpu_data_get_user_data(h) : NULL;
+}
+
+static void state_forget(struct tsr_order *s)
+{
+	for (int i = 0; i < s->nreaders; i++)
+		unref(s->readers[i]);
+	s->nreaders = 0;
+	if (s->writer)
+		unref(s->writer);
+	s->writer = NULL;
+}
+
+static void state_unlink(struct tsr_order *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		states = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+}
+
+/* ------------------------------------------------------------------ dependences */
+
+static int dep_add(struct starpu_task *t)
+{
+	for (int i = 0; i < ndeps; i++)
+		if (deps[i] == t)
+			return TSR_OK;
+	if (ndeps == capdeps) {
+		int ncap = capdeps ? 2 * capdeps : 32;
+		struct starpu_task **nv = realloc(deps, (size_t)ncap * sizeof *nv);
+		if (!nv)
+			return TSR_ENOMEM;
+		deps = nv;
+		capdeps = ncap;
+	}
+	deps[ndeps++] = t;
+	return TSR_OK;
+}
+
+/* What an access in mode m to the handle of state s waits for: the last writer for a read; the
+ * readers since, else the last writer, for a write. `self` (a task listing the handle twice) is
+ * skipped. */
+static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m, const struct starpu_task *self)
+{
+	if ((m & STARPU_W) && s->nreaders) {
+		for (int i = 0; i < s->nreaders; i++)
+			if (s->readers[i]->task != self && dep_add(s->readers[i]->task))
+				return TSR_ENOMEM;
+		return TSR_OK;
+	}
+	if (s->writer && s->writer->task != self)
+		return dep_add(s->writer->task);
+	return TSR_OK;
+}
+
+/* Drop the readers StarPU has finished: nothing needs to wait for them, and a view that is read
+ * again and again but never written (a halo tile's) would otherwise keep every reader alive. */
+static void prune_readers(struct tsr_order *s)
+{
+	int kept = 0;
+	for (int i = 0; i < s->nreaders; i++) {
+		if (starpu_task_finished(s->readers[i]->task))
+			unref(s->readers[i]);
+		else
+			s->readers[kept++] = s->readers[i];
+	}
+	s->nreaders = kept;
+}
+
+/* Room for one more reader in every state the task reads (so that the update cannot fail); a
+ * full list first loses its finished readers, so it grows only with the readers in flight. */
+static int reserve_readers(struct starpu_task *task)
+{
+	for (int b = 0; b < task->nbuffers; b++) {
+		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
+		if (!s || (STARPU_TASK_GET_MODE(task, b) & STARPU_W))
+			continue;
+		int need = s->nreaders + task->nbuffers;   /* the task may list the handle more than once */
+		if (need <= s->cap)
+			continue;
+		prune_readers(s);
+		need = s->nreaders + task->nbuffers;
+		if (need <= s->cap)
+			continue;
+		int ncap = s->cap ? 2 * s->cap : 4;
+		while (ncap < need)
+			ncap *= 2;
+		struct tsr_oref **nv = realloc(s->readers, (size_t)ncap * sizeof *nv);
+		if (!nv)
+			return TSR_ENOMEM;
+		s->readers = nv;
+		s->cap = ncap;
+	}
+	return TSR_OK;
+}
+
+/* The submitted task o becomes its handles' last writer or one more reader. */
+static void record(struct tsr_oref *o)
+{
+	struct starpu_task *task = o->task;
+	o->refs = 1;   /* ours until the end of this function */
+	for (int b = 0; b < task->nbuffers; b++) {
+		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
+		if (!s)
+			continue;
+		o->refs++;
+		if (STARPU_TASK_GET_MODE(task, b) & STARPU_W) {
+			state_forget(s);
+			s->writer = o;
+		} else {
+			s->readers[s->nreaders++] = o;   /* room reserved */
+		}
+	}
+	unref(o);
+}
+
+/* StarPU refused the task after it was made to depend on others, which already name it as their
+ * successor: it must still be submitted, and ends as an empty task (no codelet, data or callback). */
+static void submit_empty(struct starpu_task *task)
+{
+	task->cl = NULL;
+	task->nbuffers = 0;
+	task->callback_func = NULL;
+	task->callback_arg = NULL;
+	task->prologue_callback_func = NULL;
+	task->prologue_callback_pop_func = NULL;
+	if (!task->cl_arg_free)
+		task->cl_arg = NULL;   /* the caller's, released by it */
+	task->execute_on_a_specific_worker = 0;
+	struct tsr_oref *o = oref_new(task);
+	if (!o || starpu_task_submit(task)) {
+		/* cannot happen (an empty task runs nowhere); keep the task rather than free what StarPU
+		 * may still reach */
+		free(o);
+		return;
+	}
+	o->refs = 1;
+	unref(o);
+}
+
+int tsr__order_submit(struct starpu_task *task)
+{
+	int tracked = 0;
+	for (int b = 0; b < task->nbuffers && !tracked; b++)
+		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;
+	if (!tracked) {
+		int rc = starpu_task_submit(task);
+		if (rc)
+			destroy(task);
+		return rc;
+	}
+	reap(0);
+	ndeps = 0;
+	struct tsr_oref *o = oref_new(task);
+	int rc = o ? reserve_readers(task) : TSR_ENOMEM;
+	for (int b = 0; b < task->nbuffers && !rc; b++) {
+		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
+		if (s)
+			rc = state_deps(s, STARPU_TASK_GET_MODE(task, b), task);
+	}
+	if (rc) {
+		if (o)
+			oref_free(o);
+		destroy(task);
+		return -ENOMEM;
+	}
+	task->detach = 0;
+	task->destroy = 0;
+	if (ndeps)
+		starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
+	rc = starpu_task_submit(task);
+	if (rc) {
+		oref_free(o);
+		if (ndeps)
+			submit_empty(task);
+		else
+			destroy(task);
+		return rc;
+	}
+	record(o);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ host accesses, unregistration, waits */
+
+static void noop(void *buffers[], void *arg)
+{
+	(void)buffers;
+	(void)arg;
+}
+
+/* Writes a handle about to go back to StarPU's ordering, after the tasks Tessera ordered on it. */
+static struct starpu_codelet untrack_cl = {
+	.cpu_funcs = {noop},
+	.nbuffers = 1,
+	.modes = {STARPU_RW},
+	.name = "tsr_untrack",
+};
+
+int tsr__order_wait(const starpu_data_handle_t *h, const enum starpu_data_access_mode *m, int n)
+{
+	if (!active)
+		return TSR_OK;
+	ndeps = 0;
+	for (int i = 0; i < n; i++) {
+		struct tsr_order *s = state_of(h[i]);
+		if (s && state_deps(s, m[i], NULL))
+			return TSR_ENOMEM;
+	}
+	for (int i = 0; i < ndeps; i++)
+		if (starpu_task_wait(deps[i]))
+			return TSR_ESTARPU;
+	return TSR_OK;
+}
+
+void tsr__order_untrack(starpu_data_handle_t h)
+{
+	struct tsr_order *s = state_of(h);
+	if (!s)
+		return;
+	ndeps = 0;
+	int rc = state_deps(s, STARPU_RW, NULL);
+	starpu_data_set_sequential_consistency_flag(h, 1);
+	starpu_data_set_user_data(h, NULL);
+	if (!rc && ndeps) {
+		/* StarPU's own ordering from here: a no-op that writes h after the last accesses, which
+		 * the unregistration then waits for */
+		struct starpu_task *task = starpu_task_create();
+		rc = task ? TSR_OK : TSR_ENOMEM;
+		if (task) {
+			task->cl = &untrack_cl;
+			task->handles[0] = h;
+			task->where = STARPU_CPU;
+			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
+			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
+		}
+	}
+	if (rc)
+		tsr__wait_all();   /* no task to wait behind: wait for everything instead */
+	state_forget(s);
+	state_unlink(s);
+	free(s->readers);
+	free(s);
+}
+
+void tsr__order_waited(void)
+{
+	if (!active && !zhead)
+		return;
+	for (struct tsr_order *s = states; s; s = s->next)
+		state_forget(s);
+	reap(1);
+}
+
+void tsr__order_shutdown(void)
+{
+	tsr__order_waited();
+	/* every view was unregistered (untracked) before; a state left would only be memory */
+	while (states) {
+		struct tsr_order *s = states;
+		state_unlink(s);
+		free(s->readers);
+		free(s);
+	}
+	while (spare) {
+		struct tsr_oref *o = spare;
+		spare = o->next;
+		free(o);
+	}
+	nspare = 0;
+	free(deps);
+	deps = NULL;
+	ndeps = capdeps = 0;
+	active = 0;
+}

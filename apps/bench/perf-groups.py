@@ -38,12 +38,17 @@ TESSERA_GROUPS = {
     "Tessera: dag/obs hooks": ["dag_record", "tsr__obs_task", "tsr__ctx_hold_states", "tsr__ctx_drop_states"],
     "Tessera: mapper": ["decide_maps", "tsr__map_needed", "tsr__map_decide", "tsr__map_apply"],
     "Tessera: submit_point glue": ["submit_points", "submit_point", "submit_task"],
+    "Tessera: explicit dependences (order.c)": [
+        "tsr__order_submit", "reserve_readers", "prune_readers", "state_deps", "dep_add", "record", "oref_new",
+        "oref_free", "unref", "state_of", "state_forget"],
 }
 STARPU_GROUPS = {
     "StarPU: task create": ["starpu_task_create", "starpu_task_init"],
     "StarPU: task_insert argument parsing": ["starpu_task_insert", "_starpu_task_insert_create",
                                              "starpu_task_build", "_starpu_codelet_pack_args"],
     "StarPU: starpu_task_submit": ["starpu_task_submit"],
+    "StarPU: declare dependences": ["starpu_task_declare_deps_array"],
+    "StarPU: destroy finished tasks (order.c's reap)": ["reap", "starpu_task_destroy", "starpu_task_finished"],
 }
 WAIT = {"wait for completion (fence)": ["tsr_fence", "starpu_task_wait_for_all"]}
 LOOP = {"benchmark loop": ["run_raw", "run_raw_halo", "run_tessera", "run_tessera_halo", "run_side"]}

@@ -102,6 +102,7 @@ static int future_wait(struct tsr_future *f, void *value, size_t size)
 	}
 	const void *v = (const void *)STARPU_VARIABLE_GET_PTR(starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
 	memcpy(value, v, size);
+	tsr__order_reap();   /* what finished while the host waited goes now, not at the next launch */
 	starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
 	return TSR_OK;
 }

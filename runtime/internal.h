@@ -221,6 +221,7 @@ void tsr__order_untrack(starpu_data_handle_t h);   /* before it is unregistered 
 int tsr__order_submit(struct starpu_task *task);   /* starpu_task_submit; on failure the task is gone */
 int tsr__order_wait(const starpu_data_handle_t *h, const enum starpu_data_access_mode *m, int n);
 void tsr__order_waited(void);                      /* after a full wait: forget, destroy finished tasks */
+void tsr__order_reap(void);                        /* after another wait: destroy the finished tasks */
 void tsr__order_shutdown(void);
 int tsr__coh_init(void);                           /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 void tsr__coh_start(void);                         /* at tsr_init, once StarPU runs */

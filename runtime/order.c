@@ -144,6 +144,34 @@ static void reap(int all)
 	}
 }
 
+/* After the host waited: destroy every finished task in the FIFO, not only those at its head (a
+ * task still running there would otherwise keep everything behind it until the next submission,
+ * and the host may wait a long time before it submits again). */
+static void reap_finished(void)
+{
+	struct tsr_oref *prev = NULL;
+	struct tsr_oref *o = zhead;
+	while (o) {
+		struct tsr_oref *next = o->next;
+		if (!starpu_task_finished(o->task)) {
+			prev = o;
+			o = next;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			zhead = next;
+		if (ztail == o)
+			ztail = prev;
+		destroy(o->task);
+		oref_free(o);
+		o = next;
+	}
+}
+
+static void prune_readers(struct tsr_order *s);
+
 /* ------------------------------------------------------------------ handle states */
 
 int tsr__order_track(starpu_data_handle_t h)
@@ -234,6 +262,22 @@ static void prune_readers(struct tsr_order *s)
 			s->readers[kept++] = s->readers[i];
 	}
 	s->nreaders = kept;
+}
+
+/* After a wait of the host: the states forget the tasks StarPU has finished (a view read again and
+ * again but never written keeps its readers until its list fills up otherwise), and the finished
+ * tasks no state names any more are destroyed. */
+void tsr__order_reap(void)
+{
+	for (struct tsr_order *s = states; s; s = s->next) {
+		prune_readers(s);
+		if (s->writer && starpu_task_finished(s->writer->task)) {
+			unref(s->writer);
+			s->writer = NULL;
+		}
+	}
+	if (zhead)
+		reap_finished();
 }
 
 /* Room for one more reader in every state the task reads (so that the update cannot fail); a
@@ -379,6 +423,7 @@ int tsr__order_wait(const starpu_data_handle_t *h, const enum starpu_data_access
 	for (int i = 0; i < ndeps; i++)
 		if (starpu_task_wait(deps[i]))
 			return TSR_ESTARPU;
+	tsr__order_reap();
 	return TSR_OK;
 }
 

@@ -381,7 +381,8 @@ static void noop(void *buffers[], void *arg)
 	(void)arg;
 }
 
-static struct starpu_codelet sync_cl = {
+/* The no-op tasks that only order or move data: syncs, retires, and order.c's untracks. */
+struct starpu_codelet tsr__noop_cl = {
 	.cpu_funcs = {noop},
 	.cuda_funcs = {noop},
 	.cuda_flags = {STARPU_CUDA_ASYNC},
@@ -408,7 +409,7 @@ static void place_on_home(struct starpu_task *task, int home)
 static int submit_noop(struct tsr_deps *d, int home, const char *what)
 {
 	struct starpu_task *task = starpu_task_create();
-	task->cl = &sync_cl;
+	task->cl = &tsr__noop_cl;
 	task->nbuffers = d->n;
 	if (d->n > STARPU_NMAXBUFS) {
 		/* StarPU frees these with the task */
@@ -971,30 +972,6 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 
 /* ------------------------------------------------------------------ host access */
 
-/* Where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them: first
- * wait for what the host's access waits for, the tokens listed and n's own handle. */
-static int wait_ordered(struct tsr_node *n, int reads, int write, const struct tsr_deps *held)
-{
-	if (!tsr__order_active())
-		return TSR_OK;
-	int cnt = held->n + 1;
-	starpu_data_handle_t *h = malloc((size_t)cnt * sizeof *h);
-	enum starpu_data_access_mode *m = malloc((size_t)cnt * sizeof *m);
-	int rc = h && m ? TSR_OK : TSR_ENOMEM;
-	for (int i = 0; i < held->n && !rc; i++) {
-		h[i] = held->v[i].h;
-		m[i] = held->v[i].mode;
-	}
-	if (!rc) {
-		h[held->n] = n->h;
-		m[held->n] = !write ? STARPU_R : reads ? STARPU_RW : STARPU_W;
-		rc = tsr__order_wait(h, m, cnt);
-	}
-	free(h);
-	free(m);
-	return rc;
-}
-
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held)
 {
 	tsr__deps_reset(held);
@@ -1003,7 +980,10 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 		held->n = 0;   /* nothing acquired yet */
 		return rc;
 	}
-	if ((rc = wait_ordered(n, reads, write, held))) {
+	/* where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them:
+	 * first wait for what the host's access waits for, the tokens listed and n's own handle */
+	struct tsr_dep own = {n->h, !write ? STARPU_R : reads ? STARPU_RW : STARPU_W};
+	if ((rc = tsr__order_wait(held, &own))) {
 		held->n = 0;
 		return rc;
 	}

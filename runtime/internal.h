@@ -219,10 +219,11 @@ int tsr__order_active(void);
 int tsr__order_track(starpu_data_handle_t h);      /* a view's handle, just registered */
 void tsr__order_untrack(starpu_data_handle_t h);   /* before it is unregistered */
 int tsr__order_submit(struct starpu_task *task);   /* starpu_task_submit; on failure the task is gone */
-int tsr__order_wait(const starpu_data_handle_t *h, const enum starpu_data_access_mode *m, int n);
+int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own);   /* host access */
 void tsr__order_waited(void);                      /* after a full wait: forget, destroy finished tasks */
 void tsr__order_reap(void);                        /* after another wait: destroy the finished tasks */
 void tsr__order_shutdown(void);
+extern struct starpu_codelet tsr__noop_cl;         /* no-op tasks over any handles (coherence.c) */
 int tsr__coh_init(void);                           /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 void tsr__coh_start(void);                         /* at tsr_init, once StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);

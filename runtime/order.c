@@ -13,7 +13,7 @@
  *
  * A task that another may still name must stay alive: tracked tasks are not detached, each holds
  * a count of the handles that name it, and once none does and StarPU has finished it, the host
- * thread destroys it (oldest first, at the next submission or full wait).
+ * thread destroys it (oldest first at the next submission; all that finished after a wait).
  *
  * What else touches a view goes through here too: a host mapping waits for the tasks the access
  * would wait for (then StarPU's acquire keeps later tasks off the data until the unmap), and
@@ -129,16 +129,14 @@ static void destroy(struct starpu_task *task)
 	starpu_task_destroy(task);
 }
 
-/* Destroy the finished tasks at the head of the FIFO (all of them after a full wait). */
-static void reap(int all)
+/* At a submission: destroy the finished tasks at the head of the FIFO (cheap, oldest first). */
+static void reap_head(void)
 {
-	while (zhead && (all || starpu_task_finished(zhead->task))) {
+	while (zhead && starpu_task_finished(zhead->task)) {
 		struct tsr_oref *o = zhead;
 		zhead = o->next;
 		if (!zhead)
 			ztail = NULL;
-		if (all && starpu_task_wait(o->task))
-			continue;   /* cannot happen: it is not detached */
 		destroy(o->task);
 		oref_free(o);
 	}
@@ -146,7 +144,7 @@ static void reap(int all)
 
 /* After the host waited: destroy every finished task in the FIFO, not only those at its head (a
  * task still running there would otherwise keep everything behind it until the next submission,
- * and the host may wait a long time before it submits again). */
+ * and the host may wait a long time before it submits again). After a full wait that is all. */
 static void reap_finished(void)
 {
 	struct tsr_oref *prev = NULL;
@@ -362,7 +360,7 @@ int tsr__order_submit(struct starpu_task *task)
 			destroy(task);
 		return rc;
 	}
-	reap(0);
+	reap_head();
 	ndeps = 0;
 	struct tsr_oref *o = oref_new(task);
 	int rc = o ? reserve_readers(task) : TSR_ENOMEM;
@@ -396,30 +394,23 @@ int tsr__order_submit(struct starpu_task *task)
 
 /* ------------------------------------------------------------------ host accesses, unregistration, waits */
 
-static void noop(void *buffers[], void *arg)
+/* The tasks an access to dep's handle in its mode waits for, added to deps. */
+static int access_deps(const struct tsr_dep *dep)
 {
-	(void)buffers;
-	(void)arg;
+	struct tsr_order *s = state_of(dep->h);
+	return s ? state_deps(s, dep->mode, NULL) : TSR_OK;
 }
 
-/* Writes a handle about to go back to StarPU's ordering, after the tasks Tessera ordered on it. */
-static struct starpu_codelet untrack_cl = {
-	.cpu_funcs = {noop},
-	.nbuffers = 1,
-	.modes = {STARPU_RW},
-	.name = "tsr_untrack",
-};
-
-int tsr__order_wait(const starpu_data_handle_t *h, const enum starpu_data_access_mode *m, int n)
+int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own)
 {
 	if (!active)
 		return TSR_OK;
 	ndeps = 0;
-	for (int i = 0; i < n; i++) {
-		struct tsr_order *s = state_of(h[i]);
-		if (s && state_deps(s, m[i], NULL))
+	for (int i = 0; i < held->n; i++)
+		if (access_deps(&held->v[i]))
 			return TSR_ENOMEM;
-	}
+	if (access_deps(own))
+		return TSR_ENOMEM;
 	for (int i = 0; i < ndeps; i++)
 		if (starpu_task_wait(deps[i]))
 			return TSR_ESTARPU;
@@ -442,9 +433,11 @@ void tsr__order_untrack(starpu_data_handle_t h)
 		struct starpu_task *task = starpu_task_create();
 		rc = task ? TSR_OK : TSR_ENOMEM;
 		if (task) {
-			task->cl = &untrack_cl;
-			task->handles[0] = h;
-			task->where = STARPU_CPU;
+			task->cl = &tsr__noop_cl;
+			task->nbuffers = 1;
+			STARPU_TASK_SET_HANDLE(task, h, 0);
+			STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
+			task->where = STARPU_CPU;   /* one memory node: the data is home */
 			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
 		}
@@ -463,7 +456,7 @@ void tsr__order_waited(void)
 		return;
 	for (struct tsr_order *s = states; s; s = s->next)
 		state_forget(s);
-	reap(1);
+	reap_finished();
 }
 
 void tsr__order_shutdown(void)

@@ -5,7 +5,8 @@
 #            whichever of starpu-1.4 / starpu-1.3 it holds is used
 # Sets STARPU_CFLAGS (StarPU's include directories as -isystem: CUDA 13's headers that StarPU
 # includes would otherwise flood the build with deprecation warnings), STARPU_LIBS, TSR_STARPU_PC,
-# TSR_STARPU_LIBDIR (for the GPU bundle), tsr_starpu_cuda=yes|no and TSR_STARPU_MINOR (3 or 4).
+# TSR_STARPU_LIBDIR (for the GPU bundle), tsr_starpu_cuda=yes|no, tsr_starpu_opencl=yes|no (with
+# OPENCL_LIBS) and TSR_STARPU_MINOR (3 or 4).
 AC_DEFUN([TSR_CHECK_STARPU], [
   AS_CASE([$with_starpu],
     [auto|yes], [tsr_starpu_try="starpu-1.3 starpu-1.4"],
@@ -53,6 +54,26 @@ AC_DEFUN([TSR_CHECK_STARPU], [
 #error no CUDA
 #endif]])], [tsr_starpu_cuda=yes], [tsr_starpu_cuda=no])
   AC_MSG_RESULT([$tsr_starpu_cuda])
+  # Does it have OpenCL? Debian's 1.3 does: Tessera's own OpenCL kernels then call the OpenCL API
+  # (libOpenCL, from ocl-icd-opencl-dev), and POCL gives every machine such a device.
+  AC_MSG_CHECKING([whether $tsr_starpu was built with OpenCL])
+  AC_PREPROC_IFELSE([AC_LANG_PROGRAM([[#include <starpu_config.h>
+#ifndef STARPU_USE_OPENCL
+#error no OpenCL
+#endif]])], [tsr_starpu_opencl=yes], [tsr_starpu_opencl=no])
+  AC_MSG_RESULT([$tsr_starpu_opencl])
+  OPENCL_LIBS=""
+  AS_IF([test "x$tsr_starpu_opencl" = xyes],
+    [AC_CHECK_HEADER([CL/cl.h], [],
+       [AC_MSG_ERROR([$tsr_starpu has OpenCL but CL/cl.h was not found (Debian: apt-get install opencl-c-headers)])])
+     tsr_save_LIBS=$LIBS
+     AC_SEARCH_LIBS([clEnqueueNDRangeKernel], [OpenCL], [],
+       [AC_MSG_ERROR([$tsr_starpu has OpenCL but libOpenCL was not found (Debian: apt-get install ocl-icd-opencl-dev)])])
+     AS_IF([test "x$ac_cv_search_clEnqueueNDRangeKernel" != "xnone required"],
+       [OPENCL_LIBS=$ac_cv_search_clEnqueueNDRangeKernel])
+     LIBS=$tsr_save_LIBS])
+  AC_SUBST([OPENCL_LIBS])
+  AM_CONDITIONAL([TSR_STARPU_OPENCL], [test "x$tsr_starpu_opencl" = xyes])
   CPPFLAGS=$tsr_save_CPPFLAGS
   AC_SUBST([TSR_STARPU_PC])
   AC_SUBST([TSR_STARPU_LIBDIR])

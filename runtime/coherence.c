@@ -111,6 +111,31 @@ static const tsr_box_t *node_box(const struct tsr_node *n)
 	return n->xfer ? &n->xbox : &n->region->bounds;
 }
 
+/* A block handle over the part of a field's array (base, on node home) that starts off bytes in.
+ * On an OpenCL node an array is a buffer object, not an address: the view is the buffer and a
+ * byte offset in it, as StarPU's own block filters describe one; elsewhere its address says all. */
+static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t base, size_t off, uint32_t ldy,
+                                uint32_t ldz, const uint32_t ext[3], size_t elem)
+{
+	struct starpu_block_interface b = {
+		.id = STARPU_BLOCK_INTERFACE_ID,
+		.ptr = base + off,
+		.dev_handle = base + off,
+		.offset = 0,
+		.nx = ext[0],
+		.ny = ext[1],
+		.nz = ext[2],
+		.ldy = ldy,
+		.ldz = ldz,
+		.elemsize = elem,
+	};
+	if (home >= 0 && starpu_node_get_kind((unsigned)home) == STARPU_OPENCL_RAM) {
+		b.dev_handle = base;
+		b.offset = off;
+	}
+	starpu_data_register(h, home, &b, &starpu_interface_block_ops);
+}
+
 /* Register n's view of the root's array, and its token where tokens are separate. */
 static void register_view(struct tsr_node *n)
 {
@@ -127,8 +152,7 @@ static void register_view(struct tsr_node *n)
 		off += (size_t)(b->lo[d] - rb->lo[d]) * stride;
 	}
 	size_t elem = root->fields[n->field].size;
-	uintptr_t ptr = (uintptr_t)root->storage[n->field] + off * elem;
-	starpu_block_data_register(&n->h, root->home, ptr, ldy, ldz, ext[0], ext[1], ext[2], elem);
+	register_block_view(&n->h, root->home, (uintptr_t)root->storage[n->field], off * elem, ldy, ldz, ext, elem);
 	/* out of memory for its state: the handle keeps StarPU's ordering, which is as correct */
 	(void)tsr__order_track(n->h);
 }
@@ -386,7 +410,26 @@ struct starpu_codelet tsr__noop_cl = {
 	.cpu_funcs = {noop},
 	.cuda_funcs = {noop},
 	.cuda_flags = {STARPU_CUDA_ASYNC},
+	.opencl_funcs = {noop},
 	.nbuffers = STARPU_VARIABLE_NBUFFERS,
+	.name = "tsr_sync",
+};
+
+/* Where no CPU worker runs, a no-op over host-homed data runs on a device worker with every buffer
+ * kept on the host (StarPU's specific nodes: host_nodes is all STARPU_MAIN_RAM), so it gathers
+ * and orders the data there as a CPU worker would. The most buffers a no-op lists: a sync lists a
+ * writer per piece, a handover up to three handles per piece, and a field has at most
+ * TSR_MAX_PIECES + 1 pieces before it collapses. */
+#define TSR_NOOP_MAX_BUFFERS (4 * TSR_MAX_PIECES + 64)
+static int host_nodes[TSR_NOOP_MAX_BUFFERS];
+static struct starpu_codelet noop_on_host_cl = {
+	.cpu_funcs = {noop},
+	.cuda_funcs = {noop},
+	.cuda_flags = {STARPU_CUDA_ASYNC},
+	.opencl_funcs = {noop},
+	.nbuffers = STARPU_VARIABLE_NBUFFERS,
+	.specific_nodes = 1,
+	.dyn_nodes = host_nodes,
 	.name = "tsr_sync",
 };
 
@@ -394,7 +437,10 @@ struct starpu_codelet tsr__noop_cl = {
 static void place_on_home(struct starpu_task *task, int home)
 {
 	if (home == STARPU_MAIN_RAM) {
-		task->where = STARPU_CPU;
+		if (tsr__rt.ncpu > 0)
+			task->where = STARPU_CPU;
+		else
+			task->cl = &noop_on_host_cl;
 		return;
 	}
 	for (unsigned w = 0; w < starpu_worker_get_count(); w++)
@@ -411,6 +457,11 @@ static int submit_noop(struct tsr_deps *d, int home, const char *what)
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
 	task->nbuffers = d->n;
+	if (d->n > TSR_NOOP_MAX_BUFFERS) {
+		task->destroy = 0;
+		starpu_task_destroy(task);
+		return tsr__err(TSR_ENOMEM, "%s: %d handles for one no-op task (at most %d)", what, d->n, TSR_NOOP_MAX_BUFFERS);
+	}
 	if (d->n > STARPU_NMAXBUFS) {
 		/* StarPU frees these with the task */
 		task->dyn_handles = malloc((size_t)d->n * sizeof(starpu_data_handle_t));

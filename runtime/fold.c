@@ -37,6 +37,13 @@ static void fold_cuda(void *buffers[], void *cl_arg)
 	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](buffers, NULL);
 }
 #endif
+#ifdef STARPU_USE_OPENCL
+static void fold_opencl(void *buffers[], void *cl_arg)
+{
+	struct fold_arg *a = cl_arg;
+	tsr__redux_cl(a->type, a->op)->opencl_funcs[0](buffers, NULL);
+}
+#endif
 static void fold_init(void)
 {
 	starpu_codelet_init(&fold_cl);
@@ -44,6 +51,9 @@ static void fold_init(void)
 #ifdef STARPU_USE_CUDA
 	fold_cl.cuda_funcs[0] = fold_cuda;
 	fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+#ifdef STARPU_USE_OPENCL
+	fold_cl.opencl_funcs[0] = fold_opencl;
 #endif
 	fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;   /* target RW, private R, then what coherence lists */
 	fold_cl.name = "tsr_fold";
@@ -61,42 +71,72 @@ static void future_fold_cpu(void *buffers[], void *cl_arg)
 	for (int i = 1; i <= a->nparts; i++)
 		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
 }
+#ifdef STARPU_USE_CUDA
+/* Built-in operators only (a user operator's fold runs on CPUs): identity, then each part in order. */
+static void future_fold_cuda(void *buffers[], void *cl_arg)
+{
+	const struct future_fold_arg *a = cl_arg;
+	tsr__cuda_redop(a->type, a->op, 1, buffers[0], NULL);
+	for (int i = 1; i <= a->nparts; i++)
+		tsr__cuda_redop(a->type, a->op, 0, buffers[0], buffers[i]);
+}
+#endif
+#ifdef STARPU_USE_OPENCL
+/* Built-in operators only (a user operator's fold runs on CPUs): identity, then each part in order. */
+static void future_fold_opencl(void *buffers[], void *cl_arg)
+{
+	const struct future_fold_arg *a = cl_arg;
+	tsr__opencl_redop(a->type, a->op, 1, buffers[0], NULL);
+	for (int i = 1; i <= a->nparts; i++)
+		tsr__opencl_redop(a->type, a->op, 0, buffers[0], buffers[i]);
+	tsr__opencl_finish();
+}
+#endif
 static void future_fold_init(void)
 {
 	starpu_codelet_init(&future_fold_cl);
 	future_fold_cl.cpu_funcs[0] = future_fold_cpu;
+#ifdef STARPU_USE_CUDA
+	future_fold_cl.cuda_funcs[0] = future_fold_cuda;
+	future_fold_cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+#ifdef STARPU_USE_OPENCL
+	future_fold_cl.opencl_funcs[0] = future_fold_opencl;
+#endif
 	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	future_fold_cl.name = "tsr_future_fold";
 	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
 }
 
 /* Start a private buffer (block or variable) at the operator's identity, where the variant runs. */
-static void init_private(void *iface, tsr_type_t type, int op, int cuda)
+static void init_private(void *iface, tsr_type_t type, int op, int arch)
 {
 	struct starpu_codelet *cl = tsr__init_cl(type, op);
 	void *b[1] = {iface};
-#ifdef STARPU_USE_CUDA
-	if (cuda) {
+	switch (arch) {
+	case TSR_ARCH_CUDA:
 		cl->cuda_funcs[0](b, NULL);
-		return;
+		break;
+	case TSR_ARCH_OPENCL:
+		cl->opencl_funcs[0](b, NULL);
+		break;
+	default:
+		cl->cpu_funcs[0](b, NULL);
 	}
-#endif
-	(void)cuda;
-	cl->cpu_funcs[0](b, NULL);
 }
 
 /* Private buffers of REDUCE requirements folded later by a fold task start at identity, and so
  * does this point's partial value of an ordered reduction of the returns. */
-void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda)
+void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int arch)
 {
 	for (int r = 0; r < ctx->nreqs; r++) {
 		struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->reduce_tmp_op)
 			for (int k = 0; k < q->nfields; k++)
-				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, cuda);
+				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, arch);
 	}
 	if (ctx->ret_partial)
-		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, cuda);
+		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, arch);
 }
 
 /* A private buffer of subregion s's shape for field f, to be folded into the fold target after
@@ -157,7 +197,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		STARPU_TASK_SET_HANDLE(task, fold_deps.v[i].h, 2 + i);
 		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, 2 + i);
 	}
-	if (tsr__redux_cl(a->type, a->op)->cuda_funcs[0] == NULL)
+	if (!tsr__redop_on_devices(a->op))
 		task->where = STARPU_CPU;   /* user operators have host code only */
 	if (tsr__order_submit(task))
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", s->name);
@@ -324,8 +364,14 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 		task->callback_func = partials_give_back;
 		task->callback_arg = ps;
 	}
-	if (tsr__order_submit(task))
-		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed", tn);
+	if (!tsr__redop_on_devices(op))
+		task->where = STARPU_CPU;   /* user operators have host code only */
+	int rc = tsr__order_submit(task);
+	if (rc == -ENODEV)
+		return tsr__err(TSR_ENODEV, "task '%s': fold of the launch's reduction by '%s': no worker can run it (a "
+		                "registered operator folds on CPU workers only)", tn, tsr__redop_name(op));
+	if (rc)
+		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed (%d)", tn, rc);
 	return TSR_OK;
 }
 

@@ -19,7 +19,7 @@ struct mapping {
 static void mapping_drop(struct mapping *m, int data_held)
 {
 	if (data_held)
-		starpu_data_release(m->node->h);
+		starpu_data_release_on_node(m->node->h, STARPU_MAIN_RAM);
 	tsr__coh_release(&m->held);
 	tsr__deps_free(&m->held);
 	free(m);
@@ -99,6 +99,28 @@ static void copy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 }
 #endif
 
+#ifdef STARPU_USE_OPENCL
+/* OpenCL bodies (opencl.c): a field homed on an OpenCL device is filled and copied there. */
+static void fill_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	int f = *(const int *)args;
+	const char *val = (const char *)args + sizeof(int);
+	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
+		return;
+	tsr__opencl_fill(&a, val);
+}
+
+static void copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int *f = args;
+	tsr_accessor_t s, d;
+	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
+		return;
+	tsr__opencl_copy(&d, &s);
+}
+#endif
+
 int tsr__internal_tasks_init(void)
 {
 	tsr_task_desc_t fd = {.name = "tsr_fill", .cpu = fill_cpu};
@@ -106,6 +128,10 @@ int tsr__internal_tasks_init(void)
 #ifdef STARPU_USE_CUDA
 	fd.cuda = fill_cuda;
 	cd.cuda = copy_cuda;
+#endif
+#ifdef STARPU_USE_OPENCL
+	fd.opencl = fill_opencl;
+	cd.opencl = copy_opencl;
 #endif
 	int rc = tsr_task_register(&fd, &fill_task);
 	if (!rc)
@@ -240,7 +266,9 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 		                rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
 	}
 	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE ? STARPU_W : STARPU_RW;
-	if (starpu_data_acquire(n->h, mode)) {
+	/* on the host node by name: starpu_data_acquire takes a field homed on a device there, where
+	 * the host has no pointer to it */
+	if (starpu_data_acquire_on_node(n->h, STARPU_MAIN_RAM, mode)) {
 		mapping_drop(m, 0);
 		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
 	}

@@ -56,7 +56,8 @@ TSR_DEFINE_LOOKUP(tsr__future_lookup, TSR_K_FUTURE, tsr_future_t, struct tsr_fut
 struct tsr_runtime {
 	int initialized;
 	tsr_config_t cfg;
-	int ncpu, ncuda;
+	int ncpu, ncuda, nopencl;
+	int ndevice;                          /* ncuda + nopencl: workers on a memory node of their own */
 	int quiet;
 	int paused;
 	pthread_t owner;                      /* the thread that called tsr_init: the only one served */
@@ -263,6 +264,7 @@ void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void
 const char *tsr__redop_name(int op);
 const char *tsr__redop_priv_name(int op);   /* "REDUCE(max)" */
 int tsr__redop_known(int op);
+int tsr__redop_on_devices(int op);   /* built-in: has CUDA and OpenCL code; registered: CPU only */
 /* The error for an operator id that is neither built in nor registered (a privilege, say). */
 int tsr__redop_unknown(int op, const char *what);
 const char *tsr__priv_name(tsr_privilege_t p);   /* task.c: "READ", "REDUCE(max)" */
@@ -274,7 +276,7 @@ void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);   /* red
 struct tsr_task {
 	uint64_t id;
 	char name[TSR_NAME_MAX];
-	tsr_variant_fn cpu, cuda;
+	tsr_variant_fn cpu, cuda, opencl;
 	tsr_type_t ret_type;
 	size_t ret_size;
 	struct starpu_codelet cl;
@@ -306,7 +308,7 @@ struct tsr_ctx {
 	int ret_buf;                          /* buffer index of the return slot, -1 if none */
 	int ret_op;                           /* reduction op of the return slot, 0 for single launches */
 	int ret_partial;                      /* the return slot is this point's partial value: starts at identity */
-	int is_cuda;
+	int arch;                             /* enum tsr_arch: which variant runs */
 	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
 	uint64_t seq;                         /* submission order (poison marks and heals compare it) */
 	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
@@ -318,8 +320,20 @@ struct tsr_ctx {
 	void *args;
 	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */
 };
+enum tsr_arch { TSR_ARCH_CPU, TSR_ARCH_CUDA, TSR_ARCH_OPENCL };
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg);
 void tsr__cuda_wrapper(void *buffers[], void *cl_arg);
+void tsr__opencl_wrapper(void *buffers[], void *cl_arg);
+
+/* ---- OpenCL devices (opencl.c): programs, each worker's kernels, Tessera's own task bodies there.
+ * The bodies enqueue on the running worker's queue; tsr__opencl_finish waits for it. */
+int tsr__opencl_start(void);               /* tsr_init: builds Tessera's kernels for every OpenCL device */
+void tsr__opencl_stop(void);               /* tsr_finalize, every task done, before StarPU stops */
+void tsr__opencl_finish(void);
+int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
+int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
+void tsr__opencl_redop(int type, int op, int init, void *dst, void *src);   /* as tsr__cuda_redop */
+void tsr__opencl_zero(void *variable_iface, size_t size);
 void tsr__task_free(void *obj);
 /* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
  * that one message may name several privileges. */
@@ -406,7 +420,7 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
-void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int cuda);   /* in the variant's wrapper */
+void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int arch);   /* in the variant's wrapper */
 int tsr__unmap_all(char *names, size_t len);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
@@ -447,6 +461,7 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 int tsr__color_rank(const struct tsr_partition *p, int c);   /* several ranks: the rank of color c */
 int tsr__region_rank(const struct tsr_region *r);            /* of its color; 0 for a root */
 void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
+const char *tsr__worker_kind_name(tsr_worker_kind_t k);   /* "CPU", "CUDA", "OpenCL" */
 void tsr__mapper_reset(void);
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
 

@@ -412,7 +412,7 @@ static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_
 	if (q->tmp_reduce) {
 		starpu_data_handle_t tmp = tsr__fold_private(s, f, q->redop, folds, nfolds);
 		/* user operators have host code only */
-		tb->cpu_only |= tsr__init_cl(s->fields[f].type, q->redop)->cuda_funcs[0] == NULL;
+		tb->cpu_only |= !tsr__redop_on_devices(q->redop);
 		return add_buffer(tb, tmp, STARPU_W);
 	}
 	struct tsr_node *nd = &s->nodes[f];
@@ -448,8 +448,8 @@ static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx, const str
 	/* a variable, not a conditional: StarPU 1.4's macro does not parenthesise its mode */
 	enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
 	ctx->ret_buf = add_buffer(tb, ret->h, ret_mode);
-	if (ret->partial && ret->op >= TSR_REDOP_USER)
-		tb->cpu_only = 1;   /* user operators have no CUDA identity to start the partial value */
+	if (ret->partial && !tsr__redop_on_devices(ret->op))
+		tb->cpu_only = 1;   /* user operators have no device identity to start the partial value */
 }
 
 /* Every requirement's buffers in order, the return slot, then the handles listed for ordering. */
@@ -500,7 +500,36 @@ static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const stru
 	tsr__dag_set_cost(ctx->dag_id, task);
 }
 
-static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx)
+/* "CPU and OpenCL": the variants a task has. */
+static void variants_str(const struct tsr_task *t, char *buf, size_t n)
+{
+	const char *names[3];
+	int k = 0;
+	if (t->cpu)
+		names[k++] = "CPU";
+	if (t->cuda)
+		names[k++] = "CUDA";
+	if (t->opencl)
+		names[k++] = "OpenCL";
+	if (k == 1)
+		snprintf(buf, n, "a %s variant only", names[0]);
+	else if (k == 2)
+		snprintf(buf, n, "%s and %s variants", names[0], names[1]);
+	else
+		snprintf(buf, n, "%s, %s and %s variants", names[0], names[1], names[2]);
+}
+
+/* StarPU found no worker for the task: say what it has against what runs. */
+static int no_worker_error(const struct tsr_task *t, int cpu_only)
+{
+	char vs[64];
+	variants_str(t, vs, sizeof vs);
+	return tsr__err(TSR_ENODEV, "task '%s': no worker can run it (it has %s%s; the runtime runs %d CPU, %d CUDA and "
+	                "%d OpenCL workers)", t->name, vs, cpu_only ? ", and a registered reduction operator needs a CPU" : "",
+	                tsr__rt.ncpu, tsr__rt.ncuda, tsr__rt.nopencl);
+}
+
+static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx, int cpu_only)
 {
 	tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx);   /* before submission: the task may end before submit returns */
@@ -510,8 +539,7 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
 	if (rc == -ENODEV)
-		return tsr__err(TSR_ENODEV, "task '%s': no worker can run it (no %s variant for the workers started)", t->name,
-		                t->cpu ? "CUDA" : "CPU");
+		return no_worker_error(t, cpu_only);
 	return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
 }
 
@@ -564,7 +592,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
-	if ((rc = submit_task(p->t, task, ctx)))
+	if ((rc = submit_task(p->t, task, ctx, tb.cpu_only)))
 		return rc;
 	return record_writes(p);
 }

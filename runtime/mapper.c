@@ -29,7 +29,56 @@ tsr_worker_kind_t tsr_worker_kind(int w)
 {
 	if (!tsr__rt.initialized || w < 0 || w >= (int)starpu_worker_get_count())
 		return TSR_WORKER_ANY;
-	return starpu_worker_get_type(w) == STARPU_CUDA_WORKER ? TSR_WORKER_CUDA : TSR_WORKER_CPU;
+	switch (starpu_worker_get_type(w)) {
+	case STARPU_CUDA_WORKER: return TSR_WORKER_CUDA;
+	case STARPU_OPENCL_WORKER: return TSR_WORKER_OPENCL;
+	default: return TSR_WORKER_CPU;
+	}
+}
+
+int tsr_worker_node(int w)
+{
+	if (!tsr__rt.initialized || w < 0 || w >= (int)starpu_worker_get_count())
+		return -1;
+	return (int)starpu_worker_get_memory_node((unsigned)w);
+}
+
+/* What each kind of worker is: its name, StarPU's, and whether a task has code for it. */
+const char *tsr__worker_kind_name(tsr_worker_kind_t k)
+{
+	switch (k) {
+	case TSR_WORKER_CPU: return "CPU";
+	case TSR_WORKER_CUDA: return "CUDA";
+	case TSR_WORKER_OPENCL: return "OpenCL";
+	default: return "any";
+	}
+}
+
+static enum starpu_worker_archtype starpu_type_of(tsr_worker_kind_t k)
+{
+	switch (k) {
+	case TSR_WORKER_CUDA: return STARPU_CUDA_WORKER;
+	case TSR_WORKER_OPENCL: return STARPU_OPENCL_WORKER;
+	default: return STARPU_CPU_WORKER;
+	}
+}
+
+static uint32_t where_of(tsr_worker_kind_t k)
+{
+	switch (k) {
+	case TSR_WORKER_CUDA: return STARPU_CUDA;
+	case TSR_WORKER_OPENCL: return STARPU_OPENCL;
+	default: return STARPU_CPU;
+	}
+}
+
+static int has_variant(const struct tsr_task *t, tsr_worker_kind_t k)
+{
+	switch (k) {
+	case TSR_WORKER_CUDA: return t->cuda != NULL;
+	case TSR_WORKER_OPENCL: return t->opencl != NULL;
+	default: return t->cpu != NULL;
+	}
 }
 
 int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int worker)
@@ -133,16 +182,18 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 	if (m->worker >= nw || m->worker < -1)
 		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: worker %d does not exist (%d workers)", t->name, ps,
 		                m->worker, nw);
-	if (m->kind != TSR_WORKER_ANY && m->kind != TSR_WORKER_CPU && m->kind != TSR_WORKER_CUDA)
+	if (m->kind < TSR_WORKER_ANY || m->kind > TSR_WORKER_OPENCL)
 		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: invalid worker kind %d", t->name, ps, (int)m->kind);
 	tsr_worker_kind_t k = m->worker >= 0 ? tsr_worker_kind(m->worker) : m->kind;
-	if ((k == TSR_WORKER_CPU && !t->cpu) || (k == TSR_WORKER_CUDA && !t->cuda))
+	if (k == TSR_WORKER_ANY)
+		return TSR_OK;
+	const char *kn = tsr__worker_kind_name(k);
+	if (!has_variant(t, k))
 		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to a %s worker but has no %s variant", t->name,
-		                ps, k == TSR_WORKER_CPU ? "CPU" : "CUDA", k == TSR_WORKER_CPU ? "CPU" : "CUDA");
-	if (m->worker < 0 && k == TSR_WORKER_CUDA && starpu_cuda_worker_get_count() == 0)
-		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to CUDA workers but none is running", t->name, ps);
-	if (m->worker < 0 && k == TSR_WORKER_CPU && starpu_cpu_worker_get_count() == 0)
-		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to CPU workers but none is running", t->name, ps);
+		                ps, kn, kn);
+	if (m->worker < 0 && starpu_worker_get_count_by_type(starpu_type_of(k)) == 0)
+		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to %s workers but none is running", t->name, ps,
+		                kn);
 	return TSR_OK;
 }
 
@@ -151,10 +202,8 @@ void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m)
 	if (m->worker >= 0) {
 		task->execute_on_a_specific_worker = 1;
 		task->workerid = m->worker;
-	} else if (m->kind == TSR_WORKER_CPU) {
-		task->where = STARPU_CPU;
-	} else if (m->kind == TSR_WORKER_CUDA) {
-		task->where = STARPU_CUDA;
+	} else if (m->kind != TSR_WORKER_ANY) {
+		task->where = where_of(m->kind);
 	}
 	task->priority = m->priority;
 }

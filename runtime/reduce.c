@@ -120,6 +120,18 @@ static const cl_fn cuda_init[4][4] = {CROW(0, cinit), CROW(1, cinit), CROW(2, ci
 static const cl_fn cuda_redux[4][4] = {CROW(0, credux), CROW(1, credux), CROW(2, credux), CROW(3, credux)};
 #endif
 
+#ifdef STARPU_USE_OPENCL
+/* OpenCL versions (opencl.c): synchronous codelets, so each waits for its kernel. */
+#define OPENCL_TRAMP(t, o) \
+	static void oinit_##t##_##o(void *b[], void *a) { tsr__opencl_redop(t + 1, o + 1, 1, b[0], NULL); tsr__opencl_finish(); } \
+	static void oredux_##t##_##o(void *b[], void *a) { tsr__opencl_redop(t + 1, o + 1, 0, b[0], b[1]); tsr__opencl_finish(); }
+#define OPENCL_TRAMP4(t) OPENCL_TRAMP(t, 0) OPENCL_TRAMP(t, 1) OPENCL_TRAMP(t, 2) OPENCL_TRAMP(t, 3)
+OPENCL_TRAMP4(0) OPENCL_TRAMP4(1) OPENCL_TRAMP4(2) OPENCL_TRAMP4(3)
+#define OROW(t, k) {k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3}
+static const cl_fn opencl_init[4][4] = {OROW(0, oinit), OROW(1, oinit), OROW(2, oinit), OROW(3, oinit)};
+static const cl_fn opencl_redux[4][4] = {OROW(0, oredux), OROW(1, oredux), OROW(2, oredux), OROW(3, oredux)};
+#endif
+
 /* StarPU 1.3.10 asserts that a reduction codelet's destination is exactly STARPU_RW; 1.4 that it
  * is STARPU_RW|STARPU_COMMUTE. */
 #if STARPU_MAJOR_VERSION == 1 && STARPU_MINOR_VERSION <= 3
@@ -154,6 +166,10 @@ void tsr__redops_reset(void)
 			builtin_redux_cl[t][o].cuda_funcs[0] = cuda_redux[t][o];
 			builtin_redux_cl[t][o].cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
+#ifdef STARPU_USE_OPENCL
+			builtin_init_cl[t][o].opencl_funcs[0] = opencl_init[t][o];
+			builtin_redux_cl[t][o].opencl_funcs[0] = opencl_redux[t][o];
+#endif
 		}
 	nuser_ops = 0;
 }
@@ -178,6 +194,12 @@ const char *tsr__redop_priv_name(int op)
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
 		return user_ops[op - TSR_REDOP_USER].priv_name;
 	return "REDUCE(unknown operator)";
+}
+
+/* 1 if op has code for every kind of device (the built-in operators); registered ones fold on CPUs. */
+int tsr__redop_on_devices(int op)
+{
+	return op >= TSR_SUM.id && op <= TSR_MAX.id;
 }
 
 /* 1 if op is a built-in operator or one registered since tsr_init. */

@@ -15,32 +15,44 @@ int tsr__field_check(const struct tsr_region *r, int f, const char *what)
 	return TSR_OK;
 }
 
+/* The first device's memory node (a CUDA GPU's, else an OpenCL device's), or -1 if none runs. */
+static int first_device_node(void)
+{
+	int w = starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0);
+	if (w < 0)
+		w = starpu_worker_get_by_type(STARPU_OPENCL_WORKER, 0);
+	return w < 0 ? -1 : (int)starpu_worker_get_memory_node((unsigned)w);
+}
+
 /* The home node of a new root region's fields, by one stated rule:
- *   TSR_HOME=host  host RAM (the default whenever a CPU worker runs);
- *   TSR_HOME=cuda  the first CUDA worker's memory (an error if there is none);
- *   unset or auto  the first CUDA worker's memory when only CUDA workers run (TSR_NCPU=0), since
- *                  every task on every field then runs there; host RAM otherwise.
- * A field homed on a GPU is gathered there by plan switches and stays there across iterations;
- * only host maps (tsr_map) bring a copy to RAM. */
+ *   TSR_HOME=host    host RAM (the default whenever a CPU worker runs);
+ *   TSR_HOME=device  the first device's memory (a CUDA GPU's, else an OpenCL device's; an error if
+ *                    there is none); "cuda" is another spelling of it;
+ *   unset or auto    the first device's memory when only device workers run (TSR_NCPU=0), since
+ *                    every task on every field then runs there; host RAM otherwise.
+ * A field homed on a device stays there across iterations; only host maps (tsr_map) bring a copy
+ * to RAM. */
 static int home_node(const char *what, const char *name, int *node)
 {
 	const char *env = getenv("TSR_HOME");
-	int want_cuda;
+	int want_device;
 	if (!env || !*env || !strcmp(env, "auto"))
-		want_cuda = tsr__rt.ncuda > 0 && tsr__rt.ncpu == 0;
+		want_device = tsr__rt.ndevice > 0 && tsr__rt.ncpu == 0;
 	else if (!strcmp(env, "host"))
-		want_cuda = 0;
-	else if (!strcmp(env, "cuda"))
-		want_cuda = 1;
+		want_device = 0;
+	else if (!strcmp(env, "device") || !strcmp(env, "cuda"))
+		want_device = 1;
 	else
-		return tsr__err(TSR_EINVAL, "%s: region '%s': TSR_HOME='%s' is not host, cuda or auto", what, name, env);
+		return tsr__err(TSR_EINVAL, "%s: region '%s': TSR_HOME='%s' is not host, device (or cuda) or auto", what, name,
+		                env);
 	*node = STARPU_MAIN_RAM;
-	if (!want_cuda)
+	if (!want_device)
 		return TSR_OK;
-	int w = tsr__rt.ncuda > 0 ? starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0) : -1;
-	if (w < 0)
-		return tsr__err(TSR_ENODEV, "%s: region '%s': TSR_HOME=cuda but the runtime has no CUDA worker", what, name);
-	*node = (int)starpu_worker_get_memory_node((unsigned)w);
+	int dev = first_device_node();
+	if (dev < 0)
+		return tsr__err(TSR_ENODEV, "%s: region '%s': TSR_HOME=%s but the runtime has no device worker (CUDA or "
+		                "OpenCL)", what, name, env);
+	*node = dev;
 	return TSR_OK;
 }
 
@@ -53,7 +65,7 @@ static int lazy_zero(int home)
 }
 
 /* One field's array on the region's home node; NULL when out of memory. Host arrays are zeroed
- * here; GPU arrays by a fill task (tsr_region_create), which runs on the GPU. */
+ * here; device arrays by a fill task (tsr_region_create), which runs on the device. */
 static void *storage_alloc(int home, size_t bytes)
 {
 	if (home != STARPU_MAIN_RAM)
@@ -79,7 +91,7 @@ static void storage_free(int home, void *p, size_t bytes)
 		starpu_free_flags(p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
 }
 
-/* Zero every field of a region homed on a GPU, with the fill task (ordered before any use). */
+/* Zero every field of a region homed on a device, with the fill task (ordered before any use). */
 static int zero_on_device(struct tsr_region *r)
 {
 	for (int f = 0; f < r->nfields; f++) {

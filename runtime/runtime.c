@@ -15,6 +15,7 @@ void tsr_config_init(tsr_config_t *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->ncpu = -1;
 	cfg->ncuda = -1;
+	cfg->nopencl = 0;   /* StarPU would start OpenCL workers on every GPU it also drives with CUDA */
 }
 
 static int env_int(const char *name, int *out)
@@ -74,8 +75,9 @@ static int dist_limits(void)
 		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64", tsr__dist.size);
 	const char *coh = getenv("TSR_COHERENCE");
 	if (starpu_memory_nodes_get_count() > 1 || (coh && !strcmp(coh, "tokens")))
-		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with GPUs (or TSR_COHERENCE=tokens) are not supported "
-		                "yet: run one rank per GPU machine without MPI, or set TSR_NCUDA=0");
+		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or OpenCL workers, or "
+		                "TSR_COHERENCE=tokens) are not supported yet: run one rank per GPU machine without MPI, or set "
+		                "TSR_NCUDA=0 and TSR_NOPENCL=0");
 	if (!tsr__redux_ordered())
 		return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX=unordered folds in arrival order, which differs from rank to "
 		                "rank; several MPI ranks always fold in color order (unset TSR_REDUX)");
@@ -104,7 +106,7 @@ static int init_locked(const tsr_config_t *cfg)
 	const char *s;
 	if ((s = getenv("TSR_SCHED")) && *s)
 		c.sched = s;
-	if (env_int("TSR_NCPU", &c.ncpu) || env_int("TSR_NCUDA", &c.ncuda))
+	if (env_int("TSR_NCPU", &c.ncpu) || env_int("TSR_NCUDA", &c.ncuda) || env_int("TSR_NOPENCL", &c.nopencl))
 		return TSR_EINVAL;
 	if ((s = getenv("TSR_TRACE")) && *s)
 		c.trace_file = s;
@@ -152,7 +154,8 @@ static int init_locked(const tsr_config_t *cfg)
 		conf.ncpus = c.ncpu;
 	if (c.ncuda >= 0)
 		conf.ncuda = c.ncuda;
-	conf.nopencl = 0;
+	if (c.nopencl >= 0)
+		conf.nopencl = c.nopencl;
 	if (dist && (rc = tsr__dist_start(&conf)))
 		return rc;
 	if (!dist)
@@ -160,7 +163,9 @@ static int init_locked(const tsr_config_t *cfg)
 	if (!dist && !rc)
 		tsr__nice_pollers();   /* the workers exist now (nice.c) */
 	if (rc == -ENODEV)
-		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)", c.ncpu, c.ncuda);
+		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d, nopencl=%d%s)", c.ncpu,
+		                c.ncuda, c.nopencl, c.nopencl > 0 && !getenv("STARPU_OPENCL_ON_CPUS") ?
+		                "; an OpenCL device on the CPU, such as POCL's, also needs STARPU_OPENCL_ON_CPUS=1" : "");
 	if (rc)
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
 	tsr__rt.cfg = c;
@@ -168,6 +173,8 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.owner = pthread_self();
 	tsr__rt.ncpu = starpu_cpu_worker_get_count();
 	tsr__rt.ncuda = starpu_cuda_worker_get_count();
+	tsr__rt.nopencl = starpu_opencl_worker_get_count();
+	tsr__rt.ndevice = tsr__rt.ncuda + tsr__rt.nopencl;
 	tsr__rt.initialized = 1;
 	tsr__coh_start();
 	if (tsr__dist.on && (rc = dist_limits())) {
@@ -178,7 +185,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__launch_init();
 	tsr__mapper_reset();
 	tsr__obs_init(&c, conf.sched_policy == &tsr__critpath_policy);
-	if ((rc = tsr__internal_tasks_init())) {
+	if ((rc = tsr__internal_tasks_init()) || (rc = tsr__opencl_start())) {
 		tsr_finalize();
 		return rc;
 	}
@@ -253,6 +260,7 @@ int tsr_finalize(void)
 	tsr__launch_fini();
 	tsr__dist_wait_all();
 	tsr__order_shutdown();   /* destroys the tasks it kept, before StarPU goes */
+	tsr__opencl_stop();      /* every task is done: the kernels and programs go before the devices */
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	if (tsr__dist.on) {
 		if (tsr__rt.cfg.stats)
@@ -347,6 +355,7 @@ int tsr_resume(void)
 
 int tsr_ncpu_workers(void) { return tsr__rt.initialized ? tsr__rt.ncpu : 0; }
 int tsr_ncuda_workers(void) { return tsr__rt.initialized ? tsr__rt.ncuda : 0; }
+int tsr_nopencl_workers(void) { return tsr__rt.initialized ? tsr__rt.nopencl : 0; }
 
 const char *tsr_deps_name(void)
 {

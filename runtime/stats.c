@@ -50,10 +50,10 @@ int tsr__bus_read(struct bus_row *out, int max)
 
 const char *tsr__bus_node_kind(int node)
 {
-	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "gpu";
+	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "device";
 }
 
-/* Bytes moved between host and GPUs over the run: what a GPU-resident app keeps near zero. */
+/* Bytes moved between host and devices over the run: what a device-resident app keeps near zero. */
 static void print_bus(const struct bus_row *bus, int nbus)
 {
 	long long h2d = 0, d2h = 0, d2d = 0;
@@ -70,15 +70,20 @@ static void print_bus(const struct bus_row *bus, int nbus)
 			fprintf(stderr, "tessera stats: bus %d->%d (%s->%s) %lld bytes in %d transfers\n", bus[b].src, bus[b].dst,
 			        tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
 	}
-	fprintf(stderr, "tessera stats: bytes host->gpu %lld gpu->host %lld gpu->gpu %lld\n", h2d, d2h, d2d);
+	fprintf(stderr, "tessera stats: bytes host->device %lld device->host %lld device->device %lld\n", h2d, d2h, d2d);
+}
+
+static const char *kind_label(int kind)
+{
+	return kind == TSR_WORKER_CUDA ? "cuda" : kind == TSR_WORKER_OPENCL ? "opencl" : "cpu";
 }
 
 static void print_stats(void)
 {
-	fprintf(stderr, "tessera stats: %-24s %-5s %10s %14s %12s\n", "task", "kind", "count", "total (ms)", "mean (us)");
+	fprintf(stderr, "tessera stats: %-24s %-6s %10s %14s %12s\n", "task", "kind", "count", "total (ms)", "mean (us)");
 	for (int i = 0; i < nrows; i++)
-		fprintf(stderr, "tessera stats: %-24s %-5s %10ld %14.3f %12.2f\n", rows[i].name,
-		        rows[i].kind == TSR_WORKER_CUDA ? "cuda" : "cpu", rows[i].count, rows[i].total_us / 1e3,
+		fprintf(stderr, "tessera stats: %-24s %-6s %10ld %14.3f %12.2f\n", rows[i].name,
+		        kind_label(rows[i].kind), rows[i].count, rows[i].total_us / 1e3,
 		        rows[i].total_us / rows[i].count);
 	int nw = starpu_worker_get_count();
 	double tot = 0, exec = 0;

@@ -18,8 +18,8 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 		                TSR_NAME_MAX - 1);
 	if (!out)
 		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': null output pointer", d->name);
-	if (!d->cpu && !d->cuda)
-		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has neither a CPU nor a CUDA variant", d->name);
+	if (!d->cpu && !d->cuda && !d->opencl)
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has no variant (CPU, CUDA or OpenCL)", d->name);
 	size_t rs = d->ret_type == TSR_BYTES ? d->ret_bytes : tsr_type_size(d->ret_type);
 	if (d->ret_type < TSR_NONE || d->ret_type > TSR_BYTES || (d->ret_type != TSR_NONE && rs == 0))
 		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': invalid return type %d or size", d->name, (int)d->ret_type);
@@ -29,6 +29,7 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 	strcpy(t->name, d->name);
 	t->cpu = d->cpu;
 	t->cuda = d->cuda;
+	t->opencl = d->opencl;
 	t->ret_type = d->ret_type;
 	t->ret_size = rs;
 	starpu_codelet_init(&t->cl);
@@ -42,6 +43,10 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 		t->cl.cuda_funcs[0] = tsr__cuda_wrapper;
 		t->cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
 	}
+#endif
+#ifdef STARPU_USE_OPENCL
+	if (d->opencl)
+		t->cl.opencl_funcs[0] = tsr__opencl_wrapper;
 #endif
 	t->model.type = STARPU_HISTORY_BASED;
 	t->model.symbol = t->name;
@@ -156,25 +161,40 @@ static void heal_outputs(const struct tsr_ctx *ctx)
 
 /* A single launch's result starts at zero (StarPU allocates it uninitialised), as a value the
  * variant does not return always did. */
-static void zero_result(struct tsr_ctx *ctx, int cuda)
+static void zero_result(struct tsr_ctx *ctx)
 {
 	if (ctx->ret_buf < 0 || ctx->ret_op)
 		return;
 	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
 #ifdef STARPU_USE_CUDA
-	if (cuda) {
+	if (ctx->arch == TSR_ARCH_CUDA) {
 		cudaMemsetAsync(slot, 0, ctx->task->ret_size, starpu_cuda_get_local_stream());
+		return;
+	}
+#endif
+#ifdef STARPU_USE_OPENCL
+	if (ctx->arch == TSR_ARCH_OPENCL) {
+		tsr__opencl_zero(ctx->buffers[ctx->ret_buf], ctx->task->ret_size);
 		return;
 	}
 #endif
 	memset(slot, 0, ctx->task->ret_size);
 }
 
+static tsr_variant_fn variant_of(const struct tsr_ctx *ctx)
+{
+	switch (ctx->arch) {
+	case TSR_ARCH_CUDA: return ctx->task->cuda;
+	case TSR_ARCH_OPENCL: return ctx->task->opencl;
+	default: return ctx->task->cpu;
+	}
+}
+
 /* The variant itself, then the poison or health of what it wrote. */
-static void run_user_code(struct tsr_ctx *ctx, int cuda)
+static void run_user_code(struct tsr_ctx *ctx)
 {
 	current = ctx;
-	(cuda ? ctx->task->cuda : ctx->task->cpu)(ctx, ctx->args, ctx->arglen);
+	variant_of(ctx)(ctx, ctx->args, ctx->arglen);
 	current = NULL;
 	if (ctx->failmsg) {
 		poison_outputs(ctx, ctx->failmsg);
@@ -185,20 +205,20 @@ static void run_user_code(struct tsr_ctx *ctx, int cuda)
 	}
 }
 
-static void run_variant(void *buffers[], void *cl_arg, int cuda)
+static void run_variant(void *buffers[], void *cl_arg, int arch)
 {
 	struct tsr_ctx *ctx = cl_arg;
 	ctx->buffers = buffers;
-	ctx->is_cuda = cuda;
-	tsr__fold_start_private(ctx, buffers, cuda);
-	zero_result(ctx, cuda);
+	ctx->arch = arch;
+	tsr__fold_start_private(ctx, buffers, arch);
+	zero_result(ctx);
 	char *inherited = poisoned_input(ctx);
 	if (inherited) {
 		/* computing from a failed task's output would pass garbage for a result: skip */
 		poison_outputs(ctx, inherited);
 		free(inherited);
 	} else {
-		run_user_code(ctx, cuda);
+		run_user_code(ctx);
 	}
 	tsr__ctx_drop_states(ctx);
 	if (!ctx->release_in_callback)
@@ -207,13 +227,22 @@ static void run_variant(void *buffers[], void *cl_arg, int cuda)
 
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg)
 {
-	run_variant(buffers, cl_arg, 0);
+	run_variant(buffers, cl_arg, TSR_ARCH_CPU);
 }
 
 void tsr__cuda_wrapper(void *buffers[], void *cl_arg)
 {
-	run_variant(buffers, cl_arg, 1);
+	run_variant(buffers, cl_arg, TSR_ARCH_CUDA);
 }
+
+#ifdef STARPU_USE_OPENCL
+/* A synchronous codelet: what the variant enqueued is done when it returns to StarPU. */
+void tsr__opencl_wrapper(void *buffers[], void *cl_arg)
+{
+	run_variant(buffers, cl_arg, TSR_ARCH_OPENCL);
+	tsr__opencl_finish();
+}
+#endif
 
 static const char *point_str(const tsr_ctx_t *ctx, char *buf, size_t n)
 {
@@ -307,7 +336,14 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	acc->stride[0] = 1;
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
-	acc->ptr = (void *)b->ptr;
+	if (ctx->arch == TSR_ARCH_OPENCL) {
+		/* a buffer object and where the view starts in it: OpenCL has no device pointers */
+		acc->ptr = (void *)b->dev_handle;
+		acc->offset = b->offset;
+	} else {
+		acc->ptr = (void *)b->ptr;
+		acc->offset = 0;
+	}
 	uint32_t ext[3] = {b->nx, b->ny, b->nz};
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < q->dim ? q->lo[d] : 0;
@@ -385,6 +421,16 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 	return tsr_ctx_accessor(ctx, req, q->fields[k], type, want, acc);
 }
 
+/* A variable's value where the variant can reach it: its address, or its cl_mem on an OpenCL
+ * worker (StarPU's variables there start at offset 0 of a buffer of their own). */
+static void *slot_of(const tsr_ctx_t *ctx, int buf)
+{
+	struct starpu_variable_interface *v = ctx->buffers[buf];
+	if (ctx->arch == TSR_ARCH_OPENCL)
+		return (void *)v->dev_handle;
+	return (void *)v->ptr;
+}
+
 /* Room for the element an out-of-bounds access reads or writes instead of foreign memory. */
 #define OOB_SCRATCH_BYTES 4096
 static _Thread_local max_align_t oob_scratch[OOB_SCRATCH_BYTES / sizeof(max_align_t)];
@@ -447,7 +493,7 @@ const void *tsr_ctx_future(tsr_ctx_t *ctx, int req)
 		tsr__task_error("task '%s'%s: requirement %d is not a future", ctx->task->name, point_str(ctx, ps, sizeof ps), req);
 		return NULL;
 	}
-	return (const void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->reqs[req].first_buf]);
+	return slot_of(ctx, ctx->reqs[req].first_buf);
 }
 
 int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3])
@@ -477,7 +523,7 @@ int tsr_ctx_worker(const tsr_ctx_t *ctx)
 void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx)
 {
 #ifdef STARPU_USE_CUDA
-	if (ctx && ctx->is_cuda)
+	if (ctx && ctx->arch == TSR_ARCH_CUDA)
 		return (void *)starpu_cuda_get_local_stream();
 #endif
 	return NULL;
@@ -487,7 +533,7 @@ void *tsr_ctx_return_slot(tsr_ctx_t *ctx)
 {
 	if (!ctx || ctx->ret_buf < 0)
 		return NULL;
-	return (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
+	return slot_of(ctx, ctx->ret_buf);
 }
 
 int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
@@ -500,9 +546,9 @@ int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
 	if (ctx->task->ret_type == TSR_NONE)
 		CTX_FAIL(TSR_EINVAL, "task '%s'%s: returns a value but was registered with ret_type TSR_NONE", ctx->task->name,
 		         point_str(ctx, ps, sizeof ps));
-	if (ctx->is_cuda)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return is for CPU variants; a CUDA variant writes tsr_ctx_return_slot",
-		         ctx->task->name, point_str(ctx, ps, sizeof ps));
+	if (ctx->arch != TSR_ARCH_CPU)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return is for CPU variants; a %s variant writes tsr_ctx_return_slot",
+		         ctx->task->name, point_str(ctx, ps, sizeof ps), ctx->arch == TSR_ARCH_CUDA ? "CUDA" : "OpenCL");
 	if (ctx->ret_buf < 0)
 		return TSR_OK;   /* nobody asked for the value */
 	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);

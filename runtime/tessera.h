@@ -65,10 +65,12 @@ typedef struct tsr_config {
 	const char *dag_file;   /* Graphviz dot of the derived task graph; NULL: none */
 	int stats;              /* print per-task statistics at finalize */
 	int quiet;              /* do not print warnings (live objects at finalize) on stderr */
+	int nopencl;            /* OpenCL workers; 0 (the default): none, -1: StarPU default. POCL's CPU devices
+	                         * count only with STARPU_OPENCL_ON_CPUS=1 (StarPU skips them otherwise) */
 } tsr_config_t;
 
 void tsr_config_init(tsr_config_t *cfg);   /* defaults: every field "StarPU default / off" */
-/* Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_TRACE, TSR_DAG, TSR_STATS override cfg;
+/* Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG, TSR_STATS override cfg;
  * STARPU_* variables keep working where Tessera does not set the value. cfg may be NULL.
  * TSR_EINVAL for an unknown policy or a trace/graph file that cannot be created. */
 int tsr_init(const tsr_config_t *cfg);
@@ -84,6 +86,9 @@ int tsr_pause(void);
 int tsr_resume(void);
 int tsr_ncpu_workers(void);   /* CPU workers running */
 int tsr_ncuda_workers(void);  /* CUDA workers running */
+int tsr_nopencl_workers(void);   /* OpenCL workers running */
+/* Memory node of a worker (0: host RAM; a device's own memory otherwise), -1 if no such worker. */
+int tsr_worker_node(int worker);
 const char *tsr_sched_name(void);  /* policy in use */
 /* Who orders the tasks on a region's views: "explicit" (Tessera, from its own per-view state,
  * with explicit StarPU dependences: one process, one memory node, the default there) or
@@ -222,18 +227,23 @@ typedef struct { uint64_t id; } tsr_task_t;
 
 typedef struct tsr_task_desc {
 	const char *name;       /* names the task in errors, traces, perf models */
-	tsr_variant_fn cpu;     /* CPU variant (may be NULL if cuda is set) */
+	tsr_variant_fn cpu;     /* CPU variant (may be NULL if a device variant is set) */
 	tsr_variant_fn cuda;    /* CUDA variant, called on the worker's stream; NULL: none */
 	tsr_type_t ret_type;    /* type of the returned value; TSR_NONE: returns nothing */
 	size_t ret_bytes;       /* size for TSR_BYTES */
+	tsr_variant_fn opencl;  /* OpenCL variant: enqueues kernels (tsr_ctx_opencl_kernel) on
+	                         * tsr_ctx_opencl_queue; Tessera waits for the queue when it returns */
 } tsr_task_desc_t;
 
 int tsr_task_register(const tsr_task_desc_t *desc, tsr_task_t *task);
 
 /* Typed view of one field of one requirement. ptr is the address of the element at lo (a device
- * address in a CUDA variant); element (x,y,z) is at ptr + (x-lo0) + (y-lo1)*stride[1] + (z-lo2)*stride[2]. */
+ * address in a CUDA variant); element (x,y,z) is at ptr + (x-lo0) + (y-lo1)*stride[1] + (z-lo2)*stride[2].
+ * In an OpenCL variant ptr is the field's cl_mem and offset the byte offset of the element at lo in
+ * it (a kernel takes both); offset is 0 everywhere else. */
 typedef struct tsr_accessor {
 	void *ptr;
+	size_t offset;
 	int dim;
 	int64_t lo[3], hi[3];   /* bounds in the region's global coordinates, inclusive */
 	size_t stride[3];       /* in elements; stride[0] == 1 */
@@ -308,17 +318,30 @@ int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info);
 /* Accessor for the k-th field (0-based, in the order the launch listed them) of requirement `req`:
  * tsr_ctx_accessor without knowing the field id. */
 int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t want, tsr_accessor_t *acc);
-/* Value of the future passed as requirement `req` (device address in a CUDA variant); NULL on error. */
+/* Value of the future passed as requirement `req` (device address in a CUDA variant, a cl_mem holding
+ * it at offset 0 in an OpenCL variant); NULL on error. */
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req);
 int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3]); /* launch point; returns its dimension (0: single launch) */
 int tsr_ctx_nreqs(const tsr_ctx_t *ctx);           /* number of requirements of the launch */
 const char *tsr_ctx_task_name(const tsr_ctx_t *ctx);
 int tsr_ctx_worker(const tsr_ctx_t *ctx);          /* StarPU worker id */
-void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);   /* cudaStream_t of a CUDA variant, NULL on CPU */
-/* Slot of the task's return value (device address in a CUDA variant). For an index launch with a
- * reduction, it holds the operator's identity on entry: fold the value into it. */
+void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);   /* cudaStream_t of a CUDA variant, NULL elsewhere */
+void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx);  /* cl_command_queue of an OpenCL variant, NULL elsewhere */
+/* OpenCL programs: tsr_opencl_program builds `source` (OpenCL C) with `options` for every OpenCL
+ * device, once per run (after tsr_init; a no-op without OpenCL workers). TSR_EINVAL with the
+ * compiler's log if it does not build. In an OpenCL variant, tsr_ctx_opencl_kernel gives the
+ * cl_kernel of that name for the running worker (made once per worker; set its arguments and
+ * enqueue it on tsr_ctx_opencl_queue); NULL, and the task fails naming the kernel, if no
+ * program loaded defines it. Kernels that must give the CPU's bits keep
+ * "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may otherwise fuse a * b + c). */
+int tsr_opencl_program(const char *name, const char *source, const char *options);
+void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel);
+/* Slot of the task's return value (device address in a CUDA variant, a cl_mem in an OpenCL one).
+ * For an index launch with a reduction, it holds the operator's identity on entry: fold the value
+ * into it. */
 void *tsr_ctx_return_slot(tsr_ctx_t *ctx);
-/* CPU variants: return a value (folded into the launch's reduction where there is one). */
+/* CPU variants: return a value (folded into the launch's reduction where there is one). Device
+ * variants write tsr_ctx_return_slot. */
 int tsr_ctx_return(tsr_ctx_t *ctx, const void *value);
 /* Report an error from inside a variant: the task fails (its results are poisoned, see the top of this
  * file) and tsr_fence/tsr_finalize return TSR_ETASK with this message. ctx NULL inside a variant means
@@ -459,7 +482,7 @@ int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size);
  * TSR_SCHED): StarPU's, plus Tessera's "tsr-locality" (a color keeps its worker from launch to
  * launch, idle workers steal) and "tsr-critpath" (ready task with the longest path to the end of
  * the known graph first). A mapper callback or partition owners pin tasks on top of any policy. */
-typedef enum { TSR_WORKER_ANY = 0, TSR_WORKER_CPU = 1, TSR_WORKER_CUDA = 2 } tsr_worker_kind_t;
+typedef enum { TSR_WORKER_ANY = 0, TSR_WORKER_CPU = 1, TSR_WORKER_CUDA = 2, TSR_WORKER_OPENCL = 3 } tsr_worker_kind_t;
 typedef struct tsr_map_query {
 	const char *task_name;
 	int point_dim;          /* 0 for a single launch */
@@ -503,7 +526,7 @@ int tsr_partition_set_rank(tsr_partition_t p, const int64_t color[3], int rank);
  * before tsr_init. Returns how many exist (fills at most max). */
 int tsr_policy_list(const char **names, const char **descriptions, int max);
 int tsr_worker_count(void);                         /* all workers */
-tsr_worker_kind_t tsr_worker_kind(int worker);      /* CPU or CUDA; ANY if no such worker */
+tsr_worker_kind_t tsr_worker_kind(int worker);      /* CPU, CUDA or OPENCL; ANY if no such worker */
 
 /* ------------------------------------------------------------ observation */
 /* TSR_TRACE=trace.json (Chrome trace events: one "X" event per task with name, color, worker,

@@ -35,7 +35,7 @@ static void record(struct starpu_task *task, const struct tsr_ctx *ctx)
 {
 	struct starpu_profiling_task_info *pi = task->profiling_info;
 	double s = tsr__ts_us(&pi->start_time), e = tsr__ts_us(&pi->end_time);
-	int kind = starpu_worker_get_type(pi->workerid) == STARPU_CUDA_WORKER ? TSR_WORKER_CUDA : TSR_WORKER_CPU;
+	int kind = tsr_worker_kind(pi->workerid);
 	pthread_mutex_lock(&lock);
 	TSR_GROW(evs, nevs, capevs, 1024);
 	struct ev *v = &evs[nevs++];

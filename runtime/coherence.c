@@ -622,8 +622,10 @@ static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_nod
 		rc = submit_noop(&scratch, root->region->home, what);
 	if (rc)
 		tsr__wait_all();
+	/* The root's home copy now holds the handed pieces, and only those: root->synced stays, so
+	 * that the root's next sync still flushes the pieces other live views wrote (taking it forward
+	 * here lost those writes on a device: the H100's wrong answers). */
 	uint64_t seq = ++write_seq;
-	root->synced = seq;
 	for (int i = 0; i < ps->n; i++)
 		if (handed(&ps->v[i], root, pick, arg)) {
 			ps->v[i].writer = root;
@@ -669,6 +671,8 @@ static int collapse(struct tsr_node *root)
 	int rc = drop_sends(root, "collapse of a field's pieces");
 	if (rc)
 		return rc;
+	/* every piece was handed: the root's home copy holds every write so far */
+	root->synced = write_seq;
 	ps->n = 0;
 	ps->geom = ++geom_seq;
 	return piece_push(ps, root->region->bounds, root, root->synced);

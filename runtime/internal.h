@@ -334,6 +334,12 @@ int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src);   /* as tsr__cuda_redop */
 void tsr__opencl_zero(void *variable_iface, size_t size);
+/* A variable's buffer on a device: StarPU 1.4 keeps it in dev_handle (at offset), 1.3 in ptr alone. */
+static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interface *v, size_t *offset)
+{
+	*offset = v->dev_handle ? v->offset : 0;
+	return v->dev_handle ? v->dev_handle : v->ptr;
+}
 void tsr__task_free(void *obj);
 /* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
  * that one message may name several privileges. */

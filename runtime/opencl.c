@@ -205,9 +205,9 @@ static struct clview view_of(void *iface)
 		v.ldy = b->ldy;
 		v.ldz = b->ldz;
 	} else {
-		struct starpu_variable_interface *var = iface;
-		v.mem = (cl_mem)var->dev_handle;
-		v.off = var->offset;
+		size_t off;
+		v.mem = (cl_mem)tsr__variable_buffer(iface, &off);
+		v.off = off;
 		v.nx = v.ny = v.nz = 1;
 		v.ldy = v.ldz = 1;
 	}

@@ -422,12 +422,14 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 }
 
 /* A variable's value where the variant can reach it: its address, or its cl_mem on an OpenCL
- * worker (StarPU's variables there start at offset 0 of a buffer of their own). */
+ * worker (StarPU allocates each variable there a buffer of its own: the value is at offset 0). */
 static void *slot_of(const tsr_ctx_t *ctx, int buf)
 {
 	struct starpu_variable_interface *v = ctx->buffers[buf];
-	if (ctx->arch == TSR_ARCH_OPENCL)
-		return (void *)v->dev_handle;
+	if (ctx->arch == TSR_ARCH_OPENCL) {
+		size_t offset;
+		return (void *)tsr__variable_buffer(v, &offset);
+	}
 	return (void *)v->ptr;
 }
 

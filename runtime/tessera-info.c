@@ -35,6 +35,17 @@ static void topology(void)
 	hwloc_topology_destroy(t);
 }
 
+/* What a memory node is: the host's RAM or a device's own memory. */
+static const char *node_kind(int node)
+{
+	switch (starpu_node_get_kind((unsigned)node)) {
+	case STARPU_CPU_RAM: return "host RAM";
+	case STARPU_CUDA_RAM: return "CUDA device memory";
+	case STARPU_OPENCL_RAM: return "OpenCL device memory";
+	default: return "other";
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int pol = 1, mach = 1;
@@ -57,14 +68,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "tessera-info: %s\n", tsr_last_error());
 			return 1;
 		}
-		printf("machine:\n  policy in use: %s\n  task ordering: %s\n  workers: %d (%d CPU, %d CUDA)\n", tsr_sched_name(),
-		       tsr_deps_name(), tsr_worker_count(), tsr_ncpu_workers(), tsr_ncuda_workers());
+		printf("machine:\n  policy in use: %s\n  task ordering: %s\n  workers: %d (%d CPU, %d CUDA, %d OpenCL)\n",
+		       tsr_sched_name(), tsr_deps_name(), tsr_worker_count(), tsr_ncpu_workers(), tsr_ncuda_workers(),
+		       tsr_nopencl_workers());
 		for (int w = 0; w < tsr_worker_count(); w++) {
 			char name[64];
 			starpu_worker_get_name(w, name, sizeof name);
-			printf("    worker %d: %s (memory node %u)\n", w, name, starpu_worker_get_memory_node(w));
+			int node = tsr_worker_node(w);
+			printf("    worker %d: %s (memory node %d: %s)\n", w, name, node, node_kind(node));
 		}
-		printf("  memory nodes: %u\n  CUDA devices: %d\n", starpu_memory_nodes_get_count(), tsr_ncuda_workers());
+		printf("  memory nodes: %u\n  CUDA devices: %d\n  OpenCL devices: %d\n", starpu_memory_nodes_get_count(),
+		       tsr_ncuda_workers(), tsr_nopencl_workers());
 		topology();
 		tsr_finalize();
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <starpu_config.h>
 #include "oracle.h"
 
 int or_exec_skip = -1;
@@ -77,9 +78,12 @@ int or_exec_register(void)
 {
 	static const char *names[] = {"oracle_none", "oracle_f32", "oracle_f64", "oracle_i32", "oracle_i64"};
 	for (int t = TSR_NONE; t <= TSR_I64; t++) {
-		tsr_task_desc_t d = {names[t], variant, NULL, (tsr_type_t)t, 0};
+		tsr_task_desc_t d = {.name = names[t], .cpu = variant, .ret_type = (tsr_type_t)t};
 #ifdef TSR_ORACLE_CUDA
 		d.cuda = or_cuda_variant;   /* kernel_cuda.cu: the same body on the GPU */
+#endif
+#ifdef STARPU_USE_OPENCL
+		d.opencl = or_opencl_variant;   /* kernel_opencl.c: the same body over the device's buffers */
 #endif
 		int rc = tsr_task_register(&d, &g_task[t]);
 		if (rc) {

@@ -40,6 +40,8 @@ static void usage(FILE *out)
 	        "  --ncpu N        CPU workers for --seed / --first (default: TSR_NCPU or StarPU's)\n"
 	        "  --ncuda N       CUDA workers for --seed / --first (default 0); then --ncpu 0 (the default\n"
 	        "                  with --ncuda) means no CPU worker: every task runs the CUDA variant\n"
+	        "  --nopencl N     OpenCL workers, as --ncuda (POCL's CPU device needs STARPU_OPENCL_ON_CPUS=1,\n"
+	        "                  which the oracle sets when it is not set); with no OpenCL device: exit 77\n"
 	        "  --keep LIST     with --seed: keep only these ops (comma-separated op numbers)\n"
 	        "  --repeat R      run each program R times (failures that depend on timing)\n"
 	        "  --minimize      with --seed: drop ops while the program still fails the same way (mismatch,\n"
@@ -66,8 +68,19 @@ typedef struct {
 	const char *sched, *keep;
 } opts_t;
 
-/* --ncuda: CUDA workers (0: none, the make check configuration). */
-static int or_ncuda;
+/* --ncuda, --nopencl: device workers (0: none, the default configuration of make check). */
+static int or_ncuda, or_nopencl;
+
+/* Exit status of a run that asked for OpenCL workers on a machine with no OpenCL device: the
+ * test is skipped (automake's 77), not failed. */
+#define OR_NO_DEVICE 77
+static int or_no_device;
+
+/* Whether device workers are asked for: then --ncpu 0 means no CPU worker at all. */
+static int or_devices(void)
+{
+	return or_ncuda > 0 || or_nopencl > 0;
+}
 
 static int start_runtime(const char *sched, int ncpu)
 {
@@ -78,22 +91,34 @@ static int start_runtime(const char *sched, int ncpu)
 		cfg.sched = sched;
 		unsetenv("TSR_SCHED");
 	}
-	if (ncpu > 0 || or_ncuda > 0) {   /* with CUDA workers, 0 CPU workers is a configuration */
+	if (ncpu > 0 || or_devices()) {   /* with device workers, 0 CPU workers is a configuration */
 		cfg.ncpu = ncpu;
 		unsetenv("TSR_NCPU");
 	}
 	cfg.ncuda = or_ncuda;  /* a CUDA variant exists when built with nvcc (kernel_cuda.cu) */
 	unsetenv("TSR_NCUDA");
+	cfg.nopencl = or_nopencl;   /* kernel_opencl.c */
+	unsetenv("TSR_NOPENCL");
+	if (or_nopencl > 0)
+		setenv("STARPU_OPENCL_ON_CPUS", "1", 0);   /* POCL's device is a CPU */
 	int rc = tsr_init(&cfg);
 	if (rc) {
 		printf("# tsr_init(sched=%s, ncpu=%d) returned %s: %s\n", sched ? sched : "default", ncpu, tsr_err_name(rc),
 		       tsr_last_error());
 		return rc;
 	}
+	if (or_nopencl > 0 && tsr_nopencl_workers() == 0) {
+		printf("# no OpenCL device: StarPU started no OpenCL worker (is an OpenCL platform such as POCL installed?)\n");
+		tsr_finalize();
+		or_no_device = 1;
+		return OR_NO_DEVICE;
+	}
 	if ((sched && (!tsr_sched_name() || strcmp(tsr_sched_name(), sched))) ||
-	    ((ncpu > 0 || or_ncuda > 0) && tsr_ncpu_workers() != ncpu) || tsr_ncuda_workers() != or_ncuda) {
-		printf("# runtime runs sched=%s with %d CPU and %d CUDA workers, asked for %s, %d and %d\n", tsr_sched_name(),
-		       tsr_ncpu_workers(), tsr_ncuda_workers(), sched, ncpu, or_ncuda);
+	    ((ncpu > 0 || or_devices()) && tsr_ncpu_workers() != ncpu) || tsr_ncuda_workers() != or_ncuda ||
+	    tsr_nopencl_workers() != or_nopencl) {
+		printf("# runtime runs sched=%s with %d CPU, %d CUDA and %d OpenCL workers, asked for %s, %d, %d and %d\n",
+		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), sched, ncpu, or_ncuda,
+		       or_nopencl);
 		tsr_finalize();
 		return TSR_ESTATE;
 	}
@@ -173,10 +198,12 @@ static void replay_hint(FILE *out, uint64_t seed, const opts_t *o)
 	fprintf(out, "#   replay: tests/oracle/oracle --seed %llu", (unsigned long long)seed);
 	if (o->sched)
 		fprintf(out, " --sched %s", o->sched);
-	if (o->ncpu > 0 || or_ncuda > 0)
+	if (o->ncpu > 0 || or_devices())
 		fprintf(out, " --ncpu %d", o->ncpu);
 	if (or_ncuda > 0)
 		fprintf(out, " --ncuda %d", or_ncuda);
+	if (or_nopencl > 0)
+		fprintf(out, " --nopencl %d", or_nopencl);
 	char av[96];
 	/* the seed's own shape: the same program as mix or pieces gave it, and it says what it is */
 	fprintf(out, " --shape %s --avoid %s -v\n", or_shape_str(or_shape_of(seed, or_shape)),
@@ -290,10 +317,12 @@ static int minimize(const opts_t *o)
 		printf("%s%d", i ? "," : "", cand->op_id[i]);
 	if (o->sched)
 		printf(" --sched %s", o->sched);
-	if (o->ncpu > 0 || or_ncuda > 0)
+	if (o->ncpu > 0 || or_devices())
 		printf(" --ncpu %d", o->ncpu);
 	if (or_ncuda > 0)
 		printf(" --ncuda %d", or_ncuda);
+	if (or_nopencl > 0)
+		printf(" --nopencl %d", or_nopencl);
 	if (o->repeat > 1)
 		printf(" --repeat %d", o->repeat);
 	char av[96];
@@ -321,8 +350,8 @@ static int replay(const opts_t *o)
 	}
 	char msg[1024];
 	if (o->verbose)
-		printf("running under %s with %d CPU and %d CUDA workers:\n", tsr_sched_name() ? tsr_sched_name() : "?",
-		       tsr_ncpu_workers(), tsr_ncuda_workers());
+		printf("running under %s with %d CPU, %d CUDA and %d OpenCL workers:\n",
+		       tsr_sched_name() ? tsr_sched_name() : "?", tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers());
 	int failed = run_prog(p, o, o->verbose, msg, sizeof msg);
 	printf("seed %llu: %s%s\n", (unsigned long long)o->seed, failed ? "MISMATCH: " : "match", failed ? msg : "");
 	free(p);
@@ -463,8 +492,13 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
 	}
 	double t = now() - t0;
 	int ok = failed == 0 && done >= count;
-	printf("%s %d - oracle shape=%s sched=%s ncpu=%d: %d programs (seeds %llu..%llu) in %.1f s", ok ? "ok" : "not ok", tapno,
-	       or_shape_str(or_shape), sched, ncpu, count, (unsigned long long)first, (unsigned long long)(first + count - 1), t);
+	char devs[48] = "";
+	if (or_ncuda > 0)
+		snprintf(devs, sizeof devs, " ncuda=%d", or_ncuda);
+	if (or_nopencl > 0)
+		snprintf(devs + strlen(devs), sizeof devs - strlen(devs), " nopencl=%d", or_nopencl);
+	printf("%s %d - oracle shape=%s sched=%s ncpu=%d%s: %d programs (seeds %llu..%llu) in %.1f s", ok ? "ok" : "not ok",
+	       tapno, or_shape_str(or_shape), sched, ncpu, devs, count, (unsigned long long)first, (unsigned long long)(first + count - 1), t);
 	if (!ok)
 		printf(": %d failed, seeds%s", failed, bad);
 	printf("\n");
@@ -488,7 +522,7 @@ static int injection(int tapno, const opts_t *o, uint64_t first, int count)
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (start_runtime("eager", 2))
+		if (start_runtime("eager", or_devices() ? 1 : 2))   /* with a device: data moves between nodes */
 			_exit(1);
 		char msg[1024];
 		for (int k = 0; k < count; k++) {
@@ -520,23 +554,61 @@ static int injection(int tapno, const opts_t *o, uint64_t first, int count)
 	return !ok;
 }
 
+/* The configurations of a check run: every policy with 1 and 2 CPU workers; with device workers
+ * (--ncuda, --nopencl), StarPU's main policies with 0, 1 and 2 CPU workers beside them. */
+struct or_config {
+	const char *sched;
+	int ncpu;
+};
+static const struct or_config cpu_configs[] = {
+	{"eager", 1}, {"eager", 2}, {"lws", 1}, {"lws", 2}, {"dmda", 1}, {"dmda", 2},
+	{"tsr-locality", 1}, {"tsr-locality", 2}, {"tsr-critpath", 1}, {"tsr-critpath", 2},
+};
+static const struct or_config device_configs[] = {
+	{"eager", 0}, {"eager", 1}, {"eager", 2}, {"lws", 0}, {"lws", 1}, {"lws", 2}, {"dmda", 0}, {"dmda", 1}, {"dmda", 2},
+};
+
+static const struct or_config *check_configs(int *n)
+{
+	if (or_devices()) {
+		*n = (int)(sizeof device_configs / sizeof device_configs[0]);
+		return device_configs;
+	}
+	*n = (int)(sizeof cpu_configs / sizeof cpu_configs[0]);
+	return cpu_configs;
+}
+
 /* Batches of one shape under every configuration, each with its own seeds from first on; the
  * next TAP number is *tapno. Returns the number of failed batches. */
 static int run_shape(int *tapno, const opts_t *o, int shape, uint64_t first, int count)
 {
-	static const struct { const char *sched; int ncpu; } cfg[] = {
-		{"eager", 1}, {"eager", 2}, {"lws", 1}, {"lws", 2}, {"dmda", 1}, {"dmda", 2},
-		{"tsr-locality", 1}, {"tsr-locality", 2}, {"tsr-critpath", 1}, {"tsr-critpath", 2},
-	};
+	int n;
+	const struct or_config *cfg = check_configs(&n);
 	int saved = or_shape, bad = 0;
 	or_shape = shape;
-	for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
+	for (int c = 0; c < n; c++)
 		bad += run_config((*tapno)++, o, cfg[c].sched, cfg[c].ncpu, first + (uint64_t)c * (uint64_t)count, count);
 	or_shape = saved;
 	return bad;
 }
 
-#define NCONFIG 10  /* configurations run_shape goes through */
+/* Whether the device workers asked for start, tried in a child process (the check run forks its
+ * batches: StarPU must not run in the parent). */
+static int device_present(void)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int rc = start_runtime(NULL, 0);
+		if (rc == 0)
+			stop_runtime();
+		_exit(rc == OR_NO_DEVICE ? OR_NO_DEVICE : 0);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 0;
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == OR_NO_DEVICE);
+}
 
 /* The make check run: the classic programs under every configuration, then (unless --shape
  * names one shape for everything) the coherence-by-pieces families, 2/5 as many per batch,
@@ -546,7 +618,9 @@ static int check_mode(const opts_t *o, int shape_given)
 	/* 2/5 of a classic batch (400 by default, a multiple of 4): 1000 programs of each family */
 	int both = !shape_given, pcount = o->count * 2 / 5 > 0 ? o->count * 2 / 5 : 1;
 	int tapno = 2, bad = 0;
-	printf("1..%d\n", 1 + NCONFIG * (both ? 2 : 1) + (both ? 2 : 1));
+	int nconfig;
+	check_configs(&nconfig);
+	printf("1..%d\n", 1 + nconfig * (both ? 2 : 1) + (both ? 2 : 1));
 	char av[96];
 	printf("# not generated (TSR_ORACLE_AVOID / --avoid): %s\n", or_avoid_str(or_avoid, av, sizeof av));
 	fflush(stdout);
@@ -561,19 +635,19 @@ static int check_mode(const opts_t *o, int shape_given)
 	int main_shape = both ? OR_SHAPE_CLASSIC : or_shape;
 	uint64_t next = o->first;
 	bad += run_shape(&tapno, o, main_shape, next, o->count);
-	next += (uint64_t)NCONFIG * (uint64_t)o->count;
+	next += (uint64_t)nconfig * (uint64_t)o->count;
 	int saved = or_shape;
 	or_shape = main_shape;
 	bad += injection(tapno++, o, next, 100);
 	next += 100;
 	if (both) {
 		bad += run_shape(&tapno, o, OR_SHAPE_PIECES, next, pcount);
-		next += (uint64_t)NCONFIG * (uint64_t)pcount;
+		next += (uint64_t)nconfig * (uint64_t)pcount;
 		or_shape = OR_SHAPE_PIECES;
 		bad += injection(tapno++, o, next, 100);
 	}
 	or_shape = saved;
-	printf("# %d programs in %.1f s\n", NCONFIG * (o->count + (both ? pcount : 0)), now() - t0);
+	printf("# %d programs in %.1f s\n", nconfig * (o->count + (both ? pcount : 0)), now() - t0);
 	return bad ? 1 : 0;
 }
 
@@ -601,6 +675,8 @@ int main(int argc, char **argv)
 			o.ncpu = atoi(v);
 		else if (!strcmp(a, "--ncuda") && v)
 			or_ncuda = atoi(v);
+		else if (!strcmp(a, "--nopencl") && v)
+			or_nopencl = atoi(v);
 		else if (!strcmp(a, "--keep") && v)
 			o.keep = v;
 		else if (!strcmp(a, "--repeat") && v)
@@ -636,8 +712,8 @@ int main(int argc, char **argv)
 		}
 		i += takes;
 	}
-	if (or_ncuda < 0 || o.ncpu < 0) {
-		fprintf(stderr, "oracle: --ncpu and --ncuda must not be negative\n");
+	if (or_ncuda < 0 || or_nopencl < 0 || o.ncpu < 0) {
+		fprintf(stderr, "oracle: --ncpu, --ncuda and --nopencl must not be negative\n");
 		return 2;
 	}
 	if (o.count < 1 || o.repeat < 1 || o.timeout <= 0) {
@@ -658,14 +734,22 @@ int main(int argc, char **argv)
 		printf("1..1\n%s 1 - oracle self-test\n", rc ? "not ok" : "ok");
 		return rc ? 1 : 0;
 	}
-	if (o.have_seed)
-		return replay(&o);
+	if (o.have_seed) {
+		int rc = replay(&o);
+		return or_no_device ? OR_NO_DEVICE : rc;
+	}
 	if (o.have_first || o.dry) {
 		double t0 = now();
 		int f = batch(&o, o.first, o.count, NULL);
+		if (or_no_device)
+			return OR_NO_DEVICE;
 		printf("%d of %d programs failed (seeds %llu..%llu) in %.1f s\n", f, o.count, (unsigned long long)o.first,
 		       (unsigned long long)(o.first + o.count - 1), now() - t0);
 		return f ? 1 : 0;
+	}
+	if (or_devices() && !device_present()) {
+		printf("1..0 # SKIP no device: StarPU starts no %s worker here\n", or_ncuda > 0 ? "CUDA" : "OpenCL");
+		return OR_NO_DEVICE;
 	}
 	return check_mode(&o, shape != NULL);
 }

@@ -187,6 +187,7 @@ void or_host_write(tsr_accessor_t *acc, tsr_privilege_t priv, int64_t salt);
 /* exec.c: a variant's accessors and futures; kernel_cuda.cu: the CUDA variant. */
 int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF], const void *fut[]);
 void or_cuda_variant(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void or_opencl_variant(tsr_ctx_t *ctx, const void *args, size_t arglen);   /* kernel_opencl.c */
 size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3]);
 int or_box_next(tsr_box_t b, int64_t x[3]); /* iterate points: dimension 0 fastest */
 void or_box_first(tsr_box_t b, int64_t x[3]);

@@ -1,6 +1,8 @@
-# tests/gpu/common.sh: sourced by the GPU tests (*.gpu). They run from `make check` (top_builddir
-# set) or from the GPU bundle (TSR_BUNDLE set by run-gpu.sh: programs under $TSR_BUNDLE/bin).
-# Without a CUDA worker every GPU test exits 77, which `make check` shows as SKIP.
+# tests/gpu/common.sh: sourced by the device tests (*.gpu, and the *.ocl wrappers that run them on
+# an OpenCL device). They run from `make check` (top_builddir set) or from the GPU bundle
+# (TSR_BUNDLE set by run-gpu.sh: programs under $TSR_BUNDLE/bin). TSR_DEVICE says which device:
+# cuda (the default) or opencl (POCL's device on the CPU counts: STARPU_OPENCL_ON_CPUS=1). Without
+# such a worker every device test exits 77, which `make check` shows as SKIP.
 
 if [ -n "${TSR_BUNDLE:-}" ]; then
 	tsr_bin=$TSR_BUNDLE/bin
@@ -22,7 +24,27 @@ fi
 
 # The environment must not change what a test asks for; StarPU's calibration goes to a private
 # STARPU_HOME (1.3 and 1.4 files differ) unless the caller gave one.
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS TSR_HOME STARPU_SCHED STARPU_NCPU STARPU_NCUDA
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TRACE TSR_DAG TSR_STATS TSR_HOME STARPU_SCHED STARPU_NCPU \
+	STARPU_NCUDA STARPU_NOPENCL
+tsr_device=${TSR_DEVICE:-cuda}
+case $tsr_device in
+	cuda)
+		tsr_device_name=CUDA
+		tsr_device_flag=--ncuda
+		tsr_device_var=TSR_NCUDA
+		;;
+	opencl)
+		tsr_device_name=OpenCL
+		tsr_device_flag=--nopencl
+		tsr_device_var=TSR_NOPENCL
+		STARPU_OPENCL_ON_CPUS=1
+		export STARPU_OPENCL_ON_CPUS
+		;;
+	*)
+		echo "TSR_DEVICE='$tsr_device' is neither cuda nor opencl"
+		exit 99
+		;;
+esac
 if [ -z "${STARPU_HOME:-}" ]; then
 	STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-gpu.XXXXXX") || exit 99
 	tsr_gpu_tmp_home=$STARPU_HOME
@@ -30,20 +52,32 @@ if [ -z "${STARPU_HOME:-}" ]; then
 fi
 export STARPU_HOME STARPU_SILENT=1
 
-# CUDA workers StarPU starts here (0 without a GPU, or with a StarPU built without CUDA).
-tsr_cuda_workers() {
+# Workers of the device kind StarPU starts here when asked for one (0 without such a device, or
+# with a StarPU built without it).
+tsr_device_workers() {
 	[ -x "$tsr_info" ] || { echo 0; return; }
-	n=$("$tsr_info" --machine 2>/dev/null | sed -n 's/^  CUDA devices: *\([0-9][0-9]*\).*/\1/p')
+	n=$(env "$tsr_device_var=1" "$tsr_info" --machine 2>/dev/null |
+		sed -n "s/^  $tsr_device_name devices: *\([0-9][0-9]*\).*/\1/p")
 	echo "${n:-0}"
 }
 
-# skip_without_cuda TEST: exit 77 with a message that says why.
-skip_without_cuda() {
-	ncuda=$(tsr_cuda_workers)
-	if [ "$ncuda" -lt 1 ]; then
-		echo "SKIP $1: no CUDA worker here ($tsr_info reports $ncuda CUDA devices: no GPU, or StarPU without CUDA)"
+# skip_without_device TEST: exit 77 with a message that says why.
+skip_without_device() {
+	ndev=$(tsr_device_workers)
+	if [ "$ndev" -lt 1 ]; then
+		echo "SKIP $1: no $tsr_device_name worker here ($tsr_info reports $ndev $tsr_device_name devices: no such" \
+			"device, or a StarPU without it)"
 		exit 77
 	fi
+}
+skip_without_cuda() {
+	skip_without_device "$@"
+}
+
+# use_device: the apps run on one device worker from here on (TSR_NCUDA=1 or TSR_NOPENCL=1).
+use_device() {
+	eval "$tsr_device_var=1"
+	export "${tsr_device_var?}"
 }
 
 # check NAME COMMAND...: run one check, print ok/not ok and keep the log of a failure.

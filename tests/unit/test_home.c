@@ -1,6 +1,7 @@
-/* test_home.c: where a root region's fields live (TSR_HOME, region.c's home_node). Here without a
- * GPU the host path must stay as it was and the GPU requests must fail cleanly, naming the region;
- * on a machine with a CUDA worker the same tests check a GPU-homed region end to end. */
+/* test_home.c: where a root region's fields live (TSR_HOME, region.c's home_node). Without a
+ * device worker the host path must stay as it was and the device requests must fail cleanly,
+ * naming the region; with a CUDA or OpenCL worker the same tests check a device-homed region end
+ * to end (tests/unit/test_device.c does that on an OpenCL device in every run). */
 #include "tsr_test.h"
 
 static const int64_t N = 64;
@@ -68,7 +69,7 @@ START_TEST(home_unknown_value)
 	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 	tsr_region_t r = {0};
 	CK_TSR_ERR(tsr_region_create("temperature", tsr_box1(0, 9), fs, &r), TSR_EINVAL, "temperature", "TSR_HOME", "gpu0",
-	           "host, cuda or auto");
+	           "host, device (or cuda) or auto");
 	unsetenv("TSR_HOME");
 	ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -77,11 +78,14 @@ START_TEST(home_unknown_value)
 }
 END_TEST
 
-/* TSR_HOME=cuda: a GPU-homed region where a CUDA worker runs, a clean refusal where none does. */
-START_TEST(home_cuda)
+/* TSR_HOME=device (and its spelling cuda): a device-homed region where a device worker runs (a
+ * CUDA GPU, or an OpenCL device: tests/gpu/apps.gpu runs this file with one), a clean refusal
+ * where none does. */
+START_TEST(home_device)
 {
 	tsr_region_t w = witness();
-	if (tsr_ncuda_workers() > 0) {
+	if (tsr_ncuda_workers() + tsr_nopencl_workers() > 0) {
+		round_trip("device");
 		round_trip("cuda");
 	} else {
 		setenv("TSR_HOME", "cuda", 1);
@@ -89,7 +93,7 @@ START_TEST(home_cuda)
 		tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 		tsr_region_t r = {0};
 		CK_TSR_ERR(tsr_region_create("pressure", tsr_box1(0, 9), fs, &r), TSR_ENODEV, "pressure", "TSR_HOME=cuda",
-		           "no CUDA worker");
+		           "no device worker");
 		unsetenv("TSR_HOME");
 		ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
 		CK_TSR(tsr_fspace_destroy(fs));
@@ -105,7 +109,7 @@ int main(void)
 	TCase *tc = tsr_test_tcase("home", 1);
 	tcase_add_test(tc, home_host_and_auto);
 	tcase_add_test(tc, home_unknown_value);
-	tcase_add_test(tc, home_cuda);
+	tcase_add_test(tc, home_device);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

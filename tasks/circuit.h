@@ -89,17 +89,21 @@ int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *o
 /* voltage = (voltage + charge / cap) * (1 - leakage); charge = 0 (Legion's update_voltages). */
 void circuit_update_voltages(int64_t n, float *voltage, float *charge, const float *cap, const float *leakage);
 
-/* What each task's variants see, fetched and checked once for the CPU and the CUDA variant alike
- * (circuit_cpu.c). Node windows are in lookup order: private, the piece's shared, ghost. Each
- * returns 0, or -1 after a task error that names the task, the point and what was wrong. */
+/* What each task's variants see, fetched and checked once for the CPU, CUDA and OpenCL variants
+ * alike (circuit_cpu.c). Node windows are in lookup order: private, the piece's shared, ghost. In
+ * an OpenCL variant a window's v is the field's cl_mem and win_offset[k] the byte offset of node lo
+ * in it (the accessor's offset; 0 elsewhere). Each returns 0, or -1 after a task error that names
+ * the task, the point and what was wrong. */
 typedef struct circuit_cnc_view {
 	tsr_accessor_t in, out, ind, res, cap, cur, wv;
 	circuit_window_t win[3];
+	size_t win_offset[3];
 } circuit_cnc_view_t;
 int circuit_cnc_view(tsr_ctx_t *ctx, size_t arglen, circuit_cnc_view_t *v);
 typedef struct circuit_dc_view {
 	tsr_accessor_t in, out, cur;
 	circuit_window_t win[3];
+	size_t win_offset[3];
 } circuit_dc_view_t;
 int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v);
 typedef struct circuit_uv_view {
@@ -107,11 +111,16 @@ typedef struct circuit_uv_view {
 } circuit_uv_view_t;
 int circuit_uv_view(tsr_ctx_t *ctx, circuit_uv_view_t *v);
 
-/* The three tasks with their CPU variants and, where Tessera was built with CUDA, CUDA variants. */
+/* The three tasks with their CPU variants, CUDA variants where Tessera was built with CUDA and
+ * OpenCL variants where StarPU has OpenCL. */
 typedef struct circuit_tasks {
 	tsr_task_t calc_new_currents, distribute_charge, update_voltages;
 } circuit_tasks_t;
 int circuit_tasks_register(circuit_tasks_t *t);
+/* Build the OpenCL variants' kernels (circuit.cl) for every OpenCL device: after tsr_init, before
+ * the first launch. TSR_OK (also without OpenCL), or tsr_opencl_program's error with the build log
+ * in tsr_last_error. */
+int circuit_opencl_load(void);
 
 /* The variants, for tests that want to call or register them directly. */
 void circuit_calc_new_currents_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen);
@@ -120,6 +129,9 @@ void circuit_update_voltages_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen
 void circuit_calc_new_currents_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void circuit_distribute_charge_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void circuit_update_voltages_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void circuit_calc_new_currents_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void circuit_distribute_charge_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void circuit_update_voltages_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
 #ifdef __cplusplus
 }

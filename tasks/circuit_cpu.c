@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include <starpu_config.h>   /* STARPU_USE_OPENCL */
+
 #include "circuit.h"
 
 /* calc_new_currents does ~96 flops per wire and step on values that stay in registers: it is
@@ -241,6 +243,9 @@ int circuit_cnc_view(tsr_ctx_t *ctx, size_t arglen, circuit_cnc_view_t *v)
 	v->win[0] = window_of(&pvt);
 	v->win[1] = window_of(&shr);
 	v->win[2] = window_of(&ghost);
+	v->win_offset[0] = pvt.offset;
+	v->win_offset[1] = shr.offset;
+	v->win_offset[2] = ghost.offset;
 	return 0;
 }
 
@@ -266,6 +271,9 @@ int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v)
 	v->win[0] = window_of(&pvt);
 	v->win[1] = window_of(&shr);
 	v->win[2] = window_of(&ghost);
+	v->win_offset[0] = pvt.offset;
+	v->win_offset[1] = shr.offset;
+	v->win_offset[2] = ghost.offset;
 	return 0;
 }
 
@@ -338,19 +346,26 @@ void circuit_update_voltages_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen
 
 int circuit_tasks_register(circuit_tasks_t *t)
 {
+#ifdef TSR_HAVE_CUDA
+#define CIRCUIT_CUDA(f) f
+#else
+#define CIRCUIT_CUDA(f) NULL
+#endif
+#ifdef STARPU_USE_OPENCL
+#define CIRCUIT_OPENCL(f) f
+#else
+#define CIRCUIT_OPENCL(f) NULL
+#endif
 	static const struct {
 		const char *name;
-		tsr_variant_fn cpu, cuda;
+		tsr_variant_fn cpu, cuda, opencl;
 	} v[3] = {
-#ifdef TSR_HAVE_CUDA
-		{"calc_new_currents", circuit_calc_new_currents_cpu, circuit_calc_new_currents_cuda},
-		{"distribute_charge", circuit_distribute_charge_cpu, circuit_distribute_charge_cuda},
-		{"update_voltages", circuit_update_voltages_cpu, circuit_update_voltages_cuda},
-#else
-		{"calc_new_currents", circuit_calc_new_currents_cpu, NULL},
-		{"distribute_charge", circuit_distribute_charge_cpu, NULL},
-		{"update_voltages", circuit_update_voltages_cpu, NULL},
-#endif
+		{"calc_new_currents", circuit_calc_new_currents_cpu, CIRCUIT_CUDA(circuit_calc_new_currents_cuda),
+		 CIRCUIT_OPENCL(circuit_calc_new_currents_opencl)},
+		{"distribute_charge", circuit_distribute_charge_cpu, CIRCUIT_CUDA(circuit_distribute_charge_cuda),
+		 CIRCUIT_OPENCL(circuit_distribute_charge_opencl)},
+		{"update_voltages", circuit_update_voltages_cpu, CIRCUIT_CUDA(circuit_update_voltages_cuda),
+		 CIRCUIT_OPENCL(circuit_update_voltages_opencl)},
 	};
 	tsr_task_t *out[3] = {&t->calc_new_currents, &t->distribute_charge, &t->update_voltages};
 	for (int i = 0; i < 3; i++) {
@@ -359,6 +374,7 @@ int circuit_tasks_register(circuit_tasks_t *t)
 		d.name = v[i].name;
 		d.cpu = v[i].cpu;
 		d.cuda = v[i].cuda;
+		d.opencl = v[i].opencl;
 		d.ret_type = TSR_NONE;
 		int rc = tsr_task_register(&d, out[i]);
 		if (rc != TSR_OK)

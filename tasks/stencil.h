@@ -87,7 +87,7 @@ typedef struct stencil_tasks {
 	tsr_task_t halo_copy;
 } stencil_tasks_t;
 
-/* Where a diffusion tile lies in its two accessors (shared by the CPU and CUDA variants). */
+/* Where a diffusion tile lies in its two accessors (shared by the CPU, CUDA and OpenCL variants). */
 typedef struct stencil_tile {
 	ptrdiff_t in_off;          /* elements from in.ptr to the in element at out's first point */
 	ptrdiff_t isj, isk, osj, osk;
@@ -129,8 +129,9 @@ static inline int stencil_tile_of(const tsr_accessor_t *in, const tsr_accessor_t
 
 /* Where destination box `dst` (3-D) reads from in `src` under `shift` (destination point x gets
  * source point x + shift): *from is the source address of dst's first point (a device address
- * when the accessors hold device addresses). Returns 0, or -1 when the shifted box leaves src or
- * the accessors are not 3-D. */
+ * when the accessors hold device addresses; with OpenCL accessors, whose ptr is a cl_mem, only
+ * *from - src->ptr means something: the bytes past src->offset). Returns 0, or -1 when the
+ * shifted box leaves src or the accessors are not 3-D. */
 static inline int stencil_copy_source(const tsr_accessor_t *src, const tsr_accessor_t *dst, const int64_t shift[3],
                                       const char **from)
 {
@@ -146,8 +147,13 @@ static inline int stencil_copy_source(const tsr_accessor_t *src, const tsr_acces
 	return 0;
 }
 
-/* Register the three tasks (CPU variants, and CUDA variants where Tessera was built with CUDA). */
+/* Register the three tasks (CPU variants, CUDA variants where Tessera was built with CUDA, OpenCL
+ * variants where StarPU has OpenCL). */
 int stencil_tasks_register(stencil_tasks_t *t);
+/* Build the OpenCL variants' kernels (stencil.cl) for every OpenCL device: after tsr_init, before
+ * the first launch. TSR_OK (also without OpenCL), or tsr_opencl_program's error with the build log
+ * in tsr_last_error. */
+int stencil_opencl_load(void);
 
 /* Task variants (exposed so that other programs can register them under their own names). */
 void stencil_init_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen);
@@ -156,9 +162,12 @@ void stencil_diffusion_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void stencil_halo_copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void stencil_diffusion_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void stencil_halo_copy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void stencil_init_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void stencil_diffusion_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void stencil_halo_copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
-/* The arguments and accessors of each task, fetched and checked once for the CPU and the CUDA
- * variant alike (stencil_cpu.c). Each returns 1 when the variant has work to do, else 0, after a
+/* The arguments and accessors of each task, fetched and checked once for the CPU, CUDA and OpenCL
+ * variants alike (stencil_cpu.c). Each returns 1 when the variant has work to do, else 0, after a
  * task error where something was wrong. */
 int stencil_init_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *f);
 int stencil_diffusion_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *in, tsr_accessor_t *out,

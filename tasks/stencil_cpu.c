@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <starpu_config.h>   /* STARPU_USE_OPENCL */
+
 #include "stencil.h"
 
 /* The kernel is memory-bound only when its inner loops run on wide vectors: with SSE2 (the x86-64
@@ -322,6 +324,9 @@ int stencil_tasks_register(stencil_tasks_t *t)
 #ifdef TSR_HAVE_CUDA
 	d.cuda = stencil_init_cuda;
 #endif
+#ifdef STARPU_USE_OPENCL
+	d.opencl = stencil_init_opencl;
+#endif
 	d.ret_type = TSR_NONE;
 	if ((rc = tsr_task_register(&d, &t->init)) != TSR_OK)
 		return rc;
@@ -330,6 +335,9 @@ int stencil_tasks_register(stencil_tasks_t *t)
 #ifdef TSR_HAVE_CUDA
 	d.cuda = stencil_diffusion_cuda;
 #endif
+#ifdef STARPU_USE_OPENCL
+	d.opencl = stencil_diffusion_opencl;
+#endif
 	d.ret_type = TSR_NONE;
 	if ((rc = tsr_task_register(&d, &t->diffusion)) != TSR_OK)
 		return rc;
@@ -337,6 +345,9 @@ int stencil_tasks_register(stencil_tasks_t *t)
 	d.cpu = stencil_halo_copy_cpu;
 #ifdef TSR_HAVE_CUDA
 	d.cuda = stencil_halo_copy_cuda;
+#endif
+#ifdef STARPU_USE_OPENCL
+	d.opencl = stencil_halo_copy_opencl;
 #endif
 	return tsr_task_register(&d, &t->halo_copy);
 }

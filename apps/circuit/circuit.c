@@ -21,6 +21,7 @@ typedef struct options {
 	circuit_params_t prm;
 	const char *sched;   /* NULL: TSR_SCHED or StarPU's default */
 	int ncpu;            /* -1: TSR_NCPU or StarPU's default */
+	int nopencl;         /* -1: TSR_NOPENCL or none */
 	int reps;            /* timed repetitions, each from the initial circuit */
 	int verify, exact, compare;
 	int dump;            /* -dump: print every wire's state after the last loop, Legion's format */
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 	        "                initialisation, piece n's generator is seeded with n)\n"
 	        "  --sched NAME  scheduling policy (eager, lws, dmda, ...; default: TSR_SCHED or StarPU's)\n"
 	        "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
+	        "  --nopencl N   OpenCL workers (default: TSR_NOPENCL or none; POCL's CPU devices count\n"
+	        "                only with STARPU_OPENCL_ON_CPUS=1)\n"
 	        "  --reps N      run N times from the initial circuit (Tessera and OpenMP alternately)\n"
 	        "                and report the medians (default 1)\n"
 	        "  --verify      run the plain sequential C version too and compare every node voltage,\n"
@@ -64,6 +67,7 @@ static int parse(int argc, char **argv, options_t *o)
 	o->prm = (circuit_params_t){.loops = 2, .pieces = 4, .npp = 1024, .wpp = 1024, .pct = 95, .seed = 12345,
 	                            .steps = 10000};
 	o->ncpu = -1;
+	o->nopencl = -1;
 	o->reps = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -108,6 +112,8 @@ static int parse(int argc, char **argv, options_t *o)
 			rc = app_parse_int(a, v, INT_MIN, INT_MAX, &o->prm.seed);
 		} else if (!strcmp(a, "--ncpu")) {
 			rc = app_parse_int(a, v, 1, INT_MAX, &o->ncpu);
+		} else if (!strcmp(a, "--nopencl")) {
+			rc = app_parse_int(a, v, 0, INT_MAX, &o->nopencl);
 		} else if (!strcmp(a, "--reps")) {
 			rc = app_parse_int(a, v, 1, INT_MAX, &o->reps);
 		} else {
@@ -191,7 +197,7 @@ static int make_region(const char *name, tsr_box_t b, int n, const char *const *
 static int fill_1d(tsr_region_t r, tsr_field_t f, const void *src, size_t es, int64_t n)
 {
 	tsr_accessor_t a;
-	TRY(tsr_map(r, f, TSR_WRITE, &a));
+	PASS(app_map("load the circuit", r, f, TSR_WRITE, &a));
 	memcpy(a.ptr, src, (size_t)n * es);
 	TRY(tsr_unmap(r, f));
 	return TSR_OK;
@@ -201,7 +207,8 @@ static int fill_1d(tsr_region_t r, tsr_field_t f, const void *src, size_t es, in
 static int copy_2d(tsr_region_t r, float *host, int rows, int64_t W, int to_region)
 {
 	tsr_accessor_t a;
-	TRY(tsr_map(r, CIRCUIT_STATE_VALUE, to_region ? TSR_WRITE : TSR_READ, &a));
+	PASS(app_map(to_region ? "load the wire state" : "read the wire state", r, CIRCUIT_STATE_VALUE,
+	             to_region ? TSR_WRITE : TSR_READ, &a));
 	for (int s = 0; s < rows; s++) {
 		float *row = (float *)a.ptr + (size_t)s * a.stride[1];
 		if (to_region)
@@ -389,10 +396,10 @@ static int sim_probe(sim_t *s, int pieces, const circuit_args_t *args)
 static int sim_read(sim_t *s, circuit_model_t *m)
 {
 	tsr_accessor_t a;
-	TRY(tsr_map(s->nodes, CIRCUIT_NODE_VOLTAGE, TSR_READ, &a));
+	PASS(app_map("read the node voltages", s->nodes, CIRCUIT_NODE_VOLTAGE, TSR_READ, &a));
 	memcpy(m->voltage, a.ptr, (size_t)m->nnodes * sizeof(float));
 	TRY(tsr_unmap(s->nodes, CIRCUIT_NODE_VOLTAGE));
-	TRY(tsr_map(s->nodes, CIRCUIT_NODE_CHARGE, TSR_READ, &a));
+	PASS(app_map("read the node charges", s->nodes, CIRCUIT_NODE_CHARGE, TSR_READ, &a));
 	memcpy(m->charge, a.ptr, (size_t)m->nnodes * sizeof(float));
 	TRY(tsr_unmap(s->nodes, CIRCUIT_NODE_CHARGE));
 	PASS(copy_2d(s->currents, m->current, SEG, m->nwires, 0));
@@ -472,7 +479,7 @@ typedef struct run {
 	circuit_layout_t lay;
 	circuit_charge_terms_t terms;
 	double *t_tsr, *t_omp;     /* per repetition */
-	int nworkers;
+	int nworkers;              /* --compare's OpenMP threads: Tessera's CPU workers, 1 at least */
 } run_t;
 
 static void run_free(run_t *r)
@@ -572,15 +579,21 @@ static int run_all(run_t *r)
 {
 	const circuit_params_t *prm = &r->o.prm;
 	const circuit_args_t args = {(float)CIRCUIT_DELTAT, prm->steps};
-	PASS(app_init(r->o.sched, r->o.ncpu));
+	PASS(app_init_workers(r->o.sched, r->o.ncpu, r->o.nopencl));
 	sim_t sim;
 	memset(&sim, 0, sizeof sim);
-	int rc = sim_create(&sim, &r->ours, &r->lay, prm);
+	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
+	int rc = circuit_opencl_load();
+	if (rc != TSR_OK)
+		app_fail("building the OpenCL kernels (tasks/circuit.cl)", rc);
+	else
+		rc = sim_create(&sim, &r->ours, &r->lay, prm);
 	if (rc == TSR_OK) {
-		r->nworkers = tsr_ncpu_workers();
+		/* --compare's OpenMP threads: one at least, when only device workers run */
+		r->nworkers = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 		printf("Finished initializing simulation...\n");
-		printf("circuit: Tessera with %d CPU workers, %d CUDA workers, scheduler %s\n", r->nworkers,
-		       tsr_ncuda_workers(), tsr_sched_name());
+		printf("circuit: Tessera with %d CPU workers, %d CUDA workers, %d OpenCL workers, scheduler %s\n",
+		       tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), tsr_sched_name());
 		printf("Starting main simulation loop\n");
 		fflush(stdout);
 	}

@@ -1,5 +1,5 @@
 /* app_util.c: the helpers every program under apps/ shares (app_util.h): clock, median, integer
- * options and the report of a failed Tessera call. */
+ * options, start-up, checked host maps and the report of a failed Tessera call. */
 #include "config.h"
 
 #include <errno.h>
@@ -73,15 +73,37 @@ int app_parse_int(const char *opt, const char *text, int min, int max, int *out)
 	return 0;
 }
 
-int app_init(const char *sched, int ncpu)
+int app_init_workers(const char *sched, int ncpu, int nopencl)
 {
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
 	cfg.sched = sched;
 	cfg.ncpu = ncpu;
+	if (nopencl >= 0)
+		cfg.nopencl = nopencl;
 	int rc = tsr_init(&cfg);
 	if (rc != TSR_OK)
 		return app_fail("tsr_init", rc);
+	return TSR_OK;
+}
+
+int app_init(const char *sched, int ncpu)
+{
+	return app_init_workers(sched, ncpu, -1);
+}
+
+int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
+{
+	int rc = tsr_map(r, f, priv, acc);
+	if (rc != TSR_OK)
+		return app_fail(what, rc);
+	if (!acc->ptr) {
+		const char *name = tsr_region_name(r);
+		fprintf(stderr, "%s: %s: tsr_map of field %d of region '%s' returned no host address\n", program_name, what,
+		        (int)f, name ? name : "?");
+		tsr_unmap(r, f);
+		return TSR_ESTATE;
+	}
 	return TSR_OK;
 }
 

@@ -1,5 +1,6 @@
 /* app_util.h: the helpers every program under apps/ shares (a clock, a median, integer options,
- * the report of a failed call), so that each app keeps only its own algorithm. */
+ * start-up, checked host maps, the report of a failed call), so that each app keeps only its own
+ * algorithm. */
 #ifndef APP_UTIL_H
 #define APP_UTIL_H
 
@@ -27,6 +28,13 @@ int app_parse_int(const char *opt, const char *text, int min, int max, int *out)
 /* tsr_init with the app's --sched and CPU worker count (NULL and -1: TSR_SCHED, TSR_NCPU or
  * StarPU's choice); a failure is reported (app_fail) and its code returned. */
 int app_init(const char *sched, int ncpu);
+/* The same with an OpenCL worker count too (--nopencl; -1: TSR_NOPENCL, or none). */
+int app_init_workers(const char *sched, int ncpu, int nopencl);
+
+/* tsr_map, checked before the caller touches the data: a failure, or a mapping that came back
+ * without a host address (then unmapped again), is reported under `what` and its code returned
+ * (TSR_ESTATE for the missing address); TSR_OK when acc->ptr is the host address of the field. */
+int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
 
 /* Prints "NAME: WHAT: TSR_ECODE: message of tsr_last_error()" on stderr and returns rc, so that
  * a failed call is reported once, where it failed, and its code travels up unchanged. */

@@ -15,7 +15,7 @@ typedef struct options {
 	stencil_problem_t p;
 	int tiles;            /* -tiles N, split into tx x ty; 0: -tx/-ty/-tz or the default */
 	const char *sched;
-	int ncpu;
+	int ncpu, nopencl;
 	const char *out;
 	int verify, compare, reps;
 	int stream_n;         /* elements per STREAM array */
@@ -35,6 +35,8 @@ static void usage(FILE *f)
 	        "  -precision f64|f32    element type (default f64); -f32 is short for -precision f32\n"
 	        "  --sched NAME          scheduling policy (default: StarPU's; TSR_SCHED overrides)\n"
 	        "  --ncpu N              CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
+	        "  --nopencl N           OpenCL workers (default: none; TSR_NOPENCL overrides; POCL's CPU\n"
+	        "                        devices count only with STARPU_OPENCL_ON_CPUS=1)\n"
 	        "  --reps N              timed runs, the median is printed (default 1, 5 with --compare)\n"
 	        "  --verify              compare with a plain sequential C implementation: bit-identical\n"
 	        "                        in f64, max relative error below 1e-6 in f32\n"
@@ -71,6 +73,7 @@ static int parse(int argc, char **argv, options_t *o)
 	memset(o, 0, sizeof *o);
 	o->p = (stencil_problem_t){.nx = 128, .ny = 128, .nz = 32, .iter = 16, .tx = 0, .ty = 0, .tz = 1};
 	o->ncpu = -1;
+	o->nopencl = -1;
 	o->stream_n = 20 * 1000 * 1000;
 	o->nt = -1;
 	for (int a = 1; a < argc; a++) {
@@ -123,6 +126,8 @@ static int parse(int argc, char **argv, options_t *o)
 			o->sched = v, a++;
 		} else if (!strcmp(name, "ncpu")) {
 			rc = app_parse_int(opt, v, 1, 1 << 30, &o->ncpu), a++;
+		} else if (!strcmp(name, "nopencl")) {
+			rc = app_parse_int(opt, v, 0, 1 << 30, &o->nopencl), a++;
 		} else if (!strcmp(name, "nt")) {
 			a++;
 			if (v && !strcmp(v, "auto"))
@@ -463,7 +468,7 @@ static int tstencil_result(tstencil_t *s, void *field)
 	const stencil_problem_t *p = &s->p;
 	const size_t es = sp_elem(p), row = (size_t)(p->nx + 2 * SH) * es;
 	tsr_accessor_t acc;
-	APP_TRY("map the result", tsr_map(s->grid, s->f[s->result], TSR_READ, &acc));
+	PASS(app_map("map the result", s->grid, s->f[s->result], TSR_READ, &acc));
 	for (int k = 0; k < p->nz; k++)
 		for (int j = 0; j < p->ny + 2 * SH; j++)
 			memcpy((char *)field + ((size_t)k * (size_t)sp_sk(p) + (size_t)j * (size_t)sp_sj(p)) * es,
@@ -591,7 +596,7 @@ int main(int argc, char **argv)
 	app_set_name("stencil");
 	if (parse(argc, argv, &o) != 0)
 		return 2;
-	if (app_init(o.sched, o.ncpu) != TSR_OK)
+	if (app_init_workers(o.sched, o.ncpu, o.nopencl) != TSR_OK)
 		return 1;
 	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 	const stencil_problem_t *p = &o.p;
@@ -600,9 +605,15 @@ int main(int argc, char **argv)
 	printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz, p->tx * p->ty * p->tz,
 	       p->nt ? "non-temporal" : "normal");
 	printf("policy:   %s (task ordering: %s)\n", tsr_sched_name(), tsr_deps_name());
-	printf("workers:  %d CPU, %d CUDA\n", tsr_ncpu_workers(), tsr_ncuda_workers());
+	printf("workers:  %d CPU, %d CUDA, %d OpenCL\n", tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers());
 	fflush(stdout);
 
+	memset(&s, 0, sizeof s);   /* what done: destroys, until tstencil_create fills it */
+	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
+	if ((rc = stencil_opencl_load()) != TSR_OK) {
+		app_fail("building the OpenCL kernels (tasks/stencil.cl)", rc);
+		goto done;
+	}
 	if (tstencil_create(&s, p) != TSR_OK)
 		goto done;
 	if (o.compare && raw_same_setup() != 0)

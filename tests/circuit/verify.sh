@@ -1,6 +1,8 @@
 #!/bin/sh
 # verify.sh: apps/circuit --verify (Tessera against the plain sequential C version) on Legion's
-# defaults and on the shapes and schedulers that stress the private/shared/ghost partitions. TAP.
+# defaults and on the shapes and schedulers that stress the private/shared/ghost partitions, then
+# the OpenCL variants (tasks/circuit.cl) on an OpenCL device alone and beside 1 and 2 CPU workers
+# (skipped where no OpenCL device is found). TAP.
 prog=${top_builddir:-.}/apps/circuit/circuit
 if [ ! -x "$prog" ]; then
 	echo "1..0 # SKIP $prog not built"
@@ -8,8 +10,9 @@ if [ ! -x "$prog" ]; then
 fi
 log=$(mktemp "${TMPDIR:-/tmp}/circuit-verify.XXXXXX") || exit 1
 trap 'rm -f "$log"' EXIT INT TERM
-# --sched must win: Tessera lets TSR_SCHED override the program's choice.
-unset TSR_SCHED
+# --sched must win: Tessera lets TSR_SCHED override the program's choice. The OpenCL runs set the
+# worker counts themselves.
+unset TSR_SCHED TSR_NOPENCL
 
 n=0
 failed=0
@@ -46,7 +49,7 @@ fails() {
 	if [ $rc = 2 ] && grep -q '^circuit: ' "$log"; then report "$name" 0; else report "$name (exit $rc)" 1; fi
 }
 
-echo "1..21"
+echo "1..27"
 # Legion's defaults: 4 pieces x 1024 nodes x 1024 wires, 95% in piece, 2 loops of 10000 steps.
 verify "defaults" --verify
 # Few RLC steps: the iteration has not converged, so a wrong update cannot hide (issue's warning).
@@ -86,4 +89,55 @@ report "--help" $?
 fails "unknown option refused" -bogus
 fails "-pct 101 refused" -pct 101
 fails "missing value refused" -p
+
+# The OpenCL variants against the same reference: every wire and node computes the CPU's bits
+# (FP_CONTRACT OFF, correctly rounded divisions, distribute_charge in wire order), so the bounds
+# are those of the CPU runs and --exact holds where it holds on CPUs. On the device alone the
+# regions live on the device (TSR_HOME=auto), distribute_charge's REDUCE buffers are folded there;
+# beside CPU workers tasks and data move between the host and the device. POCL (pocl-opencl-icd)
+# gives any machine such a device when StarPU may use CPU devices (STARPU_OPENCL_ON_CPUS=1). A first
+# run on the device alone tells whether there is one.
+ocl_env="STARPU_OPENCL_ON_CPUS=1 TSR_NCUDA=0"
+ocl_probe=$(mktemp "${TMPDIR:-/tmp}/circuit-opencl.XXXXXX") || exit 1
+trap 'rm -f "$log" "$ocl_probe"' EXIT INT TERM
+env $ocl_env TSR_NOPENCL=1 TSR_NCPU=0 "$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 1 --verify >"$ocl_probe" 2>&1
+# Skipped only when Tessera started without an OpenCL worker: its tsr_init failed (no worker at
+# all) or the workers line shows none; any other failure of the probe is left to the runs below.
+ocl_skip=
+if grep -q "^circuit: Tessera with .* 0 OpenCL workers\|: tsr_init: " "$ocl_probe"; then
+	said=$(grep -m 1 "^circuit: Tessera with\|: tsr_init: " "$ocl_probe")
+	ocl_skip="no OpenCL device (apps/circuit with TSR_NOPENCL=1 TSR_NCPU=0: $(echo "$said" | tr -d '#'))"
+fi
+# ocl NAME CPU-WORKERS ENVIRONMENT ARGS...: as verify, on CPU-WORKERS CPU workers and an OpenCL one.
+ocl() {
+	if [ -n "$ocl_skip" ]; then
+		n=$((n + 1))
+		echo "ok $n # SKIP OpenCL $1: $ocl_skip"
+		return
+	fi
+	name=$1
+	ocpu=$2
+	oenv=$3
+	shift 3
+	env $ocl_env $oenv "$prog" "$@" >"$log" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q '^verify: Tessera: PASS' "$log" && ! grep -q ': FAIL' "$log" &&
+		grep -q "^circuit: Tessera with $ocpu CPU workers, 0 CUDA workers, [1-9][0-9]* OpenCL workers" "$log"; then
+		report "OpenCL $name" 0
+	else
+		report "OpenCL $name (exit $rc)" 1
+		echo "#   $ocl_env $oenv $prog $*"
+	fi
+}
+ocl "device alone, 4 pieces, pct 80" 0 "TSR_NOPENCL=1 TSR_NCPU=0" -p 4 -npp 200 -wpp 400 -pct 80 -i 3 -l 3 --verify
+ocl "device alone, pct 100, bit-identical" 0 "TSR_NOPENCL=1 TSR_NCPU=0" -pct 100 -p 3 -npp 200 -wpp 333 -i 3 -l 3 --exact
+ocl "device + 1 CPU (--nopencl 1), 8 pieces, pct 50, eager" 1 "" \
+	--sched eager --ncpu 1 --nopencl 1 -pct 50 -p 8 -npp 128 -wpp 256 -i 3 -l 3 --verify
+ocl "device + 2 CPUs, 8 pieces, pct 80, lws, odd sizes" 2 "TSR_NOPENCL=1" \
+	--sched lws --ncpu 2 -p 8 -npp 111 -wpp 333 -pct 80 -i 2 -l 3 --verify
+ocl "device + 2 CPUs, 1 piece, bit-identical, dmda" 2 "TSR_NOPENCL=1" \
+	--sched dmda --ncpu 2 -p 1 -npp 300 -wpp 500 -i 3 -l 3 --exact
+# the regions homed on the device while CPU workers run beside it
+ocl "TSR_HOME=device + 2 CPUs, 6 pieces, pct 80" 2 "TSR_NOPENCL=1 TSR_HOME=device" \
+	--ncpu 2 -p 6 -npp 150 -wpp 300 -pct 80 -i 3 -l 3 --verify
 exit $failed

@@ -4,14 +4,16 @@
 # 256), both precisions, four schedulers (eager, lws, dmda, tsr-locality) on 1 and 2 CPU workers,
 # with 1..16 tiles cut in i, j and k and 1..13 iterations (and nz = 2, 3, since nz = 1 starts from
 # zeros); then the .npy output against NumPy, --compare's cross-checks (raw StarPU under Tessera's
-# policy and workers) and the usage errors. One TAP line per run.
+# policy and workers), the usage errors, and the OpenCL variants (tasks/stencil.cl) on an OpenCL
+# device alone and beside 1 and 2 CPU workers (skipped where no OpenCL device is found). One TAP
+# line per run.
 st=${top_builddir:-.}/apps/stencil/stencil
 if [ ! -x "$st" ]; then
 	echo "1..0 # SKIP $st not built"
 	exit 0
 fi
 # Options, not the environment, choose the scheduler and the workers here.
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_TRACE TSR_DAG TSR_STATS STARPU_SCHED STARPU_NCPU
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TRACE TSR_DAG TSR_STATS STARPU_SCHED STARPU_NCPU
 # dmda writes performance models: keep them out of the user's ~/.starpu and away from other runs.
 STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/stencil-verify.XXXXXX") || exit 1
 export STARPU_HOME STARPU_SILENT=1
@@ -25,7 +27,7 @@ scheds="eager lws dmda tsr-locality"
 # the 16-point grid, whose halo then spans two neighbours), in j, in both, and in k.
 layouts="1:1:1 2:1:1 1:3:1 2:2:1 5:1:1 3:2:1 1:7:1 4:2:1 3:3:1 2:5:1 11:1:1 3:4:1 1:13:1 7:2:1 5:3:1 4:4:1 16:1:1 2:2:2 1:3:4"
 nlayouts=19
-echo "1..$((4 * 2 * 2 * 4 + 15))"
+echo "1..$((4 * 2 * 2 * 4 + 15 + 8))"
 
 i=0
 run() {   # name, pattern the log must contain, then the arguments of apps/stencil
@@ -178,3 +180,59 @@ i=$((i + 1))
 rc=$?
 if [ $rc -eq 2 ] && grep -q "do not fit" "$log"; then echo "ok $i - more tiles than points is refused"; else
 	echo "not ok $i - more tiles than points is refused (exit $rc)"; sed 's/^/# /' "$log"; fi
+
+# The OpenCL variants (tasks/stencil.cl) against the same reference: bit-identical in f64 (the
+# kernels keep FP_CONTRACT OFF and the CPU kernel's order of operations), on the OpenCL device alone
+# (the fields then live on the device: TSR_HOME=auto) and beside 1 and 2 CPU workers (tasks and
+# data move between the host and the device), in both precisions, with tiles cut in i, j and k (the
+# halo copies are then strided boxes of every shape). POCL (pocl-opencl-icd) gives any machine such
+# a device when StarPU may use CPU devices (STARPU_OPENCL_ON_CPUS=1). A first small run on the
+# device alone tells whether there is one.
+ocl_env="STARPU_OPENCL_ON_CPUS=1 TSR_NCUDA=0"
+ocl_probe=$STARPU_HOME/opencl-probe
+env $ocl_env TSR_NOPENCL=1 TSR_NCPU=0 "$st" -nx 16 -ny 16 -nz 2 -iter 1 --verify >"$ocl_probe" 2>&1
+# Skipped only when Tessera started without an OpenCL worker: its tsr_init failed (no worker at
+# all) or the workers line shows none; any other failure of the probe is left to the runs below.
+ocl_skip=
+if grep -q "^workers: .* 0 OpenCL\|: tsr_init: " "$ocl_probe"; then
+	said=$(grep -m 1 "^workers:\|: tsr_init: " "$ocl_probe")
+	ocl_skip="no OpenCL device (apps/stencil with TSR_NOPENCL=1 TSR_NCPU=0: $(echo "$said" | tr -d '#'))"
+fi
+ocl_run() {   # name, CPU workers it must show, environment (VAR=value ...), then the arguments of apps/stencil
+	if [ -n "$ocl_skip" ]; then
+		i=$((i + 1))
+		echo "ok $i # SKIP OpenCL $1: $ocl_skip"
+		return
+	fi
+	name=$1
+	ocpu=$2
+	oenv=$3
+	shift 3
+	i=$((i + 1))
+	if env $ocl_env $oenv "$st" "$@" >"$log" 2>&1 && grep -q "^verify: *PASS" "$log" &&
+		grep -q "^workers: *$ocpu CPU, 0 CUDA, [1-9][0-9]* OpenCL" "$log"; then
+		echo "ok $i - OpenCL $name"
+	else
+		echo "not ok $i - OpenCL $name"
+		echo "#   $ocl_env $oenv $st $*"
+		sed 's/^/# /' "$log"
+	fi
+}
+ocl_run "device alone: f64 n=40x24 nz=3 tiles=3x2x1 iter=5" 0 "TSR_NOPENCL=1 TSR_NCPU=0" \
+	-nx 40 -ny 24 -nz 3 -iter 5 -tx 3 -ty 2 --verify
+ocl_run "device alone: f32 n=33x20 nz=4 tiles=2x2x2 iter=6" 0 "TSR_NOPENCL=1 TSR_NCPU=0" \
+	-nx 33 -ny 20 -nz 4 -iter 6 -tx 2 -ty 2 -tz 2 -precision f32 --verify
+ocl_run "device + 1 CPU (--nopencl 1): f64 n=36x28 nz=4 tiles=2x3x2 iter=7 eager" 1 "" \
+	-nx 36 -ny 28 -nz 4 -iter 7 -tx 2 -ty 3 -tz 2 --sched eager --ncpu 1 --nopencl 1 --verify
+ocl_run "device + 1 CPU: f32 n=24x40 nz=3 tiles=1x5x1 iter=4" 1 "TSR_NOPENCL=1" \
+	-nx 24 -ny 40 -nz 3 -iter 4 -tiles 5 -precision f32 --ncpu 1 --verify
+ocl_run "device + 2 CPUs: f64 n=40x24 nz=3 tiles=3x2x1 iter=8 dmda" 2 "TSR_NOPENCL=1" \
+	-nx 40 -ny 24 -nz 3 -iter 8 -tx 3 -ty 2 --sched dmda --ncpu 2 --verify
+ocl_run "device + 2 CPUs: f32 n=45x30 nz=4 tiles=4x2x2 iter=5 eager" 2 "TSR_NOPENCL=1" \
+	-nx 45 -ny 30 -nz 4 -iter 5 -tx 4 -ty 2 -tz 2 -precision f32 --sched eager --ncpu 2 --verify
+# the fields homed on the device while CPU workers run beside it
+ocl_run "TSR_HOME=device + 2 CPUs: f64 n=40x24 nz=3 tiles=3x2x1 iter=5" 2 "TSR_NOPENCL=1 TSR_HOME=device" \
+	-nx 40 -ny 24 -nz 3 -iter 5 -tx 3 -ty 2 --ncpu 2 --verify
+# one-point-wide tiles in i (16 on 16 points): a tile's halo spans two neighbours
+ocl_run "device alone: f64 n=16 nz=2 tiles=16x1x1 iter=3" 0 "TSR_NOPENCL=1 TSR_NCPU=0" \
+	-nx 16 -ny 16 -nz 2 -iter 3 -tx 16 -ty 1 --verify

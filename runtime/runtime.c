@@ -227,6 +227,32 @@ static void name_future(void *obj)
 		         f->producer[0] ? f->producer : "tsr_future_create");
 }
 
+/* With no CPU worker, no StarPU driver serves the host node's data requests: only a host thread
+ * waiting for data does. Asynchronous unregistrations (destroyed futures, views) may leave some
+ * queued there when starpu_shutdown tears the node down, which StarPU asserts against (about half
+ * of device-only runs ending on a chain of 40 futures). So the host thread waits for data once
+ * more, and serves them meanwhile: a scratch variable is written on a device by a no-op task,
+ * then read back on the host. */
+static void drain_host_requests(void)
+{
+	if (tsr__rt.ncpu > 0 || tsr__rt.ndevice == 0)
+		return;
+	uint64_t scratch = 0;
+	starpu_data_handle_t h;
+	starpu_variable_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)&scratch, sizeof scratch);
+	struct starpu_task *task = starpu_task_create();
+	task->cl = &tsr__noop_cl;
+	task->handles[0] = h;
+	task->modes[0] = STARPU_W;
+	task->nbuffers = 1;
+	task->synchronous = 1;
+	if (starpu_task_submit(task) == 0) {
+		starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_R);
+		starpu_data_release_on_node(h, STARPU_MAIN_RAM);
+	}
+	starpu_data_unregister(h);
+}
+
 int tsr_finalize(void)
 {
 	TSR_REQUIRE_INIT("tsr_finalize");
@@ -261,6 +287,7 @@ int tsr_finalize(void)
 	tsr__dist_wait_all();
 	tsr__order_shutdown();   /* destroys the tasks it kept, before StarPU goes */
 	tsr__opencl_stop();      /* every task is done: the kernels and programs go before the devices */
+	drain_host_requests();
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	if (tsr__dist.on) {
 		if (tsr__rt.cfg.stats)

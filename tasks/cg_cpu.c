@@ -1,8 +1,10 @@
 /* cg_cpu.c: CPU variants of the conjugate-gradient tasks and the plain range kernels they run,
- * plus the registration of every CG task (CUDA variants are attached when they were compiled). */
+ * plus the registration of every CG task (CUDA and OpenCL variants are attached when they were
+ * compiled). */
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
+#include <starpu_config.h>   /* STARPU_USE_OPENCL: the OpenCL variants exist (tasks/cg_opencl.c) */
 #include "cg_kernels.h"
 
 /* ------------------------------------------------------------ range kernels */
@@ -276,18 +278,31 @@ static void state_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 #else
 #define CUDA_VARIANT(f) NULL
 #endif
+#ifdef STARPU_USE_OPENCL
+#define OPENCL_VARIANT(f) f
+#else
+#define OPENCL_VARIANT(f) NULL
+#endif
 
 int cg_tasks_register(cg_tasks_t *t)
 {
 	const struct { tsr_task_t *slot; tsr_task_desc_t d; } all[] = {
-		{&t->axpy, {"cg_axpy", axpy_cpu, CUDA_VARIANT(cg_axpy_cuda), TSR_NONE, 0}},
-		{&t->xpay, {"cg_xpay", xpay_cpu, CUDA_VARIANT(cg_xpay_cuda), TSR_NONE, 0}},
-		{&t->dot, {"cg_dot", dot_cpu, CUDA_VARIANT(cg_dot_cuda), TSR_F64, 0}},
-		{&t->spmv_csr, {"cg_spmv_csr", spmv_csr_cpu, CUDA_VARIANT(cg_spmv_csr_cuda), TSR_NONE, 0}},
-		{&t->stencil2d, {"cg_stencil2d", stencil2d_cpu, CUDA_VARIANT(cg_stencil2d_cuda), TSR_NONE, 0}},
-		{&t->stencil3d, {"cg_stencil3d", stencil3d_cpu, CUDA_VARIANT(cg_stencil3d_cuda), TSR_NONE, 0}},
-		{&t->alpha, {"cg_alpha", alpha_cpu, CUDA_VARIANT(cg_alpha_cuda), TSR_F64, 0}},
-		{&t->state, {"cg_state", state_cpu, CUDA_VARIANT(cg_state_cuda), TSR_BYTES, sizeof(cg_state_t)}},
+		{&t->axpy, {.name = "cg_axpy", .cpu = axpy_cpu, .cuda = CUDA_VARIANT(cg_axpy_cuda),
+		              .opencl = OPENCL_VARIANT(cg_axpy_opencl), .ret_type = TSR_NONE}},
+		{&t->xpay, {.name = "cg_xpay", .cpu = xpay_cpu, .cuda = CUDA_VARIANT(cg_xpay_cuda),
+		              .opencl = OPENCL_VARIANT(cg_xpay_opencl), .ret_type = TSR_NONE}},
+		{&t->dot, {.name = "cg_dot", .cpu = dot_cpu, .cuda = CUDA_VARIANT(cg_dot_cuda),
+		              .opencl = OPENCL_VARIANT(cg_dot_opencl), .ret_type = TSR_F64}},
+		{&t->spmv_csr, {.name = "cg_spmv_csr", .cpu = spmv_csr_cpu, .cuda = CUDA_VARIANT(cg_spmv_csr_cuda),
+		              .opencl = OPENCL_VARIANT(cg_spmv_csr_opencl), .ret_type = TSR_NONE}},
+		{&t->stencil2d, {.name = "cg_stencil2d", .cpu = stencil2d_cpu, .cuda = CUDA_VARIANT(cg_stencil2d_cuda),
+		              .opencl = OPENCL_VARIANT(cg_stencil2d_opencl), .ret_type = TSR_NONE}},
+		{&t->stencil3d, {.name = "cg_stencil3d", .cpu = stencil3d_cpu, .cuda = CUDA_VARIANT(cg_stencil3d_cuda),
+		              .opencl = OPENCL_VARIANT(cg_stencil3d_opencl), .ret_type = TSR_NONE}},
+		{&t->alpha, {.name = "cg_alpha", .cpu = alpha_cpu, .cuda = CUDA_VARIANT(cg_alpha_cuda),
+		              .opencl = OPENCL_VARIANT(cg_alpha_opencl), .ret_type = TSR_F64}},
+		{&t->state, {.name = "cg_state", .cpu = state_cpu, .cuda = CUDA_VARIANT(cg_state_cuda),
+		              .opencl = OPENCL_VARIANT(cg_state_opencl), .ret_type = TSR_BYTES, .ret_bytes = sizeof(cg_state_t)}},
 	};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		int rc = tsr_task_register(&all[i].d, all[i].slot);

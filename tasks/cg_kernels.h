@@ -1,5 +1,6 @@
 /* cg_kernels.h: the task variants of conjugate gradient (vector updates, dot products, CSR and
- * matrix-free Poisson operators, and the two scalar steps), each with a CPU and a CUDA variant. */
+ * matrix-free Poisson operators, and the two scalar steps), each with a CPU, a CUDA and an OpenCL
+ * variant. */
 #ifndef CG_KERNELS_H
 #define CG_KERNELS_H
 
@@ -25,8 +26,12 @@ typedef struct cg_tasks {
 	tsr_task_t state;      /* CG state after an iteration (TSR_BYTES, cg_state_t)  */
 } cg_tasks_t;
 
-/* Register every task above (CPU variants, and CUDA variants when they were compiled). */
+/* Register every task above (CPU variants, and CUDA and OpenCL variants when they were compiled). */
 int cg_tasks_register(cg_tasks_t *t);
+/* Build the OpenCL kernels of the variants (tasks/cg.cl) for every OpenCL device: call it after
+ * tsr_init; TSR_OK without OpenCL workers or without OpenCL in StarPU, else tsr_opencl_program's
+ * code (TSR_EINVAL with the compiler's log in tsr_last_error when they do not build). */
+int cg_opencl_load(void);
 
 /* axpy. req 0: x READ (one field); req 1: y READ_WRITE (one field); req 2: coefficient future c.
  * When scale * c == 0 the block is left untouched: y + 0 * x == y for finite x, and CG relies on
@@ -155,6 +160,17 @@ void cg_stencil3d_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void cg_alpha_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void cg_state_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 #endif
+
+/* OpenCL variants (tasks/cg_opencl.c, compiled when StarPU has OpenCL), registered by
+ * cg_tasks_register; their kernels come from cg_opencl_load. */
+void cg_axpy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_xpay_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_dot_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_spmv_csr_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_stencil2d_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_stencil3d_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_alpha_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
+void cg_state_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ struct opts {
 	int dim;            /* 2 or 3 */
 	double tol;         /* on |r| / |b| */
 	int64_t maxiter;
-	int blocks;         /* row blocks; 0: 2 per CPU worker */
+	int blocks;         /* row blocks; 0: 2 per worker */
 	int csr;            /* 1: CSR matrix, 0: matrix-free stencil */
 	const char *sched;
 	int workers;        /* CPU workers; -1: StarPU default */
@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	        "  -dim 2|3      dimension (default 2)\n"
 	        "  -tol T        relative residual tolerance (default 1e-8)\n"
 	        "  -maxiter M    iteration limit (default 10000)\n"
-	        "  -blocks B     row blocks (default 2 per CPU worker)\n"
+	        "  -blocks B     row blocks (default 2 per worker)\n"
 	        "  --csr         store A as a CSR matrix (default)\n"
 	        "  --stencil     apply A matrix-free\n"
 	        "  --sched NAME  StarPU scheduling policy (eager, lws, dmda, ...)\n"
@@ -371,10 +371,38 @@ struct tcg {
 	const struct opts *o;
 };
 
-static int map_write(tsr_region_t r, tsr_field_t f, const void *src, size_t bytes)
+/* tsr_map of field f (named `fname` in messages), checked before the caller copies `bytes`
+ * through acc->ptr: the call's status, then what the copy relies on (a pointer, one contiguous 1-D
+ * array of exactly that many bytes). A failure is reported here, naming the region and the field,
+ * and its code returned: tsr_map's, or TSR_ESTATE for a mapping that succeeded but cannot be used
+ * (it is unmapped again). */
+static int map_checked(tsr_region_t r, tsr_field_t f, const char *fname, tsr_privilege_t priv, size_t bytes,
+                       tsr_accessor_t *acc)
+{
+	char what[192];
+	const char *rname = tsr_region_name(r);
+	snprintf(what, sizeof what, "mapping field '%s' of region '%s' for %s", fname, rname ? rname : "(stale)",
+	         priv == TSR_READ ? "reading" : "writing");
+	int rc = tsr_map(r, f, priv, acc);
+	if (rc != TSR_OK)
+		return app_fail(what, rc);
+	const int64_t count = acc->hi[0] - acc->lo[0] + 1;
+	const char *bad = !acc->ptr ? "a NULL pointer"
+	                  : acc->dim != 1 || acc->stride[0] != 1 ? "not one contiguous 1-D array"
+	                  : count < 0 || (size_t)count * acc->elem_size != bytes ? "an array of another size"
+	                                                                         : NULL;
+	if (!bad)
+		return TSR_OK;
+	fprintf(stderr, "cg: %s: tsr_map returned TSR_OK but %s (ptr %p, dim %d, %lld elements of %zu bytes; %zu bytes "
+	        "expected)\n", what, bad, acc->ptr, acc->dim, (long long)count, acc->elem_size, bytes);
+	tsr_unmap(r, f);   /* the mapping is unusable: its own status adds nothing to the report */
+	return TSR_ESTATE;
+}
+
+static int map_write(tsr_region_t r, tsr_field_t f, const char *fname, const void *src, size_t bytes)
 {
 	tsr_accessor_t acc;
-	TRY(tsr_map(r, f, TSR_WRITE, &acc));
+	PASS(map_checked(r, f, fname, TSR_WRITE, bytes, &acc));
 	memcpy(acc.ptr, src, bytes);
 	TRY(tsr_unmap(r, f));
 	return TSR_OK;
@@ -385,7 +413,7 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	T->P = P;
 	T->o = o;
 	TRY(cg_tasks_register(&T->tk));
-	int nw = tsr_ncpu_workers() + tsr_ncuda_workers();
+	int nw = tsr_ncpu_workers() + tsr_ncuda_workers() + tsr_nopencl_workers();
 	T->blocks = o->blocks ? o->blocks : 2 * (nw > 0 ? nw : 1);
 	if (T->blocks > P->n) {
 		fprintf(stderr, "cg: %d blocks for %lld unknowns: at most one block per unknown\n", T->blocks, (long long)P->n);
@@ -403,7 +431,7 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	TRY(tsr_region_create("cg_vectors", tsr_box1(0, P->n - 1), fs, &T->vec));
 	T->have_vec = 1;
 	TRY(tsr_fspace_destroy(fs));
-	TRY(map_write(T->vec, T->fb, P->b, P->n * sizeof(double)));
+	PASS(map_write(T->vec, T->fb, "b", P->b, P->n * sizeof(double)));
 	TRY(tsr_partition_tiles(T->vec, T->colors, "rows", &T->rows));
 
 	/* The row blocks as the runtime cut them: the CSR partitions and ghost ranges follow them. */
@@ -438,9 +466,9 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 			    !(rc = tsr_region_create("cg_nonzeros", tsr_box1(0, P->nnz - 1), fn, &T->nz)) &&
 			    !(rc = tsr_fspace_destroy(fn))) {
 				T->have_csr_regions = 1;
-				if (!(rc = map_write(T->rowptr, T->frp, P->rp, (P->n + 1) * sizeof *P->rp)) &&
-				    !(rc = map_write(T->nz, T->fcol, P->col, P->nnz * sizeof *P->col)) &&
-				    !(rc = map_write(T->nz, T->fval, P->val, P->nnz * sizeof *P->val)) &&
+				if (!(rc = map_write(T->rowptr, T->frp, "row_ptr", P->rp, (P->n + 1) * sizeof *P->rp)) &&
+				    !(rc = map_write(T->nz, T->fcol, "col", P->col, P->nnz * sizeof *P->col)) &&
+				    !(rc = map_write(T->nz, T->fval, "val", P->val, P->nnz * sizeof *P->val)) &&
 				    !(rc = tsr_partition_boxes(T->rowptr, T->blocks, rpb, "blocks", &T->rp_part)) &&
 				    !(rc = tsr_partition_boxes(T->nz, T->blocks, nzb, "blocks", &T->nz_part)))
 					rc = tsr_partition_boxes(T->vec, T->blocks, gb, "ghost", &T->ghost);
@@ -655,8 +683,7 @@ static int tcg_solve(struct tcg *T, struct result *R)
 	}
 	/* Reading x waits for the iterations submitted past convergence: they leave it as it was. */
 	tsr_accessor_t acc;
-	STEP(tsr_map(T->vec, T->fx, TSR_READ, &acc));
-	if (rc == TSR_OK) {
+	if (rc == TSR_OK && (rc = map_checked(T->vec, T->fx, "x", TSR_READ, T->P->n * sizeof(double), &acc)) == TSR_OK) {
 		memcpy(R->x, acc.ptr, T->P->n * sizeof(double));
 		STEP(tsr_unmap(T->vec, T->fx));
 	}
@@ -755,6 +782,13 @@ int main(int argc, char **argv)
 		problem_free(&P);
 		return 1;
 	}
+	/* The OpenCL variants' kernels, built for every OpenCL device (nothing to do without one). */
+	if ((rc = cg_opencl_load()) != TSR_OK) {
+		app_fail("building the OpenCL kernels (tasks/cg.cl)", rc);
+		problem_free(&P);
+		tsr_finalize();
+		return 1;
+	}
 	struct tcg T;
 	struct result R, B;
 	memset(&T, 0, sizeof T);
@@ -772,8 +806,10 @@ int main(int argc, char **argv)
 	if (!status) {
 		printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim, (long long)o.n, P.dim,
 		       o.csr ? "CSR matrix" : "matrix-free stencil", (long long)P.n, (long long)P.nnz);
-		printf("tessera: policy %s, %d CPU + %d CUDA workers, %d blocks, residual read every %lld iterations\n",
-		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), T.blocks, (long long)o.check);
+		printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers, %d blocks, residual read every %lld "
+		       "iterations\n",
+		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), T.blocks,
+		       (long long)o.check);
 		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model calibration);
 		 * Tessera and OpenMP then alternate so that machine noise hits both alike. */
 		const int warm = o.reps > 1;
@@ -829,6 +865,7 @@ int main(int argc, char **argv)
 	result_free(&B);
 	free(tt), free(tb);
 	problem_free(&P);
+	fflush(stdout);   /* the results are out even if the runtime's shutdown dies */
 	rc = tsr_finalize();
 	if (rc) {
 		app_fail("tsr_finalize", rc);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/cg/verify.sh: apps/cg --verify (same iterations, solution and residual history as a
 # sequential C CG) over 2-D and 3-D, CSR and matrix-free, 1..16 row blocks, three schedulers and
-# several convergence-check windows; one TAP line per run.
+# several convergence-check windows, then on an OpenCL device (alone, and with CPUs beside it);
+# one TAP line per run.
 cg=${top_builddir:-.}/apps/cg/cg
 if [ ! -x "$cg" ]; then
 	echo "1..0 # SKIP $cg not built"
@@ -18,18 +19,23 @@ forms="csr stencil"
 scheds="eager lws dmda"
 per_combo=4                  # block counts per (case, form, scheduler), taken in turn from 1..16
 windows="1 3 10"             # convergence-check windows, taken in turn (3 does not divide 16)
-echo "1..$((2 * 2 * 3 * per_combo + 5))"
+ncl=10                       # OpenCL runs (see the end)
+echo "1..$((2 * 2 * 3 * per_combo + 5 + ncl))"
 
 i=0
 fail=0
+run_env=                     # environment of the runs (VAR=value ...), set for the OpenCL ones
 run() {   # name, then the arguments of apps/cg
 	name=$1
 	shift
 	i=$((i + 1))
-	if "$cg" "$@" >"$log" 2>&1 && grep -q "^verify: .*PASSED" "$log"; then
+	# shellcheck disable=SC2086 # run_env is a list of assignments
+	env $run_env "$cg" "$@" >"$log" 2>&1
+	st=$?
+	if [ $st -eq 0 ] && grep -q "^verify: .*PASSED" "$log"; then
 		echo "ok $i - $name"
 	else
-		echo "not ok $i - $name"
+		echo "not ok $i - $name (exit status $st)"
 		sed 's/^/# /' "$log"
 		fail=1
 	fi
@@ -64,4 +70,44 @@ run "2-D CSR, 16 blocks on 5 grid lines" -dim 2 -n 5 --csr -blocks 16 -check 2 -
 run "2-D stencil, one worker, 5 blocks" -dim 2 -n 40 --stencil -blocks 5 -workers 1 --verify
 run "2-D CSR, check window longer than the solve" -dim 2 -n 16 --csr -blocks 3 -check 1000 -workers 2 --verify
 run "3-D CSR, maxiter 0" -dim 3 -n 6 --csr -blocks 2 -maxiter 0 -workers 2 --verify
+
+# OpenCL: the OpenCL variants on one OpenCL device (POCL's CPU device counts with
+# STARPU_OPENCL_ON_CPUS=1; CUDA is kept out), first alone (its regions are then homed on it), then
+# with 1 and 2 CPU workers beside it (regions in host RAM unless TSR_HOME=device), both formats.
+# A probe run with 1 CPU and 1 OpenCL worker requested says how many OpenCL workers StarPU started
+# (it also pays StarPU's first bus calibration and POCL's first compilation): none, and the runs
+# are skipped. Only that answer skips them: a probe that says nothing (a crash) lets them run and fail.
+ocl_env="STARPU_OPENCL_ON_CPUS=1 TSR_NOPENCL=1 TSR_NCUDA=0"
+# shellcheck disable=SC2086
+env $ocl_env TSR_NCPU=1 "$cg" -dim 2 -n 4 -maxiter 0 >"$log" 2>&1
+ocl_skip=
+if grep -q "^tessera: .* + 0 OpenCL workers" "$log"; then
+	ocl_skip="no OpenCL device (StarPU started 0 OpenCL workers; POCL: pocl-opencl-icd)"
+fi
+orun() {   # CPU workers beside the device, extra environment ("-": none), name, apps/cg arguments
+	ncpu=$1
+	extra=$2
+	shift 2
+	if [ -n "$ocl_skip" ]; then
+		i=$((i + 1))
+		echo "ok $i - $1 # SKIP $ocl_skip"
+		return
+	fi
+	[ "$extra" = - ] && extra=
+	run_env="$ocl_env TSR_NCPU=$ncpu $extra"
+	run "$@"
+	run_env=
+}
+orun 0 - "OpenCL alone: 2-D CSR, 3 blocks" -dim 2 -n 24 --csr -blocks 3 --verify
+orun 0 - "OpenCL alone: 3-D stencil, 2 blocks" -dim 3 -n 10 --stencil -blocks 2 --verify
+orun 0 - "OpenCL alone: 2-D stencil, 1 block, check 1" -dim 2 -n 24 --stencil -blocks 1 -check 1 --verify
+orun 0 - "OpenCL alone: 3-D CSR, maxiter reached, 4 blocks" -dim 3 -n 10 --csr -blocks 4 -maxiter 13 -check 4 --verify
+orun 1 - "OpenCL + 1 CPU: 2-D CSR, eager, 4 blocks" -dim 2 -n 24 --csr --sched eager -blocks 4 --verify
+orun 1 - "OpenCL + 1 CPU: 3-D stencil, lws, 3 blocks" -dim 3 -n 10 --stencil --sched lws -blocks 3 --verify
+orun 1 TSR_HOME=device "OpenCL + 1 CPU, regions on the device: 2-D stencil, eager, 3 blocks" \
+	-dim 2 -n 24 --stencil --sched eager -blocks 3 --verify
+orun 2 - "OpenCL + 2 CPUs: 2-D stencil, lws, 5 blocks" -dim 2 -n 24 --stencil --sched lws -blocks 5 --verify
+orun 2 - "OpenCL + 2 CPUs: 3-D CSR, dmda, 4 blocks" -dim 3 -n 10 --csr --sched dmda -blocks 4 --verify
+orun 2 TSR_HOME=device "OpenCL + 2 CPUs, regions on the device: 3-D CSR, eager, 3 blocks" \
+	-dim 3 -n 10 --csr --sched eager -blocks 3 --verify
 exit $fail

@@ -152,9 +152,11 @@ int tsr_fill(tsr_region_t rid, tsr_field_t f, const void *value, size_t size)
 		return rc;
 	if ((rc = tsr__field_check(r, f, "tsr_fill")))
 		return rc;
-	if (!value || size != r->fields[f].size)
-		return tsr__err(TSR_ETYPE, "tsr_fill: field '%s' of region '%s' has %zu-byte elements, value has %zu%s",
-		                r->fields[f].name, r->name, r->fields[f].size, size, value ? "" : " (null)");
+	if (!value)
+		return tsr__err(TSR_EINVAL, "tsr_fill: field '%s' of region '%s': null value", r->fields[f].name, r->name);
+	if (size != r->fields[f].size)
+		return tsr__err(TSR_ETYPE, "tsr_fill: field '%s' of region '%s' has %zu-byte elements, value has %zu",
+		                r->fields[f].name, r->name, r->fields[f].size, size);
 	char arg[sizeof(int) + 256];
 	char *buf = size <= 256 ? arg : malloc(sizeof(int) + size);
 	if (!buf)
@@ -226,7 +228,7 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	if ((rc = tsr__field_check(r, f, "tsr_map")))
 		return rc;
 	if (!acc)
-		return tsr__err(TSR_EINVAL, "tsr_map: null accessor");
+		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': null accessor", r->fields[f].name, r->name);
 	TSR_REQUIRE_RUNNING("tsr_map");
 	if (priv != TSR_READ && priv != TSR_WRITE && priv != TSR_READ_WRITE)
 		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': privilege must be READ, WRITE or READ_WRITE",

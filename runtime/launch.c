@@ -46,10 +46,11 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 			                (unsigned long long)u->handle);
 		q->root = q->region->root;
 	} else if (u->kind == TSR_REQ_PARTITION) {
-		if (!index)
-			return tsr__err(TSR_EINVAL, "task '%s': requirement %d names a partition: a single launch takes regions "
-			                "(tsr_partition_subregion) and an index launch takes partitions", tn, i);
 		q->part = tsr__handle_get(TSR_K_PARTITION, u->handle);
+		if (!index)
+			return tsr__err(TSR_EINVAL, "task '%s': requirement %d names partition '%s': a single launch takes "
+			                "regions (tsr_partition_subregion) and an index launch takes partitions", tn, i,
+			                q->part ? q->part->name : "(destroyed)");
 		if (!q->part)
 			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: partition id %#llx was destroyed or never created", tn, i,
 			                (unsigned long long)u->handle);

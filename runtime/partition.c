@@ -168,8 +168,8 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 			return tsr__err(TSR_EBOUNDS, "%s: partition '%s' of region '%s': %lld colors in dimension %d but only %lld points",
 			                what, name, r->name, (long long)n[d], d, (long long)(domain.hi[d] - domain.lo[d] + 1));
 		if (halo && halo[d] < 0)
-			return tsr__err(TSR_EINVAL, "%s: partition '%s': negative halo %lld in dimension %d", what, name,
-			                (long long)halo[d], d);
+			return tsr__err(TSR_EINVAL, "%s: partition '%s' of region '%s': negative halo %lld in dimension %d", what,
+			                name, r->name, (long long)halo[d], d);
 	}
 	int total = (int)tsr_box_volume(colors);
 	tsr_box_t *boxes = malloc(total * sizeof *boxes);

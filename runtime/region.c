@@ -153,10 +153,10 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 {
 	const char *what = "tsr_region_create";
 	TSR_REQUIRE_INIT(what);
-	if (!out)
-		return tsr__err(TSR_EINVAL, "%s: null output pointer", what);
 	if (!name)
 		name = "region";
+	if (!out)
+		return tsr__err(TSR_EINVAL, "%s: region '%s': null output pointer", what, name);
 	int rc = check_bounds(what, name, bounds);
 	if (rc)
 		return rc;

@@ -312,6 +312,11 @@ int tsr_finalize(void)
 		                  live_names[0] && mapped_names[0] ? "; mapped: " : mapped_names[0] ? "mapped: " : "", mapped_names);
 		if (!tsr__rt.quiet)
 			fprintf(stderr, "tessera: %s\n", tsr_last_error());
+		if (task_rc) {   /* a task's failure comes first, as tessera.h promises; what was alive after it */
+			char live_msg[1024];
+			snprintf(live_msg, sizeof live_msg, "%s", tsr_last_error());
+			return tsr__err(task_rc, "%s; and %s", task_msg, live_msg);
+		}
 		return rc;
 	}
 	if (task_rc)   /* the task's message was replaced by the trace's, if that failed too: restore it */

@@ -317,6 +317,54 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 }
 END_TEST
 
+/* Null pointers and wrong shapes are named: the region, its field, the partition. */
+START_TEST(null_and_misplaced_arguments_name_the_object)
+{
+	tsr_region_t r = line("pressure");
+	CK_TSR_ERR(tsr_fill(r, 0, NULL, sizeof(double)), TSR_EINVAL, "pressure", "x", "null value");
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, NULL), TSR_EINVAL, "pressure", "x", "null accessor");
+	tsr_field_t f;
+	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	CK_TSR_ERR(tsr_region_create("velocity", tsr_box1(0, 3), fs, NULL), TSR_EINVAL, "velocity", "null output");
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_partition_t p = {0};
+	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (int64_t[3]){-1, 0, 0}, "rim", &p), TSR_EINVAL,
+	           "rim", "pressure", "negative halo");
+	tsr_partition_t halves;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &halves));
+	tsr_req_t q = tsr_req_part(halves, TSR_READ, 1, &f);
+	CK_TSR_ERR(tsr_launch(task("reader", overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL, "reader", "halves",
+	           "single launch");
+	CK_TSR(tsr_partition_destroy(halves));
+	ck_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+static void fail_now(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_ctx_error(ctx, "the sensor is unplugged");
+}
+
+/* tsr_finalize with a failed task pending and a region still alive: the task's failure first
+ * (TSR_ETASK, its message), then what was alive. */
+START_TEST(finalize_reports_a_failed_task_before_what_was_alive)
+{
+	tsr_test_setup();
+	tsr_region_t r = line("leftover");
+	tsr_field_t f = 0;
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, 1, &f);
+	CK_TSR(tsr_launch(task("probe", fail_now), 1, &q, NULL, 0, NULL));
+	int rc = tsr_finalize();
+	ck_assert_msg(rc == TSR_ETASK, "tsr_finalize returned %s (%s), expected TSR_ETASK", tsr_err_name(rc),
+	              tsr_last_error());
+	tsr_test_names(tsr_last_error(), "tsr_finalize", (const char *[]){"probe", "the sensor is unplugged", "leftover",
+	                                                                   "still alive", NULL});
+	ck_assert_msg(strstr(tsr_last_error(), "probe") < strstr(tsr_last_error(), "leftover"),
+	              "the task's failure must come first: %s", tsr_last_error());
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("errors_messages");
@@ -328,10 +376,12 @@ int main(void)
 	tcase_add_test(tc, null_context_inside_a_task_names_the_task);
 	tcase_add_test(tc, names_with_format_directives_printed_verbatim);
 	tcase_add_test(tc, bogus_reduction_operator_refused_without_result);
+	tcase_add_test(tc, null_and_misplaced_arguments_name_the_object);
 	suite_add_tcase(s, tc);
 	TCase *init = tsr_test_tcase("init", 0);
 	tcase_add_test(init, unknown_policy_lists_every_policy);
 	tcase_add_test(init, unwritable_trace_or_graph_path_fails_init);
+	tcase_add_test(init, finalize_reports_a_failed_task_before_what_was_alive);
 	suite_add_tcase(s, init);
 	return tsr_test_run(s);
 }

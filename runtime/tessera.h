@@ -27,8 +27,10 @@
 extern "C" {
 #endif
 
+/* 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset, tsr_config_t.nopencl);
+ * libtessera.so.1 */
 #define TSR_VERSION_MAJOR 0
-#define TSR_VERSION_MINOR 1
+#define TSR_VERSION_MINOR 3
 
 /* ------------------------------------------------------------------ errors */
 /* Every call returns TSR_OK (0) or one of these negative codes; tsr_last_error()

@@ -38,7 +38,7 @@ mkdir -p "$out/bin" "$out/lib/cublas-stub" "$out/tests/gpu" "$out/py"
 for p in tessera-info apps/stencil/stencil apps/cg/cg apps/circuit/circuit tests/oracle/oracle tests/unit/test_home; do
 	cp "$(real "$bld/$p")" "$out/bin/"
 done
-cp "$bld/.libs/libtessera.so.0" "$out/lib/"
+cp "$bld"/.libs/libtessera.so.[0-9] "$out/lib/"
 sdm=$STARPU_LIBDIR/../bin/starpu_machine_display
 [ -x "$sdm" ] && cp "$sdm" "$out/bin/"
 

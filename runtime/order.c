@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
 #include "internal.h"
 
 /* A tracked task: how many handle states name it, and the FIFO of tasks no state names. */
@@ -56,12 +57,25 @@ static int nspare;
 static struct starpu_task **deps;       /* the dependences of the task being submitted */
 static int ndeps, capdeps;
 
+/* StarPU 1.4 without the notify fix (configure, m4/tsr_starpu_notify.m4) may notify a successor
+ * declared on a terminating task twice: there the default is implicit, and explicit is refused. */
+#ifdef TSR_STARPU_NOTIFY_FIXED
+#define EXPLICIT_SAFE 1
+#else
+#define EXPLICIT_SAFE 0
+#endif
+
 int tsr__order_init(void)
 {
 	const char *v = getenv("TSR_DEPS");
 	active = 0;
 	if (!v || !*v || !strcmp(v, "explicit")) {
-		wanted = 1;
+		wanted = EXPLICIT_SAFE;
+		if (!EXPLICIT_SAFE && v && *v)
+			return tsr__err(TSR_EINVAL, "tsr_init: TSR_DEPS=explicit: StarPU %d.%d lacks the notify fix "
+			                "(tools/starpu-1.4-notify-cg.patch), without which a task may start before "
+			                "its predecessors end; use TSR_DEPS=implicit (this build's default) or a StarPU "
+			                "built by tools/build-starpu.sh", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
 		return TSR_OK;
 	}
 	if (!strcmp(v, "implicit")) {

@@ -3,6 +3,7 @@
  * result must equal running the same steps sequentially, which a plain C model does here. */
 #include <unistd.h>
 
+#include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
 
 #define N 24
@@ -465,7 +466,12 @@ END_TEST
 /* The ordering of the views' tasks is Tessera's own (TSR_DEPS=explicit, the default here) or
  * StarPU's (implicit): the tests below run under both. Each starts a hold world with TSR_DEPS=mode,
  * its 4 tiles written (1.0), and hold running on tile 0 until release runs. */
-static const char *const dep_modes[] = {"explicit", "implicit"};
+static const char *const dep_modes[] = {
+#ifdef TSR_STARPU_NOTIFY_FIXED
+	"explicit",   /* refused on a StarPU 1.4 without the notify fix (runtime/order.c) */
+#endif
+	"implicit"};
+#define NMODES ((int)(sizeof dep_modes / sizeof dep_modes[0]))
 
 static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
@@ -502,7 +508,7 @@ static tsr_region_t color_of(tsr_partition_t p, int64_t c)
  * already made the refused task a successor of hold: it must still end, as an empty task). */
 START_TEST(refused_task_leaves_the_order_of_the_others_intact)
 {
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < NMODES; m++) {
 		struct world w;
 		tsr_task_t th, tr, ta, tg;
 		tsr_partition_t tiles, ghost;
@@ -533,7 +539,7 @@ END_TEST
  * has run. */
 START_TEST(partition_destroyed_while_its_reader_waits)
 {
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < NMODES; m++) {
 		struct world w;
 		tsr_task_t th, tr, ta;
 		tsr_partition_t tiles, ghost, halves;
@@ -563,7 +569,7 @@ END_TEST
  * through tile 1's halo, after release, sees what hold wrote. */
 START_TEST(map_waits_only_for_the_writers_it_overlaps)
 {
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < NMODES; m++) {
 		struct world w;
 		tsr_task_t th, tr;
 		tsr_partition_t tiles, ghost;

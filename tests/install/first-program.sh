@@ -5,13 +5,16 @@
 # and runs it (with an rpath, then with LD_LIBRARY_PATH), then builds it against the build tree
 # through tessera-uninstalled.pc.
 # make installcheck sets TSR_PREFIX (and TSR_LIBDIR, TSR_BINDIR, TSR_PKGCONFIGDIR) to test the
-# installation it made instead of making one.
+# installation it made instead of making one. tessera.pc requires StarPU's .pc: TSR_STARPU_PCDIR
+# (its directory, from configure) goes on PKG_CONFIG_PATH too, as it must for a user when StarPU
+# lies outside pkg-config's default path (e.g. a StarPU 1.4 built by tools/build-starpu.sh).
 srcdir=${top_srcdir:-.}
 builddir=$(cd "${top_builddir:-.}" && pwd)
 cc=${CC:-cc}
 pkg_config=${PKG_CONFIG:-pkg-config}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-first.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
+starpu_pc=${TSR_STARPU_PCDIR:+:$TSR_STARPU_PCDIR}
 
 n=0
 failed=0
@@ -53,7 +56,7 @@ done
 report "bin/ holds tessera-info and no demo" $?
 
 # The installed tessera.pc points at the prefix the library went to.
-flags=$(PKG_CONFIG_PATH=$pcdir "$pkg_config" --cflags --libs tessera 2>"$tmp/log")
+flags=$(PKG_CONFIG_PATH=$pcdir$starpu_pc "$pkg_config" --cflags --libs tessera 2>"$tmp/log")
 echo "pkg-config --cflags --libs tessera: $flags" >>"$tmp/log"
 case " $flags " in
 *" -I$prefix/include "*" -L$libdir "*) status=0 ;;
@@ -62,21 +65,21 @@ esac
 report "installed tessera.pc: -I and -L name the prefix" $status
 
 # The README's one-line compile, with an rpath so that the program finds libtessera.so.1.
-PKG_CONFIG_PATH=$pcdir $cc -o "$tmp/first" "$srcdir/tests/install/first.c" \
-	$(PKG_CONFIG_PATH=$pcdir "$pkg_config" --cflags --libs tessera) -Wl,-rpath,"$libdir" >"$tmp/log" 2>&1 &&
+PKG_CONFIG_PATH=$pcdir$starpu_pc $cc -o "$tmp/first" "$srcdir/tests/install/first.c" \
+	$(PKG_CONFIG_PATH=$pcdir$starpu_pc "$pkg_config" --cflags --libs tessera) -Wl,-rpath,"$libdir" >"$tmp/log" 2>&1 &&
 	"$tmp/first" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
 report "cc first.c \$(pkg-config --cflags --libs tessera) -Wl,-rpath: builds and runs" $?
 
 # Without an rpath, LD_LIBRARY_PATH finds the library.
 $cc -o "$tmp/first-norpath" "$srcdir/tests/install/first.c" \
-	$(PKG_CONFIG_PATH=$pcdir "$pkg_config" --cflags --libs tessera) >"$tmp/log" 2>&1 &&
+	$(PKG_CONFIG_PATH=$pcdir$starpu_pc "$pkg_config" --cflags --libs tessera) >"$tmp/log" 2>&1 &&
 	LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/first-norpath" >>"$tmp/log" 2>&1 &&
 	grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
 report "without an rpath, LD_LIBRARY_PATH=libdir runs it" $?
 
 # Against the build tree: with the build directory in PKG_CONFIG_PATH, pkg-config reads
 # tessera-uninstalled.pc, whose rpath points at the build tree's library.
-flags=$(PKG_CONFIG_PATH=$builddir "$pkg_config" --cflags --libs tessera 2>"$tmp/log")
+flags=$(PKG_CONFIG_PATH=$builddir$starpu_pc "$pkg_config" --cflags --libs tessera 2>"$tmp/log")
 echo "pkg-config --cflags --libs tessera (uninstalled): $flags" >>"$tmp/log"
 case " $flags " in
 *" -L$builddir/.libs "*) status=0 ;;
@@ -85,7 +88,7 @@ esac
 report "PKG_CONFIG_PATH=builddir: pkg-config finds tessera-uninstalled.pc" $status
 
 $cc -o "$tmp/first-uninstalled" "$srcdir/tests/install/first.c" \
-	$(PKG_CONFIG_PATH=$builddir "$pkg_config" --cflags --libs tessera) >"$tmp/log" 2>&1 &&
+	$(PKG_CONFIG_PATH=$builddir$starpu_pc "$pkg_config" --cflags --libs tessera) >"$tmp/log" 2>&1 &&
 	"$tmp/first-uninstalled" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
 report "built against the build tree, runs without LD_LIBRARY_PATH" $?
 exit $failed

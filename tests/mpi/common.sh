@@ -27,6 +27,10 @@ STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-mpi.XXXXXX") || exit 99
 export STARPU_SILENT STARPU_HOME
 trap 'rm -rf "$STARPU_HOME"' EXIT
 tmp=$STARPU_HOME
+# Ranks that start together in a new STARPU_HOME calibrate the bus together, and one can read the
+# file another is writing (an assertion in check_bus_affinity_file, seen in CI): one process
+# calibrates first, in the environment the ranks get.
+"$b/tessera-info" >/dev/null 2>&1
 
 mpi_run() {
 	mpi_start "$@"

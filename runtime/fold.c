@@ -71,24 +71,27 @@ static void future_fold_cpu(void *buffers[], void *cl_arg)
 	for (int i = 1; i <= a->nparts; i++)
 		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
 }
+/* On a device, built-in operators only (a user operator's fold runs on CPUs): identity, then each
+ * part in order, with the device kind's operator body (tsr__cuda_redop, tsr__opencl_redop). */
+#if defined(STARPU_USE_CUDA) || defined(STARPU_USE_OPENCL)
+typedef void (*device_redop_fn)(int type, int op, int init, void *dst, void *src);
+static void future_fold_device(void *buffers[], const struct future_fold_arg *a, device_redop_fn redop)
+{
+	redop(a->type, a->op, 1, buffers[0], NULL);
+	for (int i = 1; i <= a->nparts; i++)
+		redop(a->type, a->op, 0, buffers[0], buffers[i]);
+}
+#endif
 #ifdef STARPU_USE_CUDA
-/* Built-in operators only (a user operator's fold runs on CPUs): identity, then each part in order. */
 static void future_fold_cuda(void *buffers[], void *cl_arg)
 {
-	const struct future_fold_arg *a = cl_arg;
-	tsr__cuda_redop(a->type, a->op, 1, buffers[0], NULL);
-	for (int i = 1; i <= a->nparts; i++)
-		tsr__cuda_redop(a->type, a->op, 0, buffers[0], buffers[i]);
+	future_fold_device(buffers, cl_arg, tsr__cuda_redop);
 }
 #endif
 #ifdef STARPU_USE_OPENCL
-/* Built-in operators only (a user operator's fold runs on CPUs): identity, then each part in order. */
 static void future_fold_opencl(void *buffers[], void *cl_arg)
 {
-	const struct future_fold_arg *a = cl_arg;
-	tsr__opencl_redop(a->type, a->op, 1, buffers[0], NULL);
-	for (int i = 1; i <= a->nparts; i++)
-		tsr__opencl_redop(a->type, a->op, 0, buffers[0], buffers[i]);
+	future_fold_device(buffers, cl_arg, tsr__opencl_redop);
 	tsr__opencl_finish();
 }
 #endif

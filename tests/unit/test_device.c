@@ -163,6 +163,14 @@ static void check_values(tsr_region_t r, double add, const char *what)
 		              (double)i + add);
 }
 
+/* NTILES tiles of r, and the same tiles grown by one point on each side. */
+static void tiles_and_halo(tsr_region_t r, tsr_partition_t *tiles, tsr_partition_t *halo)
+{
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NTILES - 1), "tiles", tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1), (int64_t[3]){1, 0, 0}, "halo",
+	                                halo));
+}
+
 /* A device-homed field (the default with only device workers): a host map gives a pointer the
  * host can use, for writing and for reading what device tasks wrote. */
 START_TEST(map_of_a_device_homed_field_gives_a_host_pointer)
@@ -189,9 +197,7 @@ START_TEST(reductions_run_on_the_device)
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, N - 1));
 	write_ramp(r);
 	tsr_partition_t tiles, halo;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NTILES - 1), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1), (int64_t[3]){1, 0, 0}, "halo",
-	                                &halo));
+	tiles_and_halo(r, &tiles, &halo);
 	tsr_field_t x = 0;
 	tsr_task_t sumsq = task_of("sumsq", NULL, sumsq_cl, TSR_F64);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ, 1, &x);
@@ -258,9 +264,7 @@ START_TEST(host_home_with_device_workers_switches_partitions)
 	unsetenv("TSR_HOME");
 	write_ramp(r);
 	tsr_partition_t tiles, halo;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NTILES - 1), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1), (int64_t[3]){1, 0, 0}, "halo",
-	                                &halo));
+	tiles_and_halo(r, &tiles, &halo);
 	tsr_field_t x = 0;
 	tsr_task_t add = task_of("add", add_cpu, add_cl, TSR_NONE);
 	tsr_task_t sumsq = task_of("sumsq", NULL, sumsq_cl, TSR_F64);

@@ -85,16 +85,12 @@ static int separate_tokens;              /* void tokens and syncs: several memor
  * it only where StarPU has more than one memory node. Read at tsr_init, before StarPU starts. */
 int tsr__coh_init(void)
 {
-	const char *v = getenv("TSR_COHERENCE");
+	enum { SHARED, TOKENS };
+	int mode;
 	write_seq = 0;
-	separate_tokens = 0;
-	if (!v || !*v || !strcmp(v, "shared"))
-		return TSR_OK;
-	if (!strcmp(v, "tokens")) {
-		separate_tokens = 1;
-		return TSR_OK;
-	}
-	return tsr__err(TSR_EINVAL, "tsr_init: TSR_COHERENCE='%s' is neither 'shared' nor 'tokens'", v);
+	int rc = tsr__env_choice("TSR_COHERENCE", "tsr_init", &mode);
+	separate_tokens = rc == TSR_OK && mode == TOKENS;
+	return rc;
 }
 
 /* Once StarPU runs: its memory nodes decide. */
@@ -399,22 +395,6 @@ static int overlaps(struct tsr_node *n, struct tsr_pieces *ps)
 
 /* ------------------------------------------------------------------ syncs (several memory nodes) */
 
-static void noop(void *buffers[], void *arg)
-{
-	(void)buffers;
-	(void)arg;
-}
-
-/* The no-op tasks that only order or move data: syncs, retires, and order.c's untracks. */
-struct starpu_codelet tsr__noop_cl = {
-	.cpu_funcs = {noop},
-	.cuda_funcs = {noop},
-	.cuda_flags = {STARPU_CUDA_ASYNC},
-	.opencl_funcs = {noop},
-	.nbuffers = STARPU_VARIABLE_NBUFFERS,
-	.name = "tsr_sync",
-};
-
 /* Where no CPU worker runs, a no-op over host-homed data runs on a device worker with every buffer
  * kept on the host (StarPU's specific nodes: host_nodes is all STARPU_MAIN_RAM), so it gathers
  * and orders the data there as a CPU worker would. The most buffers a no-op lists: a sync lists a
@@ -423,10 +403,10 @@ struct starpu_codelet tsr__noop_cl = {
 #define TSR_NOOP_MAX_BUFFERS (4 * TSR_MAX_PIECES + 64)
 static int host_nodes[TSR_NOOP_MAX_BUFFERS];
 static struct starpu_codelet noop_on_host_cl = {
-	.cpu_funcs = {noop},
-	.cuda_funcs = {noop},
+	.cpu_funcs = {tsr__noop},
+	.cuda_funcs = {tsr__noop},
 	.cuda_flags = {STARPU_CUDA_ASYNC},
-	.opencl_funcs = {noop},
+	.opencl_funcs = {tsr__noop},
 	.nbuffers = STARPU_VARIABLE_NBUFFERS,
 	.specific_nodes = 1,
 	.dyn_nodes = host_nodes,

@@ -1,4 +1,5 @@
-/* ctxpool.c: the blocks that hold point tasks' contexts (launch.c), recycled.
+/* ctxpool.c: the blocks that hold point tasks' contexts (launch.c), recycled; and the context of
+ * the task each worker thread runs.
  *
  * The host thread allocates one context per point task, and the worker that runs the task is done
  * with it. Through malloc and free this was the costliest call of a launch on the submitting thread
@@ -123,4 +124,18 @@ void tsr__ctx_pool_drain(void)
 		own_n[c] = 0;
 		shared_n[c] = 0;
 	}
+}
+
+/* The context of the task this worker thread runs: tsr__task_error charges errors to it, and API
+ * calls that would wait or submit from inside a variant are refused by name (tsr__refuse_thread). */
+static _Thread_local struct tsr_ctx *current;
+
+struct tsr_ctx *tsr__current_ctx(void)
+{
+	return current;
+}
+
+void tsr__set_current_ctx(struct tsr_ctx *ctx)
+{
+	current = ctx;
 }

@@ -69,7 +69,7 @@ static int diverged;
  * even under mpirun (every rank then computes everything alone). */
 static int launched_by_mpi(void)
 {
-	const char *v = getenv("TSR_MPI");
+	const char *v = tsr__env("TSR_MPI");
 	if (v && *v)
 		return strcmp(v, "0") != 0;
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
@@ -77,7 +77,7 @@ static int launched_by_mpi(void)
 
 int tsr__dist_wanted(void)
 {
-	int rc = check_tsr_mpi(getenv("TSR_MPI"));
+	int rc = check_tsr_mpi(tsr__env("TSR_MPI"));
 	if (rc)
 		return rc;
 	return launched_by_mpi();
@@ -334,7 +334,7 @@ void tsr__dist_print_stats(FILE *out)
 
 int tsr__dist_wanted(void)
 {
-	const char *v = getenv("TSR_MPI");
+	const char *v = tsr__env("TSR_MPI");
 	const char *np = getenv("OMPI_COMM_WORLD_SIZE");
 	if (!np)
 		np = getenv("PMI_SIZE");

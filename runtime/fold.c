@@ -10,17 +10,6 @@
 
 struct fold_arg { tsr_type_t type; size_t size; int op; };
 
-/* Reductions are folded in color order (tessera.h, "Reductions"): every point reduces into
- * private storage that starts at the identity, and fold tasks combine the points in launch
- * order, so the bits do not depend on workers, policy or timing. TSR_REDUX=unordered gives
- * StarPU's REDUX instead (contributions folded in arrival order), read at tsr_init. */
-static int redux_ordered = 1;
-
-int tsr__redux_ordered(void)
-{
-	return redux_ordered;
-}
-
 static struct starpu_codelet fold_cl;
 
 /* Buffer 0 is the subregion's view, buffer 1 the private buffer of the same extent (the handles
@@ -109,37 +98,6 @@ static void future_fold_init(void)
 	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	future_fold_cl.name = "tsr_future_fold";
 	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
-}
-
-/* Start a private buffer (block or variable) at the operator's identity, where the variant runs. */
-static void init_private(void *iface, tsr_type_t type, int op, int arch)
-{
-	struct starpu_codelet *cl = tsr__init_cl(type, op);
-	void *b[1] = {iface};
-	switch (arch) {
-	case TSR_ARCH_CUDA:
-		cl->cuda_funcs[0](b, NULL);
-		break;
-	case TSR_ARCH_OPENCL:
-		cl->opencl_funcs[0](b, NULL);
-		break;
-	default:
-		cl->cpu_funcs[0](b, NULL);
-	}
-}
-
-/* Private buffers of REDUCE requirements folded later by a fold task start at identity, and so
- * does this point's partial value of an ordered reduction of the returns. */
-void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int arch)
-{
-	for (int r = 0; r < ctx->nreqs; r++) {
-		struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->reduce_tmp_op)
-			for (int k = 0; k < q->nfields; k++)
-				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, arch);
-	}
-	if (ctx->ret_partial)
-		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, arch);
 }
 
 /* A private buffer of subregion s's shape for field f, to be folded into the fold target after
@@ -413,22 +371,6 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 	if (!pooled)
 		tsr__partials_release(ps, 1);
 	return tsr__future_bcast(res, at);
-}
-
-/* TSR_REDUX: "ordered" (the default: color order, reproducible) or "unordered" (StarPU's REDUX,
- * folded in arrival order). Read before StarPU starts, so that a typo fails tsr_init. */
-int tsr__redux_mode_from_env(void)
-{
-	const char *v = getenv("TSR_REDUX");
-	if (!v || !*v || !strcmp(v, "ordered")) {
-		redux_ordered = 1;
-		return TSR_OK;
-	}
-	if (!strcmp(v, "unordered")) {
-		redux_ordered = 0;
-		return TSR_OK;
-	}
-	return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX='%s' is neither 'ordered' nor 'unordered'", v);
 }
 
 void tsr__fold_init(void)

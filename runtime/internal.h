@@ -14,6 +14,14 @@
 #define TSR_NAME_MAX 64
 #define TSR_MAX_REQS 64
 
+/* ---- environment switches (env.c): the one table; getenv of a TSR_ variable happens only there */
+const char *tsr__env(const char *name);   /* its value, or NULL when unset or empty */
+/* A keyword switch: the index of its value (or default) in the table's "a|b|c", else TSR_EINVAL
+ * naming `what`, the switch and the words it takes. */
+int tsr__env_choice(const char *name, const char *what, int *out);
+/* A number from lo to hi in *out when set (left alone when not), else TSR_EINVAL. */
+int tsr__env_int(const char *name, long lo, long hi, int *out);
+
 /* ---- errors (error.c) */
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tsr__task_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -52,7 +60,7 @@ TSR_DEFINE_LOOKUP(tsr__partition_lookup, TSR_K_PARTITION, tsr_partition_t, struc
 TSR_DEFINE_LOOKUP(tsr__task_lookup, TSR_K_TASK, tsr_task_t, struct tsr_task)
 TSR_DEFINE_LOOKUP(tsr__future_lookup, TSR_K_FUTURE, tsr_future_t, struct tsr_future)
 
-/* ---- runtime state (runtime.c) */
+/* ---- runtime state (state.c; tsr_init fills it) */
 struct tsr_runtime {
 	int initialized;
 	tsr_config_t cfg;
@@ -61,15 +69,19 @@ struct tsr_runtime {
 	int quiet;
 	int paused;
 	pthread_t owner;                      /* the thread that called tsr_init: the only one served */
+	int redux_unordered;                  /* TSR_REDUX=unordered */
+	/* The one call up that the top installs (runtime.c, at tsr_init): region.c zeroes a field homed
+	 * on a device with the fill task of hostaccess.c, a floor above it (runtime/FLOORS). */
+	int (*fill)(tsr_region_t r, int field, const void *value, size_t size);
 };
 extern struct tsr_runtime tsr__rt;
+int tsr__redux_ordered(void);             /* 1 unless TSR_REDUX=unordered */
 /* Refusal of a call made from a task variant (names the task) or from a second host thread. */
 int tsr__refuse_thread(const char *what);
 /* Calls that must wait for tasks cannot do so while the workers are paused. */
 #define TSR_REQUIRE_RUNNING(what) \
 	do { if (tsr__rt.paused) return tsr__err(TSR_ESTATE, "%s: the workers are paused (tsr_resume first); waiting would never end", what); } while (0)
 /* Internal waits (plan growth, operator change) resume the workers for the time of the wait. */
-void tsr__wait_all(void);
 void tsr__wait_handle(starpu_data_handle_t h);
 #define TSR_REQUIRE_INIT(what) \
 	do { if (!tsr__rt.initialized) return tsr__err(TSR_ESTATE, "%s: runtime not initialized (call tsr_init first)", what); \
@@ -122,6 +134,10 @@ void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
+/* text.c: a point's label ("" for single launches), escaping, files written whole */
+void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
+void tsr__put_escaped(FILE *f, const char *s);   /* for JSON strings and dot labels */
+int tsr__close_written(FILE *f, const char *file, const char *kind);
 
 /* ---- field spaces and regions */
 struct tsr_fieldinfo {
@@ -224,7 +240,10 @@ int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own);   /
 void tsr__order_waited(void);                      /* after a full wait: forget, destroy finished tasks */
 void tsr__order_reap(void);                        /* after another wait: destroy the finished tasks */
 void tsr__order_shutdown(void);
-extern struct starpu_codelet tsr__noop_cl;         /* no-op tasks over any handles (coherence.c) */
+extern struct starpu_codelet tsr__noop_cl;         /* no-op tasks over any handles (order.c) */
+void tsr__noop(void *buffers[], void *arg);        /* its body */
+/* Wait for every task (the workers resumed for the time of the wait), then forget them here. */
+void tsr__wait_all(void);
 int tsr__coh_init(void);                           /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 void tsr__coh_start(void);                         /* at tsr_init, once StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);
@@ -263,11 +282,13 @@ void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem);
 void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val);
 const char *tsr__redop_name(int op);
 const char *tsr__redop_priv_name(int op);   /* "REDUCE(max)" */
+/* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
+ * that one message may name several privileges. */
+const char *tsr__priv_name(tsr_privilege_t p);
 int tsr__redop_known(int op);
 int tsr__redop_on_devices(int op);   /* built-in: has CUDA and OpenCL code; registered: CPU only */
 /* The error for an operator id that is neither built in nor registered (a privilege, say). */
 int tsr__redop_unknown(int op, const char *what);
-const char *tsr__priv_name(tsr_privilege_t p);   /* task.c: "READ", "REDUCE(max)" */
 void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
 void tsr__redops_reset(void);
 void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);   /* reduce_cuda.cu */
@@ -330,6 +351,7 @@ void tsr__opencl_wrapper(void *buffers[], void *cl_arg);
 int tsr__opencl_start(void);               /* tsr_init: builds Tessera's kernels for every OpenCL device */
 void tsr__opencl_stop(void);               /* tsr_finalize, every task done, before StarPU stops */
 void tsr__opencl_finish(void);
+void *tsr__opencl_worker_kernel(const char *name);   /* the running worker's cl_kernel, or NULL */
 int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src);   /* as tsr__cuda_redop */
@@ -341,10 +363,6 @@ static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interf
 	return v->dev_handle ? v->dev_handle : v->ptr;
 }
 void tsr__task_free(void *obj);
-/* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
- * that one message may name several privileges. */
-const char *tsr__priv_name(tsr_privilege_t p);
-struct tsr_ctx *tsr__current_ctx(void);   /* the task this worker thread is running, or NULL */
 /* A point task holds a reference on every future state it reads or writes from submission until its
  * wrapper ends; launch.c takes them just before starpu_task_submit and drops them if it fails. */
 void tsr__ctx_hold_states(struct tsr_ctx *ctx);
@@ -387,15 +405,17 @@ void tsr__poison_reset(void);
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
-int tsr__redux_mode_from_env(void);   /* TSR_REDUX: ordered (default) or unordered */
 void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
-/* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed). */
+/* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed) (task.c). */
 struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf, int pooled);
 /* Point tasks' contexts (ctxpool.c): tsr__ctx_alloc on the host thread, tsr__ctx_release by whoever
  * uses one last (the task's wrapper or callback, or the launch that could not submit it). */
 void *tsr__ctx_alloc(size_t size);
 void tsr__ctx_release(void *ctx);
 void tsr__ctx_pool_drain(void);           /* tsr_finalize, every task done */
+struct tsr_ctx;
+struct tsr_ctx *tsr__current_ctx(void);   /* the task this worker thread is running, or NULL */
+void tsr__set_current_ctx(struct tsr_ctx *ctx);   /* by the task's wrapper, around the variant */
 
 /* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
 /* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */
@@ -414,7 +434,6 @@ struct tsr_partials {
 };
 void tsr__fold_init(void);
 void tsr__fold_fini(void);   /* at tsr_finalize, once every task has run */
-int tsr__redux_ordered(void);   /* 1 unless TSR_REDUX=unordered */
 starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, struct tsr_pending_fold *folds, int *nfolds);
 int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);   /* returns rc or the first failure */
 struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);   /* NULL when out of memory */
@@ -426,7 +445,6 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
-void tsr__fold_start_private(struct tsr_ctx *ctx, void *buffers[], int arch);   /* in the variant's wrapper */
 int tsr__unmap_all(char *names, size_t len);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
@@ -447,9 +465,6 @@ static inline double tsr__ts_us(const struct timespec *t)
 {
 	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
 }
-void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
-void tsr__put_escaped(FILE *f, const char *s);   /* for JSON strings and dot labels */
-int tsr__close_written(FILE *f, const char *file, const char *kind);
 /* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
 #define TSR_MAX_BUS 64
 struct bus_row { int src, dst; long long bytes; int count; };

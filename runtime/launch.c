@@ -331,45 +331,6 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	return ctx;
 }
 
-/* Give back a task's argument when the task will not run: a pooled context, or malloc'ed. */
-static void arg_drop(void *arg, int pooled)
-{
-	if (pooled)
-		tsr__ctx_release(arg);
-	else
-		free(arg);
-}
-
-/* A task of codelet cl that owns arg and has room for nbuf buffers (StarPU's dynamic arrays beyond
- * STARPU_NMAXBUFS). arg is freed with the task, or, pooled (a point's context), given back to the
- * pool by the wrapper or callback. NULL when out of memory, arg then dropped. Point tasks and fold
- * tasks (fold.c) are made here. */
-struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf, int pooled)
-{
-	struct starpu_task *task = arg ? starpu_task_create() : NULL;
-	if (!task) {
-		arg_drop(arg, pooled);
-		return NULL;
-	}
-	task->cl = cl;
-	task->cl_arg = arg;
-	task->cl_arg_size = arg_size;
-	task->cl_arg_free = !pooled;
-	task->nbuffers = nbuf;
-	if (nbuf > STARPU_NMAXBUFS) {
-		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
-		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
-		if (!task->dyn_handles || !task->dyn_modes) {
-			task->destroy = 0;
-			starpu_task_destroy(task);   /* frees the dynamic arrays, and arg unless pooled */
-			if (pooled)
-				tsr__ctx_release(arg);
-			return NULL;
-		}
-	}
-	return task;
-}
-
 /* The StarPU task being built: how many buffers are set, and whether it must stay on CPUs. */
 struct task_build {
 	struct starpu_task *task;

@@ -39,10 +39,10 @@ static int poller_nice;
 int tsr__nice_read(int several_ranks)
 {
 	const char *name = "TSR_NICE";
-	const char *v = getenv(name);
-	if (!v || !*v) {
+	const char *v = tsr__env(name);
+	if (!v) {
 		name = "TSR_MPI_NICE";
-		v = getenv(name);
+		v = tsr__env(name);
 	}
 	poller_nice = several_ranks ? NICE_RANKS : NICE_ONE_PROCESS;
 	if (!v || !*v)

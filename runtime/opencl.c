@@ -122,7 +122,7 @@ void tsr__opencl_stop(void)
 }
 
 /* The running worker's kernel `name`, made from the first program that defines it; NULL if none. */
-static cl_kernel worker_kernel(const char *name)
+void *tsr__opencl_worker_kernel(const char *name)
 {
 	int w = starpu_worker_get_id();
 	if (w < 0 || strlen(name) >= TSR_NAME_MAX)
@@ -148,29 +148,6 @@ static cl_kernel worker_kernel(const char *name)
 		return k;
 	}
 	return NULL;
-}
-
-void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
-{
-	if (!ctx || ctx->arch != TSR_ARCH_OPENCL) {
-		tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s' asked for outside an OpenCL variant",
-		                kernel ? kernel : "(null)");
-		return NULL;
-	}
-	cl_kernel k = kernel ? worker_kernel(kernel) : NULL;
-	if (!k)
-		tsr_ctx_error(ctx, "no OpenCL program loaded (tsr_opencl_program) defines kernel '%s'",
-		              kernel ? kernel : "(null)");
-	return k;
-}
-
-void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
-{
-	if (!ctx || ctx->arch != TSR_ARCH_OPENCL)
-		return NULL;
-	cl_command_queue q;
-	starpu_opencl_get_current_queue(&q);
-	return q;
 }
 
 void tsr__opencl_finish(void)
@@ -237,7 +214,7 @@ struct clarg {
 /* Kernel `name` over the n elements of a box, on the running worker's queue. */
 static int enqueue(const char *name, const struct clarg *args, int nargs, size_t n)
 {
-	cl_kernel k = worker_kernel(name);
+	cl_kernel k = tsr__opencl_worker_kernel(name);
 	if (!k) {
 		tsr__task_error("OpenCL worker %d: Tessera's kernel '%s' is missing (a device without 64-bit floats "
 		                "has no f64 reductions)", starpu_worker_get_id(), name);
@@ -335,17 +312,6 @@ int tsr__opencl_start(void)
 
 void tsr__opencl_stop(void)
 {
-}
-
-void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
-{
-	tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s': this StarPU has no OpenCL", kernel ? kernel : "(null)");
-	return NULL;
-}
-
-void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
-{
-	return NULL;
 }
 #endif
 

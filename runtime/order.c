@@ -67,22 +67,23 @@ static int ndeps, capdeps;
 
 int tsr__order_init(void)
 {
-	const char *v = getenv("TSR_DEPS");
+	enum { EXPLICIT, IMPLICIT };
+	int mode;
 	active = 0;
-	if (!v || !*v || !strcmp(v, "explicit")) {
+	int rc = tsr__env_choice("TSR_DEPS", "tsr_init", &mode);
+	if (rc)
+		return rc;
+	if (mode == EXPLICIT) {
 		wanted = EXPLICIT_SAFE;
-		if (!EXPLICIT_SAFE && v && *v)
+		if (!EXPLICIT_SAFE && tsr__env("TSR_DEPS"))
 			return tsr__err(TSR_EINVAL, "tsr_init: TSR_DEPS=explicit: StarPU %d.%d lacks the notify fix "
 			                "(tools/starpu-1.4-notify-cg.patch), without which a task may start before "
 			                "its predecessors end; use TSR_DEPS=implicit (this build's default) or a StarPU "
 			                "built by tools/build-starpu.sh", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
 		return TSR_OK;
 	}
-	if (!strcmp(v, "implicit")) {
-		wanted = 0;
-		return TSR_OK;
-	}
-	return tsr__err(TSR_EINVAL, "tsr_init: TSR_DEPS='%s' is neither 'explicit' nor 'implicit'", v);
+	wanted = 0;
+	return TSR_OK;
 }
 
 void tsr__order_start(int can)
@@ -494,3 +495,29 @@ void tsr__order_shutdown(void)
 	ndeps = capdeps = 0;
 	active = 0;
 }
+
+void tsr__wait_all(void)
+{
+	if (tsr__rt.paused)
+		starpu_resume();
+	starpu_task_wait_for_all();
+	tsr__order_waited();
+	if (tsr__rt.paused)
+		starpu_pause();
+}
+
+void tsr__noop(void *buffers[], void *arg)
+{
+	(void)buffers;
+	(void)arg;
+}
+
+/* The no-op tasks that only order or move data: coherence's syncs and retires, and untracks here. */
+struct starpu_codelet tsr__noop_cl = {
+	.cpu_funcs = {tsr__noop},
+	.cuda_funcs = {tsr__noop},
+	.cuda_flags = {STARPU_CUDA_ASYNC},
+	.opencl_funcs = {tsr__noop},
+	.nbuffers = STARPU_VARIABLE_NBUFFERS,
+	.name = "tsr_sync",
+};

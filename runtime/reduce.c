@@ -317,3 +317,16 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redo
 	op->id = TSR_REDOP_USER + k;
 	return TSR_OK;
 }
+
+/* Returns strings that outlive the call (no shared buffer), so one message can hold two. */
+const char *tsr__priv_name(tsr_privilege_t p)
+{
+	switch (p) {
+	case TSR_READ: return "READ";
+	case TSR_WRITE: return "WRITE";
+	case TSR_READ_WRITE: return "READ_WRITE";
+	}
+	if (p > 0 && TSR_PRIV_IS_REDUCE(p))
+		return tsr__redop_priv_name(TSR_PRIV_REDOP(p).id);
+	return "invalid privilege";
+}

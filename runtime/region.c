@@ -34,17 +34,17 @@ static int first_device_node(void)
  * to RAM. */
 static int home_node(const char *what, const char *name, int *node)
 {
-	const char *env = getenv("TSR_HOME");
-	int want_device;
-	if (!env || !*env || !strcmp(env, "auto"))
+	enum { HOST, DEVICE, AUTO, CUDA };   /* as the switch's table lists them (env.c) */
+	int choice;
+	char what_region[TSR_NAME_MAX + 64];
+	snprintf(what_region, sizeof what_region, "%s: region '%s'", what, name);
+	int rc = tsr__env_choice("TSR_HOME", what_region, &choice);
+	if (rc)
+		return rc;
+	const char *env = tsr__env("TSR_HOME");
+	int want_device = choice == DEVICE || choice == CUDA;
+	if (choice == AUTO)
 		want_device = tsr__rt.ndevice > 0 && tsr__rt.ncpu == 0;
-	else if (!strcmp(env, "host"))
-		want_device = 0;
-	else if (!strcmp(env, "device") || !strcmp(env, "cuda"))
-		want_device = 1;
-	else
-		return tsr__err(TSR_EINVAL, "%s: region '%s': TSR_HOME='%s' is not host, device (or cuda) or auto", what, name,
-		                env);
 	*node = STARPU_MAIN_RAM;
 	if (!want_device)
 		return TSR_OK;
@@ -91,14 +91,15 @@ static void storage_free(int home, void *p, size_t bytes)
 		starpu_free_flags(p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0);
 }
 
-/* Zero every field of a region homed on a device, with the fill task (ordered before any use). */
+/* Zero every field of a region homed on a device, with the fill task (ordered before any use),
+ * through the hook tsr_init installs (tsr_fill is a floor above). */
 static int zero_on_device(struct tsr_region *r)
 {
 	for (int f = 0; f < r->nfields; f++) {
 		void *zero = calloc(1, r->fields[f].size);
 		if (!zero)
 			return tsr__err(TSR_ENOMEM, "tsr_region_create: region '%s': out of memory", r->name);
-		int rc = tsr_fill((tsr_region_t){r->id}, f, zero, r->fields[f].size);
+		int rc = tsr__rt.fill((tsr_region_t){r->id}, f, zero, r->fields[f].size);
 		free(zero);
 		if (rc)
 			return rc;

@@ -6,8 +6,6 @@
 #include <string.h>
 #include "internal.h"
 
-struct tsr_runtime tsr__rt;
-
 void tsr_config_init(tsr_config_t *cfg)
 {
 	if (!cfg)
@@ -16,19 +14,6 @@ void tsr_config_init(tsr_config_t *cfg)
 	cfg->ncpu = -1;
 	cfg->ncuda = -1;
 	cfg->nopencl = 0;   /* StarPU would start OpenCL workers on every GPU it also drives with CUDA */
-}
-
-static int env_int(const char *name, int *out)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (*end || x < -1 || x > 4096)
-		return tsr__err(TSR_EINVAL, "tsr_init: environment variable %s='%s' is not a worker count", name, v);
-	*out = (int)x;
-	return 0;
 }
 
 static struct starpu_sched_policy *tsr_policy(const char *name)
@@ -55,17 +40,6 @@ static int sched_known(const char *name)
  * cannot both win the 0 -> 1 exchange. */
 static int lifecycle;
 
-int tsr__refuse_thread(const char *what)
-{
-	struct tsr_ctx *ctx = tsr__current_ctx();
-	if (ctx)
-		return tsr__err(TSR_ESTATE, "%s: called from inside task '%s': a task variant cannot wait, launch or change the "
-		                "runtime (return what it computed; the host or a later task does the rest)", what,
-		                ctx->task->name);
-	return tsr__err(TSR_ESTATE, "%s: called from a thread other than the one that called tsr_init; Tessera takes "
-	                "calls from that one host thread only", what);
-}
-
 static int init_locked(const tsr_config_t *cfg);
 
 /* What several ranks do not do (yet): checked once StarPU runs, on every rank alike. */
@@ -73,7 +47,7 @@ static int dist_limits(void)
 {
 	if (tsr__dist.size > 64)
 		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64", tsr__dist.size);
-	const char *coh = getenv("TSR_COHERENCE");
+	const char *coh = tsr__env("TSR_COHERENCE");
 	if (starpu_memory_nodes_get_count() > 1 || (coh && !strcmp(coh, "tokens")))
 		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or OpenCL workers, or "
 		                "TSR_COHERENCE=tokens) are not supported yet: run one rank per GPU machine without MPI, or set "
@@ -104,15 +78,16 @@ static int init_locked(const tsr_config_t *cfg)
 	if (cfg)
 		c = *cfg;
 	const char *s;
-	if ((s = getenv("TSR_SCHED")) && *s)
+	if ((s = tsr__env("TSR_SCHED")))
 		c.sched = s;
-	if (env_int("TSR_NCPU", &c.ncpu) || env_int("TSR_NCUDA", &c.ncuda) || env_int("TSR_NOPENCL", &c.nopencl))
+	if (tsr__env_int("TSR_NCPU", -1, 4096, &c.ncpu) || tsr__env_int("TSR_NCUDA", -1, 4096, &c.ncuda) ||
+	    tsr__env_int("TSR_NOPENCL", -1, 4096, &c.nopencl))
 		return TSR_EINVAL;
-	if ((s = getenv("TSR_TRACE")) && *s)
+	if ((s = tsr__env("TSR_TRACE")))
 		c.trace_file = s;
-	if ((s = getenv("TSR_DAG")) && *s)
+	if ((s = tsr__env("TSR_DAG")))
 		c.dag_file = s;
-	if ((s = getenv("TSR_STATS")) && *s)
+	if ((s = tsr__env("TSR_STATS")))
 		c.stats = atoi(s);
 	if (c.sched && !sched_known(c.sched)) {
 		/* the same list as tsr_policy_list: Tessera's policies, then StarPU's */
@@ -126,7 +101,10 @@ static int init_locked(const tsr_config_t *cfg)
 			}
 		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s", c.sched, list);
 	}
-	int rc = tsr__redux_mode_from_env();
+	enum { ORDERED, UNORDERED };   /* TSR_REDUX's words (env.c) */
+	int redux;
+	int rc = tsr__env_choice("TSR_REDUX", "tsr_init", &redux);
+	tsr__rt.redux_unordered = rc == TSR_OK && redux == UNORDERED;
 	if (!rc)
 		rc = tsr__coh_init();
 	if (!rc)
@@ -171,6 +149,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.cfg = c;
 	tsr__rt.quiet = c.quiet;
 	tsr__rt.owner = pthread_self();
+	tsr__rt.fill = tsr_fill;
 	tsr__rt.ncpu = starpu_cpu_worker_get_count();
 	tsr__rt.ncuda = starpu_cuda_worker_get_count();
 	tsr__rt.nopencl = starpu_opencl_worker_get_count();
@@ -343,26 +322,6 @@ int tsr_policy_list(const char **names, const char **descriptions, int max)
 		n++;
 	}
 	return n;
-}
-
-void tsr__wait_all(void)
-{
-	if (tsr__rt.paused)
-		starpu_resume();
-	starpu_task_wait_for_all();
-	tsr__order_waited();
-	if (tsr__rt.paused)
-		starpu_pause();
-}
-
-void tsr__wait_handle(starpu_data_handle_t h)
-{
-	if (tsr__rt.paused)
-		starpu_resume();
-	starpu_data_acquire(h, STARPU_R);
-	starpu_data_release(h);
-	if (tsr__rt.paused)
-		starpu_pause();
 }
 
 int tsr_pause(void)

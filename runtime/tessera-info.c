@@ -8,9 +8,10 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tessera-info [--policies | --machine | --help]\n"
+	fprintf(f, "usage: tessera-info [--policies | --machine | --env | --help]\n"
 	           "  Lists the scheduling policies (for TSR_SCHED / --sched) and describes the machine:\n"
-	           "  StarPU workers and memory nodes, CUDA devices, hwloc topology. Default: both.\n");
+	           "  StarPU workers and memory nodes, CUDA devices, hwloc topology. Default: both.\n"
+	           "  --env: Tessera's environment switches, as a Markdown table (the README's).\n");
 }
 
 static void topology(void)
@@ -46,12 +47,27 @@ static const char *node_kind(int node)
 	}
 }
 
+/* The switches' table (runtime/env.c) as the README's Markdown table: one row per switch. */
+static void env_table(void)
+{
+	const tsr_env_switch_t *t;
+	int n = tsr_env_switches(&t);
+	printf("| variable | values | default | effect |\n| --- | --- | --- | --- |\n");
+	for (int i = 0; i < n; i++) {
+		printf("| %s | ", t[i].name);
+		for (const char *p = t[i].values; *p; p++)
+			printf(*p == '|' ? "\\|" : "%c", *p);   /* a bar inside a cell is escaped */
+		printf(" | %s | %s |\n", t[i].fallback, t[i].meaning);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int pol = 1, mach = 1;
 	if (argc > 1) {
 		if (!strcmp(argv[1], "--policies")) mach = 0;
 		else if (!strcmp(argv[1], "--machine")) pol = 0;
+		else if (!strcmp(argv[1], "--env")) { env_table(); return 0; }
 		else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(stdout); return 0; }
 		else { usage(stderr); return 2; }
 	}

@@ -527,6 +527,16 @@ int tsr_partition_set_rank(tsr_partition_t p, const int64_t color[3], int rank);
 /* Names and one-line descriptions of every selectable policy (StarPU's and Tessera's); works
  * before tsr_init. Returns how many exist (fills at most max). */
 int tsr_policy_list(const char **names, const char **descriptions, int max);
+/* Tessera's environment switches (TSR_*), read at tsr_init (TSR_HOME at each region's creation):
+ * name, the values it takes ("a|b" words, "N", "file"), its default and what it does. Works
+ * before tsr_init; *table stays valid for the life of the process. Returns how many. */
+typedef struct tsr_env_switch {
+	const char *name;
+	const char *values;
+	const char *fallback;   /* the default */
+	const char *meaning;
+} tsr_env_switch_t;
+int tsr_env_switches(const tsr_env_switch_t **table);
 int tsr_worker_count(void);                         /* all workers */
 tsr_worker_kind_t tsr_worker_kind(int worker);      /* CPU, CUDA or OPENCL; ANY if no such worker */
 

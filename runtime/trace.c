@@ -72,28 +72,6 @@ void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx)
 	}
 }
 
-/* A point as a label suffix: nothing for a single launch, "(i,j)" for an index launch's point. */
-void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n)
-{
-	if (pdim == 0)
-		buf[0] = 0;
-	else
-		tsr__color_str(pdim, p, buf, n);
-}
-
-/* Write s with the characters that JSON strings and dot labels cannot hold bare escaped. */
-void tsr__put_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-}
-
 /* Can `path` be created or overwritten? Checked at tsr_init, so that a typo in TSR_TRACE fails
  * at once and not after the run; `kind` names the switch in the message. */
 static int check_path(const char *path, const char *kind)
@@ -129,15 +107,6 @@ int tsr__obs_check_paths(const tsr_config_t *c)
 	if (!rc && c->dag_file)
 		rc = check_path(c->dag_file, "graph file (TSR_DAG)");
 	return rc;
-}
-
-/* fclose that reports a write error (a full disk) as one naming the file. */
-int tsr__close_written(FILE *f, const char *file, const char *kind)
-{
-	int bad = ferror(f);
-	if (fclose(f) || bad)
-		return tsr__err(TSR_EINVAL, "tsr_finalize: %s '%s' could not be written completely", kind, file);
-	return TSR_OK;
 }
 
 static int write_trace(const char *file, const struct bus_row *bus, int nbus)

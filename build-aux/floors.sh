@@ -1,0 +1,103 @@
+#!/bin/sh
+# floors.sh PLAN OBJDIR [MAX_CIRCLE MAX_UP]: how runtime/'s files call each other, against the
+# floor plan PLAN (runtime/FLOORS: one line per floor, bottom first, "name: file file ...").
+# An arrow A -> B when A's object file uses a symbol that only B's object defines (nm). Prints
+# every arrow that runs up a floor, the circles (files that reach each other through arrows), and
+# the largest; exits 1 when a file has no floor, the largest circle has more than MAX_CIRCLE files
+# or more than MAX_UP arrows run up. OBJDIR holds the library's objects (libtool's .libs/ or not).
+set -eu
+plan=$1
+objdir=$2
+max_circle=${3:-1000}
+max_up=${4:-1000}
+
+objects=$(ls "$objdir"/.libs/*.o 2>/dev/null || ls "$objdir"/*.o)
+# "D file symbol" for each definition, "U file symbol" for each use
+for o in $objects; do
+	f=$(basename "$o" .o)
+	nm -P "$o" | awk -v f="$f" '$2 == "U" { print "U", f, $1 } $2 ~ /^[TDBRGSCVW]$/ { print "D", f, $1 }'
+done | awk -v plan="$plan" -v max_circle="$max_circle" -v max_up="$max_up" '
+BEGIN {
+	nfloors = 0
+	while ((getline line < plan) > 0) {
+		sub(/#.*/, "", line)
+		if (line !~ /:/)
+			continue
+		name = line
+		sub(/:.*/, "", name)
+		files = line
+		sub(/^[^:]*:/, "", files)
+		nfloors++
+		floorname[nfloors] = name
+		n = split(files, fs, " ")
+		for (i = 1; i <= n; i++)
+			floor[fs[i]] = nfloors
+	}
+}
+$1 == "D" { ndef[$3]++; def[$3] = $2; file[$2] = 1; next }
+$1 == "U" { nuse++; use_file[nuse] = $2; use_sym[nuse] = $3; file[$2] = 1 }
+END {
+	bad = 0
+	for (f in file)
+		if (!(f in floor)) {
+			printf "no floor: %s (add it to %s)\n", f, plan
+			bad = 1
+		}
+	for (i = 1; i <= nuse; i++) {
+		a = use_file[i]
+		s = use_sym[i]
+		if (ndef[s] != 1 || def[s] == a)
+			continue
+		b = def[s]
+		if (!((a, b) in arrow))
+			narrows++
+		arrow[a, b] = 1
+		if (floor[a] < floor[b])
+			why[a, b] = why[a, b] " " s
+	}
+	nodes = 0
+	for (f in file)
+		node[++nodes] = f
+	for (i = 1; i <= nodes; i++)
+		for (j = 1; j <= nodes; j++)
+			reach[i, j] = ((node[i], node[j]) in arrow)
+	for (k = 1; k <= nodes; k++)
+		for (i = 1; i <= nodes; i++)
+			if (reach[i, k])
+				for (j = 1; j <= nodes; j++)
+					if (reach[k, j])
+						reach[i, j] = 1
+	nup = 0
+	for (key in why) {
+		split(key, ab, SUBSEP)
+		printf "up: %s (%s) -> %s (%s):%s\n", ab[1], floorname[floor[ab[1]]], ab[2], floorname[floor[ab[2]]], why[key]
+		nup++
+	}
+	largest = 1
+	for (i = 1; i <= nodes; i++) {
+		if (done[i])
+			continue
+		members = node[i]
+		size = 1
+		for (j = i + 1; j <= nodes; j++)
+			if (reach[i, j] && reach[j, i]) {
+				done[j] = 1
+				members = members " " node[j]
+				size++
+			}
+		if (size > 1)
+			printf "circle of %d: %s\n", size, members
+		if (size > largest)
+			largest = size
+	}
+	printf "%d files on %d floors, %d arrows, %d up; largest circle: %d files\n", nodes, nfloors, narrows, nup, largest
+	if (largest > max_circle) {
+		printf "the largest circle has more than %d files\n", max_circle
+		bad = 1
+	}
+	if (nup > max_up) {
+		printf "more than %d arrows run up\n", max_up
+		bad = 1
+	}
+	exit bad
+}'

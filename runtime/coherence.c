@@ -31,51 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "coherence.h"
 
-/* More pieces than this in one field: collapse (a program that cuts the field in ever new ways). */
-#define TSR_MAX_PIECES 16384
-/* Several ranks: transfer views a piece's sends may use before later writers wait for them all. */
-#define TSR_MAX_XR 4
-/* Several ranks: transfer views kept per field before they are all handed back to the root. */
-#define TSR_MAX_XVIEWS 4096
-
-struct tsr_piece {
-	tsr_box_t box;
-	struct tsr_node *writer;
-	struct tsr_node *tnode;               /* whose token carries the write's ordering: the writer, or a */
-	uint64_t tgen;                        /* node its task wrote first (a group), while its wgen is tgen */
-	uint64_t wseq;                        /* when the writer wrote it (several memory nodes) */
-	uint64_t ranks;                       /* validity map: the ranks that hold its latest value */
-	struct tsr_node *xr[TSR_MAX_XR];      /* several ranks: transfer views that send its data; a later */
-	int nxr;                              /* writer waits for them as it waits for readers */
-};
-
-struct tsr_pieces {
-	struct tsr_piece *v;
-	int n, cap;
-	uint64_t geom;                        /* generation of the pieces' boxes (nodes cache overlaps by it) */
-};
-
-/* Several ranks: the transfer views of one field (coherence's last section). */
-struct tsr_xviews {
-	struct tsr_node **v;
-	int n, cap;
-};
-
-static uint64_t rank_bit(int r)
-{
-	return 1ULL << r;
-}
-
-static uint64_t every_rank(void)
-{
-	return tsr__dist.size >= 64 ? ~0ULL : rank_bit(tsr__dist.size) - 1;
-}
-
-static void xviews_free(struct tsr_node *root);
-
-static uint64_t write_seq;               /* counts writes; only syncs compare it */
-static uint64_t geom_seq;                /* counts changes of any field's piece boxes; never reset */
+uint64_t tsr__write_seq;                 /* counts writes; only syncs compare it */
 static int separate_tokens;              /* void tokens and syncs: several memory nodes, or asked for */
 
 /* ------------------------------------------------------------------ handles and tokens */
@@ -87,7 +45,7 @@ int tsr__coh_init(void)
 {
 	enum { SHARED, TOKENS };
 	int mode;
-	write_seq = 0;
+	tsr__write_seq = 0;
 	int rc = tsr__env_choice("TSR_COHERENCE", "tsr_init", &mode);
 	separate_tokens = rc == TSR_OK && mode == TOKENS;
 	return rc;
@@ -99,12 +57,6 @@ void tsr__coh_start(void)
 	if (starpu_memory_nodes_get_count() > 1)
 		separate_tokens = 1;
 	tsr__order_start(!separate_tokens && !tsr__dist.on && tsr__redux_ordered());
-}
-
-/* The box a node stands for: its region's, or a transfer view's own. */
-static const tsr_box_t *node_box(const struct tsr_node *n)
-{
-	return n->xfer ? &n->xbox : &n->region->bounds;
 }
 
 /* A block handle over the part of a field's array (base, on node home) that starts off bytes in.
@@ -133,10 +85,10 @@ static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t bas
 }
 
 /* Register n's view of the root's array, and its token where tokens are separate. */
-static void register_view(struct tsr_node *n)
+void tsr__register_view(struct tsr_node *n)
 {
 	struct tsr_region *root = n->region->root;
-	const tsr_box_t *b = node_box(n);
+	const tsr_box_t *b = tsr__node_box(n);
 	const tsr_box_t *rb = &root->bounds;
 	uint32_t ldy = (uint32_t)(rb->hi[0] - rb->lo[0] + 1);
 	uint32_t ldz = ldy * (uint32_t)(rb->dim > 1 ? rb->hi[1] - rb->lo[1] + 1 : 1);
@@ -156,7 +108,7 @@ static void register_view(struct tsr_node *n)
 void tsr__coh_register(struct tsr_node *n)
 {
 	if (!n->h)
-		register_view(n);
+		tsr__register_view(n);
 	if (separate_tokens && !n->tok)
 		starpu_void_data_register(&n->tok);
 }
@@ -181,7 +133,7 @@ void tsr__deps_free(struct tsr_deps *d)
 }
 
 /* Add h in mode m once; a handle listed read-only and read-write is read-write. */
-static int deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_access_mode m)
+int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_access_mode m)
 {
 	for (int i = 0; i < d->n; i++)
 		if (d->v[i].h == h) {
@@ -200,196 +152,6 @@ static int deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data
 	d->v[d->n].h = h;
 	d->v[d->n].mode = m;
 	d->n++;
-	return TSR_OK;
-}
-
-/* ------------------------------------------------------------------ pieces */
-
-static struct tsr_pieces *pieces_of(struct tsr_node *n)
-{
-	return n->region->root->nodes[n->field].pieces;
-}
-
-/* Room for `extra` more pieces. */
-static int pieces_reserve(struct tsr_pieces *ps, int extra)
-{
-	if (ps->n + extra <= ps->cap)
-		return TSR_OK;
-	int ncap = ps->cap ? ps->cap : 8;
-	while (ncap < ps->n + extra)
-		ncap *= 2;
-	struct tsr_piece *nv = realloc(ps->v, (size_t)ncap * sizeof *nv);
-	if (!nv)
-		return TSR_ENOMEM;
-	ps->v = nv;
-	ps->cap = ncap;
-	return TSR_OK;
-}
-
-/* Append a copy of p over box. */
-static int piece_push_copy(struct tsr_pieces *ps, const struct tsr_piece *p, tsr_box_t box)
-{
-	if (pieces_reserve(ps, 1))
-		return TSR_ENOMEM;
-	ps->v[ps->n] = *p;
-	ps->v[ps->n].box = box;
-	ps->n++;
-	return TSR_OK;
-}
-
-static int piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t wseq)
-{
-	struct tsr_piece p = {.box = box, .writer = writer, .tnode = writer, .wseq = wseq};
-	return piece_push_copy(ps, &p, box);
-}
-
-/* A field starts as one piece, written by its root (its initial zeros, or whatever the root's
- * first writer leaves). */
-int tsr__coh_root_init(struct tsr_node *root)
-{
-	root->pieces = calloc(1, sizeof *root->pieces);
-	if (!root->pieces)
-		return TSR_ENOMEM;
-	root->pieces->geom = ++geom_seq;
-	if (piece_push(root->pieces, root->region->bounds, root, 0))
-		return TSR_ENOMEM;
-	if (!tsr__dist.on)
-		return TSR_OK;
-	/* every rank starts with the same zeros: valid everywhere */
-	root->valid = calloc(1, sizeof *root->valid);
-	root->xviews = calloc(1, sizeof *root->xviews);
-	if (!root->valid || !root->xviews)
-		return TSR_ENOMEM;
-	if (piece_push(root->valid, root->region->bounds, NULL, 0))
-		return TSR_ENOMEM;
-	root->valid->v[0].ranks = every_rank();
-	return TSR_OK;
-}
-
-/* n's cache of the pieces it overlaps. */
-static void overlaps_free(struct tsr_node *n)
-{
-	free(n->ovl);
-	n->ovl = NULL;
-	n->novl = n->capovl = 0;
-	n->ovl_geom = 0;
-}
-
-/* After the root's handle is unregistered (its tasks are done); waits for its transfers. */
-void tsr__coh_root_free(struct tsr_node *root)
-{
-	overlaps_free(root);
-	xviews_free(root);
-	if (root->valid) {
-		free(root->valid->v);
-		free(root->valid);
-		root->valid = NULL;
-	}
-	if (!root->pieces)
-		return;
-	free(root->pieces->v);
-	free(root->pieces);
-	root->pieces = NULL;
-}
-
-static int box_equal(const tsr_box_t *a, const tsr_box_t *b)
-{
-	for (int d = 0; d < a->dim; d++)
-		if (a->lo[d] != b->lo[d] || a->hi[d] != b->hi[d])
-			return 0;
-	return 1;
-}
-
-static int box_inside(const tsr_box_t *in, const tsr_box_t *out)
-{
-	for (int d = 0; d < in->dim; d++)
-		if (in->lo[d] < out->lo[d] || in->hi[d] > out->hi[d])
-			return 0;
-	return 1;
-}
-
-/* Append to ps the parts of piece p outside box s (at most two per dimension), keeping the rest
- * of what p says (writer, ranks, transfer views). */
-static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_box_t *s)
-{
-	tsr_box_t rest = p.box;
-	for (int d = 0; d < rest.dim; d++) {
-		if (rest.lo[d] < s->lo[d]) {
-			tsr_box_t below = rest;
-			below.hi[d] = s->lo[d] - 1;
-			if (piece_push_copy(ps, &p, below))
-				return TSR_ENOMEM;
-			rest.lo[d] = s->lo[d];
-		}
-		if (rest.hi[d] > s->hi[d]) {
-			tsr_box_t above = rest;
-			above.lo[d] = s->hi[d] + 1;
-			if (piece_push_copy(ps, &p, above))
-				return TSR_ENOMEM;
-			rest.hi[d] = s->hi[d];
-		}
-	}
-	return TSR_OK;
-}
-
-/* Make box s one piece saying what val says: pieces inside s go, pieces across it leave their
- * parts outside (appended, and outside s, so the downward walk never meets them). Returns the new
- * piece's index, or -1 when out of memory (then nothing changed). */
-static int pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct tsr_piece *val)
-{
-	int across = 0;
-	for (int i = 0; i < ps->n; i++)
-		across += tsr__box_overlap(ps->v[i].box, *s);
-	/* room first: the walk below must not stop halfway, with parts of the field in no piece */
-	if (pieces_reserve(ps, across * 2 * s->dim + 1))
-		return -1;
-	ps->geom = ++geom_seq;
-	for (int i = ps->n - 1; i >= 0; i--) {
-		struct tsr_piece p = ps->v[i];
-		if (!tsr__box_overlap(p.box, *s))
-			continue;
-		ps->v[i] = ps->v[--ps->n];
-		if (!box_inside(&p.box, s))
-			piece_subtract(ps, p, s);   /* cannot fail: room reserved */
-	}
-	int idx = ps->n;
-	piece_push_copy(ps, val, *s);   /* cannot fail: room reserved */
-	return idx;
-}
-
-/* n's cached index of the piece that is exactly its box, if still so (the steady state of a
- * program that writes through the same tiles again and again): O(1) instead of a scan. */
-static struct tsr_piece *exact_piece(struct tsr_node *n, struct tsr_pieces *ps)
-{
-	if (n->piece_hint >= 0 && n->piece_hint < ps->n && box_equal(&ps->v[n->piece_hint].box, node_box(n)))
-		return &ps->v[n->piece_hint];
-	return NULL;
-}
-
-/* The indices of the pieces that overlap n's box, cached on n while the field's piece boxes stay
- * the same (writes through the same tiles change only writers): a read through a halo tile then
- * looks at the few pieces it overlaps instead of scanning all of them. */
-static int overlaps(struct tsr_node *n, struct tsr_pieces *ps)
-{
-	if (n->ovl_geom == ps->geom)
-		return TSR_OK;
-	n->novl = 0;
-	for (int i = 0; i < ps->n; i++) {
-		if (!tsr__box_overlap(ps->v[i].box, *node_box(n)))
-			continue;
-		if (n->novl == n->capovl) {
-			int ncap = n->capovl ? 2 * n->capovl : 4;
-			int *nv = realloc(n->ovl, (size_t)ncap * sizeof *nv);
-			if (!nv)
-				return TSR_ENOMEM;
-			n->ovl = nv;
-			n->capovl = ncap;
-		}
-		n->ovl[n->novl++] = i;
-		if (box_equal(&ps->v[i].box, node_box(n)))
-			n->piece_hint = i;
-	}
-	n->ovl_geom = ps->geom;
 	return TSR_OK;
 }
 
@@ -432,7 +194,7 @@ static void place_on_home(struct starpu_task *task, int home)
 }
 
 /* One no-op task on the home node over the listed handles. */
-static int submit_noop(struct tsr_deps *d, int home, const char *what)
+int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
 {
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
@@ -462,39 +224,39 @@ static int submit_noop(struct tsr_deps *d, int home, const char *what)
 	return TSR_OK;
 }
 
-static struct tsr_deps scratch;          /* sync and retire lists (one host thread) */
+struct tsr_deps tsr__coh_scratch;        /* sync, retire and transfer lists (one host thread) */
 
 /* Bring n's home copy up to date with what other views wrote over its box since it was last
  * brought up to date, and drop n's other copies. */
 static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 {
-	tsr__deps_reset(&scratch);
-	if (overlaps(n, ps))
+	tsr__deps_reset(&tsr__coh_scratch);
+	if (tsr__overlaps(n, ps))
 		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
 		                n->region->name);
 	for (int j = 0; j < n->novl; j++) {
 		struct tsr_piece *p = &ps->v[n->ovl[j]];
-		if (p->writer != n && p->wseq > n->synced)
-			if (deps_add(&scratch, p->writer->h, STARPU_R))
+		if (p->writer != n && p->written_at > n->synced)
+			if (tsr__deps_add(&tsr__coh_scratch, p->writer->h, STARPU_R))
 				return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
 				                n->region->name);
 	}
-	n->synced = write_seq;
-	if (scratch.n == 0)
+	n->synced = tsr__write_seq;
+	if (tsr__coh_scratch.n == 0)
 		return TSR_OK;
-	if (deps_add(&scratch, n->h, STARPU_W))
+	if (tsr__deps_add(&tsr__coh_scratch, n->h, STARPU_W))
 		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
 		                n->region->name);
-	return submit_noop(&scratch, n->region->root->home, "sync of a subregion's copies");
+	return tsr__submit_noop(&tsr__coh_scratch, n->region->root->home, "sync of a subregion's copies");
 }
 
 /* ------------------------------------------------------------------ accesses */
 
 /* A write waits for the transfers that send the piece's current data, as for its readers. */
-static int add_sends(struct tsr_deps *d, const struct tsr_piece *p)
+int tsr__add_sends(struct tsr_deps *d, const struct tsr_piece *p)
 {
-	for (int k = 0; k < p->nxr; k++)
-		if (deps_add(d, p->xr[k]->h, STARPU_RW))
+	for (int k = 0; k < p->nsends; k++)
+		if (tsr__deps_add(d, p->sends[k]->h, STARPU_RW))
 			return TSR_ENOMEM;
 	return TSR_OK;
 }
@@ -507,7 +269,7 @@ static int add_sends(struct tsr_deps *d, const struct tsr_piece *p)
  * before, the writer's for the rest. */
 static int group_current(const struct tsr_piece *p)
 {
-	return p->tnode == p->writer || p->tnode->wgen == p->tgen;
+	return p->token_node == p->writer || p->token_node->wgen == p->token_gen;
 }
 
 /* List node o's token in mode m for an access to n, unless n's own handle (the task's data buffer,
@@ -516,45 +278,45 @@ static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n,
 {
 	if (o == n && !n->tok)
 		return TSR_OK;
-	return deps_add(d, token(o), m);
+	return tsr__deps_add(d, token(o), m);
 }
 
 /* What an access to n lists for piece p: its last write's token (read-only for a read); for a write
  * also the sends of p's data, and a stale group's token for those who read through it. */
-static int piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write)
+int tsr__piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write)
 {
 	enum starpu_data_access_mode m = write ? STARPU_RW : STARPU_R;
 	int current = group_current(p);
-	if (add_token(d, current ? p->tnode : p->writer, n, m))
+	if (add_token(d, current ? p->token_node : p->writer, n, m))
 		return TSR_ENOMEM;
 	if (!write)
 		return TSR_OK;
-	if (!current && add_token(d, p->tnode, n, STARPU_RW))
+	if (!current && add_token(d, p->token_node, n, STARPU_RW))
 		return TSR_ENOMEM;
-	return add_sends(d, p);
+	return tsr__add_sends(d, p);
 }
 
 int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 {
 	tsr__coh_register(n);
-	struct tsr_pieces *ps = pieces_of(n);
+	struct tsr_pieces *ps = tsr__pieces_of(n);
 	if (n->tok) {
 		int rc = sync_node(n, ps);
 		if (rc)
 			return rc;
 	}
 	/* separate tokens: a writer takes its own token, which its readers and later writers list */
-	if (write && n->tok && deps_add(d, n->tok, STARPU_RW))
+	if (write && n->tok && tsr__deps_add(d, n->tok, STARPU_RW))
 		return TSR_ENOMEM;
-	struct tsr_piece *ex = exact_piece(n, ps);
+	struct tsr_piece *ex = tsr__exact_piece(n, ps);
 	if (ex) {
 		/* the one piece over n's box: its writer (and, for a write, its sends) is all n waits for */
-		return piece_deps(d, n, ex, write);
+		return tsr__piece_deps(d, n, ex, write);
 	}
-	if (overlaps(n, ps))
+	if (tsr__overlaps(n, ps))
 		return TSR_ENOMEM;
 	for (int j = 0; j < n->novl; j++)
-		if (piece_deps(d, n, &ps->v[n->ovl[j]], write))
+		if (tsr__piece_deps(d, n, &ps->v[n->ovl[j]], write))
 			return TSR_ENOMEM;
 	return TSR_OK;
 }
@@ -563,9 +325,9 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 static int handed(const struct tsr_piece *p, const struct tsr_node *root,
                   int (*pick)(const struct tsr_node *n, const void *arg), const void *arg)
 {
-	if (p->writer == root && p->tnode == root)
+	if (p->writer == root && p->token_node == root)
 		return 0;
-	return pick(p->writer, arg) || pick(p->tnode, arg);
+	return pick(p->writer, arg) || pick(p->token_node, arg);
 }
 
 /* Hand the pieces `handed` selects to the root, after one no-op task on the home node
@@ -573,45 +335,45 @@ static int handed(const struct tsr_piece *p, const struct tsr_node *root,
  * for the root's readers); on several memory nodes it reads the writers' data there, so that it is
  * home before their handles go. If that task cannot be made, everything is waited for instead:
  * the handover itself never fails, so no piece is left naming a node about to be freed. */
-static void hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
+void tsr__hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
                          const char *what)
 {
 	struct tsr_pieces *ps = root->pieces;
 	int rc = TSR_OK;
-	tsr__deps_reset(&scratch);
+	tsr__deps_reset(&tsr__coh_scratch);
 	for (int i = 0; i < ps->n && !rc; i++) {
 		struct tsr_node *w = ps->v[i].writer;
 		if (!handed(&ps->v[i], root, pick, arg))
 			continue;
-		rc = deps_add(&scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
+		rc = tsr__deps_add(&tsr__coh_scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
 		if (!rc && root->tok)
-			rc = deps_add(&scratch, w->tok, STARPU_RW);
+			rc = tsr__deps_add(&tsr__coh_scratch, w->tok, STARPU_RW);
 		/* a group's token: its readers too */
-		if (!rc && ps->v[i].tnode != w)
-			rc = deps_add(&scratch, token(ps->v[i].tnode), STARPU_RW);
+		if (!rc && ps->v[i].token_node != w)
+			rc = tsr__deps_add(&tsr__coh_scratch, token(ps->v[i].token_node), STARPU_RW);
 		if (!rc)
-			rc = add_sends(&scratch, &ps->v[i]);
+			rc = tsr__add_sends(&tsr__coh_scratch, &ps->v[i]);
 	}
-	if (scratch.n == 0 && !rc)
+	if (tsr__coh_scratch.n == 0 && !rc)
 		return;
 	if (!rc)
-		rc = deps_add(&scratch, root->h, STARPU_RW);
+		rc = tsr__deps_add(&tsr__coh_scratch, root->h, STARPU_RW);
 	if (!rc && root->tok)
-		rc = deps_add(&scratch, root->tok, STARPU_RW);
+		rc = tsr__deps_add(&tsr__coh_scratch, root->tok, STARPU_RW);
 	if (!rc)
-		rc = submit_noop(&scratch, root->region->home, what);
+		rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what);
 	if (rc)
 		tsr__wait_all();
 	/* The root's home copy now holds the handed pieces, and only those: root->synced stays, so
 	 * that the root's next sync still flushes the pieces other live views wrote (taking it forward
 	 * here lost those writes on a device: the H100's wrong answers). */
-	uint64_t seq = ++write_seq;
+	uint64_t seq = ++tsr__write_seq;
 	for (int i = 0; i < ps->n; i++)
 		if (handed(&ps->v[i], root, pick, arg)) {
 			ps->v[i].writer = root;
-			ps->v[i].tnode = root;
-			ps->v[i].wseq = seq;
-			ps->v[i].nxr = 0;
+			ps->v[i].token_node = root;
+			ps->v[i].written_at = seq;
+			ps->v[i].nsends = 0;
 		}
 }
 
@@ -624,419 +386,65 @@ static int any_node(const struct tsr_node *n, const void *arg)
 
 /* Several ranks: the pieces forget the sends of their data, after a no-op on the root that waits
  * for them (later writers of the root then wait for it). */
-static int drop_sends(struct tsr_node *root, const char *what)
+int tsr__drop_sends(struct tsr_node *root, const char *what)
 {
 	struct tsr_pieces *ps = root->pieces;
-	tsr__deps_reset(&scratch);
+	tsr__deps_reset(&tsr__coh_scratch);
 	for (int i = 0; i < ps->n; i++)
-		if (add_sends(&scratch, &ps->v[i]))
+		if (tsr__add_sends(&tsr__coh_scratch, &ps->v[i]))
 			return TSR_ENOMEM;
-	if (scratch.n == 0)
+	if (tsr__coh_scratch.n == 0)
 		return TSR_OK;
-	if (deps_add(&scratch, root->h, STARPU_RW))
+	if (tsr__deps_add(&tsr__coh_scratch, root->h, STARPU_RW))
 		return TSR_ENOMEM;
-	int rc = submit_noop(&scratch, root->region->home, what);
+	int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what);
 	if (rc)
 		return rc;
 	for (int i = 0; i < ps->n; i++)
-		ps->v[i].nxr = 0;
+		ps->v[i].nsends = 0;
 	return TSR_OK;
 }
 
 /* Too many pieces: the root takes them all over, and the field becomes one piece. */
-static int collapse(struct tsr_node *root)
+int tsr__collapse(struct tsr_node *root)
 {
 	struct tsr_pieces *ps = root->pieces;
-	hand_to_root(root, any_node, NULL, "collapse of a field's pieces");
-	int rc = drop_sends(root, "collapse of a field's pieces");
+	tsr__hand_to_root(root, any_node, NULL, "collapse of a field's pieces");
+	int rc = tsr__drop_sends(root, "collapse of a field's pieces");
 	if (rc)
 		return rc;
 	/* every piece was handed: the root's home copy holds every write so far */
-	root->synced = write_seq;
+	root->synced = tsr__write_seq;
 	ps->n = 0;
-	ps->geom = ++geom_seq;
-	return piece_push(ps, root->region->bounds, root, root->synced);
+	ps->geom = ++tsr__geom_seq;
+	return tsr__piece_push(ps, root->region->bounds, root, root->synced);
 }
 
 int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 {
-	struct tsr_pieces *ps = pieces_of(n);
-	uint64_t seq = ++write_seq;
+	struct tsr_pieces *ps = tsr__pieces_of(n);
+	uint64_t seq = ++tsr__write_seq;
 	n->synced = seq;
 	n->wgen++;
 	if (!group)
 		group = n;
-	struct tsr_piece *ex = exact_piece(n, ps);
+	struct tsr_piece *ex = tsr__exact_piece(n, ps);
 	if (ex) {
 		ex->writer = n;
-		ex->tnode = group;
-		ex->tgen = group->wgen;
-		ex->wseq = seq;
-		ex->nxr = 0;
+		ex->token_node = group;
+		ex->token_gen = group->wgen;
+		ex->written_at = seq;
+		ex->nsends = 0;
 		return TSR_OK;
 	}
-	struct tsr_piece val = {.writer = n, .tnode = group, .tgen = group->wgen, .wseq = seq};
-	int idx = pieces_assign(ps, node_box(n), &val);
+	struct tsr_piece val = {.writer = n, .token_node = group, .token_gen = group->wgen, .written_at = seq};
+	int idx = tsr__pieces_assign(ps, tsr__node_box(n), &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
 	n->piece_hint = idx;
 	if (ps->n > TSR_MAX_PIECES)
-		return collapse(n->region->root->nodes + n->field);
+		return tsr__collapse(n->region->root->nodes + n->field);
 	return TSR_OK;
-}
-
-/* ------------------------------------------------------------------ several ranks
- *
- * Every rank holds the whole array of every field, but only some boxes of it are current. Per
- * field the root also keeps a validity map: disjoint boxes that cover the region, each with the
- * set of ranks that hold its latest value. Every rank keeps the same map, because every rank
- * makes the same calls: a write by rank r makes its box valid on r alone, a fill or a host write
- * (done by every rank) makes it valid everywhere. Before a rank reads a box, each piece of it
- * that the rank does not hold is sent by the lowest rank that does, and the map notes one more
- * rank on that piece; the same decision is taken on every rank, so a send always meets its
- * receive, under a tag every rank counts alike.
- *
- * A transfer moves a view of exactly the piece's box (a transfer view: a node of its own, kept
- * per field and box, so that the same halo strips reuse the same views every iteration). The
- * pieces above order it with the rank's own tasks: a receive is a write of its view (it waits for
- * the readers and writers of that box, then becomes the box's writer); a send reads the data
- * through its view after a no-op task that reads the box's writers and writes the view, and the
- * view is added to the piece's sends, which a later writer waits for as it waits for readers. */
-
-/* The validity map matters only where there is somewhere else to be valid: one rank (TSR_MPI=1
- * without mpirun, or mpirun -np 1) holds everything and skips it. */
-static int several_ranks(void)
-{
-	return tsr__dist.on && tsr__dist.size > 1;
-}
-
-static int lowest_rank(uint64_t ranks)
-{
-	return __builtin_ctzll(ranks);
-}
-
-/* The transfer view of box b of root's field, made and registered the first time. NULL when out
- * of memory. */
-static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
-{
-	struct tsr_xviews *xv = root->xviews;
-	for (int i = xv->n - 1; i >= 0; i--)
-		if (box_equal(&xv->v[i]->xbox, b))
-			return xv->v[i];
-	if (xv->n == xv->cap) {
-		int ncap = xv->cap ? 2 * xv->cap : 16;
-		struct tsr_node **nv = realloc(xv->v, (size_t)ncap * sizeof *nv);
-		if (!nv)
-			return NULL;
-		xv->v = nv;
-		xv->cap = ncap;
-	}
-	struct tsr_node *x = calloc(1, sizeof *x);
-	if (!x)
-		return NULL;
-	x->region = root->region;
-	x->field = root->field;
-	x->xfer = 1;
-	x->xbox = *b;
-	x->piece_hint = -1;
-	register_view(x);
-	xv->v[xv->n++] = x;
-	return x;
-}
-
-static int is_xview(const struct tsr_node *n, const void *arg)
-{
-	(void)arg;
-	return n->xfer;
-}
-
-/* Unregister root's transfer views (their transfers done) and forget them. */
-static void xviews_free(struct tsr_node *root)
-{
-	struct tsr_xviews *xv = root->xviews;
-	if (!xv)
-		return;
-	for (int i = 0; i < xv->n; i++) {
-		overlaps_free(xv->v[i]);
-		starpu_data_unregister(xv->v[i]->h);
-		free(xv->v[i]);
-	}
-	free(xv->v);
-	free(xv);
-	root->xviews = NULL;
-}
-
-/* Too many transfer views (boxes that keep changing): the root takes over what they wrote and
- * what they send, and they go. */
-static int xviews_flush(struct tsr_node *root)
-{
-	hand_to_root(root, is_xview, NULL, "handing transfer views back");
-	int rc = drop_sends(root, "handing transfer views back");
-	if (rc)
-		return rc;
-	root->pieces->geom = ++geom_seq;
-	struct tsr_xviews *xv = root->xviews;
-	for (int i = 0; i < xv->n; i++) {
-		overlaps_free(xv->v[i]);
-		starpu_data_unregister_submit(xv->v[i]->h);
-		free(xv->v[i]);
-	}
-	xv->n = 0;
-	return TSR_OK;
-}
-
-static int remember_send(struct tsr_piece *p, struct tsr_node *x)
-{
-	for (int k = 0; k < p->nxr; k++)
-		if (p->xr[k] == x)
-			return 0;
-	p->xr[p->nxr++] = x;
-	return 1;
-}
-
-/* This rank sends box b of root's field to rank dst: after the box's writers, through b's view. */
-static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag)
-{
-	struct tsr_node *x = xview(root, b);
-	struct tsr_pieces *ps = root->pieces;
-	if (!x || overlaps(x, ps))
-		return TSR_ENOMEM;
-	tsr__deps_reset(&scratch);
-	for (int j = 0; j < x->novl; j++) {
-		struct tsr_piece *p = &ps->v[x->ovl[j]];
-		if (p->writer == x)
-			continue;   /* received here earlier: the view itself orders the send */
-		if (piece_deps(&scratch, x, p, 0))
-			return TSR_ENOMEM;
-		int known = 0;
-		for (int k = 0; k < p->nxr; k++)
-			known |= p->xr[k] == x;
-		if (!known && p->nxr == TSR_MAX_XR) {
-			/* no room for one more send: this one waits for the earlier ones, and stands for them */
-			if (add_sends(&scratch, p))
-				return TSR_ENOMEM;
-			p->nxr = 0;
-		}
-	}
-	int rc = TSR_OK;
-	if (scratch.n) {
-		if (deps_add(&scratch, x->h, STARPU_W))
-			return TSR_ENOMEM;
-		if ((rc = submit_noop(&scratch, root->region->home, "a transfer's send")))
-			return rc;
-	}
-	for (int j = 0; j < x->novl; j++)
-		if (ps->v[x->ovl[j]].writer != x)
-			remember_send(&ps->v[x->ovl[j]], x);
-	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
-	if (tsr__dist_send(x->h, dst, tag, bytes))
-		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
-		                root->region->fields[root->field].name, root->region->name, dst);
-	return TSR_OK;
-}
-
-/* This rank receives box b of root's field from rank src: after the box's readers and writers;
- * the view then is the box's writer here. */
-static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag)
-{
-	struct tsr_node *x = xview(root, b);
-	struct tsr_pieces *ps = root->pieces;
-	if (!x || overlaps(x, ps))
-		return TSR_ENOMEM;
-	struct tsr_piece *ex = exact_piece(x, ps);
-	if (!(ex && ex->writer == x && ex->nxr == 0)) {
-		/* the box has other writers or sends here: one no-op waits for them and their readers */
-		tsr__deps_reset(&scratch);
-		for (int j = 0; j < x->novl; j++)
-			if (piece_deps(&scratch, x, &ps->v[x->ovl[j]], 1))
-				return TSR_ENOMEM;
-		if (deps_add(&scratch, x->h, STARPU_RW))
-			return TSR_ENOMEM;
-		int rc = submit_noop(&scratch, root->region->home, "a transfer's receive");
-		if (rc)
-			return rc;
-	}
-	if (tsr__dist_recv(x->h, src, tag))
-		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
-		                root->region->fields[root->field].name, root->region->name, src);
-	struct tsr_piece val = {.writer = x, .tnode = x, .wseq = ++write_seq};
-	int idx = pieces_assign(ps, b, &val);
-	if (idx < 0)
-		return TSR_ENOMEM;
-	x->piece_hint = idx;
-	if (ps->n > TSR_MAX_PIECES)
-		return collapse(root);
-	return TSR_OK;
-}
-
-/* One piece to move: box, from, to, and the ranks that hold it afterwards. */
-struct move {
-	tsr_box_t box;
-	int src, dst;
-	uint64_t ranks;
-};
-static struct move *moves;
-static int nmoves, capmoves;
-
-/* The pieces of box b that rank dst lacks, in the validity map's order (the same on every rank). */
-static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
-{
-	nmoves = 0;
-	for (int i = 0; i < vm->n; i++) {
-		struct tsr_piece *p = &vm->v[i];
-		tsr_box_t in;
-		if ((p->ranks & rank_bit(dst)) || !tsr_box_intersect(p->box, *b, &in))
-			continue;
-		TSR_GROW(moves, nmoves, capmoves, 16);
-		moves[nmoves].box = in;
-		moves[nmoves].src = lowest_rank(p->ranks);
-		moves[nmoves].dst = dst;
-		moves[nmoves].ranks = p->ranks | rank_bit(dst);
-		nmoves++;
-	}
-	return TSR_OK;
-}
-
-/* Make box b of root's field valid on rank dst: every rank takes its part in the moves. */
-static int make_valid_on(struct tsr_node *root, const tsr_box_t *b, int dst)
-{
-	struct tsr_pieces *vm = root->valid;
-	plan_moves(vm, b, dst);
-	for (int i = 0; i < nmoves; i++) {
-		struct move *mv = &moves[i];
-		int64_t tag = tsr__dist_tag();
-		int rc = TSR_OK;
-		if (mv->src == tsr__dist.rank)
-			rc = send_piece(root, &mv->box, mv->dst, tag);
-		else if (mv->dst == tsr__dist.rank)
-			rc = recv_piece(root, &mv->box, mv->src, tag);
-		if (rc)
-			return rc;
-		struct tsr_piece val = {.ranks = mv->ranks};
-		if (pieces_assign(vm, &mv->box, &val) < 0)
-			return TSR_ENOMEM;
-	}
-	return TSR_OK;
-}
-
-static int make_valid(struct tsr_node *root, const tsr_box_t *b, int rank)
-{
-	if (rank != TSR_ALL_RANKS)
-		return make_valid_on(root, b, rank);
-	for (int r = 0; r < tsr__dist.size; r++) {
-		int rc = make_valid_on(root, b, r);
-		if (rc)
-			return rc;
-	}
-	return TSR_OK;
-}
-
-/* The validity map cut too finely (boxes that keep changing): every rank gets everything, and the
- * field is one piece again. */
-static int valid_collapse(struct tsr_node *root)
-{
-	int rc = make_valid(root, &root->region->bounds, TSR_ALL_RANKS);
-	if (rc)
-		return rc;
-	root->valid->n = 0;
-	root->valid->geom = ++geom_seq;
-	if (piece_push(root->valid, root->region->bounds, NULL, 0))
-		return TSR_ENOMEM;
-	root->valid->v[0].ranks = every_rank();
-	return TSR_OK;
-}
-
-int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d)
-{
-	if (several_ranks() && reads) {
-		struct tsr_node *root = n->region->root->nodes + n->field;
-		int rc = make_valid(root, node_box(n), rank);
-		if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
-			rc = xviews_flush(root);
-		if (rc)
-			return rc;
-	}
-	if (!tsr__here(rank))
-		return TSR_OK;
-	return tsr__coh_deps(n, write, d);
-}
-
-int64_t tsr__coh_missing(struct tsr_node *n, int rank)
-{
-	if (!several_ranks())
-		return 0;
-	struct tsr_node *root = n->region->root->nodes + n->field;
-	struct tsr_pieces *vm = root->valid;
-	int64_t points = 0;
-	for (int i = 0; i < vm->n; i++) {
-		tsr_box_t in;
-		if (!(vm->v[i].ranks & rank_bit(rank)) && tsr_box_intersect(vm->v[i].box, *node_box(n), &in))
-			points += tsr_box_volume(in);
-	}
-	return points * (int64_t)root->region->fields[root->field].size;
-}
-
-int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
-{
-	if (tsr__here(rank)) {
-		int rc = tsr__coh_wrote(n, group);
-		if (rc)
-			return rc;
-	}
-	if (!several_ranks())
-		return TSR_OK;
-	struct tsr_node *root = n->region->root->nodes + n->field;
-	struct tsr_pieces *vm = root->valid;
-	uint64_t ranks = rank == TSR_ALL_RANKS ? every_rank() : rank_bit(rank);
-	/* the steady state (the same tiles written again, none of them sent since): one piece is
-	 * exactly n's box, and only its ranks change; no scan of the map */
-	int h = n->vhint;
-	if (h >= 0 && h < vm->n && box_equal(&vm->v[h].box, node_box(n))) {
-		vm->v[h].ranks = ranks;
-		return TSR_OK;
-	}
-	struct tsr_piece val = {.ranks = ranks};
-	int idx = pieces_assign(vm, node_box(n), &val);
-	if (idx < 0)
-		return TSR_ENOMEM;
-	n->vhint = idx;
-	if (root->valid->n > TSR_MAX_PIECES)
-		return valid_collapse(root);
-	return TSR_OK;
-}
-
-/* ------------------------------------------------------------------ host access */
-
-int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held)
-{
-	tsr__deps_reset(held);
-	int rc = tsr__coh_access(n, reads, write, TSR_ALL_RANKS, held);
-	if (rc) {
-		held->n = 0;   /* nothing acquired yet */
-		return rc;
-	}
-	/* where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them:
-	 * first wait for what the host's access waits for, the tokens listed and n's own handle */
-	struct tsr_dep own = {n->h, !write ? STARPU_R : reads ? STARPU_RW : STARPU_W};
-	if ((rc = tsr__order_wait(held, &own))) {
-		held->n = 0;
-		return rc;
-	}
-	/* the tokens first, without moving data: the host then holds them until tsr_unmap, so no
-	 * later writer of an overlapping view starts while it reads, and no reader while it writes */
-	for (int i = 0; i < held->n; i++)
-		if (starpu_data_acquire_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE, held->v[i].mode)) {
-			held->n = i;   /* release what was acquired; StarPU only fails on a handle it does not know */
-			return TSR_ESTARPU;
-		}
-	return TSR_OK;
-}
-
-void tsr__coh_release(struct tsr_deps *held)
-{
-	for (int i = 0; i < held->n; i++)
-		starpu_data_release_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE);
-	held->n = 0;
 }
 
 /* ------------------------------------------------------------------ going away */
@@ -1045,13 +453,13 @@ void tsr__coh_release(struct tsr_deps *held)
 void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg)
 {
 	if (root->pieces)
-		hand_to_root(root, dying, arg, "retiring a partition's pieces");
+		tsr__hand_to_root(root, dying, arg, "retiring a partition's pieces");
 }
 
 /* Unregister n's handles once every task using them is done (subregions: the memory is the root's). */
 void tsr__coh_unregister(struct tsr_node *n)
 {
-	overlaps_free(n);
+	tsr__overlaps_free(n);
 	if (n->h) {
 		tsr__order_untrack(n->h);
 		starpu_data_unregister_submit(n->h);
@@ -1062,10 +470,27 @@ void tsr__coh_unregister(struct tsr_node *n)
 	n->tok = NULL;
 }
 
-void tsr__coh_shutdown(void)
+/* A field starts as one piece, written by its root (its initial zeros, or whatever the root's
+ * first writer leaves). */
+int tsr__coh_pieces_init(struct tsr_node *root)
 {
-	tsr__deps_free(&scratch);
-	free(moves);
-	moves = NULL;
-	nmoves = capmoves = 0;
+	root->pieces = calloc(1, sizeof *root->pieces);
+	if (!root->pieces)
+		return TSR_ENOMEM;
+	root->pieces->geom = ++tsr__geom_seq;
+	return tsr__piece_push(root->pieces, root->region->bounds, root, 0);
+}
+
+void tsr__coh_pieces_free(struct tsr_node *root)
+{
+	if (!root->pieces)
+		return;
+	free(root->pieces->v);
+	free(root->pieces);
+	root->pieces = NULL;
+}
+
+void tsr__coh_local_shutdown(void)
+{
+	tsr__deps_free(&tsr__coh_scratch);
 }

@@ -132,6 +132,22 @@ static inline int tsr__size_mul(size_t a, size_t b, size_t *out) { return __buil
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
 void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo, int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
+/* The one "box inside box" and "same box" (coherence's hot paths, poison's heals, tsr_box_contains):
+ * both of one valid dimension, which the callers know. */
+static inline int tsr__box_inside(const tsr_box_t *in, const tsr_box_t *out)
+{
+	for (int d = 0; d < in->dim; d++)
+		if (in->lo[d] < out->lo[d] || in->hi[d] > out->hi[d])
+			return 0;
+	return 1;
+}
+static inline int tsr__box_equal(const tsr_box_t *a, const tsr_box_t *b)
+{
+	for (int d = 0; d < a->dim; d++)
+		if (a->lo[d] != b->lo[d] || a->hi[d] != b->hi[d])
+			return 0;
+	return 1;
+}
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
 /* text.c: a point's label ("" for single launches), escaping, files written whole */

@@ -63,10 +63,10 @@ int tsr_box_contains(tsr_box_t outer, tsr_box_t inner)
 {
 	if (outer.dim != inner.dim || outer.dim < 1 || outer.dim > 3)
 		return 0;
-	for (int d = 0; d < outer.dim; d++)
-		if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d] || inner.hi[d] < inner.lo[d])
-			return 0;
-	return 1;
+	for (int d = 0; d < inner.dim; d++)
+		if (inner.hi[d] < inner.lo[d])
+			return 0;   /* empty */
+	return tsr__box_inside(&inner, &outer);
 }
 
 int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)

@@ -64,19 +64,6 @@ static struct poisoned *poisoned;
 static pthread_mutex_t poison_lock = PTHREAD_MUTEX_INITIALIZER;
 int tsr__npoison;
 
-static int box_inside(tsr_box_t inner, tsr_box_t outer)
-{
-	for (int d = 0; d < inner.dim; d++)
-		if (inner.lo[d] < outer.lo[d] || inner.hi[d] > outer.hi[d])
-			return 0;
-	return 1;
-}
-
-static int same_box(tsr_box_t a, tsr_box_t b)
-{
-	return box_inside(a, b) && box_inside(b, a);
-}
-
 char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box)
 {
 	char *msg = NULL;
@@ -92,7 +79,7 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 {
 	pthread_mutex_lock(&poison_lock);
 	for (struct poisoned *p = poisoned; p; p = p->next)
-		if (p->root == root && p->field == field && same_box(p->box, box)) {
+		if (p->root == root && p->field == field && tsr__box_equal(&p->box, &box)) {
 			pthread_mutex_unlock(&poison_lock);
 			return;   /* the first failure that wrote this box is the one to report */
 		}
@@ -136,7 +123,7 @@ static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, in
 
 static int covered_by(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	return p->root == root && p->field == field && box_inside(p->box, box) && p->seq < before;
+	return p->root == root && p->field == field && tsr__box_inside(&p->box, &box) && p->seq < before;
 }
 
 static int of_region(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)

@@ -1,0 +1,97 @@
+/* coherence.h: what the coherence files share, and no other file includes: the pieces
+ * (pieces.c), coherence in one process (coherence.c) and across ranks with the entry points the
+ * floors above call (coherence_ranks.c). internal.h declares those entry points (tsr__coh_*). */
+#ifndef TSR_COHERENCE_H
+#define TSR_COHERENCE_H
+
+#include "internal.h"
+
+/* More pieces than this in one field: collapse (a program that cuts the field in ever new ways). */
+#define TSR_MAX_PIECES 16384
+/* Several ranks: transfer views a piece's sends may use before later writers wait for them all. */
+#define TSR_MAX_SENDS 4
+/* Several ranks: transfer views kept per field before they are all handed back to the root. */
+#define TSR_MAX_XVIEWS 4096
+
+/* One piece: a box of a field and what the last write to it left. */
+struct tsr_piece {
+	tsr_box_t box;
+	struct tsr_node *writer;
+	struct tsr_node *token_node;          /* whose token carries the write's ordering: the writer, or a */
+	uint64_t token_gen;                   /* node its task wrote first (a group), while its wgen is token_gen */
+	uint64_t written_at;                  /* when the writer wrote it (several memory nodes) */
+	uint64_t ranks;                       /* validity map: the ranks that hold its latest value */
+	struct tsr_node *sends[TSR_MAX_SENDS];   /* several ranks: transfer views that send its data; a later */
+	int nsends;                           /* writer waits for them as it waits for readers */
+};
+
+struct tsr_pieces {
+	struct tsr_piece *v;
+	int n, cap;
+	uint64_t geom;                        /* generation of the pieces' boxes (nodes cache overlaps by it) */
+};
+
+/* Several ranks: the transfer views of one field (coherence_ranks.c). */
+struct tsr_xviews {
+	struct tsr_node **v;
+	int n, cap;
+};
+
+/* ---- pieces.c */
+extern uint64_t tsr__geom_seq;           /* counts changes of any field's piece boxes; never reset */
+int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t written_at);
+/* Make box s one piece saying what val says; its index, or -1 when out of memory (nothing changed). */
+int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct tsr_piece *val);
+int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps);   /* fills n->ovl for ps's boxes */
+void tsr__overlaps_free(struct tsr_node *n);
+
+/* The box a node stands for: its region's, or a transfer view's own. */
+static inline const tsr_box_t *tsr__node_box(const struct tsr_node *n)
+{
+	return n->xfer ? &n->xbox : &n->region->bounds;
+}
+
+static inline struct tsr_pieces *tsr__pieces_of(struct tsr_node *n)
+{
+	return n->region->root->nodes[n->field].pieces;
+}
+
+/* n's cached index of the piece that is exactly its box, if still so (the steady state of a
+ * program that writes through the same tiles again and again): O(1) instead of a scan. */
+static inline struct tsr_piece *tsr__exact_piece(struct tsr_node *n, struct tsr_pieces *ps)
+{
+	if (n->piece_hint >= 0 && n->piece_hint < ps->n && tsr__box_equal(&ps->v[n->piece_hint].box, tsr__node_box(n)))
+		return &ps->v[n->piece_hint];
+	return NULL;
+}
+
+/* ---- coherence.c, for the ranks' part */
+extern uint64_t tsr__write_seq;          /* counts writes; only syncs compare it */
+extern struct tsr_deps tsr__coh_scratch; /* sync, retire and transfer lists (one host thread) */
+int tsr__coh_pieces_init(struct tsr_node *root);
+void tsr__coh_pieces_free(struct tsr_node *root);
+void tsr__coh_local_shutdown(void);
+void tsr__register_view(struct tsr_node *n);
+int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_access_mode m);
+int tsr__submit_noop(struct tsr_deps *d, int home, const char *what);
+int tsr__piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write);
+int tsr__add_sends(struct tsr_deps *d, const struct tsr_piece *p);
+void tsr__hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
+                       const char *what);
+int tsr__drop_sends(struct tsr_node *root, const char *what);
+int tsr__collapse(struct tsr_node *root);
+
+/* ---- coherence_ranks.c */
+void tsr__xviews_free(struct tsr_node *root);
+
+static inline uint64_t tsr__rank_bit(int r)
+{
+	return 1ULL << r;
+}
+
+static inline uint64_t tsr__every_rank(void)
+{
+	return tsr__dist.size >= 64 ? ~0ULL : tsr__rank_bit(tsr__dist.size) - 1;
+}
+
+#endif

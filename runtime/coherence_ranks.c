@@ -1,0 +1,403 @@
+/* coherence_ranks.c: coherence across several ranks, and the entry points the layers above call
+ * (region.c, launch.c, hostaccess.c), which add the ranks' part to what coherence.c does in one
+ * process. With one rank each is coherence.c's call. */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "coherence.h"
+
+/* ------------------------------------------------------------------ several ranks
+ *
+ * Every rank holds the whole array of every field, but only some boxes of it are current. Per
+ * field the root also keeps a validity map: disjoint boxes that cover the region, each with the
+ * set of ranks that hold its latest value. Every rank keeps the same map, because every rank
+ * makes the same calls: a write by rank r makes its box valid on r alone, a fill or a host write
+ * (done by every rank) makes it valid everywhere. Before a rank reads a box, each piece of it
+ * that the rank does not hold is sent by the lowest rank that does, and the map notes one more
+ * rank on that piece; the same decision is taken on every rank, so a send always meets its
+ * receive, under a tag every rank counts alike.
+ *
+ * A transfer moves a view of exactly the piece's box (a transfer view: a node of its own, kept
+ * per field and box, so that the same halo strips reuse the same views every iteration). The
+ * pieces above order it with the rank's own tasks: a receive is a write of its view (it waits for
+ * the readers and writers of that box, then becomes the box's writer); a send reads the data
+ * through its view after a no-op task that reads the box's writers and writes the view, and the
+ * view is added to the piece's sends, which a later writer waits for as it waits for readers. */
+
+/* The validity map matters only where there is somewhere else to be valid: one rank (TSR_MPI=1
+ * without mpirun, or mpirun -np 1) holds everything and skips it. */
+static int several_ranks(void)
+{
+	return tsr__dist.on && tsr__dist.size > 1;
+}
+
+static int lowest_rank(uint64_t ranks)
+{
+	return __builtin_ctzll(ranks);
+}
+
+/* The transfer view of box b of root's field, made and registered the first time. NULL when out
+ * of memory. */
+static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
+{
+	struct tsr_xviews *xv = root->xviews;
+	for (int i = xv->n - 1; i >= 0; i--)
+		if (tsr__box_equal(&xv->v[i]->xbox, b))
+			return xv->v[i];
+	if (xv->n == xv->cap) {
+		int ncap = xv->cap ? 2 * xv->cap : 16;
+		struct tsr_node **nv = realloc(xv->v, (size_t)ncap * sizeof *nv);
+		if (!nv)
+			return NULL;
+		xv->v = nv;
+		xv->cap = ncap;
+	}
+	struct tsr_node *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->region = root->region;
+	x->field = root->field;
+	x->xfer = 1;
+	x->xbox = *b;
+	x->piece_hint = -1;
+	tsr__register_view(x);
+	xv->v[xv->n++] = x;
+	return x;
+}
+
+static int is_xview(const struct tsr_node *n, const void *arg)
+{
+	(void)arg;
+	return n->xfer;
+}
+
+/* Unregister root's transfer views (their transfers done) and forget them. */
+void tsr__xviews_free(struct tsr_node *root)
+{
+	struct tsr_xviews *xv = root->xviews;
+	if (!xv)
+		return;
+	for (int i = 0; i < xv->n; i++) {
+		tsr__overlaps_free(xv->v[i]);
+		starpu_data_unregister(xv->v[i]->h);
+		free(xv->v[i]);
+	}
+	free(xv->v);
+	free(xv);
+	root->xviews = NULL;
+}
+
+/* Too many transfer views (boxes that keep changing): the root takes over what they wrote and
+ * what they send, and they go. */
+static int xviews_flush(struct tsr_node *root)
+{
+	tsr__hand_to_root(root, is_xview, NULL, "handing transfer views back");
+	int rc = tsr__drop_sends(root, "handing transfer views back");
+	if (rc)
+		return rc;
+	root->pieces->geom = ++tsr__geom_seq;
+	struct tsr_xviews *xv = root->xviews;
+	for (int i = 0; i < xv->n; i++) {
+		tsr__overlaps_free(xv->v[i]);
+		starpu_data_unregister_submit(xv->v[i]->h);
+		free(xv->v[i]);
+	}
+	xv->n = 0;
+	return TSR_OK;
+}
+
+static int remember_send(struct tsr_piece *p, struct tsr_node *x)
+{
+	for (int k = 0; k < p->nsends; k++)
+		if (p->sends[k] == x)
+			return 0;
+	p->sends[p->nsends++] = x;
+	return 1;
+}
+
+/* This rank sends box b of root's field to rank dst: after the box's writers, through b's view. */
+static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag)
+{
+	struct tsr_node *x = xview(root, b);
+	struct tsr_pieces *ps = root->pieces;
+	if (!x || tsr__overlaps(x, ps))
+		return TSR_ENOMEM;
+	tsr__deps_reset(&tsr__coh_scratch);
+	for (int j = 0; j < x->novl; j++) {
+		struct tsr_piece *p = &ps->v[x->ovl[j]];
+		if (p->writer == x)
+			continue;   /* received here earlier: the view itself orders the send */
+		if (tsr__piece_deps(&tsr__coh_scratch, x, p, 0))
+			return TSR_ENOMEM;
+		int known = 0;
+		for (int k = 0; k < p->nsends; k++)
+			known |= p->sends[k] == x;
+		if (!known && p->nsends == TSR_MAX_SENDS) {
+			/* no room for one more send: this one waits for the earlier ones, and stands for them */
+			if (tsr__add_sends(&tsr__coh_scratch, p))
+				return TSR_ENOMEM;
+			p->nsends = 0;
+		}
+	}
+	int rc = TSR_OK;
+	if (tsr__coh_scratch.n) {
+		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_W))
+			return TSR_ENOMEM;
+		if ((rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, "a transfer's send")))
+			return rc;
+	}
+	for (int j = 0; j < x->novl; j++)
+		if (ps->v[x->ovl[j]].writer != x)
+			remember_send(&ps->v[x->ovl[j]], x);
+	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
+	if (tsr__dist_send(x->h, dst, tag, bytes))
+		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
+		                root->region->fields[root->field].name, root->region->name, dst);
+	return TSR_OK;
+}
+
+/* This rank receives box b of root's field from rank src: after the box's readers and writers;
+ * the view then is the box's writer here. */
+static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag)
+{
+	struct tsr_node *x = xview(root, b);
+	struct tsr_pieces *ps = root->pieces;
+	if (!x || tsr__overlaps(x, ps))
+		return TSR_ENOMEM;
+	struct tsr_piece *ex = tsr__exact_piece(x, ps);
+	if (!(ex && ex->writer == x && ex->nsends == 0)) {
+		/* the box has other writers or sends here: one no-op waits for them and their readers */
+		tsr__deps_reset(&tsr__coh_scratch);
+		for (int j = 0; j < x->novl; j++)
+			if (tsr__piece_deps(&tsr__coh_scratch, x, &ps->v[x->ovl[j]], 1))
+				return TSR_ENOMEM;
+		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_RW))
+			return TSR_ENOMEM;
+		int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, "a transfer's receive");
+		if (rc)
+			return rc;
+	}
+	if (tsr__dist_recv(x->h, src, tag))
+		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
+		                root->region->fields[root->field].name, root->region->name, src);
+	struct tsr_piece val = {.writer = x, .token_node = x, .written_at = ++tsr__write_seq};
+	int idx = tsr__pieces_assign(ps, b, &val);
+	if (idx < 0)
+		return TSR_ENOMEM;
+	x->piece_hint = idx;
+	if (ps->n > TSR_MAX_PIECES)
+		return tsr__collapse(root);
+	return TSR_OK;
+}
+
+/* One piece to move: box, from, to, and the ranks that hold it afterwards. */
+struct move {
+	tsr_box_t box;
+	int src, dst;
+	uint64_t ranks;
+};
+static struct move *moves;
+static int nmoves, capmoves;
+
+/* The pieces of box b that rank dst lacks, in the validity map's order (the same on every rank). */
+static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
+{
+	nmoves = 0;
+	for (int i = 0; i < vm->n; i++) {
+		struct tsr_piece *p = &vm->v[i];
+		tsr_box_t in;
+		if ((p->ranks & tsr__rank_bit(dst)) || !tsr_box_intersect(p->box, *b, &in))
+			continue;
+		TSR_GROW(moves, nmoves, capmoves, 16);
+		moves[nmoves].box = in;
+		moves[nmoves].src = lowest_rank(p->ranks);
+		moves[nmoves].dst = dst;
+		moves[nmoves].ranks = p->ranks | tsr__rank_bit(dst);
+		nmoves++;
+	}
+	return TSR_OK;
+}
+
+/* Make box b of root's field valid on rank dst: every rank takes its part in the moves. */
+static int make_valid_on(struct tsr_node *root, const tsr_box_t *b, int dst)
+{
+	struct tsr_pieces *vm = root->valid;
+	plan_moves(vm, b, dst);
+	for (int i = 0; i < nmoves; i++) {
+		struct move *mv = &moves[i];
+		int64_t tag = tsr__dist_tag();
+		int rc = TSR_OK;
+		if (mv->src == tsr__dist.rank)
+			rc = send_piece(root, &mv->box, mv->dst, tag);
+		else if (mv->dst == tsr__dist.rank)
+			rc = recv_piece(root, &mv->box, mv->src, tag);
+		if (rc)
+			return rc;
+		struct tsr_piece val = {.ranks = mv->ranks};
+		if (tsr__pieces_assign(vm, &mv->box, &val) < 0)
+			return TSR_ENOMEM;
+	}
+	return TSR_OK;
+}
+
+static int make_valid(struct tsr_node *root, const tsr_box_t *b, int rank)
+{
+	if (rank != TSR_ALL_RANKS)
+		return make_valid_on(root, b, rank);
+	for (int r = 0; r < tsr__dist.size; r++) {
+		int rc = make_valid_on(root, b, r);
+		if (rc)
+			return rc;
+	}
+	return TSR_OK;
+}
+
+/* The validity map cut too finely (boxes that keep changing): every rank gets everything, and the
+ * field is one piece again. */
+static int valid_collapse(struct tsr_node *root)
+{
+	int rc = make_valid(root, &root->region->bounds, TSR_ALL_RANKS);
+	if (rc)
+		return rc;
+	root->valid->n = 0;
+	root->valid->geom = ++tsr__geom_seq;
+	if (tsr__piece_push(root->valid, root->region->bounds, NULL, 0))
+		return TSR_ENOMEM;
+	root->valid->v[0].ranks = tsr__every_rank();
+	return TSR_OK;
+}
+
+int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d)
+{
+	if (several_ranks() && reads) {
+		struct tsr_node *root = n->region->root->nodes + n->field;
+		int rc = make_valid(root, tsr__node_box(n), rank);
+		if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
+			rc = xviews_flush(root);
+		if (rc)
+			return rc;
+	}
+	if (!tsr__here(rank))
+		return TSR_OK;
+	return tsr__coh_deps(n, write, d);
+}
+
+int64_t tsr__coh_missing(struct tsr_node *n, int rank)
+{
+	if (!several_ranks())
+		return 0;
+	struct tsr_node *root = n->region->root->nodes + n->field;
+	struct tsr_pieces *vm = root->valid;
+	int64_t points = 0;
+	for (int i = 0; i < vm->n; i++) {
+		tsr_box_t in;
+		if (!(vm->v[i].ranks & tsr__rank_bit(rank)) && tsr_box_intersect(vm->v[i].box, *tsr__node_box(n), &in))
+			points += tsr_box_volume(in);
+	}
+	return points * (int64_t)root->region->fields[root->field].size;
+}
+
+int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
+{
+	if (tsr__here(rank)) {
+		int rc = tsr__coh_wrote(n, group);
+		if (rc)
+			return rc;
+	}
+	if (!several_ranks())
+		return TSR_OK;
+	struct tsr_node *root = n->region->root->nodes + n->field;
+	struct tsr_pieces *vm = root->valid;
+	uint64_t ranks = rank == TSR_ALL_RANKS ? tsr__every_rank() : tsr__rank_bit(rank);
+	/* the steady state (the same tiles written again, none of them sent since): one piece is
+	 * exactly n's box, and only its ranks change; no scan of the map */
+	int h = n->vhint;
+	if (h >= 0 && h < vm->n && tsr__box_equal(&vm->v[h].box, tsr__node_box(n))) {
+		vm->v[h].ranks = ranks;
+		return TSR_OK;
+	}
+	struct tsr_piece val = {.ranks = ranks};
+	int idx = tsr__pieces_assign(vm, tsr__node_box(n), &val);
+	if (idx < 0)
+		return TSR_ENOMEM;
+	n->vhint = idx;
+	if (root->valid->n > TSR_MAX_PIECES)
+		return valid_collapse(root);
+	return TSR_OK;
+}
+
+/* ------------------------------------------------------------------ host access */
+
+int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held)
+{
+	tsr__deps_reset(held);
+	int rc = tsr__coh_access(n, reads, write, TSR_ALL_RANKS, held);
+	if (rc) {
+		held->n = 0;   /* nothing acquired yet */
+		return rc;
+	}
+	/* where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them:
+	 * first wait for what the host's access waits for, the tokens listed and n's own handle */
+	struct tsr_dep own = {n->h, !write ? STARPU_R : reads ? STARPU_RW : STARPU_W};
+	if ((rc = tsr__order_wait(held, &own))) {
+		held->n = 0;
+		return rc;
+	}
+	/* the tokens first, without moving data: the host then holds them until tsr_unmap, so no
+	 * later writer of an overlapping view starts while it reads, and no reader while it writes */
+	for (int i = 0; i < held->n; i++)
+		if (starpu_data_acquire_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE, held->v[i].mode)) {
+			held->n = i;   /* release what was acquired; StarPU only fails on a handle it does not know */
+			return TSR_ESTARPU;
+		}
+	return TSR_OK;
+}
+
+void tsr__coh_release(struct tsr_deps *held)
+{
+	for (int i = 0; i < held->n; i++)
+		starpu_data_release_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE);
+	held->n = 0;
+}
+
+/* ------------------------------------------------------------------ a field's life */
+
+/* A field starts as one piece, written by its root (its initial zeros, or whatever the root's
+ * first writer leaves). */
+int tsr__coh_root_init(struct tsr_node *root)
+{
+	if (tsr__coh_pieces_init(root))
+		return TSR_ENOMEM;
+	if (!tsr__dist.on)
+		return TSR_OK;
+	/* every rank starts with the same zeros: valid everywhere */
+	root->valid = calloc(1, sizeof *root->valid);
+	root->xviews = calloc(1, sizeof *root->xviews);
+	if (!root->valid || !root->xviews)
+		return TSR_ENOMEM;
+	if (tsr__piece_push(root->valid, root->region->bounds, NULL, 0))
+		return TSR_ENOMEM;
+	root->valid->v[0].ranks = tsr__every_rank();
+	return TSR_OK;
+}
+
+/* After the root's handle is unregistered (its tasks are done); waits for its transfers. */
+void tsr__coh_root_free(struct tsr_node *root)
+{
+	tsr__overlaps_free(root);
+	tsr__xviews_free(root);
+	if (root->valid) {
+		free(root->valid->v);
+		free(root->valid);
+		root->valid = NULL;
+	}
+	tsr__coh_pieces_free(root);
+}
+
+void tsr__coh_shutdown(void)
+{
+	tsr__coh_local_shutdown();
+	free(moves);
+	moves = NULL;
+	nmoves = capmoves = 0;
+}

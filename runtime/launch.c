@@ -1,5 +1,5 @@
-/* launch.c: single and index launches. A launch is validated completely (handles, fields,
- * privileges, bounds, interference) before anything is submitted; then coherence.c opens the
+/* launch.c: single and index launches. A launch is validated completely (launch_check.c: handles,
+ * fields, privileges, bounds, interference) before anything is submitted; then coherence.c opens the
  * plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
  * point's requirement records and the by-value arguments (one allocation per point). Reductions
  * that need private buffers, fold tasks or partial values ask fold.c for them. */
@@ -8,199 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "launch.h"
 
 uint64_t tsr__submit_seq;
 
-struct rreq {
-	int kind;
-	struct tsr_region *region;      /* TSR_REQ_REGION */
-	struct tsr_partition *part;     /* TSR_REQ_PARTITION */
-	struct tsr_future *fut;         /* TSR_REQ_FUTURE */
-	struct tsr_region *root;
-	int nfields;
-	int fields[8];
-	tsr_privilege_t priv;
-	int redop;                      /* REDUCE op, 0 otherwise */
-	int tmp_reduce;                 /* REDUCE through an aliased partition: private buffer + fold */
-	tsr_projection_fn proj;
-	void *proj_arg;
-};
-
-static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct rreq *q)
-{
-	memset(q, 0, sizeof *q);
-	q->kind = u->kind;
-	q->priv = u->priv;
-	q->proj = u->proj;
-	q->proj_arg = u->proj_arg;
-	if (u->kind == TSR_REQ_FUTURE) {
-		if (tsr__future_lookup((tsr_future_t){u->handle}, "launch", &q->fut))
-			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: future id %#llx was destroyed or never created", tn, i,
-			                (unsigned long long)u->handle);
-		return TSR_OK;
-	}
-	if (u->kind == TSR_REQ_REGION) {
-		q->region = tsr__handle_get(TSR_K_REGION, u->handle);
-		if (!q->region)
-			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: region id %#llx was destroyed or never created", tn, i,
-			                (unsigned long long)u->handle);
-		q->root = q->region->root;
-	} else if (u->kind == TSR_REQ_PARTITION) {
-		q->part = tsr__handle_get(TSR_K_PARTITION, u->handle);
-		if (!index)
-			return tsr__err(TSR_EINVAL, "task '%s': requirement %d names partition '%s': a single launch takes "
-			                "regions (tsr_partition_subregion) and an index launch takes partitions", tn, i,
-			                q->part ? q->part->name : "(destroyed)");
-		if (!q->part)
-			return tsr__err(TSR_ESTALE, "task '%s': requirement %d: partition id %#llx was destroyed or never created", tn, i,
-			                (unsigned long long)u->handle);
-		q->region = q->part->parent;
-		q->root = q->region->root;
-	} else {
-		return tsr__err(TSR_EINVAL, "task '%s': requirement %d: unknown kind %d", tn, i, (int)u->kind);
-	}
-	const char *rn = q->part ? q->part->name : q->region->name;
-	if (u->nfields < 1 || u->nfields > TSR_MAX_REQ_FIELDS)
-		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': needs 1 to %d fields, got %d", tn, i, rn,
-		                TSR_MAX_REQ_FIELDS, u->nfields);
-	q->nfields = u->nfields;
-	for (int k = 0; k < u->nfields; k++) {
-		int f = u->fields[k];
-		if (f < 0 || f >= q->region->nfields)
-			return tsr__err(TSR_ENOFIELD, "task '%s': requirement %d: field id %d is not in region '%s' (it has %d fields)", tn,
-			                i, f, q->region->name, q->region->nfields);
-		for (int j = 0; j < k; j++)
-			if (q->fields[j] == f)
-				return tsr__err(TSR_EINVAL, "task '%s': requirement %d: field '%s' listed twice", tn, i,
-				                q->region->fields[f].name);
-		q->fields[k] = f;
-		if (q->root->mapped[f])
-			return tsr__err(TSR_EBUSY, "task '%s': requirement %d: field '%s' of region '%s' is mapped on the host; "
-			                "tsr_unmap it before launching", tn, i, q->region->fields[f].name, q->root->name);
-	}
-	tsr_privilege_t p = u->priv;
-	if (p < 0)   /* a negative value would reach TSR_REDUCE's shift below */
-		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': invalid privilege %d", tn, i, rn, (int)p);
-	if (TSR_PRIV_IS_REDUCE(p)) {
-		q->redop = TSR_PRIV_REDOP(p).id;
-		if (p != TSR_REDUCE(TSR_PRIV_REDOP(p)))
-			return tsr__err(TSR_EINVAL, "task '%s': requirement %d: invalid privilege %#x", tn, i, (unsigned)p);
-		for (int k = 0; k < q->nfields; k++) {
-			char what[160];
-			snprintf(what, sizeof what, "task '%s': requirement %d: field '%s' of '%s'", tn, i,
-			         q->region->fields[q->fields[k]].name, rn);
-			int rc = tsr__redop_valid(q->region->fields[q->fields[k]].type, q->redop, what);
-			if (rc)
-				return rc;
-		}
-	} else if (p != TSR_READ && p != TSR_WRITE && p != TSR_READ_WRITE) {
-		return tsr__err(TSR_EINVAL, "task '%s': requirement %d on '%s': invalid privilege %#x", tn, i, rn, (unsigned)p);
-	}
-	int aliased = q->part ? (!q->part->disjoint || tsr__region_aliased(q->region)) : tsr__region_aliased(q->region);
-	if (index && q->part && !q->part->disjoint && (p == TSR_WRITE || p == TSR_READ_WRITE))
-		return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d: %s of field '%s' through '%s', which is aliased "
-		                "(its subregions overlap): writes must go through a disjoint partition", tn, i, tsr__priv_name(p),
-		                q->region->fields[q->fields[0]].name, rn);
-	if (q->redop && (aliased || tsr__redux_ordered()))
-		q->tmp_reduce = 1;
-	return TSR_OK;
-}
-
-/* The first field two requirements share (messages name it), or -1. */
-static int common_field(const struct rreq *a, const struct rreq *b)
-{
-	for (int i = 0; i < a->nfields; i++)
-		for (int j = 0; j < b->nfields; j++)
-			if (a->fields[i] == b->fields[j])
-				return a->fields[i];
-	return -1;
-}
-
-static int fields_overlap(const struct rreq *a, const struct rreq *b)
-{
-	return common_field(a, b) >= 0;
-}
-
-/* Pairs of requirements of one launch that cannot be honoured together. */
-static int check_pairs(const char *tn, int n, struct rreq *q, int index)
-{
-	for (int a = 0; a < n; a++)
-		for (int b = 0; b < n; b++) {
-			if (a == b || q[a].kind == TSR_REQ_FUTURE || q[b].kind == TSR_REQ_FUTURE || q[a].priv == TSR_READ)
-				continue;
-			if (q[a].root != q[b].root || !fields_overlap(&q[a], &q[b]))
-				continue;
-			if (q[a].redop && q[b].redop == q[a].redop)
-				continue;   /* reductions with one operator commute */
-			if (index && q[a].kind == TSR_REQ_PARTITION && q[b].kind == TSR_REQ_PARTITION)
-				continue;   /* decided point by point once colors are known (check_points) */
-			/* only data that can overlap interferes: for an index launch, the regions the two
-			 * partitions cut (e.g. the private and shared halves of one disjoint partition) */
-			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
-				continue;
-			return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d (%s on '%s') and %d (%s on '%s') both touch "
-			                "field '%s' of region '%s' and interfere", tn, a, tsr__priv_name(q[a].priv),
-			                q[a].part ? q[a].part->name : q[a].region->name, b, tsr__priv_name(q[b].priv),
-			                q[b].part ? q[b].part->name : q[b].region->name,
-			                q[a].root->fields[common_field(&q[a], &q[b])].name, q[a].root->name);
-		}
-	return TSR_OK;
-}
-
-/* Index launch: two partition requirements on one field interfere if a subregion one of them
- * writes at some point overlaps a subregion the other touches at any point (Legion's rule). */
-static int check_points(const char *tn, int n, const struct rreq *q, int64_t npoints, const int *colors)
-{
-	char bs[96], bs2[96];
-	for (int a = 0; a < n; a++) {
-		if (q[a].kind != TSR_REQ_PARTITION || q[a].priv == TSR_READ)
-			continue;
-		for (int b = 0; b < n; b++) {
-			if (b == a || q[b].kind != TSR_REQ_PARTITION || q[a].root != q[b].root || !fields_overlap(&q[a], &q[b]))
-				continue;
-			if (q[a].redop && q[b].redop == q[a].redop)
-				continue;
-			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
-				continue;
-			if (npoints > 2048)
-				return tsr__err(TSR_EINTERFERE, "task '%s': requirements %d and %d write and access field '%s' of region "
-				                "'%s' through partitions '%s' and '%s'; with %lld points the launch is not checked point "
-				                "by point: split it", tn, a, b, q[a].region->fields[q[a].fields[0]].name, q[a].root->name,
-				                q[a].part->name, q[b].part->name, (long long)npoints);
-			for (int64_t pi = 0; pi < npoints; pi++) {
-				tsr_box_t ba = q[a].part->boxes[colors[pi * n + a]];
-				for (int64_t pj = 0; pj < npoints; pj++) {
-					tsr_box_t bb = q[b].part->boxes[colors[pj * n + b]];
-					if (tsr__box_overlap(ba, bb))
-						return tsr__err(TSR_EINTERFERE, "task '%s': requirement %d (%s on '%s') at point %lld writes "
-						                "field '%s' of %s, which requirement %d (%s on '%s') touches at point %lld (%s): "
-						                "the points interfere", tn, a, tsr__priv_name(q[a].priv), q[a].part->name,
-						                (long long)pi, q[a].root->fields[common_field(&q[a], &q[b])].name,
-						                tsr__box_str(ba, bs, sizeof bs), b, tsr__priv_name(q[b].priv), q[b].part->name,
-						                (long long)pj, tsr__box_str(bb, bs2, sizeof bs2));
-				}
-			}
-		}
-	}
-	return TSR_OK;
-}
-
-static enum starpu_data_access_mode mode_of(const struct rreq *q)
+static enum starpu_data_access_mode mode_of(const struct resolved_req *q)
 {
 	if (q->redop)
 		return STARPU_REDUX;
 	return q->priv == TSR_READ ? STARPU_R : q->priv == TSR_WRITE ? STARPU_W : STARPU_RW;
-}
-
-/* The requirement whose color maps a point (owners, locality): the first partition requirement
- * that writes, else the first partition requirement; -1 if none. */
-static int map_req(int n, const struct rreq *q)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < n; i++)
-			if (q[i].kind == TSR_REQ_PARTITION && (pass == 1 || q[i].priv != TSR_READ))
-				return i;
-	return -1;
 }
 
 /* One point of a launch on its way to StarPU: the launch's requirements and the region each one
@@ -208,19 +24,12 @@ static int map_req(int n, const struct rreq *q)
 struct point_launch {
 	struct tsr_task *t;
 	int n;
-	struct rreq *q;                        /* the launch's: a fallback to a private buffer sticks for later points */
+	struct resolved_req *q;                        /* the launch's: a fallback to a private buffer sticks for later points */
 	struct tsr_region **subs;              /* subs[i]: the region of requirement i at this point */
 	int pdim;                              /* 0 for a single launch */
 	const int64_t *point;
 	int rank;                              /* several ranks: the rank that runs it (TSR_ALL_RANKS: every one) */
 };
-
-/* Requirements that go through the region tree (coherence); futures and private reduction
- * buffers do not. */
-static int uses_tree(const struct rreq *q)
-{
-	return q->kind != TSR_REQ_FUTURE && !q->tmp_reduce;
-}
 
 /* Buffers the point's task may need: one per field, one per future, one for the return slot, and
  * the handles coherence lists for ordering. Requirements on one handle share a buffer, so the
@@ -240,10 +49,10 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 	tsr__deps_reset(deps);
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < p->n; i++) {
-			const struct rreq *q = &p->q[i];
+			const struct resolved_req *q = &p->q[i];
 			int write = q->priv != TSR_READ;
 			int reads = q->priv != TSR_WRITE;   /* READ_WRITE and REDUCE read the old values */
-			if (!uses_tree(q) || write != pass)
+			if (!tsr__uses_tree(q) || write != pass)
 				continue;
 			for (int k = 0; k < q->nfields; k++) {
 				int rc = tsr__coh_access(&p->subs[i]->nodes[q->fields[k]], reads, write, p->rank, deps);
@@ -264,9 +73,9 @@ static struct tsr_node *written_node(const struct point_launch *p, int i, int k)
 
 /* Whether requirement q writes through the nodes' own handles in an exclusive mode (not a
  * reduction, whose readers must list the node's handle to have StarPU fold it). */
-static int writes_exclusively(const struct rreq *q)
+static int writes_exclusively(const struct resolved_req *q)
 {
-	return uses_tree(q) && q->priv != TSR_READ && mode_of(q) != STARPU_REDUX;
+	return tsr__uses_tree(q) && q->priv != TSR_READ && mode_of(q) != STARPU_REDUX;
 }
 
 /* The point's group node (coherence.c): the first node it writes exclusively; NULL if none. */
@@ -294,8 +103,8 @@ static int record_writes(const struct point_launch *p)
 	struct tsr_node *g = group_node(p);
 	int rc = g ? record_write(p, g, NULL) : TSR_OK;
 	for (int i = 0; i < p->n && !rc; i++) {
-		const struct rreq *q = &p->q[i];
-		if (!uses_tree(q) || q->priv == TSR_READ)
+		const struct resolved_req *q = &p->q[i];
+		if (!tsr__uses_tree(q) || q->priv == TSR_READ)
 			continue;
 		for (int k = 0; k < q->nfields && !rc; k++) {
 			struct tsr_node *n = written_node(p, i, k);
@@ -360,7 +169,7 @@ static int share_or_add_buffer(struct task_build *tb, starpu_data_handle_t h, en
 	return add_buffer(tb, h, m);
 }
 
-static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const struct rreq *q)
+static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const struct resolved_req *q)
 {
 	r->fstate = q->fut->state;
 	r->first_buf = add_buffer(tb, q->fut->h, STARPU_R);
@@ -368,7 +177,7 @@ static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const
 
 /* Field f of requirement q through subregion s's handle; a private buffer when it reduces
  * through one (folded after the task, in the order the points make them). */
-static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_region *s, int f,
+static int field_buffer(struct task_build *tb, const struct resolved_req *q, struct tsr_region *s, int f,
                         struct tsr_pending_fold *folds, int *nfolds)
 {
 	if (q->tmp_reduce) {
@@ -385,7 +194,7 @@ static int field_buffer(struct task_build *tb, const struct rreq *q, struct tsr_
 }
 
 /* The record the variant reads for a region requirement (bounds, buffers). */
-static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r, const struct rreq *q, struct tsr_region *s,
+static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r, const struct resolved_req *q, struct tsr_region *s,
                                struct tsr_pending_fold *folds, int *nfolds)
 {
 	r->nfields = q->nfields;
@@ -442,7 +251,7 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 {
 	if (tb->cpu_only)
 		tb->task->where = STARPU_CPU;
-	int mr = map_req(p->n, p->q);
+	int mr = tsr__map_req(p->n, p->q);
 	if (mr >= 0) {
 		ctx->aff_color = p->subs[mr]->color_index;
 		ctx->aff_ncolors = p->q[mr].part->ncolors;
@@ -512,7 +321,7 @@ static struct tsr_deps point_deps;       /* one host thread: reused by every poi
 static void list_remote_folds(const struct point_launch *p, struct tsr_pending_fold *folds, int *nfolds)
 {
 	for (int i = 0; i < p->n; i++) {
-		const struct rreq *q = &p->q[i];
+		const struct resolved_req *q = &p->q[i];
 		if (!q->tmp_reduce)
 			continue;
 		for (int k = 0; k < q->nfields; k++) {
@@ -590,113 +399,26 @@ static void drop_result(struct tsr_future *res, tsr_future_t *result)
 	result->id = 0;
 }
 
-static int check_counts(const char *fn, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
-                        size_t arglen)
-{
-	if (nreqs < 0 || nreqs > TSR_MAX_REQS || (nreqs && !reqs) || (arglen && !args))
-		return tsr__err(TSR_EINVAL, "%s: task '%s': bad requirement count %d or null array/args", fn, t->name, nreqs);
-	return TSR_OK;
-}
-
-/* The rank of a single launch's first region requirement that writes, else of its first one,
- * else rank 0. */
-static int owner_rank(int n, const struct rreq *q)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < n; i++)
-			if (q[i].kind == TSR_REQ_REGION && (pass == 1 || q[i].priv != TSR_READ))
-				return tsr__region_rank(q[i].region);
-	return 0;
-}
-
-/* Bytes rank r would receive to run a single launch: what its reads cover and r lacks. */
-static int64_t bytes_to_move(int n, const struct rreq *q, int r)
-{
-	int64_t bytes = 0;
-	for (int i = 0; i < n; i++) {
-		if (!uses_tree(&q[i]) || q[i].priv == TSR_WRITE)
-			continue;
-		for (int k = 0; k < q[i].nfields; k++)
-			bytes += tsr__coh_missing(&q[i].region->nodes[q[i].fields[k]], r);
-	}
-	return bytes;
-}
-
-/* Several ranks: a single launch (a copy into a border piece, a task on a whole region) has no
- * color to follow, and the owner of what it writes may hold none of what it reads: it runs where
- * the least data has to come, the owner of what it writes on a tie. tsr_fill runs on every rank. */
-static int single_rank(const struct tsr_task *t, int n, const struct rreq *q)
-{
-	if (t->on_every_rank)
-		return TSR_ALL_RANKS;
-	int best = owner_rank(n, q);
-	if (tsr_nranks() == 1)
-		return best;
-	int64_t least = bytes_to_move(n, q, best);
-	for (int r = 0; r < tsr_nranks() && least > 0; r++) {
-		int64_t b = bytes_to_move(n, q, r);
-		if (b < least) {
-			least = b;
-			best = r;
-		}
-	}
-	return best;
-}
-
-/* The call stream every rank must repeat (dist.c): the task, its requirements, its domain. */
-static void note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, tsr_box_t domain)
-{
-	if (!tsr__dist.on)
-		return;
-	tsr__dist_note(call, t->name, strlen(t->name));
-	/* values, not the structures' bytes: their padding differs from rank to rank */
-	int64_t b[7] = {domain.dim};
-	for (int d = 0; d < domain.dim && d < 3; d++) {
-		b[1 + d] = domain.lo[d];
-		b[4 + d] = domain.hi[d];
-	}
-	tsr__dist_note(call, b, sizeof b);
-	for (int i = 0; i < nreqs; i++) {
-		int64_t w[3 + TSR_MAX_REQ_FIELDS] = {reqs[i].kind, (int64_t)reqs[i].handle, reqs[i].priv};
-		for (int k = 0; k < reqs[i].nfields && k < TSR_MAX_REQ_FIELDS; k++)
-			w[3 + k] = reqs[i].fields[k];
-		tsr__dist_note(call, w, sizeof w);
-	}
-	char what[96];
-	snprintf(what, sizeof what, "%s of task '%.48s'", call, t->name);
-	tsr__dist_note(what, NULL, 0);
-}
-
-static int resolve_all(const char *tn, int nreqs, const tsr_req_t *reqs, int index, struct rreq *q)
-{
-	for (int i = 0; i < nreqs; i++) {
-		int rc = resolve(tn, i, &reqs[i], index, &q[i]);
-		if (rc)
-			return rc;
-	}
-	return TSR_OK;
-}
-
 int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen, tsr_future_t *result)
 {
 	struct tsr_task *t;
 	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
 	if (rc)
 		return rc;
-	if ((rc = check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
+	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
 		return rc;
-	note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
-	struct rreq q[TSR_MAX_REQS];
-	if ((rc = resolve_all(t->name, nreqs, reqs, 0, q)))
+	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
+	struct resolved_req q[TSR_MAX_REQS];
+	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 0, q)))
 		return rc;
-	if ((rc = check_pairs(t->name, nreqs, q, 0)))
+	if ((rc = tsr__check_pairs(t->name, nreqs, q, 0)))
 		return rc;
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
 		return rc;
 	int64_t point[3] = {0, 0, 0};
 	tsr_mapping_t map;
-	int rank = single_rank(t, nreqs, q);
+	int rank = tsr__single_rank(t, nreqs, q);
 	int mapped = tsr__map_needed(NULL) && rank != TSR_ALL_RANKS;
 	if (mapped && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, rank, &map))) {
 		drop_result(res, result);
@@ -720,169 +442,11 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	return rc;
 }
 
-/* An index launch: everything it allocates, released on one path whatever step failed. */
-struct index_launch {
-	struct tsr_task *t;
-	tsr_box_t domain;
-	int64_t npoints;
-	int n;
-	struct rreq q[TSR_MAX_REQS];
-	int *colors;                        /* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
-	tsr_mapping_t *maps;                /* one per point; NULL when nothing maps points */
-	int *ranks;                         /* several ranks: the rank of each point */
-	struct tsr_pending_fold *folds;     /* private reduction buffers, folded after the points */
-	int nfolds;
-	struct tsr_future *res;             /* the result future, or NULL */
-	struct tsr_partials *parts;         /* ordered reduction of the returns: one partial value per point */
-};
-
-static int check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs, const void *args,
-                            size_t arglen, tsr_redop_t redop, const tsr_future_t *result)
-{
-	int rc = check_counts("tsr_index_launch", t, nreqs, reqs, args, arglen);
-	if (rc)
-		return rc;
-	char bs[96];
-	if (!tsr__box_valid(domain))
-		return tsr__err(tsr__box_problem_code(domain), "tsr_index_launch: task '%s': launch domain %s %s", t->name,
-		                tsr__box_str(domain, bs, sizeof bs), tsr__box_problem(domain));
-	if (redop.id != TSR_REDOP_NONE.id && !tsr__redop_known(redop.id)) {   /* even when no result is asked: a typo is a typo */
-		char what[128];
-		snprintf(what, sizeof what, "tsr_index_launch: task '%s'", t->name);
-		return tsr__redop_unknown(redop.id, what);
-	}
-	if (result && t->ret_type != TSR_NONE) {
-		char what[128];
-		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);
-		return tsr__redop_valid(t->ret_type, redop.id, what);
-	}
-	return TSR_OK;
-}
-
-/* The color requirement i names at a point: the point itself, or what its projection gives. */
-static int project(const struct index_launch *L, const int64_t point[3], int i, int64_t color[3])
-{
-	const struct rreq *q = &L->q[i];
-	char cs[64];
-	memcpy(color, point, 3 * sizeof *color);
-	if (q->proj) {
-		color[0] = color[1] = color[2] = 0;
-		if (q->proj(point, color, q->proj_arg))
-			return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: projection gives no "
-			                "color of partition '%s'", L->t->name, tsr__color_str(L->domain.dim, point, cs, sizeof cs), i,
-			                q->part->name);
-	} else if (L->domain.dim != q->part->colors.dim) {
-		return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s': requirement %d: launch domain is %d-D but partition "
-		                "'%s' has %d-D colors", L->t->name, i, L->domain.dim, q->part->name, q->part->colors.dim);
-	}
-	return TSR_OK;
-}
-
-/* Requirement i's color index at a point (-1 for a region or a future). A region that every
- * point of a launch of several points would write interferes with itself. */
-static int color_of(const struct index_launch *L, const int64_t point[3], int i, int *c)
-{
-	const struct rreq *q = &L->q[i];
-	*c = -1;
-	if (q->kind == TSR_REQ_REGION && q->priv != TSR_READ && !q->redop && L->npoints > 1)
-		return tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: every point would %s field '%s' of "
-		                "the whole region '%s'; write through a disjoint partition instead", L->t->name, i,
-		                tsr__priv_name(q->priv), q->region->fields[q->fields[0]].name, q->region->name);
-	if (q->kind != TSR_REQ_PARTITION)
-		return TSR_OK;
-	int64_t color[3];
-	int rc = project(L, point, i, color);
-	if (rc)
-		return rc;
-	*c = tsr__color_index(q->part, color);
-	if (*c < 0) {
-		char bs[96], cs[64], cs2[96];
-		return tsr__err(TSR_EBOUNDS, "tsr_index_launch: task '%s' point %s: requirement %d: color %s is outside partition "
-		                "'%s' of region '%s' (colors %s)", L->t->name, tsr__color_str(L->domain.dim, point, cs, sizeof cs),
-		                i, tsr__color_str(q->part->colors.dim, color, cs2, sizeof cs2), q->part->name,
-		                q->part->parent->name, tsr__box_str(q->part->colors, bs, sizeof bs));
-	}
-	return TSR_OK;
-}
-
-/* Every point's colors, checked before anything is submitted. */
-static int compute_colors(struct index_launch *L)
-{
-	size_t bytes;
-	if (!tsr__size_mul((size_t)L->npoints, (size_t)(L->n ? L->n : 1) * sizeof *L->colors, &bytes))
-		L->colors = malloc(bytes);
-	if (!L->colors)
-		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", L->t->name);
-	for (int64_t pi = 0; pi < L->npoints; pi++) {
-		int64_t point[3];
-		tsr__box_point(L->domain, pi, point);
-		for (int i = 0; i < L->n; i++) {
-			int rc = color_of(L, point, i, &L->colors[pi * L->n + i]);
-			if (rc)
-				return rc;
-		}
-	}
-	return TSR_OK;
-}
-
-/* Requirement i writes: no two points may reach one subregion (the projection must be injective). */
-static int check_distinct(const struct index_launch *L, int i)
-{
-	const struct rreq *q = &L->q[i];
-	char *seen = calloc(q->part->ncolors, 1);
-	if (!seen)
-		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
-	int rc = TSR_OK;
-	for (int64_t pi = 0; pi < L->npoints && !rc; pi++) {
-		int c = L->colors[pi * L->n + i];
-		if (seen[c])
-			rc = tsr__err(TSR_EINTERFERE, "tsr_index_launch: task '%s': requirement %d: two points %s field '%s' of "
-			              "subregion '%s' (projection is not injective)", L->t->name, i, tsr__priv_name(q->priv),
-			              q->region->fields[q->fields[0]].name, q->part->subs[c]->name);
-		seen[c] = 1;
-	}
-	free(seen);
-	return rc;
-}
-
-/* Writes must reach distinct subregions. */
-static int check_writes_distinct(const struct index_launch *L)
-{
-	for (int i = 0; i < L->n; i++) {
-		const struct rreq *q = &L->q[i];
-		if (q->kind != TSR_REQ_PARTITION || q->priv == TSR_READ || q->redop)
-			continue;
-		int rc = check_distinct(L, i);
-		if (rc)
-			return rc;
-	}
-	return TSR_OK;
-}
-
-/* Several ranks: each point runs on the rank of its mapping requirement's color; points of a
- * launch with no partition requirement are spread in blocks. */
-static int decide_ranks(struct index_launch *L)
-{
-	if (!tsr__dist.on)
-		return TSR_OK;   /* one process: every point runs here (rank 0) */
-	L->ranks = malloc((size_t)L->npoints * sizeof *L->ranks);
-	if (!L->ranks)
-		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
-	int mr = map_req(L->n, L->q);
-	for (int64_t pi = 0; pi < L->npoints; pi++) {
-		if (mr >= 0)
-			L->ranks[pi] = tsr__color_rank(L->q[mr].part, L->colors[pi * L->n + mr]);
-		else
-			L->ranks[pi] = (int)(pi * tsr_nranks() / L->npoints);
-	}
-	return TSR_OK;
-}
-
 /* Mapping decisions for every point, before anything is submitted: a refused mapping leaves no
  * point of the launch behind. */
 static int decide_maps(struct index_launch *L)
 {
-	int mr = map_req(L->n, L->q);
+	int mr = tsr__map_req(L->n, L->q);
 	const struct tsr_partition *mpart = mr >= 0 ? L->q[mr].part : NULL;
 	if (!tsr__map_needed(mpart))
 		return TSR_OK;
@@ -992,22 +556,22 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	int rc = tsr__task_lookup(tid, "tsr_index_launch", &t);
 	if (rc)
 		return rc;
-	if ((rc = check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
+	if ((rc = tsr__check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
 		return rc;
-	note_launch("tsr_index_launch", t, nreqs, reqs, domain);
+	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);
 	struct index_launch L = {.t = t, .domain = domain, .npoints = tsr_box_volume(domain), .n = nreqs};
-	if ((rc = resolve_all(t->name, nreqs, reqs, 1, L.q)))
+	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 1, L.q)))
 		return rc;
-	if ((rc = check_pairs(t->name, nreqs, L.q, 1)))
+	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
 		return rc;
 	/* Everything is checked and decided before the first point is submitted. */
-	if ((rc = compute_colors(&L)))
+	if ((rc = tsr__compute_colors(&L)))
 		goto out;
-	if ((rc = check_points(t->name, nreqs, L.q, L.npoints, L.colors)))
+	if ((rc = tsr__check_points(t->name, nreqs, L.q, L.npoints, L.colors)))
 		goto out;
-	if ((rc = check_writes_distinct(&L)))
+	if ((rc = tsr__check_writes_distinct(&L)))
 		goto out;
-	if ((rc = decide_ranks(&L)))
+	if ((rc = tsr__decide_ranks(&L)))
 		goto out;
 	if ((rc = decide_maps(&L)))
 		goto out;
@@ -1040,17 +604,6 @@ int tsr__launch_init(void)
 	return TSR_OK;
 }
 
-/* An index launch's result combines the points' values: without an operator there is nothing to
- * combine them with. Said here, in the words of tsr_launch_t, rather than as an unknown operator. */
-static int check_result_redop(const struct tsr_task *t, const tsr_launch_t *how)
-{
-	if (!how->result || t->ret_type == TSR_NONE || how->redop.id != TSR_REDOP_NONE.id)
-		return TSR_OK;
-	return tsr__err(TSR_EINVAL, "tsr_run: task '%s': an index launch asking for a .result needs an operator to combine "
-	                "the points' values: pass .redop = TSR_SUM (or TSR_PROD, TSR_MIN, TSR_MAX, or an operator from "
-	                "tsr_redop_register)", t->name);
-}
-
 int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
 {
 	struct tsr_task *t;
@@ -1066,7 +619,7 @@ int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
 			                "but this launch has no .domain: drop .redop, or give the .domain to launch over", t->name);
 		return tsr_launch(tid, reqs->n, reqs->at, how->args, how->arglen, how->result);
 	}
-	if ((rc = check_result_redop(t, how)))
+	if ((rc = tsr__check_result_redop(t, how)))
 		return rc;
 	return tsr_index_launch(tid, how->domain, reqs->n, reqs->at, how->args, how->arglen, how->redop, how->result);
 }

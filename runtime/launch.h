@@ -1,0 +1,79 @@
+/* launch.h: what the launch files share, and no other file includes: validation (launch_check.c),
+ * the ranks' part (launch_ranks.c) and submission (launch.c). A launch runs
+ * validate -> coherence -> order -> submit: launch_check.c checks everything before anything is
+ * submitted; launch.c then asks coherence (coherence_ranks.c) what each point waits for, and
+ * submits the point's task through order.c. */
+#ifndef TSR_LAUNCH_H
+#define TSR_LAUNCH_H
+
+#include "internal.h"
+
+/* A requirement as the launch found it: handles looked up, fields checked, the reduction decided. */
+struct resolved_req {
+	int kind;
+	struct tsr_region *region;      /* TSR_REQ_REGION */
+	struct tsr_partition *part;     /* TSR_REQ_PARTITION */
+	struct tsr_future *fut;         /* TSR_REQ_FUTURE */
+	struct tsr_region *root;
+	int nfields;
+	int fields[8];
+	tsr_privilege_t priv;
+	int redop;                      /* REDUCE op, 0 otherwise */
+	int tmp_reduce;                 /* REDUCE through an aliased partition: private buffer + fold */
+	tsr_projection_fn proj;
+	void *proj_arg;
+};
+
+/* An index launch: everything it allocates, released on one path whatever step failed. */
+struct index_launch {
+	struct tsr_task *t;
+	tsr_box_t domain;
+	int64_t npoints;
+	int n;
+	struct resolved_req q[TSR_MAX_REQS];
+	int *colors;                        /* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
+	tsr_mapping_t *maps;                /* one per point; NULL when nothing maps points */
+	int *ranks;                         /* several ranks: the rank of each point */
+	struct tsr_pending_fold *folds;     /* private reduction buffers, folded after the points */
+	int nfolds;
+	struct tsr_future *res;             /* the result future, or NULL */
+	struct tsr_partials *parts;         /* ordered reduction of the returns: one partial value per point */
+};
+
+/* The requirement whose color maps a point (owners, locality): the first partition requirement
+ * that writes, else the first partition requirement; -1 if none. */
+static inline int tsr__map_req(int n, const struct resolved_req *q)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+			if (q[i].kind == TSR_REQ_PARTITION && (pass == 1 || q[i].priv != TSR_READ))
+				return i;
+	return -1;
+}
+
+/* Requirements that go through the region tree (coherence); futures and private reduction
+ * buffers do not. */
+static inline int tsr__uses_tree(const struct resolved_req *q)
+{
+	return q->kind != TSR_REQ_FUTURE && !q->tmp_reduce;
+}
+
+/* ---- launch_check.c: every check, before anything is submitted */
+int tsr__check_counts(const char *fn, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+                      size_t arglen);
+/* Look up every requirement's handles and fields (index: an index launch's). */
+int tsr__resolve_all(const char *tn, int nreqs, const tsr_req_t *reqs, int index, struct resolved_req *q);
+int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index);   /* requirements that interfere */
+int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64_t npoints, const int *colors);
+int tsr__check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+                          const void *args, size_t arglen, tsr_redop_t redop, const tsr_future_t *result);
+int tsr__compute_colors(struct index_launch *L);         /* every point's color per requirement */
+int tsr__check_writes_distinct(const struct index_launch *L);
+int tsr__check_result_redop(const struct tsr_task *t, const tsr_launch_t *how);
+
+/* ---- launch_ranks.c: several ranks */
+void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, tsr_box_t domain);
+int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req *q);   /* or TSR_ALL_RANKS */
+int tsr__decide_ranks(struct index_launch *L);
+
+#endif

@@ -27,31 +27,34 @@
 extern "C" {
 #endif
 
-/* 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset, tsr_config_t.nopencl);
- * libtessera.so.1 */
+/* 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset, tsr_config_t.nopencl).
+ * 0.4: the error codes moved away from errno's (TSR_E_BASE), tsr_env_switches; libtessera.so.2 */
 #define TSR_VERSION_MAJOR 0
-#define TSR_VERSION_MINOR 3
+#define TSR_VERSION_MINOR 4
 
 /* ------------------------------------------------------------------ errors */
 /* Every call returns TSR_OK (0) or one of these negative codes; tsr_last_error()
- * then holds a message naming the object (task, region, field, partition, color). */
+ * then holds a message naming the object (task, region, field, partition, color). The codes lie
+ * far below -errno (errno values are under 4096 on Linux), so a Tessera code is never a negative
+ * errno, as StarPU returns them: tsr_err_name(-ENOMEM) is "TSR_EUNKNOWN", not TSR_ENODEV. */
+#define TSR_E_BASE 10000
 enum {
 	TSR_OK = 0,
-	TSR_EINVAL = -1,      /* invalid argument (null pointer, dimension not 1-3, bad size, unknown operator or path) */
-	TSR_EBOUNDS = -2,     /* box or color empty, too large to count, of another dimension than, or outside the bounds it must lie in */
-	TSR_ETYPE = -3,       /* element type mismatch */
-	TSR_EPRIV = -4,       /* access not covered by the requested privilege */
-	TSR_EINTERFERE = -5,  /* requirements of one launch interfere (aliased write, conflicting partitions) */
-	TSR_ESTALE = -6,      /* handle was destroyed, or never created */
-	TSR_ENOFIELD = -7,    /* field not in the region, or not requested by the task */
-	TSR_ENOMEM = -8,      /* allocation failed */
-	TSR_ESTARPU = -9,     /* StarPU refused a call */
-	TSR_ESTATE = -10,     /* runtime not initialized, or object in a state that forbids the call */
-	TSR_ELIVE = -11,      /* tsr_finalize found live objects (they were destroyed) */
-	TSR_ENODEV = -12,     /* no worker can run the task (e.g. CUDA-only task, no GPU) */
-	TSR_EBUSY = -13,      /* object is mapped on the host or still in use */
-	TSR_ETASK = -14,      /* a task variant reported an error, or a result depends on one that did */
-	TSR_EDIVERGE = -15,   /* several MPI ranks: the ranks made different calls (see "Several ranks") */
+	TSR_EINVAL = -(TSR_E_BASE + 1),      /* invalid argument (null pointer, dimension not 1-3, bad size, unknown operator or path) */
+	TSR_EBOUNDS = -(TSR_E_BASE + 2),     /* box or color empty, too large to count, of another dimension than, or outside the bounds it must lie in */
+	TSR_ETYPE = -(TSR_E_BASE + 3),       /* element type mismatch */
+	TSR_EPRIV = -(TSR_E_BASE + 4),       /* access not covered by the requested privilege */
+	TSR_EINTERFERE = -(TSR_E_BASE + 5),  /* requirements of one launch interfere (aliased write, conflicting partitions) */
+	TSR_ESTALE = -(TSR_E_BASE + 6),      /* handle was destroyed, or never created */
+	TSR_ENOFIELD = -(TSR_E_BASE + 7),    /* field not in the region, or not requested by the task */
+	TSR_ENOMEM = -(TSR_E_BASE + 8),      /* allocation failed */
+	TSR_ESTARPU = -(TSR_E_BASE + 9),     /* StarPU refused a call */
+	TSR_ESTATE = -(TSR_E_BASE + 10),     /* runtime not initialized, or object in a state that forbids the call */
+	TSR_ELIVE = -(TSR_E_BASE + 11),      /* tsr_finalize found live objects (they were destroyed) */
+	TSR_ENODEV = -(TSR_E_BASE + 12),     /* no worker can run the task (e.g. CUDA-only task, no GPU) */
+	TSR_EBUSY = -(TSR_E_BASE + 13),      /* object is mapped on the host or still in use */
+	TSR_ETASK = -(TSR_E_BASE + 14),      /* a task variant reported an error, or a result depends on one that did */
+	TSR_EDIVERGE = -(TSR_E_BASE + 15),   /* several MPI ranks: the ranks made different calls (see "Several ranks") */
 };
 
 const char *tsr_err_name(int code);   /* "TSR_EBOUNDS" */

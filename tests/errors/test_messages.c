@@ -4,6 +4,8 @@
  * unknown-policy message lists every policy; an unwritable trace or graph path fails tsr_init;
  * a bogus reduction operator is refused even with no result asked. Each refused call leaves the
  * data intact and creates nothing. */
+#include <errno.h>
+#include <string.h>
 #include <unistd.h>
 #include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
@@ -371,6 +373,26 @@ START_TEST(finalize_reports_a_failed_task_before_what_was_alive)
 }
 END_TEST
 
+/* Tessera's codes and negative errno values (StarPU's returns, which Tessera's internal calls
+ * pass along) never meet: TSR_ENODEV once equalled -ENOMEM, so the two could be confused silently. */
+START_TEST(error_codes_are_apart_from_errno)
+{
+	static const int codes[] = {TSR_EINVAL, TSR_EBOUNDS, TSR_ETYPE, TSR_EPRIV, TSR_EINTERFERE, TSR_ESTALE,
+	                            TSR_ENOFIELD, TSR_ENOMEM, TSR_ESTARPU, TSR_ESTATE, TSR_ELIVE, TSR_ENODEV,
+	                            TSR_EBUSY, TSR_ETASK, TSR_EDIVERGE};
+	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+		ck_assert_int_lt(codes[i], -4095);   /* below Linux's MAX_ERRNO, the largest errno */
+		ck_assert_str_ne(tsr_err_name(codes[i]), "TSR_EUNKNOWN");
+		ck_assert_str_ne(tsr_strerror(codes[i]), "unknown error code");
+	}
+	for (int e = 1; e <= 4095; e++)
+		ck_assert_msg(!strcmp(tsr_err_name(-e), "TSR_EUNKNOWN"), "-%d (an errno) is Tessera's %s", e, tsr_err_name(-e));
+	ck_assert_str_eq(tsr_err_name(-ENOMEM), "TSR_EUNKNOWN");
+	ck_assert_str_eq(tsr_err_name(-ENODEV), "TSR_EUNKNOWN");
+	ck_assert_str_eq(tsr_err_name(TSR_OK), "TSR_OK");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("errors_messages");
@@ -385,6 +407,7 @@ int main(void)
 	tcase_add_test(tc, null_and_misplaced_arguments_name_the_object);
 	suite_add_tcase(s, tc);
 	TCase *init = tsr_test_tcase("init", 0);
+	tcase_add_test(init, error_codes_are_apart_from_errno);
 	tcase_add_test(init, unknown_policy_lists_every_policy);
 	tcase_add_test(init, unwritable_trace_or_graph_path_fails_init);
 	tcase_add_test(init, finalize_reports_a_failed_task_before_what_was_alive);

@@ -64,7 +64,7 @@ case " $flags " in
 esac
 report "installed tessera.pc: -I and -L name the prefix" $status
 
-# The README's one-line compile, with an rpath so that the program finds libtessera.so.1.
+# The README's one-line compile, with an rpath so that the program finds libtessera.so.2.
 PKG_CONFIG_PATH=$pcdir$starpu_pc $cc -o "$tmp/first" "$srcdir/tests/install/first.c" \
 	$(PKG_CONFIG_PATH=$pcdir$starpu_pc "$pkg_config" --cflags --libs tessera) -Wl,-rpath,"$libdir" >"$tmp/log" 2>&1 &&
 	"$tmp/first" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"

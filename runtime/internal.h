@@ -415,6 +415,11 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before); /* boxes inside box */
 extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
 void tsr__poison_forget_region(uint64_t root);
+/* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
+ * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
+char *tsr__poison_inherited(const struct tsr_ctx *ctx);
+void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg);
+void tsr__heal_outputs(const struct tsr_ctx *ctx);
 void tsr__poison_reset(void);
 
 /* ---- launches (launch.c) and internal tasks (hostaccess.c) */

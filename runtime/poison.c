@@ -1,5 +1,8 @@
 /* poison.c: a task that fails poisons what it writes, so that nothing computed from it passes for
- * a result. Futures carry a reference-counted state; fields carry a list of poisoned boxes. */
+ * a result. Futures carry a reference-counted state; fields carry a list of poisoned boxes. The
+ * policy is here too, for task.c's wrapper to apply: a task that would read poison is skipped and
+ * poisons its outputs with the same message, a failed task poisons its outputs with its own, and a
+ * successful task heals what it wrote whole (WRITE). */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -150,4 +153,93 @@ void tsr__poison_forget_region(uint64_t root)
 void tsr__poison_reset(void)
 {
 	remove_where(any, 0, 0, tsr_box1(0, 0), 0);
+}
+
+/* ------------------------------------------------------------------ the policy, per task */
+
+void tsr__ctx_hold_states(struct tsr_ctx *ctx)
+{
+	for (int r = 0; r < ctx->nreqs; r++)
+		if (ctx->reqs[r].fstate)
+			tsr__fstate_ref(ctx->reqs[r].fstate);
+	if (ctx->ret_state)
+		tsr__fstate_ref(ctx->ret_state);
+}
+
+void tsr__ctx_drop_states(struct tsr_ctx *ctx)
+{
+	for (int r = 0; r < ctx->nreqs; r++)
+		if (ctx->reqs[r].fstate)
+			tsr__fstate_unref(ctx->reqs[r].fstate);
+	if (ctx->ret_state)
+		tsr__fstate_unref(ctx->ret_state);
+}
+
+static int reads(tsr_privilege_t p)
+{
+	return p == TSR_READ || p == TSR_READ_WRITE;
+}
+
+static tsr_box_t req_box(const struct tsr_reqrec *q)
+{
+	tsr_box_t b;
+	b.dim = q->dim;
+	memcpy(b.lo, q->lo, sizeof b.lo);
+	memcpy(b.hi, q->hi, sizeof b.hi);
+	return b;
+}
+
+/* The message of the first poisoned input (a future, or data the task reads), malloc'd; NULL if
+ * every input is healthy. Field poison is looked at only when some exists. */
+char *tsr__poison_inherited(const struct tsr_ctx *ctx)
+{
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->fstate) {
+			const char *msg = tsr__fstate_poison(q->fstate);
+			if (msg)
+				return strdup(msg);
+		}
+	}
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return NULL;
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->kind == TSR_REQ_FUTURE || !reads(q->priv))
+			continue;
+		for (int k = 0; k < q->nfields; k++) {
+			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k], req_box(q));
+			if (msg)
+				return msg;
+		}
+	}
+	return NULL;
+}
+
+/* A failed (or skipped) task: everything it should have written carries `msg`. */
+void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg)
+{
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->kind == TSR_REQ_FUTURE || q->priv == TSR_READ)
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg, ctx->seq);
+	}
+	if (ctx->ret_state)
+		tsr__fstate_set_poison(ctx->ret_state, msg);
+}
+
+/* A successful task: what it wrote whole (WRITE discards) is healthy again. */
+void tsr__heal_outputs(const struct tsr_ctx *ctx)
+{
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return;
+	for (int r = 0; r < ctx->nreqs; r++) {
+		const struct tsr_reqrec *q = &ctx->reqs[r];
+		if (q->kind == TSR_REQ_FUTURE || q->priv != TSR_WRITE)
+			continue;
+		for (int k = 0; k < q->nfields; k++)
+			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q), ctx->seq);
+	}
 }

@@ -63,38 +63,6 @@ void tsr__task_free(void *obj)
 	free(t);
 }
 
-void tsr__ctx_hold_states(struct tsr_ctx *ctx)
-{
-	for (int r = 0; r < ctx->nreqs; r++)
-		if (ctx->reqs[r].fstate)
-			tsr__fstate_ref(ctx->reqs[r].fstate);
-	if (ctx->ret_state)
-		tsr__fstate_ref(ctx->ret_state);
-}
-
-void tsr__ctx_drop_states(struct tsr_ctx *ctx)
-{
-	for (int r = 0; r < ctx->nreqs; r++)
-		if (ctx->reqs[r].fstate)
-			tsr__fstate_unref(ctx->reqs[r].fstate);
-	if (ctx->ret_state)
-		tsr__fstate_unref(ctx->ret_state);
-}
-
-static int reads(tsr_privilege_t p)
-{
-	return p == TSR_READ || p == TSR_READ_WRITE;
-}
-
-static tsr_box_t req_box(const struct tsr_reqrec *q)
-{
-	tsr_box_t b;
-	b.dim = q->dim;
-	memcpy(b.lo, q->lo, sizeof b.lo);
-	memcpy(b.hi, q->hi, sizeof b.hi);
-	return b;
-}
-
 /* Start a private buffer (block or variable) at the operator's identity, where the variant runs. */
 static void init_private(void *iface, tsr_type_t type, int op, int arch)
 {
@@ -124,61 +92,6 @@ static void start_private_buffers(struct tsr_ctx *ctx, void *buffers[], int arch
 	}
 	if (ctx->ret_partial)
 		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, arch);
-}
-
-/* The message of the first poisoned input (a future, or data the task reads), malloc'd; NULL if
- * every input is healthy. Field poison is looked at only when some exists. */
-static char *poisoned_input(const struct tsr_ctx *ctx)
-{
-	for (int r = 0; r < ctx->nreqs; r++) {
-		const struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->fstate) {
-			const char *msg = tsr__fstate_poison(q->fstate);
-			if (msg)
-				return strdup(msg);
-		}
-	}
-	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
-		return NULL;
-	for (int r = 0; r < ctx->nreqs; r++) {
-		const struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->kind == TSR_REQ_FUTURE || !reads(q->priv))
-			continue;
-		for (int k = 0; k < q->nfields; k++) {
-			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k], req_box(q));
-			if (msg)
-				return msg;
-		}
-	}
-	return NULL;
-}
-
-/* A failed (or skipped) task: everything it should have written carries `msg`. */
-static void poison_outputs(const struct tsr_ctx *ctx, const char *msg)
-{
-	for (int r = 0; r < ctx->nreqs; r++) {
-		const struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->kind == TSR_REQ_FUTURE || q->priv == TSR_READ)
-			continue;
-		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg, ctx->seq);
-	}
-	if (ctx->ret_state)
-		tsr__fstate_set_poison(ctx->ret_state, msg);
-}
-
-/* A successful task: what it wrote whole (WRITE discards) is healthy again. */
-static void heal_outputs(const struct tsr_ctx *ctx)
-{
-	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
-		return;
-	for (int r = 0; r < ctx->nreqs; r++) {
-		const struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->kind == TSR_REQ_FUTURE || q->priv != TSR_WRITE)
-			continue;
-		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q), ctx->seq);
-	}
 }
 
 /* A single launch's result starts at zero (StarPU allocates it uninitialised), as a value the
@@ -219,11 +132,11 @@ static void run_user_code(struct tsr_ctx *ctx)
 	variant_of(ctx)(ctx, ctx->args, ctx->arglen);
 	tsr__set_current_ctx(NULL);
 	if (ctx->failmsg) {
-		poison_outputs(ctx, ctx->failmsg);
+		tsr__poison_outputs(ctx, ctx->failmsg);
 		free(ctx->failmsg);
 		ctx->failmsg = NULL;
 	} else {
-		heal_outputs(ctx);
+		tsr__heal_outputs(ctx);
 	}
 }
 
@@ -234,10 +147,10 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 	ctx->arch = arch;
 	start_private_buffers(ctx, buffers, arch);
 	zero_result(ctx);
-	char *inherited = poisoned_input(ctx);
+	char *inherited = tsr__poison_inherited(ctx);
 	if (inherited) {
 		/* computing from a failed task's output would pass garbage for a result: skip */
-		poison_outputs(ctx, inherited);
+		tsr__poison_outputs(ctx, inherited);
 		free(inherited);
 	} else {
 		run_user_code(ctx);

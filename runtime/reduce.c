@@ -1,6 +1,20 @@
 /* reduce.c: reduction operators (sum, prod, min, max per type, plus user-registered ones) and
  * the StarPU init/redux codelet pair for each (type, op), since StarPU passes no argument to
  * them. They work on block interfaces (region fields) and variable interfaces (futures). */
+/* Reductions in Tessera, one glossary for reduce.c and fold.c (and the words launch.c uses):
+ *   operator (redop)   what combines two values: an identity and a fold, per element type; built
+ *                      in (TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX) or registered (tsr_redop_register).
+ *                      reduce.c holds them, with their CPU, CUDA and OpenCL bodies.
+ *   REDUCE(op)         the privilege of a requirement whose points combine into a field with op.
+ *   private buffer     a point's own buffer for a REDUCE requirement (launch.c's tmp_reduce, the
+ *                      context's reduce_tmp_op): it starts at the identity and is folded into the
+ *                      subregion after the point's task.
+ *   fold (task)        a task that combines one private buffer, or one partial value, into its
+ *                      target with op's fold, in launch (color) order: fold.c.
+ *   partial value      a point's share of an index launch's reduced result: it starts at the
+ *                      identity and is folded into the result future in launch order (fold.c).
+ *   redux              StarPU's own reduction mode (STARPU_REDUX), which folds in arrival order:
+ *                      used for TSR_REDUX=unordered only, with the init/redux codelets below. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>

@@ -14,7 +14,8 @@
  *   partial value      a point's share of an index launch's reduced result: it starts at the
  *                      identity and is folded into the result future in launch order (fold.c).
  *   redux              StarPU's own reduction mode (STARPU_REDUX), which folds in arrival order:
- *                      used for TSR_REDUX=unordered only, with the init/redux codelets below. */
+ *                      used for TSR_REDUX=unordered only. Its init and redux codelets (reduce.c:
+ *                      tsr__init_cl, tsr__redux_cl) are also the bodies of Tessera's own folds. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>

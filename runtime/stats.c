@@ -53,6 +53,17 @@ const char *tsr__bus_node_kind(int node)
 	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "device";
 }
 
+/* Each line's label: on several ranks, which rank's figures these are (each rank prints its own). */
+static const char *who(void)
+{
+	static char label[64];
+	if (tsr__dist.on && tsr__dist.size > 1)
+		snprintf(label, sizeof label, "tessera stats [rank %d of %d]: ", tsr__dist.rank, tsr__dist.size);
+	else
+		snprintf(label, sizeof label, "tessera stats: ");
+	return label;
+}
+
 /* Bytes moved between host and devices over the run: what a device-resident app keeps near zero. */
 static void print_bus(const struct bus_row *bus, int nbus)
 {
@@ -67,10 +78,10 @@ static void print_bus(const struct bus_row *bus, int nbus)
 		else
 			d2d += bus[b].bytes;
 		if (bus[b].count)
-			fprintf(stderr, "tessera stats: bus %d->%d (%s->%s) %lld bytes in %d transfers\n", bus[b].src, bus[b].dst,
+			fprintf(stderr, "%sbus %d->%d (%s->%s) %lld bytes in %d transfers\n", who(), bus[b].src, bus[b].dst,
 			        tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
 	}
-	fprintf(stderr, "tessera stats: bytes host->device %lld device->host %lld device->device %lld\n", h2d, d2h, d2d);
+	fprintf(stderr, "%sbytes host->device %lld device->host %lld device->device %lld\n", who(), h2d, d2h, d2d);
 }
 
 static const char *kind_label(int kind)
@@ -80,9 +91,9 @@ static const char *kind_label(int kind)
 
 static void print_stats(void)
 {
-	fprintf(stderr, "tessera stats: %-24s %-6s %10s %14s %12s\n", "task", "kind", "count", "total (ms)", "mean (us)");
+	fprintf(stderr, "%s%-24s %-6s %10s %14s %12s\n", who(), "task", "kind", "count", "total (ms)", "mean (us)");
 	for (int i = 0; i < nrows; i++)
-		fprintf(stderr, "tessera stats: %-24s %-6s %10ld %14.3f %12.2f\n", rows[i].name,
+		fprintf(stderr, "%s%-24s %-6s %10ld %14.3f %12.2f\n", who(), rows[i].name,
 		        kind_label(rows[i].kind), rows[i].count, rows[i].total_us / 1e3,
 		        rows[i].total_us / rows[i].count);
 	int nw = starpu_worker_get_count();
@@ -95,7 +106,7 @@ static void print_stats(void)
 		exec += tsr__ts_us(&wi.executing_time);
 	}
 	if (tot > 0)
-		fprintf(stderr, "tessera stats: idle fraction %.3f over %d workers\n", 1.0 - exec / tot, nw);
+		fprintf(stderr, "%sidle fraction %.3f over %d workers\n", who(), 1.0 - exec / tot, nw);
 }
 
 int tsr_stats_get(tsr_task_stats_t *out, int max)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # floors.sh PLAN OBJDIR [MAX_CIRCLE MAX_UP]: how runtime/'s files call each other, against the
-# floor plan PLAN (runtime/FLOORS: one line per floor, bottom first, "name: file file ...").
+# floor plan PLAN (runtime/FLOORS: one line per file, bottom floor first: "floor file concept").
 # An arrow A -> B when A's object file uses a symbol that only B's object defines (nm). Prints
 # every arrow that runs up a floor, the circles (files that reach each other through arrows), and
 # the largest; exits 1 when a file has no floor, the largest circle has more than MAX_CIRCLE files
@@ -20,18 +20,15 @@ done | awk -v plan="$plan" -v max_circle="$max_circle" -v max_up="$max_up" '
 BEGIN {
 	nfloors = 0
 	while ((getline line < plan) > 0) {
-		sub(/#.*/, "", line)
-		if (line !~ /:/)
+		if (line ~ /^#/ || line !~ /[^ \t]/)
 			continue
-		name = line
-		sub(/:.*/, "", name)
-		files = line
-		sub(/^[^:]*:/, "", files)
-		nfloors++
-		floorname[nfloors] = name
-		n = split(files, fs, " ")
-		for (i = 1; i <= n; i++)
-			floor[fs[i]] = nfloors
+		split(line, w, " ")
+		name = w[1]
+		f = w[2]
+		sub(/\.(c|cu)$/, "", f)
+		if (name != floorname[nfloors])
+			floorname[++nfloors] = name
+		floor[f] = nfloors
 	}
 }
 $1 == "D" { ndef[$3]++; def[$3] = $2; file[$2] = 1; next }

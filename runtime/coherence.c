@@ -33,8 +33,9 @@
 #include "internal.h"
 #include "coherence.h"
 
-uint64_t tsr__write_seq;                 /* counts writes; only syncs compare it */
-static int separate_tokens;              /* void tokens and syncs: several memory nodes, or asked for */
+uint64_t tsr__write_seq; /* counts writes; only syncs compare it */
+/* void tokens and syncs: several memory nodes, or asked for */
+static int separate_tokens;
 
 /* ------------------------------------------------------------------ handles and tokens */
 
@@ -62,8 +63,8 @@ void tsr__coh_start(void)
 /* A block handle over the part of a field's array (base, on node home) that starts off bytes in.
  * On an OpenCL node an array is a buffer object, not an address: the view is the buffer and a
  * byte offset in it, as StarPU's own block filters describe one; elsewhere its address says all. */
-static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t base, size_t off, uint32_t ldy,
-                                uint32_t ldz, const uint32_t ext[3], size_t elem)
+static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t base, size_t off,
+				uint32_t ldy, uint32_t ldz, const uint32_t ext[3], size_t elem)
 {
 	struct starpu_block_interface b = {
 		.id = STARPU_BLOCK_INTERFACE_ID,
@@ -100,7 +101,8 @@ void tsr__register_view(struct tsr_node *n)
 		off += (size_t)(b->lo[d] - rb->lo[d]) * stride;
 	}
 	size_t elem = root->fields[n->field].size;
-	register_block_view(&n->h, root->home, (uintptr_t)root->storage[n->field], off * elem, ldy, ldz, ext, elem);
+	register_block_view(&n->h, root->home, (uintptr_t)root->storage[n->field], off * elem, ldy,
+			    ldz, ext, elem);
 	/* out of memory for its state: the handle keeps StarPU's ordering, which is as correct */
 	(void)tsr__order_track(n->h);
 }
@@ -155,7 +157,7 @@ int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_a
 	return TSR_OK;
 }
 
-/* ------------------------------------------------------------------ syncs (several memory nodes) */
+/* ----------------------------------------------------------------- syncs (several memory nodes) */
 
 /* Where no CPU worker runs, a no-op over host-homed data runs on a device worker with every buffer
  * kept on the host (StarPU's specific nodes: host_nodes is all STARPU_MAIN_RAM), so it gathers
@@ -202,7 +204,8 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
 	if (d->n > TSR_NOOP_MAX_BUFFERS) {
 		task->destroy = 0;
 		starpu_task_destroy(task);
-		return tsr__err(TSR_ENOMEM, "%s: %d handles for one no-op task (at most %d)", what, d->n, TSR_NOOP_MAX_BUFFERS);
+		return tsr__err(TSR_ENOMEM, "%s: %d handles for one no-op task (at most %d)", what,
+				d->n, TSR_NOOP_MAX_BUFFERS);
 	}
 	if (d->n > STARPU_NMAXBUFS) {
 		/* StarPU frees these with the task */
@@ -224,7 +227,7 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
 	return TSR_OK;
 }
 
-struct tsr_deps tsr__coh_scratch;        /* sync, retire and transfer lists (one host thread) */
+struct tsr_deps tsr__coh_scratch; /* sync, retire and transfer lists (one host thread) */
 
 /* Bring n's home copy up to date with what other views wrote over its box since it was last
  * brought up to date, and drop n's other copies. */
@@ -232,22 +235,23 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 {
 	tsr__deps_reset(&tsr__coh_scratch);
 	if (tsr__overlaps(n, ps))
-		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
-		                n->region->name);
+		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
+				n->region->fields[n->field].name, n->region->name);
 	for (int j = 0; j < n->novl; j++) {
 		struct tsr_piece *p = &ps->v[n->ovl[j]];
 		if (p->writer != n && p->written_at > n->synced)
 			if (tsr__deps_add(&tsr__coh_scratch, p->writer->h, STARPU_R))
-				return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
-				                n->region->name);
+				return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
+						n->region->fields[n->field].name, n->region->name);
 	}
 	n->synced = tsr__write_seq;
 	if (tsr__coh_scratch.n == 0)
 		return TSR_OK;
 	if (tsr__deps_add(&tsr__coh_scratch, n->h, STARPU_W))
-		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory", n->region->fields[n->field].name,
-		                n->region->name);
-	return tsr__submit_noop(&tsr__coh_scratch, n->region->root->home, "sync of a subregion's copies");
+		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
+				n->region->fields[n->field].name, n->region->name);
+	return tsr__submit_noop(&tsr__coh_scratch, n->region->root->home,
+				"sync of a subregion's copies");
 }
 
 /* ------------------------------------------------------------------ accesses */
@@ -274,7 +278,8 @@ static int group_current(const struct tsr_piece *p)
 
 /* List node o's token in mode m for an access to n, unless n's own handle (the task's data buffer,
  * on one memory node) already orders it. */
-static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n, enum starpu_data_access_mode m)
+static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n,
+		     enum starpu_data_access_mode m)
 {
 	if (o == n && !n->tok)
 		return TSR_OK;
@@ -305,12 +310,14 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 		if (rc)
 			return rc;
 	}
-	/* separate tokens: a writer takes its own token, which its readers and later writers list */
+	/* separate tokens: a writer takes its own token, which its readers and later writers
+	 * list */
 	if (write && n->tok && tsr__deps_add(d, n->tok, STARPU_RW))
 		return TSR_ENOMEM;
 	struct tsr_piece *ex = tsr__exact_piece(n, ps);
 	if (ex) {
-		/* the one piece over n's box: its writer (and, for a write, its sends) is all n waits for */
+		/* the one piece over n's box: its writer (and, for a write, its sends) is all n
+		 * waits for */
 		return tsr__piece_deps(d, n, ex, write);
 	}
 	if (tsr__overlaps(n, ps))
@@ -323,7 +330,7 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 
 /* Whether piece p goes to the root: its writer, or the node whose token it names, is picked. */
 static int handed(const struct tsr_piece *p, const struct tsr_node *root,
-                  int (*pick)(const struct tsr_node *n, const void *arg), const void *arg)
+		  int (*pick)(const struct tsr_node *n, const void *arg), const void *arg)
 {
 	if (p->writer == root && p->token_node == root)
 		return 0;
@@ -335,8 +342,9 @@ static int handed(const struct tsr_piece *p, const struct tsr_node *root,
  * for the root's readers); on several memory nodes it reads the writers' data there, so that it is
  * home before their handles go. If that task cannot be made, everything is waited for instead:
  * the handover itself never fails, so no piece is left naming a node about to be freed. */
-void tsr__hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
-                         const char *what)
+void tsr__hand_to_root(struct tsr_node *root,
+		       int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
+		       const char *what)
 {
 	struct tsr_pieces *ps = root->pieces;
 	int rc = TSR_OK;
@@ -350,7 +358,8 @@ void tsr__hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node 
 			rc = tsr__deps_add(&tsr__coh_scratch, w->tok, STARPU_RW);
 		/* a group's token: its readers too */
 		if (!rc && ps->v[i].token_node != w)
-			rc = tsr__deps_add(&tsr__coh_scratch, token(ps->v[i].token_node), STARPU_RW);
+			rc = tsr__deps_add(&tsr__coh_scratch, token(ps->v[i].token_node),
+					   STARPU_RW);
 		if (!rc)
 			rc = tsr__add_sends(&tsr__coh_scratch, &ps->v[i]);
 	}
@@ -365,8 +374,8 @@ void tsr__hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node 
 	if (rc)
 		tsr__wait_all();
 	/* The root's home copy now holds the handed pieces, and only those: root->synced stays, so
-	 * that the root's next sync still flushes the pieces other live views wrote (taking it forward
-	 * here lost those writes on a device: the H100's wrong answers). */
+	 * that the root's next sync still flushes the pieces other live views wrote (taking it
+	 * forward here lost those writes on a device: the H100's wrong answers). */
 	uint64_t seq = ++tsr__write_seq;
 	for (int i = 0; i < ps->n; i++)
 		if (handed(&ps->v[i], root, pick, arg)) {
@@ -437,7 +446,10 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 		ex->nsends = 0;
 		return TSR_OK;
 	}
-	struct tsr_piece val = {.writer = n, .token_node = group, .token_gen = group->wgen, .written_at = seq};
+	struct tsr_piece val = {.writer = n,
+				.token_node = group,
+				.token_gen = group->wgen,
+				.written_at = seq};
 	int idx = tsr__pieces_assign(ps, tsr__node_box(n), &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
@@ -450,13 +462,15 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 /* ------------------------------------------------------------------ going away */
 
 /* Pieces written through nodes about to be unregistered (those `dying` selects) go to the root. */
-void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg)
+void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg),
+		     const void *arg)
 {
 	if (root->pieces)
 		tsr__hand_to_root(root, dying, arg, "retiring a partition's pieces");
 }
 
-/* Unregister n's handles once every task using them is done (subregions: the memory is the root's). */
+/* Unregister n's handles once every task using them is done (subregions: the memory is the
+ * root's). */
 void tsr__coh_unregister(struct tsr_node *n)
 {
 	tsr__overlaps_free(n);

@@ -17,18 +17,23 @@
 struct tsr_piece {
 	tsr_box_t box;
 	struct tsr_node *writer;
-	struct tsr_node *token_node;          /* whose token carries the write's ordering: the writer, or a */
-	uint64_t token_gen;                   /* node its task wrote first (a group), while its wgen is token_gen */
-	uint64_t written_at;                  /* when the writer wrote it (several memory nodes) */
-	uint64_t ranks;                       /* validity map: the ranks that hold its latest value */
-	struct tsr_node *sends[TSR_MAX_SENDS];   /* several ranks: transfer views that send its data; a later */
-	int nsends;                           /* writer waits for them as it waits for readers */
+	/* whose token carries the write's ordering: the writer, or a */
+	struct tsr_node *token_node;
+	/* node its task wrote first (a group), while its wgen is token_gen */
+	uint64_t token_gen;
+	uint64_t written_at; /* when the writer wrote it (several memory nodes) */
+	/* validity map: the ranks that hold its latest value */
+	uint64_t ranks;
+	/* several ranks: transfer views that send its data; a later */
+	struct tsr_node *sends[TSR_MAX_SENDS];
+	int nsends; /* writer waits for them as it waits for readers */
 };
 
 struct tsr_pieces {
 	struct tsr_piece *v;
 	int n, cap;
-	uint64_t geom;                        /* generation of the pieces' boxes (nodes cache overlaps by it) */
+	/* generation of the pieces' boxes (nodes cache overlaps by it) */
+	uint64_t geom;
 };
 
 /* Several ranks: the transfer views of one field (coherence_ranks.c). */
@@ -38,11 +43,14 @@ struct tsr_xviews {
 };
 
 /* ---- pieces.c */
-extern uint64_t tsr__geom_seq;           /* counts changes of any field's piece boxes; never reset */
-int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t written_at);
-/* Make box s one piece saying what val says; its index, or -1 when out of memory (nothing changed). */
+/* counts changes of any field's piece boxes; never reset */
+extern uint64_t tsr__geom_seq;
+int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer,
+		    uint64_t written_at);
+/* Make box s one piece saying what val says; its index, or -1 when out of memory (nothing
+ * changed). */
 int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct tsr_piece *val);
-int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps);   /* fills n->ovl for ps's boxes */
+int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps); /* fills n->ovl for ps's boxes */
 void tsr__overlaps_free(struct tsr_node *n);
 
 /* The box a node stands for: its region's, or a transfer view's own. */
@@ -60,7 +68,8 @@ static inline struct tsr_pieces *tsr__pieces_of(struct tsr_node *n)
  * program that writes through the same tiles again and again): O(1) instead of a scan. */
 static inline struct tsr_piece *tsr__exact_piece(struct tsr_node *n, struct tsr_pieces *ps)
 {
-	if (n->piece_hint >= 0 && n->piece_hint < ps->n && tsr__box_equal(&ps->v[n->piece_hint].box, tsr__node_box(n)))
+	if (n->piece_hint >= 0 && n->piece_hint < ps->n &&
+	    tsr__box_equal(&ps->v[n->piece_hint].box, tsr__node_box(n)))
 		return &ps->v[n->piece_hint];
 	return NULL;
 }
@@ -76,8 +85,9 @@ int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_a
 int tsr__submit_noop(struct tsr_deps *d, int home, const char *what);
 int tsr__piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write);
 int tsr__add_sends(struct tsr_deps *d, const struct tsr_piece *p);
-void tsr__hand_to_root(struct tsr_node *root, int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
-                       const char *what);
+void tsr__hand_to_root(struct tsr_node *root,
+		       int (*pick)(const struct tsr_node *n, const void *arg), const void *arg,
+		       const char *what);
 int tsr__drop_sends(struct tsr_node *root, const char *what);
 int tsr__collapse(struct tsr_node *root);
 

@@ -126,14 +126,15 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 	for (int j = 0; j < x->novl; j++) {
 		struct tsr_piece *p = &ps->v[x->ovl[j]];
 		if (p->writer == x)
-			continue;   /* received here earlier: the view itself orders the send */
+			continue; /* received here earlier: the view itself orders the send */
 		if (tsr__piece_deps(&tsr__coh_scratch, x, p, 0))
 			return TSR_ENOMEM;
 		int known = 0;
 		for (int k = 0; k < p->nsends; k++)
 			known |= p->sends[k] == x;
 		if (!known && p->nsends == TSR_MAX_SENDS) {
-			/* no room for one more send: this one waits for the earlier ones, and stands for them */
+			/* no room for one more send: this one waits for the earlier ones, and
+			 * stands for them */
 			if (tsr__add_sends(&tsr__coh_scratch, p))
 				return TSR_ENOMEM;
 			p->nsends = 0;
@@ -143,7 +144,8 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 	if (tsr__coh_scratch.n) {
 		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_W))
 			return TSR_ENOMEM;
-		if ((rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, "a transfer's send")))
+		if ((rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home,
+					   "a transfer's send")))
 			return rc;
 	}
 	for (int j = 0; j < x->novl; j++)
@@ -151,8 +153,9 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 			remember_send(&ps->v[x->ovl[j]], x);
 	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
 	if (tsr__dist_send(x->h, dst, tag, bytes))
-		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
-		                root->region->fields[root->field].name, root->region->name, dst);
+		return tsr__err(TSR_ESTARPU,
+				"field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
+				root->region->fields[root->field].name, root->region->name, dst);
 	return TSR_OK;
 }
 
@@ -166,20 +169,23 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 		return TSR_ENOMEM;
 	struct tsr_piece *ex = tsr__exact_piece(x, ps);
 	if (!(ex && ex->writer == x && ex->nsends == 0)) {
-		/* the box has other writers or sends here: one no-op waits for them and their readers */
+		/* the box has other writers or sends here: one no-op waits for them and their
+		 * readers */
 		tsr__deps_reset(&tsr__coh_scratch);
 		for (int j = 0; j < x->novl; j++)
 			if (tsr__piece_deps(&tsr__coh_scratch, x, &ps->v[x->ovl[j]], 1))
 				return TSR_ENOMEM;
 		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_RW))
 			return TSR_ENOMEM;
-		int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, "a transfer's receive");
+		int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home,
+					  "a transfer's receive");
 		if (rc)
 			return rc;
 	}
 	if (tsr__dist_recv(x->h, src, tag))
-		return tsr__err(TSR_ESTARPU, "field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
-		                root->region->fields[root->field].name, root->region->name, src);
+		return tsr__err(TSR_ESTARPU,
+				"field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
+				root->region->fields[root->field].name, root->region->name, src);
 	struct tsr_piece val = {.writer = x, .token_node = x, .written_at = ++tsr__write_seq};
 	int idx = tsr__pieces_assign(ps, b, &val);
 	if (idx < 0)
@@ -291,7 +297,8 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 	int64_t points = 0;
 	for (int i = 0; i < vm->n; i++) {
 		tsr_box_t in;
-		if (!(vm->v[i].ranks & tsr__rank_bit(rank)) && tsr_box_intersect(vm->v[i].box, *tsr__node_box(n), &in))
+		if (!(vm->v[i].ranks & tsr__rank_bit(rank)) &&
+		    tsr_box_intersect(vm->v[i].box, *tsr__node_box(n), &in))
 			points += tsr_box_volume(in);
 	}
 	return points * (int64_t)root->region->fields[root->field].size;
@@ -333,7 +340,7 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 	tsr__deps_reset(held);
 	int rc = tsr__coh_access(n, reads, write, TSR_ALL_RANKS, held);
 	if (rc) {
-		held->n = 0;   /* nothing acquired yet */
+		held->n = 0; /* nothing acquired yet */
 		return rc;
 	}
 	/* where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them:
@@ -344,10 +351,14 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 		return rc;
 	}
 	/* the tokens first, without moving data: the host then holds them until tsr_unmap, so no
-	 * later writer of an overlapping view starts while it reads, and no reader while it writes */
+	 * later writer of an overlapping view starts while it reads, and no reader while it
+	 * writes */
 	for (int i = 0; i < held->n; i++)
-		if (starpu_data_acquire_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE, held->v[i].mode)) {
-			held->n = i;   /* release what was acquired; StarPU only fails on a handle it does not know */
+		if (starpu_data_acquire_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE,
+						held->v[i].mode)) {
+			/* release what was acquired; StarPU only fails on a handle it does not
+			 * know */
+			held->n = i;
 			return TSR_ESTARPU;
 		}
 	return TSR_OK;

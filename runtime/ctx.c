@@ -15,7 +15,8 @@ static const char *point_str(const tsr_ctx_t *ctx, char *buf, size_t n)
 		snprintf(buf, n, "%s", "");
 	else {
 		char c[64];
-		snprintf(buf, n, " point %s", tsr__color_str(ctx->point_dim, ctx->point, c, sizeof c));
+		snprintf(buf, n, " point %s",
+			 tsr__color_str(ctx->point_dim, ctx->point, c, sizeof c));
 	}
 	return buf;
 }
@@ -25,14 +26,21 @@ static int covers(tsr_privilege_t have, tsr_privilege_t want)
 	if (TSR_PRIV_IS_REDUCE(want) || TSR_PRIV_IS_REDUCE(have))
 		return have == want;
 	switch (want) {
-	case TSR_READ: return have == TSR_READ || have == TSR_READ_WRITE;
-	case TSR_WRITE: return have == TSR_WRITE || have == TSR_READ_WRITE;
-	case TSR_READ_WRITE: return have == TSR_READ_WRITE;
+	case TSR_READ:
+		return have == TSR_READ || have == TSR_READ_WRITE;
+	case TSR_WRITE:
+		return have == TSR_WRITE || have == TSR_READ_WRITE;
+	case TSR_READ_WRITE:
+		return have == TSR_READ_WRITE;
 	}
 	return 0;
 }
 
-#define CTX_FAIL(code, ...) do { tsr__task_error(__VA_ARGS__); return code; } while (0)
+#define CTX_FAIL(code, ...)                   \
+	do {                                  \
+		tsr__task_error(__VA_ARGS__); \
+		return code;                  \
+	} while (0)
 
 /* A ctx call given a NULL context: inside a variant it is that task's error (named, and
  * reported at the fence like any other); on the host a plain error. */
@@ -42,47 +50,59 @@ static int null_ctx(const char *what)
 	const struct tsr_ctx *current = tsr__current_ctx();
 	if (!current)
 		return tsr__err(TSR_EINVAL, "%s: null context (outside a task variant)", what);
-	tsr__task_error("task '%s'%s: %s: null context (pass the ctx the variant received)", current->task->name,
-	                point_str(current, ps, sizeof ps), what);
+	tsr__task_error("task '%s'%s: %s: null context (pass the ctx the variant received)",
+			current->task->name, point_str(current, ps, sizeof ps), what);
 	return TSR_EINVAL;
 }
 
-int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type, tsr_privilege_t want,
-                     tsr_accessor_t *acc)
+int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
+		     tsr_privilege_t want, tsr_accessor_t *acc)
 {
 	char ps[80];
 	if (!ctx)
 		return null_ctx("tsr_ctx_accessor");
 	const char *tn = ctx->task->name;
 	if (!acc)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_accessor: null accessor", tn, point_str(ctx, ps, sizeof ps));
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_accessor: null accessor", tn,
+			 point_str(ctx, ps, sizeof ps));
 	if (req < 0 || req >= ctx->nreqs)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
-		         point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
+			 point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
 	struct tsr_reqrec *q = &ctx->reqs[req];
 	if (q->kind == TSR_REQ_FUTURE)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d is a future, not a region (use tsr_ctx_future)", tn,
-		         point_str(ctx, ps, sizeof ps), req);
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: requirement %d is a future, not a region (use "
+			 "tsr_ctx_future)",
+			 tn, point_str(ctx, ps, sizeof ps), req);
 	int k;
 	for (k = 0; k < q->nfields; k++)
 		if (q->fields[k] == field)
 			break;
 	if (k == q->nfields) {
 		if (field >= 0 && field < q->region->nfields)
-			CTX_FAIL(TSR_ENOFIELD, "task '%s'%s: field '%s' of region '%s' was not requested by requirement %d", tn,
-			         point_str(ctx, ps, sizeof ps), q->finfo[field].name, q->region->name, req);
-		CTX_FAIL(TSR_ENOFIELD, "task '%s'%s: field id %d is not in region '%s' (requirement %d)", tn,
-		         point_str(ctx, ps, sizeof ps), field, q->region->name, req);
+			CTX_FAIL(TSR_ENOFIELD,
+				 "task '%s'%s: field '%s' of region '%s' was not requested by "
+				 "requirement %d",
+				 tn, point_str(ctx, ps, sizeof ps), q->finfo[field].name,
+				 q->region->name, req);
+		CTX_FAIL(TSR_ENOFIELD,
+			 "task '%s'%s: field id %d is not in region '%s' (requirement %d)", tn,
+			 point_str(ctx, ps, sizeof ps), field, q->region->name, req);
 	}
 	const struct tsr_fieldinfo *fi = &q->finfo[field];
 	if (type != TSR_NONE && type != fi->type)
-		CTX_FAIL(TSR_ETYPE, "task '%s'%s: field '%s' of region '%s' holds %s but was accessed as %s", tn,
-		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, tsr_type_name(fi->type), tsr_type_name(type));
+		CTX_FAIL(TSR_ETYPE,
+			 "task '%s'%s: field '%s' of region '%s' holds %s but was accessed as %s",
+			 tn, point_str(ctx, ps, sizeof ps), fi->name, q->region->name,
+			 tsr_type_name(fi->type), tsr_type_name(type));
 	if (!covers(q->priv, want)) {
 		char w[32];
 		snprintf(w, sizeof w, "%s", tsr__priv_name(want));
-		CTX_FAIL(TSR_EPRIV, "task '%s'%s: field '%s' of region '%s' requested %s but accessed for %s", tn,
-		         point_str(ctx, ps, sizeof ps), fi->name, q->region->name, tsr__priv_name(q->priv), w);
+		CTX_FAIL(TSR_EPRIV,
+			 "task '%s'%s: field '%s' of region '%s' requested %s but accessed for %s",
+			 tn, point_str(ctx, ps, sizeof ps), fi->name, q->region->name,
+			 tsr__priv_name(q->priv), w);
 	}
 	struct starpu_block_interface *b = ctx->buffers[q->buf[k]];
 	acc->dim = q->dim;
@@ -108,8 +128,9 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	acc->ctx = ctx;
 	acc->req = req;
 	acc->field = field;
-	/* not q->region->id: the region may be destroyed while this task runs (its handles live on in
-	 * StarPU), and the normal path must not touch it; messages go through ctx and req instead */
+	/* not q->region->id: the region may be destroyed while this task runs (its handles live on
+	 * in StarPU), and the normal path must not touch it; messages go through ctx and req
+	 * instead */
 	acc->region = 0;
 	return TSR_OK;
 }
@@ -120,8 +141,8 @@ static const struct tsr_reqrec *ctx_reqrec(const tsr_ctx_t *ctx, int req, const 
 	char ps[80];
 	if (req >= 0 && req < ctx->nreqs)
 		return &ctx->reqs[req];
-	tsr__task_error("%s: task '%s'%s: requirement %d does not exist (the launch has %d)", what, ctx->task->name,
-	                point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
+	tsr__task_error("%s: task '%s'%s: requirement %d does not exist (the launch has %d)", what,
+			ctx->task->name, point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
 	return NULL;
 }
 
@@ -157,7 +178,8 @@ int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info)
 	return TSR_OK;
 }
 
-int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t want, tsr_accessor_t *acc)
+int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t want,
+		  tsr_accessor_t *acc)
 {
 	char ps[80];
 	if (!ctx || !acc)
@@ -166,11 +188,17 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 	if (!q)
 		return TSR_EINVAL;
 	if (q->kind == TSR_REQ_FUTURE)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: requirement %d is a future, not a region (use tsr_ctx_future)",
-		         ctx->task->name, point_str(ctx, ps, sizeof ps), req);
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: requirement %d is a future, not a region (use "
+			 "tsr_ctx_future)",
+			 ctx->task->name, point_str(ctx, ps, sizeof ps), req);
 	if (k < 0 || k >= q->nfields)
-		CTX_FAIL(TSR_ENOFIELD, "task '%s'%s: requirement %d on region '%s' has %d field(s); there is no field at "
-		         "position %d", ctx->task->name, point_str(ctx, ps, sizeof ps), req, q->region->name, q->nfields, k);
+		CTX_FAIL(TSR_ENOFIELD,
+			 "task '%s'%s: requirement %d on region '%s' has %d field(s); there is no "
+			 "field at "
+			 "position %d",
+			 ctx->task->name, point_str(ctx, ps, sizeof ps), req, q->region->name,
+			 q->nfields, k);
 	return tsr_ctx_accessor(ctx, req, q->fields[k], type, want, acc);
 }
 
@@ -202,38 +230,51 @@ static void acc_bounds_str(const tsr_accessor_t *a, int dim, char *buf, size_t n
 	size_t used = 0;
 	buf[0] = '\0';
 	for (int d = 0; d < dim && used < n; d++)
-		used += snprintf(buf + used, n - used, "%s%lld..%lld", d ? ", " : "[", (long long)a->lo[d], (long long)a->hi[d]);
+		used += snprintf(buf + used, n - used, "%s%lld..%lld", d ? ", " : "[",
+				 (long long)a->lo[d], (long long)a->hi[d]);
 	if (used < n)
 		snprintf(buf + used, n - used, "]");
 }
 
-void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x, int64_t y, int64_t z)
+void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x,
+				 int64_t y, int64_t z)
 {
 	char is[80], bs[120];
 	index_str(dim, x, y, z, is, sizeof is);
 	acc_bounds_str(a, dim, bs, sizeof bs);
 	struct tsr_ctx *ctx = a->ctx;
 	if (ctx) {
-		/* one report per point task: a loop running off the edge would otherwise repeat it */
+		/* one report per point task: a loop running off the edge would otherwise repeat
+		 * it */
 		if (!ctx->oob_reported) {
 			const struct tsr_reqrec *q = &ctx->reqs[a->req];
-			/* through tsr_ctx_error, so the task fails exactly as when a variant reports an error */
-			tsr_ctx_error(ctx, "requirement %d: index %s of field '%s' of region '%s' is outside the requested bounds "
-			              "%s (checked with TSR_CHECK_BOUNDS)", a->req, is, q->finfo[a->field].name, q->region->name, bs);
+			/* through tsr_ctx_error, so the task fails exactly as when a variant
+			 * reports an error */
+			tsr_ctx_error(ctx,
+				      "requirement %d: index %s of field '%s' of region '%s' is "
+				      "outside the requested bounds "
+				      "%s (checked with TSR_CHECK_BOUNDS)",
+				      a->req, is, q->finfo[a->field].name, q->region->name, bs);
 			ctx->oob_reported = 1;
 		}
 	} else {
 		const struct tsr_region *r = tsr__handle_get(TSR_K_REGION, a->region);
 		const char *rn = r ? r->name : "?";
-		const char *fn = r && a->field >= 0 && a->field < r->nfields ? r->fields[a->field].name : "?";
-		tsr__err(TSR_EBOUNDS, "host mapping of field '%s' of region '%s': index %s is outside its bounds %s "
-		         "(checked with TSR_CHECK_BOUNDS)", fn, rn, is, bs);
+		const char *fn = r && a->field >= 0 && a->field < r->nfields
+					 ? r->fields[a->field].name
+					 : "?";
+		tsr__err(TSR_EBOUNDS,
+			 "host mapping of field '%s' of region '%s': index %s is outside its "
+			 "bounds %s "
+			 "(checked with TSR_CHECK_BOUNDS)",
+			 fn, rn, is, bs);
 		fprintf(stderr, "tessera: %s\n", tsr_last_error());
 	}
 	memset(oob_scratch, 0, sizeof oob_scratch);
 	if (elem_size > sizeof oob_scratch)
-		tsr__task_error("bounds check: element of %zu bytes is larger than the %d-byte scratch", elem_size,
-		                OOB_SCRATCH_BYTES);
+		tsr__task_error("bounds check: element of %zu bytes is larger than the %d-byte "
+				"scratch",
+				elem_size, OOB_SCRATCH_BYTES);
 	return oob_scratch;
 }
 
@@ -245,7 +286,8 @@ const void *tsr_ctx_future(tsr_ctx_t *ctx, int req)
 		return NULL;
 	}
 	if (req < 0 || req >= ctx->nreqs || ctx->reqs[req].kind != TSR_REQ_FUTURE) {
-		tsr__task_error("task '%s'%s: requirement %d is not a future", ctx->task->name, point_str(ctx, ps, sizeof ps), req);
+		tsr__task_error("task '%s'%s: requirement %d is not a future", ctx->task->name,
+				point_str(ctx, ps, sizeof ps), req);
 		return NULL;
 	}
 	return slot_of(ctx, ctx->reqs[req].first_buf);
@@ -297,15 +339,20 @@ int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
 	if (!ctx)
 		return null_ctx("tsr_ctx_return");
 	if (!value)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return: null value", ctx->task->name, point_str(ctx, ps, sizeof ps));
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return: null value", ctx->task->name,
+			 point_str(ctx, ps, sizeof ps));
 	if (ctx->task->ret_type == TSR_NONE)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: returns a value but was registered with ret_type TSR_NONE", ctx->task->name,
-		         point_str(ctx, ps, sizeof ps));
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: returns a value but was registered with ret_type TSR_NONE",
+			 ctx->task->name, point_str(ctx, ps, sizeof ps));
 	if (ctx->arch != TSR_ARCH_CPU)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return is for CPU variants; a %s variant writes tsr_ctx_return_slot",
-		         ctx->task->name, point_str(ctx, ps, sizeof ps), ctx->arch == TSR_ARCH_CUDA ? "CUDA" : "OpenCL");
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: tsr_ctx_return is for CPU variants; a %s variant writes "
+			 "tsr_ctx_return_slot",
+			 ctx->task->name, point_str(ctx, ps, sizeof ps),
+			 ctx->arch == TSR_ARCH_CUDA ? "CUDA" : "OpenCL");
 	if (ctx->ret_buf < 0)
-		return TSR_OK;   /* nobody asked for the value */
+		return TSR_OK; /* nobody asked for the value */
 	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
 	if (ctx->ret_op)
 		tsr__redop_fold(ctx->task->ret_type, ctx->task->ret_size, ctx->ret_op, slot, value);
@@ -322,10 +369,14 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt ? fmt : "error", ap);
 	va_end(ap);
 	if (!ctx)
-		ctx = tsr__current_ctx();   /* inside a variant, a null context still names the task that reported */
+		/* inside a variant, a null context still names the task that reported */
+		ctx = tsr__current_ctx();
 	if (!ctx) {
-		/* on the host there is no task to fail: leave a message, but no fence or task is affected */
-		tsr__err(TSR_EINVAL, "tsr_ctx_error: called with a null context outside any task (ignored): %s", buf);
+		/* on the host there is no task to fail: leave a message, but no fence or task is
+		 * affected */
+		tsr__err(TSR_EINVAL,
+			 "tsr_ctx_error: called with a null context outside any task (ignored): %s",
+			 buf);
 		return;
 	}
 	tsr__task_error("task '%s'%s: %s", ctx->task->name, point_str(ctx, ps, sizeof ps), buf);
@@ -335,14 +386,16 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
 {
 	if (!ctx || ctx->arch != TSR_ARCH_OPENCL) {
-		tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s' asked for outside an OpenCL variant",
-		                kernel ? kernel : "(null)");
+		tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s' asked for outside an OpenCL "
+				"variant",
+				kernel ? kernel : "(null)");
 		return NULL;
 	}
 	void *k = kernel ? tsr__opencl_worker_kernel(kernel) : NULL;
 	if (!k)
-		tsr_ctx_error(ctx, "no OpenCL program loaded (tsr_opencl_program) defines kernel '%s'",
-		              kernel ? kernel : "(null)");
+		tsr_ctx_error(ctx,
+			      "no OpenCL program loaded (tsr_opencl_program) defines kernel '%s'",
+			      kernel ? kernel : "(null)");
 	return k;
 }
 
@@ -358,7 +411,8 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
 {
 	(void)ctx;
-	tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s': this StarPU has no OpenCL", kernel ? kernel : "(null)");
+	tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s': this StarPU has no OpenCL",
+			kernel ? kernel : "(null)");
 	return NULL;
 }
 

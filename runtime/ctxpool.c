@@ -4,8 +4,8 @@
  * The host thread allocates one context per point task, and the worker that runs the task is done
  * with it. Through malloc and free this was the costliest call of a launch on the submitting thread
  * (perf of the small stencil: 12% of that thread): glibc serves the host thread from the arena the
- * workers free into, under that arena's lock, and a request of 1 KiB or more (a copy into five border
- * pieces has six requirements) first consolidates every small chunk the workers freed since.
+ * workers free into, under that arena's lock, and a request of 1 KiB or more (a copy into five
+ * border pieces has six requirements) first consolidates every small chunk the workers freed since.
  *
  * Here a worker pushes the block it is done with onto one lock-free list per size class, and the
  * host thread, when its own list of that class is empty, takes the whole shared list in one atomic
@@ -20,19 +20,20 @@
 #include "internal.h"
 
 #define NCLASS 4
-static const size_t class_size[NCLASS] = {512, 1024, 2048, 4096};   /* header included */
-#define POOL_BYTES (128 * 1024)           /* kept per class */
+static const size_t class_size[NCLASS] = {512, 1024, 2048, 4096}; /* header included */
+#define POOL_BYTES (128 * 1024)                                   /* kept per class */
 
 struct block {
 	struct block *next;
-	int cls;                              /* size class, -1: from malloc, for malloc */
-	int pad;                              /* the context after the header starts 16-byte aligned */
+	int cls; /* size class, -1: from malloc, for malloc */
+	/* the context after the header starts 16-byte aligned */
+	int pad;
 };
 
-static struct block *shared[NCLASS];     /* pushed by any thread ... */
-static size_t shared_n[NCLASS];          /* ... and about how many (a bound, not an exact count) */
-static struct block *own[NCLASS];        /* the host thread's ... */
-static size_t own_n[NCLASS];             /* ... and how many */
+static struct block *shared[NCLASS]; /* pushed by any thread ... */
+static size_t shared_n[NCLASS];      /* ... and about how many (a bound, not an exact count) */
+static struct block *own[NCLASS];    /* the host thread's ... */
+static size_t own_n[NCLASS];         /* ... and how many */
 
 static size_t keep(int c)
 {
@@ -112,7 +113,8 @@ void tsr__ctx_release(void *p)
 	struct block *head = __atomic_load_n(&shared[b->cls], __ATOMIC_RELAXED);
 	do
 		b->next = head;
-	while (!__atomic_compare_exchange_n(&shared[b->cls], &head, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	while (!__atomic_compare_exchange_n(&shared[b->cls], &head, b, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
 }
 
 void tsr__ctx_pool_drain(void)
@@ -127,7 +129,8 @@ void tsr__ctx_pool_drain(void)
 }
 
 /* The context of the task this worker thread runs: tsr__task_error charges errors to it, and API
- * calls that would wait or submit from inside a variant are refused by name (tsr__refuse_thread). */
+ * calls that would wait or submit from inside a variant are refused by name
+ * (tsr__refuse_thread). */
 static _Thread_local struct tsr_ctx *current;
 
 struct tsr_ctx *tsr__current_ctx(void)

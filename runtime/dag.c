@@ -17,11 +17,23 @@ struct dnode {
 	int done;
 	int *pred, npred, cappred;
 };
-struct dedge { int from, to; char label[160]; };
-struct dacc { int task; long seq; tsr_box_t box; tsr_privilege_t priv; };
+struct dedge {
+	int from, to;
+	char label[160];
+};
+struct dacc {
+	int task;
+	long seq;
+	tsr_box_t box;
+	tsr_privilege_t priv;
+};
 /* Per root field: writes (and reductions) and reads since, kept apart so that a read only scans
  * the writes; a read-only field (a matrix) then costs nothing however long the run. */
-struct daccs { struct dacc *w, *r; int nw, capw, nr, capr; long seq; };
+struct daccs {
+	struct dacc *w, *r;
+	int nw, capw, nr, capr;
+	long seq;
+};
 
 /* One lock for the graph: points are added by the submitting thread, finished by workers. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,7 +64,9 @@ void tsr__dag_set_cost(int id, struct starpu_task *task)
 {
 	if (!tsr__critpath_on)
 		return;
-	double c = starpu_task_expected_length(task, starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
+	double c =
+		starpu_task_expected_length(task,
+					    starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
 	pthread_mutex_lock(&lock);
 	if (!isnan(c) && c > 0) {
 		nodes[id].blevel += c - nodes[id].cost;
@@ -117,13 +131,15 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 	pthread_mutex_lock(&lock);
 	int writes = priv != TSR_READ;
 	char label[160];
-	long cover = -1;   /* seq of the newest covering plain write */
+	long cover = -1; /* seq of the newest covering plain write */
 	for (int i = a->nw - 1; i >= 0; i--) {
 		struct dacc *e = &a->w[i];
 		if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
 			continue;
-		if (!(TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)) {   /* one operator: no order */
-			snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name, tsr__priv_name(e->priv), tsr__priv_name(priv));
+		/* one operator: no order */
+		if (!(TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)) {
+			snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name,
+				 tsr__priv_name(e->priv), tsr__priv_name(priv));
 			add_edge(e->task, id, label);
 		}
 		if (!TSR_PRIV_IS_REDUCE(e->priv) && tsr_box_contains(e->box, s->bounds)) {
@@ -138,7 +154,8 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 				break;
 			if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
 				continue;
-			snprintf(label, sizeof label, "%s.%s READ->%s", s->name, s->fields[f].name, tsr__priv_name(priv));
+			snprintf(label, sizeof label, "%s.%s READ->%s", s->name, s->fields[f].name,
+				 tsr__priv_name(priv));
 			add_edge(e->task, id, label);
 		}
 	if (writes && !TSR_PRIV_IS_REDUCE(priv)) {
@@ -194,7 +211,8 @@ int tsr__dag_write(const char *file)
 {
 	FILE *f = fopen(file, "w");
 	if (!f)
-		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write graph file '%s': %s", file, strerror(errno));
+		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write graph file '%s': %s", file,
+				strerror(errno));
 	fprintf(f, "digraph tessera {\n  node [shape=box];\n");
 	for (int i = 0; i < nnodes; i++) {
 		char pl[64];
@@ -217,7 +235,11 @@ void tsr__dag_free(void)
 {
 	for (int i = 0; i < nnodes; i++)
 		free(nodes[i].pred);
-	free(nodes); nodes = NULL; nnodes = capnodes = 0;
-	free(edges); edges = NULL; nedges = capedges = 0;
+	free(nodes);
+	nodes = NULL;
+	nnodes = capnodes = 0;
+	free(edges);
+	edges = NULL;
+	nedges = capedges = 0;
 	tsr__dag_on = tsr__critpath_on = 0;
 }

@@ -50,18 +50,21 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
 static int check_tsr_mpi(const char *v)
 {
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' (several ranks)", v);
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' "
+				"(several ranks)",
+				v);
 	return TSR_OK;
 }
 
 #ifdef TSR_HAVE_MPI
 #include <starpu_mpi.h>
 
-static MPI_Comm xfer_comm = MPI_COMM_NULL;   /* StarPU-MPI's transfers */
-static MPI_Comm coll_comm = MPI_COMM_NULL;   /* Tessera's own collectives */
+static MPI_Comm xfer_comm = MPI_COMM_NULL; /* StarPU-MPI's transfers */
+static MPI_Comm coll_comm = MPI_COMM_NULL; /* Tessera's own collectives */
 static int we_init_mpi;
 static int64_t next_tag;
-static size_t *sent_bytes;                   /* per destination rank */
+static size_t *sent_bytes; /* per destination rank */
 static int64_t nsends, nrecvs;
 static int diverged;
 
@@ -97,8 +100,12 @@ int tsr__dist_start(struct starpu_conf *conf)
 	}
 	if (provided < MPI_THREAD_MULTIPLE) {
 		tsr__dist_stop_mpi();
-		return tsr__err(TSR_ESTARPU, "tsr_init: this MPI gives thread level %d, Tessera needs MPI_THREAD_MULTIPLE "
-		                "(it calls MPI from the host thread while StarPU-MPI's thread does too)", provided);
+		return tsr__err(TSR_ESTARPU,
+				"tsr_init: this MPI gives thread level %d, Tessera needs "
+				"MPI_THREAD_MULTIPLE "
+				"(it calls MPI from the host thread while StarPU-MPI's thread does "
+				"too)",
+				provided);
 	}
 	MPI_Comm_dup(MPI_COMM_WORLD, &xfer_comm);
 	MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm);
@@ -113,10 +120,12 @@ int tsr__dist_start(struct starpu_conf *conf)
 	if (rc) {
 		tsr__dist_stop_mpi();
 		if (rc == -ENODEV)
-			return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)", conf->ncpus, conf->ncuda);
+			return tsr__err(TSR_ENODEV,
+					"tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
+					conf->ncpus, conf->ncuda);
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_mpi_init_conf failed (%d)", rc);
 	}
-	tsr__nice_pollers();   /* StarPU-MPI's progress thread exists now (nice.c) */
+	tsr__nice_pollers(); /* StarPU-MPI's progress thread exists now (nice.c) */
 	tsr__dist.on = 1;
 	next_tag = 1;
 	nsends = nrecvs = 0;
@@ -185,7 +194,8 @@ struct rank_word {
 	uint64_t hash;
 	int64_t ncalls;
 	int32_t rc;
-	int32_t task_failed;                  /* a task failed here since the last fence (msg says how) */
+	/* a task failed here since the last fence (msg says how) */
+	int32_t task_failed;
 	char call[96];
 	char msg[512];
 };
@@ -241,7 +251,9 @@ int tsr__dist_check(const char *what)
 	if (!tsr__dist.on)
 		return TSR_OK;
 	if (diverged)
-		return tsr__err(TSR_EDIVERGE, "%s: the ranks diverged earlier; nothing more can be waited for", what);
+		return tsr__err(TSR_EDIVERGE,
+				"%s: the ranks diverged earlier; nothing more can be waited for",
+				what);
 	struct rank_word *all = gather_words(TSR_OK);
 	if (!all)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
@@ -249,10 +261,13 @@ int tsr__dist_check(const char *what)
 	int rc = TSR_OK;
 	if (r) {
 		diverged = 1;
-		rc = tsr__err(TSR_EDIVERGE, "%s: the ranks made different calls: rank 0 is at call %lld (last: %s), rank %d at "
-		              "call %lld (last: %s); every rank must make the same calls in the same order", what,
-		              (long long)all[0].ncalls, all[0].call[0] ? all[0].call : "none", r, (long long)all[r].ncalls,
-		              all[r].call[0] ? all[r].call : "none");
+		rc = tsr__err(TSR_EDIVERGE,
+			      "%s: the ranks made different calls: rank 0 is at call %lld (last: "
+			      "%s), rank %d at "
+			      "call %lld (last: %s); every rank must make the same calls in the "
+			      "same order",
+			      what, (long long)all[0].ncalls, all[0].call[0] ? all[0].call : "none",
+			      r, (long long)all[r].ncalls, all[r].call[0] ? all[r].call : "none");
 	}
 	free(all);
 	return rc;
@@ -279,9 +294,12 @@ int tsr__dist_agree(int rc)
 		}
 	for (int r = 0; r < tsr__dist.size; r++)
 		if (all[r].task_failed) {
-			int code = tsr__err(TSR_ETASK, "a task failed on rank %d since the last tsr_fence, and values computed on "
-			                    "other ranks may depend on what it wrote (tsr_fence reports it and clears this): %s", r,
-			                    all[r].msg);
+			int code = tsr__err(TSR_ETASK,
+					    "a task failed on rank %d since the last tsr_fence, "
+					    "and values computed on "
+					    "other ranks may depend on what it wrote (tsr_fence "
+					    "reports it and clears this): %s",
+					    r, all[r].msg);
 			free(all);
 			return code;
 		}
@@ -292,7 +310,7 @@ int tsr__dist_agree(int rc)
 void tsr__dist_wait_all(void)
 {
 	if (tsr__dist.on)
-		starpu_mpi_wait_for_all(xfer_comm);   /* tasks and requests (1.3: with a barrier) */
+		starpu_mpi_wait_for_all(xfer_comm); /* tasks and requests (1.3: with a barrier) */
 	else
 		starpu_task_wait_for_all();
 }
@@ -304,7 +322,8 @@ void tsr__dist_abort(void)
 }
 
 /* The rank's peak resident memory (VmHWM of /proc/self/status, kB; -1 where there is none):
- * what a rank really touched, to compare with what it owns and reads (regions are mapped lazily). */
+ * what a rank really touched, to compare with what it owns and reads (regions are mapped
+ * lazily). */
 static long peak_rss_kb(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");
@@ -326,8 +345,10 @@ void tsr__dist_print_stats(FILE *out)
 		fprintf(out, "tessera: rank %d peak RSS (VmHWM) %ld kB\n", tsr__dist.rank, kb);
 	for (int r = 0; r < tsr__dist.size; r++)
 		if (sent_bytes[r])
-			fprintf(out, "tessera: rank %d sent %zu bytes to rank %d\n", tsr__dist.rank, sent_bytes[r], r);
-	fprintf(out, "tessera: rank %d: %lld sends, %lld receives\n", tsr__dist.rank, (long long)nsends, (long long)nrecvs);
+			fprintf(out, "tessera: rank %d sent %zu bytes to rank %d\n", tsr__dist.rank,
+				sent_bytes[r], r);
+	fprintf(out, "tessera: rank %d: %lld sends, %lld receives\n", tsr__dist.rank,
+		(long long)nsends, (long long)nrecvs);
 }
 
 #else /* one process only */
@@ -342,12 +363,18 @@ int tsr__dist_wanted(void)
 	if (rc)
 		return rc;
 	if (v && !strcmp(v, "1"))
-		return tsr__err(TSR_EINVAL, "tsr_init: TSR_MPI=1 but this Tessera was built without MPI (configure found no "
-		                "StarPU-MPI or MPI; install libopenmpi-dev and reconfigure)");
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: TSR_MPI=1 but this Tessera was built without MPI "
+				"(configure found no "
+				"StarPU-MPI or MPI; install libopenmpi-dev and reconfigure)");
 	if ((!v || strcmp(v, "0")) && np && atoi(np) > 1)
-		return tsr__err(TSR_EINVAL, "tsr_init: started on %s MPI ranks but this Tessera was built without MPI: every "
-		                "rank would compute everything alone (reconfigure with libopenmpi-dev installed, or set "
-		                "TSR_MPI=0 to allow it)", np);
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: started on %s MPI ranks but this Tessera was built "
+				"without MPI: every "
+				"rank would compute everything alone (reconfigure with "
+				"libopenmpi-dev installed, or set "
+				"TSR_MPI=0 to allow it)",
+				np);
 	return 0;
 }
 
@@ -357,16 +384,42 @@ int tsr__dist_start(struct starpu_conf *conf)
 	return tsr__err(TSR_EINVAL, "tsr_init: this Tessera was built without MPI");
 }
 
-void tsr__dist_shutdown(void) {}
-void tsr__dist_stop_mpi(void) {}
-int64_t tsr__dist_tag(void) { return 0; }
-int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes) { return TSR_ESTARPU; }
-int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag) { return TSR_ESTARPU; }
-int tsr__dist_check(const char *what) { return TSR_OK; }
-int tsr__dist_agree(int rc) { return rc; }
-void tsr__dist_wait_all(void) { starpu_task_wait_for_all(); }
-void tsr__dist_abort(void) {}
-void tsr__dist_print_stats(FILE *out) {}
+void tsr__dist_shutdown(void)
+{
+}
+void tsr__dist_stop_mpi(void)
+{
+}
+int64_t tsr__dist_tag(void)
+{
+	return 0;
+}
+int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
+{
+	return TSR_ESTARPU;
+}
+int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
+{
+	return TSR_ESTARPU;
+}
+int tsr__dist_check(const char *what)
+{
+	return TSR_OK;
+}
+int tsr__dist_agree(int rc)
+{
+	return rc;
+}
+void tsr__dist_wait_all(void)
+{
+	starpu_task_wait_for_all();
+}
+void tsr__dist_abort(void)
+{
+}
+void tsr__dist_print_stats(FILE *out)
+{
+}
 
 #endif
 

@@ -12,7 +12,10 @@ static pthread_mutex_t task_err_lock = PTHREAD_MUTEX_INITIALIZER;
 static char task_err_msg[512];
 static int task_err_pending;
 
-static const struct { int code; const char *name, *msg; } table[] = {
+static const struct {
+	int code;
+	const char *name, *msg;
+} table[] = {
 	{TSR_OK, "TSR_OK", "success"},
 	{TSR_EINVAL, "TSR_EINVAL", "invalid argument"},
 	{TSR_EBOUNDS, "TSR_EBOUNDS", "box or color out of bounds"},

@@ -23,7 +23,11 @@
 #include <string.h>
 #include "internal.h"
 
-struct fold_arg { tsr_type_t type; size_t size; int op; };
+struct fold_arg {
+	tsr_type_t type;
+	size_t size;
+	int op;
+};
 
 static struct starpu_codelet fold_cl;
 
@@ -59,13 +63,19 @@ static void fold_init(void)
 #ifdef STARPU_USE_OPENCL
 	fold_cl.opencl_funcs[0] = fold_opencl;
 #endif
-	fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;   /* target RW, private R, then what coherence lists */
+	/* target RW, private R, then what coherence lists */
+	fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	fold_cl.name = "tsr_fold";
 	fold_cl.flags = STARPU_CODELET_NOPLANS;
 }
 
 /* Folds the points' partial values (buffers 1..n) into the future (buffer 0), left to right. */
-struct future_fold_arg { tsr_type_t type; size_t size; int op; int nparts; };
+struct future_fold_arg {
+	tsr_type_t type;
+	size_t size;
+	int op;
+	int nparts;
+};
 static struct starpu_codelet future_fold_cl;
 static void future_fold_cpu(void *buffers[], void *cl_arg)
 {
@@ -73,13 +83,15 @@ static void future_fold_cpu(void *buffers[], void *cl_arg)
 	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
 	tsr__redop_identity(a->type, a->size, a->op, acc);
 	for (int i = 1; i <= a->nparts; i++)
-		tsr__redop_fold(a->type, a->size, a->op, acc, (const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
+		tsr__redop_fold(a->type, a->size, a->op, acc,
+				(const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
 }
 /* On a device, built-in operators only (a user operator's fold runs on CPUs): identity, then each
  * part in order, with the device kind's operator body (tsr__cuda_redop, tsr__opencl_redop). */
 #if defined(STARPU_USE_CUDA) || defined(STARPU_USE_OPENCL)
 typedef void (*device_redop_fn)(int type, int op, int init, void *dst, void *src);
-static void future_fold_device(void *buffers[], const struct future_fold_arg *a, device_redop_fn redop)
+static void future_fold_device(void *buffers[], const struct future_fold_arg *a,
+			       device_redop_fn redop)
 {
 	redop(a->type, a->op, 1, buffers[0], NULL);
 	for (int i = 1; i <= a->nparts; i++)
@@ -117,7 +129,8 @@ static void future_fold_init(void)
 
 /* A private buffer of subregion s's shape for field f, to be folded into the fold target after
  * the point's task (recorded in folds, in the order the points make them). */
-starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, struct tsr_pending_fold *folds, int *nfolds)
+starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op,
+				       struct tsr_pending_fold *folds, int *nfolds)
 {
 	starpu_data_handle_t tmp;
 	uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
@@ -133,7 +146,8 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, stru
 }
 
 /* How a private buffer folds. NULL when out of memory. */
-static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const struct tsr_region *s)
+static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold,
+				     const struct tsr_region *s)
 {
 	struct fold_arg *a = malloc(sizeof *a);
 	if (!a)
@@ -144,7 +158,7 @@ static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold, const 
 	return a;
 }
 
-static struct tsr_deps fold_deps;        /* one host thread: reused by every fold */
+static struct tsr_deps fold_deps; /* one host thread: reused by every fold */
 
 /* Fold one private reduction buffer into its subregion. Folds into one subregion, or into
  * overlapping ones, are ordered by coherence in submission order (each one writes its target). */
@@ -155,16 +169,23 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	tsr__deps_reset(&fold_deps);
 	int rc = tsr__coh_access(nd, 1, 1, fold->rank, &fold_deps);
 	if (rc)
-		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
+		return rc == TSR_ENOMEM
+			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
+					  s->name)
+			       : rc;
 	if (!tsr__here(fold->rank)) {
 		/* several ranks: the point's rank folds; this one notes where the result lives */
 		rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
-		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
+		return rc == TSR_ENOMEM
+			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
+					  s->name)
+			       : rc;
 	}
 	struct fold_arg *a = fold_arg_new(fold, s);
 	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n, 0);
 	if (!task)
-		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory", s->name);
+		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory",
+				s->name);
 	STARPU_TASK_SET_HANDLE(task, nd->h, 0);
 	STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
 	STARPU_TASK_SET_HANDLE(task, fold->tmp, 1);
@@ -174,12 +195,16 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, 2 + i);
 	}
 	if (!tsr__redop_on_devices(a->op))
-		task->where = STARPU_CPU;   /* user operators have host code only */
+		task->where = STARPU_CPU; /* user operators have host code only */
 	if (tsr__order_submit(task))
-		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed", s->name);
+		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed",
+				s->name);
 	rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 	if (rc)
-		return rc == TSR_ENOMEM ? tsr__err(rc, "fold of a reduction into '%s': out of memory", s->name) : rc;
+		return rc == TSR_ENOMEM
+			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
+					  s->name)
+			       : rc;
 	return TSR_OK;
 }
 
@@ -190,7 +215,7 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
 	for (int i = 0; i < nfolds; i++) {
 		if (!rc)
 			rc = submit_fold(&folds[i]);
-		if (folds[i].tmp)   /* NULL: a point another rank ran */
+		if (folds[i].tmp) /* NULL: a point another rank ran */
 			starpu_data_unregister_submit(folds[i].tmp);
 	}
 	return rc;
@@ -203,7 +228,7 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
 #define TSR_PARTIAL_SIZES 8
 struct partial_pool {
 	size_t size;
-	starpu_data_handle_t *free;   /* room for every handle of this size ever made */
+	starpu_data_handle_t *free; /* room for every handle of this size ever made */
 	int64_t nfree, nmade;
 };
 static struct partial_pool pools[TSR_PARTIAL_SIZES];
@@ -309,7 +334,8 @@ static void pools_free(void)
 	npools = 0;
 }
 
-static struct future_fold_arg *future_fold_arg_new(const struct tsr_future *res, int op, int64_t npoints)
+static struct future_fold_arg *future_fold_arg_new(const struct tsr_future *res, int op,
+						   int64_t npoints)
 {
 	struct future_fold_arg *a = malloc(sizeof *a);
 	if (!a)
@@ -329,7 +355,8 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	struct future_fold_arg *a = future_fold_arg_new(res, op, npoints);
 	struct starpu_task *task = tsr__task_new(&future_fold_cl, a, sizeof *a, nbuf, 0);
 	if (!task)
-		return tsr__err(TSR_ENOMEM, "task '%s': fold of the launch's reduction: out of memory", tn);
+		return tsr__err(TSR_ENOMEM,
+				"task '%s': fold of the launch's reduction: out of memory", tn);
 	STARPU_TASK_SET_HANDLE(task, res->h, 0);
 	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
 	for (int64_t i = 0; i < npoints; i++) {
@@ -341,20 +368,26 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 		task->callback_arg = ps;
 	}
 	if (!tsr__redop_on_devices(op))
-		task->where = STARPU_CPU;   /* user operators have host code only */
+		task->where = STARPU_CPU; /* user operators have host code only */
 	int rc = tsr__order_submit(task);
 	if (rc == -ENODEV)
-		return tsr__err(TSR_ENODEV, "task '%s': fold of the launch's reduction by '%s': no worker can run it (a "
-		                "registered operator folds on CPU workers only)", tn, tsr__redop_name(op));
+		return tsr__err(TSR_ENODEV,
+				"task '%s': fold of the launch's reduction by '%s': no worker can "
+				"run it (a "
+				"registered operator folds on CPU workers only)",
+				tn, tsr__redop_name(op));
 	if (rc)
-		return tsr__err(TSR_ESTARPU, "task '%s': fold of the launch's reduction: submit failed (%d)", tn, rc);
+		return tsr__err(TSR_ESTARPU,
+				"task '%s': fold of the launch's reduction: submit failed (%d)", tn,
+				rc);
 	return TSR_OK;
 }
 
 /* Several ranks: the points' partial values travel to the rank of the first point, which folds
  * them in launch order as one process would, so the bits are the same on any number of ranks;
  * then every rank receives the result (a future is valid everywhere). */
-int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps, const int *ranks)
+int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
+			   const int *ranks)
 {
 	int at = ranks[0];
 	int me = tsr__dist.rank;
@@ -370,10 +403,12 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 	}
 	if (rc) {
 		tsr__partials_release(ps, 0);
-		return tsr__err(rc, "task '%s': sending the points' values to rank %d failed", tn, at);
+		return tsr__err(rc, "task '%s': sending the points' values to rank %d failed", tn,
+				at);
 	}
 	if (me != at) {
-		/* the handles go back now: a later writer of one waits for its send (sequential consistency) */
+		/* the handles go back now: a later writer of one waits for its send (sequential
+		 * consistency) */
 		tsr__partials_release(ps, 0);
 		return tsr__future_bcast(res, at);
 	}

@@ -6,21 +6,32 @@
 size_t tsr_type_size(tsr_type_t type)
 {
 	switch (type) {
-	case TSR_F32: case TSR_I32: return 4;
-	case TSR_F64: case TSR_I64: return 8;
-	default: return 0;
+	case TSR_F32:
+	case TSR_I32:
+		return 4;
+	case TSR_F64:
+	case TSR_I64:
+		return 8;
+	default:
+		return 0;
 	}
 }
 
 const char *tsr_type_name(tsr_type_t type)
 {
 	switch (type) {
-	case TSR_NONE: return "none";
-	case TSR_F32: return "f32";
-	case TSR_F64: return "f64";
-	case TSR_I32: return "i32";
-	case TSR_I64: return "i64";
-	case TSR_BYTES: return "bytes";
+	case TSR_NONE:
+		return "none";
+	case TSR_F32:
+		return "f32";
+	case TSR_F64:
+		return "f64";
+	case TSR_I32:
+		return "i32";
+	case TSR_I64:
+		return "i64";
+	case TSR_BYTES:
+		return "bytes";
 	}
 	return "?";
 }
@@ -38,22 +49,30 @@ int tsr_fspace_create(tsr_fspace_t *fs)
 	return TSR_OK;
 }
 
-int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t bytes, tsr_field_t *fid)
+int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t bytes,
+		   tsr_field_t *fid)
 {
 	struct tsr_fspace *f;
 	int rc = tsr__fspace_lookup(fs, "tsr_fspace_add", &f);
 	if (rc)
 		return rc;
 	if (!name || !*name || strlen(name) >= TSR_NAME_MAX)
-		return tsr__err(TSR_EINVAL, "tsr_fspace_add: field name missing or longer than %d characters", TSR_NAME_MAX - 1);
+		return tsr__err(TSR_EINVAL,
+				"tsr_fspace_add: field name missing or longer than %d characters",
+				TSR_NAME_MAX - 1);
 	size_t size = tsr_type_size(type);
 	if (type == TSR_BYTES)
 		size = bytes;
 	if (type < TSR_F32 || type > TSR_BYTES || size == 0)
-		return tsr__err(TSR_EINVAL, "tsr_fspace_add: field '%s': invalid type %d or zero byte size", name, (int)type);
+		return tsr__err(TSR_EINVAL,
+				"tsr_fspace_add: field '%s': invalid type %d or zero byte size",
+				name, (int)type);
 	for (int i = 0; i < f->nfields; i++)
 		if (!strcmp(f->fields[i].name, name))
-			return tsr__err(TSR_EINVAL, "tsr_fspace_add: field '%s' already exists in this field space", name);
+			return tsr__err(TSR_EINVAL,
+					"tsr_fspace_add: field '%s' already exists in this field "
+					"space",
+					name);
 	if (f->nfields == f->cap) {
 		int ncap = f->cap ? 2 * f->cap : 4;
 		struct tsr_fieldinfo *nf = realloc(f->fields, ncap * sizeof *nf);
@@ -92,7 +111,8 @@ int tsr_fspace_destroy(tsr_fspace_t fs)
 }
 
 /* Used by region.c: the field table a region copies. */
-int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n, const struct tsr_fieldinfo **fields)
+int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n,
+		       const struct tsr_fieldinfo **fields)
 {
 	struct tsr_fspace *f;
 	int rc = tsr__fspace_lookup(fs, what, &f);

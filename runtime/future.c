@@ -12,7 +12,8 @@
 static void future_set(struct tsr_future *f, const void *init)
 {
 	starpu_data_acquire_on_node(f->h, STARPU_MAIN_RAM, STARPU_W);
-	void *value = (void *)STARPU_VARIABLE_GET_PTR(starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
+	void *value = (void *)STARPU_VARIABLE_GET_PTR(
+		starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
 	memcpy(value, init, f->size);
 	starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
 }
@@ -63,8 +64,10 @@ int tsr__future_bcast(struct tsr_future *f, int from)
 		else if (me == r)
 			rc = tsr__dist_recv(f->h, from, tag);
 		if (rc)
-			return tsr__err(rc, "future of %s: sending it from rank %d to rank %d failed",
-			                f->producer[0] ? f->producer : "tsr_future_create", from, r);
+			return tsr__err(rc,
+					"future of %s: sending it from rank %d to rank %d failed",
+					f->producer[0] ? f->producer : "tsr_future_create", from,
+					r);
 	}
 	return TSR_OK;
 }
@@ -79,9 +82,11 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 		return rc;
 	TSR_REQUIRE_RUNNING("tsr_future_wait");
 	if (!value || size != f->size)
-		return tsr__err(TSR_EINVAL, "tsr_future_wait: future of %s holds %zu bytes (%s), asked for %zu%s",
-		                f->producer[0] ? f->producer : "tsr_future_create", f->size, tsr_type_name(f->type), size,
-		                value ? "" : " into a null pointer");
+		return tsr__err(TSR_EINVAL,
+				"tsr_future_wait: future of %s holds %zu bytes (%s), asked for "
+				"%zu%s",
+				f->producer[0] ? f->producer : "tsr_future_create", f->size,
+				tsr_type_name(f->type), size, value ? "" : " into a null pointer");
 	tsr__dist_note("tsr_future_wait", &fid.id, sizeof fid.id);
 	if ((rc = tsr__dist_check("tsr_future_wait")))
 		return rc;
@@ -98,11 +103,13 @@ static int future_wait(struct tsr_future *f, void *value, size_t size)
 	if (poison) {
 		starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
 		return tsr__err(TSR_ETASK, "tsr_future_wait: future of %s has no value: %s",
-		                f->producer[0] ? f->producer : "tsr_future_create", poison);
+				f->producer[0] ? f->producer : "tsr_future_create", poison);
 	}
-	const void *v = (const void *)STARPU_VARIABLE_GET_PTR(starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
+	const void *v = (const void *)STARPU_VARIABLE_GET_PTR(
+		starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
 	memcpy(value, v, size);
-	tsr__order_reap();   /* what finished while the host waited goes now, not at the next launch */
+	/* what finished while the host waited goes now, not at the next launch */
+	tsr__order_reap();
 	starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
 	return TSR_OK;
 }
@@ -112,7 +119,8 @@ int tsr_future_create(tsr_type_t type, size_t bytes, const void *value, tsr_futu
 	TSR_REQUIRE_INIT("tsr_future_create");
 	size_t size = type == TSR_BYTES ? bytes : tsr_type_size(type);
 	if (!out || !value || size == 0)
-		return tsr__err(TSR_EINVAL, "tsr_future_create: need a type with a size, a value and an output");
+		return tsr__err(TSR_EINVAL, "tsr_future_create: need a type with a size, a value "
+					    "and an output");
 	struct tsr_future *f = tsr__future_new(type, size, value);
 	if (!f)
 		return tsr__err(TSR_ENOMEM, "tsr_future_create: out of memory");

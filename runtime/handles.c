@@ -3,13 +3,18 @@
 #include <stdlib.h>
 #include "internal.h"
 
-struct slot { void *obj; uint32_t gen; uint8_t kind; };
+struct slot {
+	void *obj;
+	uint32_t gen;
+	uint8_t kind;
+};
 static struct slot *slots;
 static uint32_t nslots, cap;
 static uint32_t *freelist;
 static uint32_t nfree;
 
-#define ID(kind, gen, slot) (((uint64_t)(kind) << 56) | ((uint64_t)((gen) & 0xffffff) << 32) | (uint64_t)(slot))
+#define ID(kind, gen, slot) \
+	(((uint64_t)(kind) << 56) | ((uint64_t)((gen)&0xffffff) << 32) | (uint64_t)(slot))
 
 uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 {
@@ -22,11 +27,15 @@ uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 			struct slot *ns = realloc(slots, ncap * sizeof *ns);
 			uint32_t *nf = realloc(freelist, ncap * sizeof *nf);
 			if (!ns || !nf) {
-				if (ns) slots = ns;
-				if (nf) freelist = nf;
+				if (ns)
+					slots = ns;
+				if (nf)
+					freelist = nf;
 				return 0;
 			}
-			slots = ns; freelist = nf; cap = ncap;
+			slots = ns;
+			freelist = nf;
+			cap = ncap;
 		}
 		s = nslots++;
 		slots[s].gen = 1;
@@ -35,8 +44,12 @@ uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 	slots[s].kind = (uint8_t)kind;
 	uint64_t id = ID(kind, slots[s].gen, s);
 	/* several ranks: every creation is part of the call stream the ranks must repeat */
-	static const char *made[TSR_K_NKINDS] = {"", "creation of a field space", "creation of a region",
-	                                         "creation of a partition", "registration of a task", "creation of a future"};
+	static const char *made[TSR_K_NKINDS] = {"",
+						 "creation of a field space",
+						 "creation of a region",
+						 "creation of a partition",
+						 "registration of a task",
+						 "creation of a future"};
 	tsr__dist_note(made[kind], &id, sizeof id);
 	return id;
 }
@@ -93,8 +106,10 @@ int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out)
 	TSR_REQUIRE_INIT(what);
 	*out = tsr__handle_get(kind, id);
 	if (!*out)
-		return tsr__err(TSR_ESTALE, "%s: %s id %#llx was destroyed, never created, or made before the last tsr_init",
-		                what, tsr__kind_name(kind), (unsigned long long)id);
+		return tsr__err(TSR_ESTALE,
+				"%s: %s id %#llx was destroyed, never created, or made before the "
+				"last tsr_init",
+				what, tsr__kind_name(kind), (unsigned long long)id);
 	return TSR_OK;
 }
 

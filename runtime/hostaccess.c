@@ -11,7 +11,8 @@ struct mapping {
 	struct tsr_region *region;
 	int field;
 	struct tsr_node *node;
-	struct tsr_deps held;                 /* tokens of overlapping writers the host holds (coherence.c) */
+	/* tokens of overlapping writers the host holds (coherence.c) */
+	struct tsr_deps held;
 	struct mapping *next;
 };
 
@@ -28,10 +29,11 @@ static struct mapping *mappings;
 
 /* Walk the rows of an accessor: calls fn(row pointer, row elements) for each (y, z). */
 #define FOR_ROWS(a, rowptr, body)                                                                  \
-	for (int64_t z = 0; z <= (a)->hi[2] - (a)->lo[2]; z++)                                         \
-		for (int64_t y = 0; y <= (a)->hi[1] - (a)->lo[1]; y++) {                                   \
-			char *rowptr = (char *)(a)->ptr + (y * (a)->stride[1] + z * (a)->stride[2]) * (a)->elem_size; \
-			body                                                                                   \
+	for (int64_t z = 0; z <= (a)->hi[2] - (a)->lo[2]; z++)                                     \
+		for (int64_t y = 0; y <= (a)->hi[1] - (a)->lo[1]; y++) {                           \
+			char *rowptr = (char *)(a)->ptr +                                          \
+				       (y * (a)->stride[1] + z * (a)->stride[2]) * (a)->elem_size; \
+			body                                                                       \
 		}
 
 static void fill_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -46,13 +48,16 @@ static void fill_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		if (a.elem_size == 8) {
 			uint64_t v;
 			memcpy(&v, val, 8);
-			for (int64_t x = 0; x < nx; x++) ((uint64_t *)row)[x] = v;
+			for (int64_t x = 0; x < nx; x++)
+				((uint64_t *)row)[x] = v;
 		} else if (a.elem_size == 4) {
 			uint32_t v;
 			memcpy(&v, val, 4);
-			for (int64_t x = 0; x < nx; x++) ((uint32_t *)row)[x] = v;
+			for (int64_t x = 0; x < nx; x++)
+				((uint32_t *)row)[x] = v;
 		} else {
-			for (int64_t x = 0; x < nx; x++) memcpy(row + x * a.elem_size, val, a.elem_size);
+			for (int64_t x = 0; x < nx; x++)
+				memcpy(row + x * a.elem_size, val, a.elem_size);
 		}
 	})
 }
@@ -61,13 +66,16 @@ static void copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int *f = args;
 	tsr_accessor_t s, d;
-	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
+	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) ||
+	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
 	size_t row = (size_t)(s.hi[0] - s.lo[0] + 1) * s.elem_size;
 	for (int64_t z = 0; z <= s.hi[2] - s.lo[2]; z++)
 		for (int64_t y = 0; y <= s.hi[1] - s.lo[1]; y++)
 			memcpy((char *)d.ptr + (y * d.stride[1] + z * d.stride[2]) * d.elem_size,
-			       (const char *)s.ptr + (y * s.stride[1] + z * s.stride[2]) * s.elem_size, row);
+			       (const char *)s.ptr +
+				       (y * s.stride[1] + z * s.stride[2]) * s.elem_size,
+			       row);
 }
 
 #ifdef STARPU_USE_CUDA
@@ -91,11 +99,13 @@ static void copy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int *f = args;
 	tsr_accessor_t s, d;
-	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
+	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) ||
+	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
 	int e = tsr__cuda_copy(&d, &s, tsr_ctx_cuda_stream(ctx));
 	if (e)
-		tsr_ctx_error(ctx, "fields %d -> %d: CUDA copy failed (cudaError %d)", f[0], f[1], e);
+		tsr_ctx_error(ctx, "fields %d -> %d: CUDA copy failed (cudaError %d)", f[0], f[1],
+			      e);
 }
 #endif
 
@@ -115,7 +125,8 @@ static void copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int *f = args;
 	tsr_accessor_t s, d;
-	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
+	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) ||
+	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
 	tsr__opencl_copy(&d, &s);
 }
@@ -153,10 +164,13 @@ int tsr_fill(tsr_region_t rid, tsr_field_t f, const void *value, size_t size)
 	if ((rc = tsr__field_check(r, f, "tsr_fill")))
 		return rc;
 	if (!value)
-		return tsr__err(TSR_EINVAL, "tsr_fill: field '%s' of region '%s': null value", r->fields[f].name, r->name);
+		return tsr__err(TSR_EINVAL, "tsr_fill: field '%s' of region '%s': null value",
+				r->fields[f].name, r->name);
 	if (size != r->fields[f].size)
-		return tsr__err(TSR_ETYPE, "tsr_fill: field '%s' of region '%s' has %zu-byte elements, value has %zu",
-		                r->fields[f].name, r->name, r->fields[f].size, size);
+		return tsr__err(TSR_ETYPE,
+				"tsr_fill: field '%s' of region '%s' has %zu-byte elements, value "
+				"has %zu",
+				r->fields[f].name, r->name, r->fields[f].size, size);
 	char arg[sizeof(int) + 256];
 	char *buf = size <= 256 ? arg : malloc(sizeof(int) + size);
 	if (!buf)
@@ -183,23 +197,31 @@ int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t f
 	if (rc)
 		return rc;
 	if (s->bounds.dim != d->bounds.dim)
-		return tsr__err(TSR_EBOUNDS, "tsr_copy: '%s' is %d-D but '%s' is %d-D", s->name, s->bounds.dim, d->name, d->bounds.dim);
+		return tsr__err(TSR_EBOUNDS, "tsr_copy: '%s' is %d-D but '%s' is %d-D", s->name,
+				s->bounds.dim, d->name, d->bounds.dim);
 	for (int k = 0; k < s->bounds.dim; k++)
 		if (s->bounds.hi[k] - s->bounds.lo[k] != d->bounds.hi[k] - d->bounds.lo[k])
-			return tsr__err(TSR_EBOUNDS, "tsr_copy: '%s' and '%s' differ in extent in dimension %d (%lld vs %lld)", s->name,
-			                d->name, k, (long long)(s->bounds.hi[k] - s->bounds.lo[k] + 1),
-			                (long long)(d->bounds.hi[k] - d->bounds.lo[k] + 1));
-	if (s->fields[fsrc].type != d->fields[fdst].type || s->fields[fsrc].size != d->fields[fdst].size)
-		return tsr__err(TSR_ETYPE, "tsr_copy: field '%s' of '%s' is %s but field '%s' of '%s' is %s", s->fields[fsrc].name,
-		                s->name, tsr_type_name(s->fields[fsrc].type), d->fields[fdst].name, d->name,
-		                tsr_type_name(d->fields[fdst].type));
+			return tsr__err(TSR_EBOUNDS,
+					"tsr_copy: '%s' and '%s' differ in extent in dimension %d "
+					"(%lld vs %lld)",
+					s->name, d->name, k,
+					(long long)(s->bounds.hi[k] - s->bounds.lo[k] + 1),
+					(long long)(d->bounds.hi[k] - d->bounds.lo[k] + 1));
+	if (s->fields[fsrc].type != d->fields[fdst].type ||
+	    s->fields[fsrc].size != d->fields[fdst].size)
+		return tsr__err(TSR_ETYPE,
+				"tsr_copy: field '%s' of '%s' is %s but field '%s' of '%s' is %s",
+				s->fields[fsrc].name, s->name, tsr_type_name(s->fields[fsrc].type),
+				d->fields[fdst].name, d->name, tsr_type_name(d->fields[fdst].type));
 	int fs[2] = {fsrc, fdst};
-	tsr_req_t reqs[2] = {tsr_req_region(src, TSR_READ, 1, &fs[0]), tsr_req_region(dst, TSR_WRITE, 1, &fs[1])};
+	tsr_req_t reqs[2] = {tsr_req_region(src, TSR_READ, 1, &fs[0]),
+			     tsr_req_region(dst, TSR_WRITE, 1, &fs[1])};
 	return tsr_launch(copy_task, 2, reqs, fs, sizeof fs, NULL);
 }
 
 /* After the acquire (every writer of the data is done): data a failed task should have written is
- * refused for READ and READ_WRITE; a WRITE mapping discards it, so the host's values are healthy. */
+ * refused for READ and READ_WRITE; a WRITE mapping discards it, so the host's values are
+ * healthy. */
 static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv)
 {
 	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
@@ -211,13 +233,17 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 	char *msg = tsr__field_poison_find(r->root->id, f, r->bounds);
 	if (!msg)
 		return TSR_OK;
-	int rc = tsr__err(TSR_ETASK, "tsr_map: field '%s' of region '%s' holds no valid values (map it TSR_WRITE, fill it "
-	                  "or write it whole with a task to replace them): %s", r->fields[f].name, r->name, msg);
+	int rc = tsr__err(TSR_ETASK,
+			  "tsr_map: field '%s' of region '%s' holds no valid values (map it "
+			  "TSR_WRITE, fill it "
+			  "or write it whole with a task to replace them): %s",
+			  r->fields[f].name, r->name, msg);
 	free(msg);
 	return rc;
 }
 
-static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads, int write, tsr_accessor_t *acc);
+static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads,
+		       int write, tsr_accessor_t *acc);
 
 int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
 {
@@ -228,16 +254,21 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	if ((rc = tsr__field_check(r, f, "tsr_map")))
 		return rc;
 	if (!acc)
-		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': null accessor", r->fields[f].name, r->name);
+		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': null accessor",
+				r->fields[f].name, r->name);
 	TSR_REQUIRE_RUNNING("tsr_map");
 	if (priv != TSR_READ && priv != TSR_WRITE && priv != TSR_READ_WRITE)
-		return tsr__err(TSR_EINVAL, "tsr_map: field '%s' of region '%s': privilege must be READ, WRITE or READ_WRITE",
-		                r->fields[f].name, r->name);
+		return tsr__err(TSR_EINVAL,
+				"tsr_map: field '%s' of region '%s': privilege must be READ, WRITE "
+				"or READ_WRITE",
+				r->fields[f].name, r->name);
 	if (r->root->mapped[f])
-		return tsr__err(TSR_EBUSY, "tsr_map: field '%s' of region '%s' is already mapped (unmap it first)",
-		                r->fields[f].name, r->root->name);
+		return tsr__err(TSR_EBUSY,
+				"tsr_map: field '%s' of region '%s' is already mapped (unmap it "
+				"first)",
+				r->fields[f].name, r->root->name);
 	int write = priv != TSR_READ;
-	int reads = priv != TSR_WRITE;   /* TSR_WRITE (TSR_WRITE_DISCARD) replaces every value */
+	int reads = priv != TSR_WRITE; /* TSR_WRITE (TSR_WRITE_DISCARD) replaces every value */
 	uint64_t what[3] = {r->id, (uint64_t)f, (uint64_t)priv};
 	tsr__dist_note("tsr_map", what, sizeof what);
 	if ((rc = tsr__dist_check("tsr_map")))
@@ -253,7 +284,8 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	return rc;
 }
 
-static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads, int write, tsr_accessor_t *acc)
+static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads,
+		       int write, tsr_accessor_t *acc)
 {
 	int rc;
 	struct mapping *m = calloc(1, sizeof *m);
@@ -264,15 +296,20 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 	/* the tokens first (the host then waits for exactly the tasks it must), then the data */
 	if ((rc = tsr__coh_acquire(n, reads, write, &m->held))) {
 		mapping_drop(m, 0);
-		return tsr__err(rc, "tsr_map: field '%s' of region '%s': %s", r->fields[f].name, r->name,
-		                rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
+		return tsr__err(rc, "tsr_map: field '%s' of region '%s': %s", r->fields[f].name,
+				r->name,
+				rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
 	}
-	enum starpu_data_access_mode mode = priv == TSR_READ ? STARPU_R : priv == TSR_WRITE ? STARPU_W : STARPU_RW;
-	/* on the host node by name: starpu_data_acquire takes a field homed on a device there, where
-	 * the host has no pointer to it */
+	enum starpu_data_access_mode mode = priv == TSR_READ    ? STARPU_R
+					    : priv == TSR_WRITE ? STARPU_W
+								: STARPU_RW;
+	/* on the host node by name: starpu_data_acquire takes a field homed on a device there,
+	 * where the host has no pointer to it */
 	if (starpu_data_acquire_on_node(n->h, STARPU_MAIN_RAM, mode)) {
 		mapping_drop(m, 0);
-		return tsr__err(TSR_ESTARPU, "tsr_map: starpu_data_acquire failed on field '%s' of '%s'", r->fields[f].name, r->name);
+		return tsr__err(TSR_ESTARPU,
+				"tsr_map: starpu_data_acquire failed on field '%s' of '%s'",
+				r->fields[f].name, r->name);
 	}
 	if ((rc = check_poison(r, f, priv))) {
 		mapping_drop(m, 1);
@@ -327,7 +364,8 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 			r->root->mapped[f] = 0;
 			return TSR_OK;
 		}
-	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped", r->fields[f].name, r->name);
+	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped",
+			r->fields[f].name, r->name);
 }
 
 /* The bytes a whole-field copy of r moves; fails with a message naming region and field if
@@ -342,9 +380,12 @@ static int whole_field_size(tsr_region_t rid, tsr_field_t f, size_t size, const 
 		return rc;
 	size_t want = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
 	if (size != want)
-		return tsr__err(TSR_EINVAL, "%s: field '%s' of region '%s' holds %zu bytes (%lld elements of %zu), the buffer "
-		                "has %zu", what, r->fields[f].name, r->name, want, (long long)tsr_box_volume(r->bounds),
-		                r->fields[f].size, size);
+		return tsr__err(TSR_EINVAL,
+				"%s: field '%s' of region '%s' holds %zu bytes (%lld elements of "
+				"%zu), the buffer "
+				"has %zu",
+				what, r->fields[f].name, r->name, want,
+				(long long)tsr_box_volume(r->bounds), r->fields[f].size, size);
 	return TSR_OK;
 }
 
@@ -398,7 +439,7 @@ int tsr__unmap_all(char *names, size_t len)
 		size_t used = strlen(names);
 		if (used + 1 < len)
 			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
-			         m->region->fields[m->field].name, m->region->name);
+				 m->region->fields[m->field].name, m->region->name);
 		m->region->root->mapped[m->field] = 0;
 		mapping_drop(m, 1);
 		n++;

@@ -15,7 +15,7 @@
 #define TSR_MAX_REQS 64
 
 /* ---- environment switches (env.c): the one table; getenv of a TSR_ variable happens only there */
-const char *tsr__env(const char *name);   /* its value, or NULL when unset or empty */
+const char *tsr__env(const char *name); /* its value, or NULL when unset or empty */
 /* A keyword switch: the index of its value (or default) in the table's "a|b|c", else TSR_EINVAL
  * naming `what`, the switch and the words it takes. */
 int tsr__env_choice(const char *name, const char *what, int *out);
@@ -26,12 +26,20 @@ int tsr__env_int(const char *name, long lo, long hi, int *out);
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tsr__task_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tsr__take_task_error(void);
-int tsr__peek_task_error(char *buf, size_t n);   /* 1 and the message if a task failed since the last fence */
+/* 1 and the message if a task failed since the last fence */
+int tsr__peek_task_error(char *buf, size_t n);
 
 /* ---- handle table (handles.c): ids carry kind, generation and slot, so stale ids are detected */
-enum tsr_kind { TSR_K_FSPACE = 1, TSR_K_REGION, TSR_K_PARTITION, TSR_K_TASK, TSR_K_FUTURE, TSR_K_NKINDS };
+enum tsr_kind {
+	TSR_K_FSPACE = 1,
+	TSR_K_REGION,
+	TSR_K_PARTITION,
+	TSR_K_TASK,
+	TSR_K_FUTURE,
+	TSR_K_NKINDS
+};
 uint64_t tsr__handle_new(enum tsr_kind kind, void *obj);
-void *tsr__handle_get(enum tsr_kind kind, uint64_t id);   /* NULL if stale or wrong kind */
+void *tsr__handle_get(enum tsr_kind kind, uint64_t id); /* NULL if stale or wrong kind */
 void tsr__handle_free(uint64_t id);
 /* Calls fn on every live object of `kind` (in creation order); returns how many. */
 int tsr__handle_foreach(enum tsr_kind kind, void (*fn)(void *obj));
@@ -41,13 +49,13 @@ const char *tsr__kind_name(enum tsr_kind kind);
  * kind and the id (TSR_ESTATE before tsr_init); *out is NULL on failure. The one lookup every
  * public call makes; the typed wrappers below spare the call sites a cast. */
 int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out);
-#define TSR_DEFINE_LOOKUP(name, kind, handle_type, object_type)           \
+#define TSR_DEFINE_LOOKUP(name, kind, handle_type, object_type)                    \
 	static inline int name(handle_type h, const char *what, object_type **out) \
-	{                                                                    \
-		void *obj;                                                       \
-		int rc = tsr__lookup(kind, h.id, what, &obj);                    \
-		*out = obj;                                                      \
-		return rc;                                                       \
+	{                                                                          \
+		void *obj;                                                         \
+		int rc = tsr__lookup(kind, h.id, what, &obj);                      \
+		*out = obj;                                                        \
+		return rc;                                                         \
 	}
 struct tsr_fspace;
 struct tsr_region;
@@ -65,43 +73,60 @@ struct tsr_runtime {
 	int initialized;
 	tsr_config_t cfg;
 	int ncpu, ncuda, nopencl;
-	int ndevice;                          /* ncuda + nopencl: workers on a memory node of their own */
+	/* ncuda + nopencl: workers on a memory node of their own */
+	int ndevice;
 	int quiet;
 	int paused;
-	pthread_t owner;                      /* the thread that called tsr_init: the only one served */
-	int redux_unordered;                  /* TSR_REDUX=unordered */
-	/* The one call up that the top installs (runtime.c, at tsr_init): region.c zeroes a field homed
-	 * on a device with the fill task of hostaccess.c, a floor above it (runtime/FLOORS). */
+	/* the thread that called tsr_init: the only one served */
+	pthread_t owner;
+	int redux_unordered; /* TSR_REDUX=unordered */
+	/* The one call up that the top installs (runtime.c, at tsr_init): region.c zeroes a field
+	 * homed on a device with the fill task of hostaccess.c, a floor above it
+	 * (runtime/FLOORS). */
 	int (*fill)(tsr_region_t r, int field, const void *value, size_t size);
 };
 extern struct tsr_runtime tsr__rt;
-int tsr__redux_ordered(void);             /* 1 unless TSR_REDUX=unordered */
+int tsr__redux_ordered(void); /* 1 unless TSR_REDUX=unordered */
 /* Refusal of a call made from a task variant (names the task) or from a second host thread. */
 int tsr__refuse_thread(const char *what);
 /* Calls that must wait for tasks cannot do so while the workers are paused. */
-#define TSR_REQUIRE_RUNNING(what) \
-	do { if (tsr__rt.paused) return tsr__err(TSR_ESTATE, "%s: the workers are paused (tsr_resume first); waiting would never end", what); } while (0)
+#define TSR_REQUIRE_RUNNING(what)                                                                 \
+	do {                                                                                      \
+		if (tsr__rt.paused)                                                               \
+			return tsr__err(TSR_ESTATE,                                               \
+					"%s: the workers are paused (tsr_resume first); waiting " \
+					"would never end",                                        \
+					what);                                                    \
+	} while (0)
 /* Internal waits (plan growth, operator change) resume the workers for the time of the wait. */
 void tsr__wait_handle(starpu_data_handle_t h);
-#define TSR_REQUIRE_INIT(what) \
-	do { if (!tsr__rt.initialized) return tsr__err(TSR_ESTATE, "%s: runtime not initialized (call tsr_init first)", what); \
-	     if (!pthread_equal(pthread_self(), tsr__rt.owner)) return tsr__refuse_thread(what); } while (0)
+#define TSR_REQUIRE_INIT(what)                                                               \
+	do {                                                                                 \
+		if (!tsr__rt.initialized)                                                    \
+			return tsr__err(TSR_ESTATE,                                          \
+					"%s: runtime not initialized (call tsr_init first)", \
+					what);                                               \
+		if (!pthread_equal(pthread_self(), tsr__rt.owner))                           \
+			return tsr__refuse_thread(what);                                     \
+	} while (0)
 
 /* ---- several ranks (dist.c): control replication over StarPU-MPI */
 struct tsr_dist {
-	int on;                               /* started on several ranks (even a single one, by TSR_MPI=1) */
+	/* started on several ranks (even a single one, by TSR_MPI=1) */
+	int on;
 	int rank, size;
 };
 extern struct tsr_dist tsr__dist;
-int tsr__dist_wanted(void);                      /* before StarPU starts: 1 (MPI), 0, or an error */
+int tsr__dist_wanted(void); /* before StarPU starts: 1 (MPI), 0, or an error */
 /* nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
 int tsr__nice_read(int several_ranks);
 void tsr__nice_pollers(void);
-int tsr__dist_start(struct starpu_conf *conf);   /* MPI and StarPU-MPI (which starts StarPU) */
-void tsr__dist_shutdown(void);                   /* StarPU-MPI, then StarPU */
-void tsr__dist_stop_mpi(void);                   /* after it: MPI, if Tessera started it */
-void tsr__dist_note(const char *call, const void *data, size_t n);   /* into the call stream's hash */
-int64_t tsr__dist_tag(void);                     /* next transfer's tag: the same on every rank */
+int tsr__dist_start(struct starpu_conf *conf); /* MPI and StarPU-MPI (which starts StarPU) */
+void tsr__dist_shutdown(void);                 /* StarPU-MPI, then StarPU */
+void tsr__dist_stop_mpi(void);                 /* after it: MPI, if Tessera started it */
+/* into the call stream's hash */
+void tsr__dist_note(const char *call, const void *data, size_t n);
+int64_t tsr__dist_tag(void); /* next transfer's tag: the same on every rank */
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
 void tsr__dist_print_stats(FILE *out);
@@ -112,28 +137,36 @@ int tsr__dist_check(const char *what);
  * poison of its data does not travel with the data to other ranks, so a value computed there may
  * depend on it. */
 int tsr__dist_agree(int rc);
-/* Several ranks: wait for every task and transfer of this rank (a collective: every rank calls it). */
+/* Several ranks: wait for every task and transfer of this rank (a collective: every rank calls
+ * it). */
 void tsr__dist_wait_all(void);
 void tsr__dist_abort(void);
 /* Ranks that run an access: one rank, or every rank (fills, host maps). */
 #define TSR_ALL_RANKS (-1)
 static inline int tsr__here(int rank)
 {
-	return !tsr__dist.on || rank == TSR_ALL_RANKS || rank == tsr__dist.rank;   /* one process runs all */
+	/* one process runs all */
+	return !tsr__dist.on || rank == TSR_ALL_RANKS || rank == tsr__dist.rank;
 }
 
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
-int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e);   /* -1 if the extent overflows */
-const char *tsr__box_problem(tsr_box_t b);                     /* NULL if valid, else why not */
-int tsr__box_problem_code(tsr_box_t b);                        /* TSR_EINVAL (dimension) or TSR_EBOUNDS */
-/* a * b in *out; nonzero if the product does not fit in size_t (every size given to malloc/StarPU) */
-static inline int tsr__size_mul(size_t a, size_t b, size_t *out) { return __builtin_mul_overflow(a, b, out); }
+int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e); /* -1 if the extent overflows */
+const char *tsr__box_problem(tsr_box_t b);                  /* NULL if valid, else why not */
+/* TSR_EINVAL (dimension) or TSR_EBOUNDS */
+int tsr__box_problem_code(tsr_box_t b);
+/* a * b in *out; nonzero if the product does not fit in size_t (every size given to
+ * malloc/StarPU) */
+static inline int tsr__size_mul(size_t a, size_t b, size_t *out)
+{
+	return __builtin_mul_overflow(a, b, out);
+}
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
-void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo, int64_t *tile_hi);
+void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
+		     int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
-/* The one "box inside box" and "same box" (coherence's hot paths, poison's heals, tsr_box_contains):
- * both of one valid dimension, which the callers know. */
+/* The one "box inside box" and "same box" (coherence's hot paths, poison's heals,
+ * tsr_box_contains): both of one valid dimension, which the callers know. */
 static inline int tsr__box_inside(const tsr_box_t *in, const tsr_box_t *out)
 {
 	for (int d = 0; d < in->dim; d++)
@@ -152,7 +185,7 @@ char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
 /* text.c: a point's label ("" for single launches), escaping, files written whole */
 void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
-void tsr__put_escaped(FILE *f, const char *s);   /* for JSON strings and dot labels */
+void tsr__put_escaped(FILE *f, const char *s); /* for JSON strings and dot labels */
 int tsr__close_written(FILE *f, const char *file, const char *kind);
 
 /* ---- field spaces and regions */
@@ -166,7 +199,8 @@ struct tsr_fspace {
 	int nfields, cap;
 	struct tsr_fieldinfo *fields;
 };
-int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n, const struct tsr_fieldinfo **fields);
+int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n,
+		       const struct tsr_fieldinfo **fields);
 void tsr__fspace_free_all(void);
 
 struct tsr_partition;
@@ -175,25 +209,37 @@ struct tsr_region;
 /* One StarPU handle per (region or subregion, field): a view of the root's array (coherence.c). */
 struct tsr_pieces;
 struct tsr_node {
-	starpu_data_handle_t h;               /* the view; subregions: NULL until first used */
-	starpu_data_handle_t tok;             /* several memory nodes: the node's dependency token; else NULL */
+	starpu_data_handle_t h; /* the view; subregions: NULL until first used */
+	/* several memory nodes: the node's dependency token; else NULL */
+	starpu_data_handle_t tok;
 	struct tsr_region *region;
 	int field;
-	struct tsr_node *parent;              /* same field of the parent region; NULL at the root */
-	struct tsr_partition *part;           /* partition that holds this subregion; NULL at the root */
-	struct tsr_pieces *pieces;            /* root only: the field's pieces and their last writers */
-	int piece_hint;                       /* index of the piece that is exactly this node's box, if any */
-	int *ovl, novl, capovl;               /* indices of the pieces that overlap this node's box ... */
-	uint64_t ovl_geom;                    /* ... while the field's pieces are those of this generation */
-	uint64_t synced;                      /* several memory nodes: writes this node's home copy includes */
-	int redop_set;                        /* reduction methods installed on h (0: none) */
-	uint64_t wgen;                        /* tasks that wrote through this node's handle (group tokens) */
-	void *dag;                            /* root nodes: accesses seen by the graph tracker (trace.c) */
+	/* same field of the parent region; NULL at the root */
+	struct tsr_node *parent;
+	/* partition that holds this subregion; NULL at the root */
+	struct tsr_partition *part;
+	/* root only: the field's pieces and their last writers */
+	struct tsr_pieces *pieces;
+	/* index of the piece that is exactly this node's box, if any */
+	int piece_hint;
+	/* indices of the pieces that overlap this node's box ... */
+	int *ovl, novl, capovl;
+	/* ... while the field's pieces are those of this generation */
+	uint64_t ovl_geom;
+	/* several memory nodes: writes this node's home copy includes */
+	uint64_t synced;
+	int redop_set; /* reduction methods installed on h (0: none) */
+	/* tasks that wrote through this node's handle (group tokens) */
+	uint64_t wgen;
+	/* root nodes: accesses seen by the graph tracker (trace.c) */
+	void *dag;
 	/* several ranks (coherence.c) */
-	struct tsr_pieces *valid;             /* root only: which ranks hold the latest value of each box */
-	struct tsr_xviews *xviews;            /* root only: the views transfers send and receive */
-	int xfer;                             /* this node is such a transfer view of box xbox */
-	int vhint;                            /* index of the validity piece that is exactly its box, if any */
+	/* root only: which ranks hold the latest value of each box */
+	struct tsr_pieces *valid;
+	struct tsr_xviews *xviews; /* root only: the views transfers send and receive */
+	int xfer;                  /* this node is such a transfer view of box xbox */
+	/* index of the validity piece that is exactly its box, if any */
+	int vhint;
 	tsr_box_t xbox;
 };
 
@@ -202,17 +248,18 @@ struct tsr_region {
 	char *name;
 	tsr_box_t bounds;
 	int nfields;
-	struct tsr_fieldinfo *fields;         /* owned by the root */
+	struct tsr_fieldinfo *fields; /* owned by the root */
 	struct tsr_region *root;
-	struct tsr_partition *parent_part;    /* NULL at the root */
+	struct tsr_partition *parent_part; /* NULL at the root */
 	int color_index;
-	struct tsr_node *nodes;               /* nfields */
-	struct tsr_partition **parts;         /* partitions of this region */
+	struct tsr_node *nodes;       /* nfields */
+	struct tsr_partition **parts; /* partitions of this region */
 	int nparts, cap_parts;
 	/* root only */
-	void **storage;                       /* one array per field */
-	int *mapped;                          /* per field: mapped on the host */
-	int home;                             /* memory node of storage: STARPU_MAIN_RAM or a GPU's */
+	void **storage; /* one array per field */
+	int *mapped;    /* per field: mapped on the host */
+	/* memory node of storage: STARPU_MAIN_RAM or a GPU's */
+	int home;
 };
 
 struct tsr_partition {
@@ -222,10 +269,12 @@ struct tsr_partition {
 	tsr_box_t colors;
 	int ncolors;
 	int disjoint;
-	tsr_box_t *boxes;                     /* ncolors, global coordinates */
-	struct tsr_region **subs;             /* ncolors */
-	int *owners;                          /* worker per color (tsr_partition_set_owner), or NULL */
-	int *ranks;                           /* rank per color (tsr_partition_set_rank), or NULL: blocks */
+	tsr_box_t *boxes;         /* ncolors, global coordinates */
+	struct tsr_region **subs; /* ncolors */
+	/* worker per color (tsr_partition_set_owner), or NULL */
+	int *owners;
+	/* rank per color (tsr_partition_set_rank), or NULL: blocks */
+	int *ranks;
 };
 
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
@@ -241,32 +290,38 @@ struct tsr_dep {
 	starpu_data_handle_t h;
 	enum starpu_data_access_mode mode;
 };
-struct tsr_deps {                         /* handles a task lists besides its data, for ordering */
+struct tsr_deps { /* handles a task lists besides its data, for ordering */
 	struct tsr_dep *v;
 	int n, cap;
 };
 /* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
-int tsr__order_init(void);                         /* at tsr_init, before StarPU starts (TSR_DEPS) */
-void tsr__order_start(int can);                    /* once StarPU runs: whether this run can use it */
+/* at tsr_init, before StarPU starts (TSR_DEPS) */
+int tsr__order_init(void);
+/* once StarPU runs: whether this run can use it */
+void tsr__order_start(int can);
 int tsr__order_active(void);
-int tsr__order_track(starpu_data_handle_t h);      /* a view's handle, just registered */
-void tsr__order_untrack(starpu_data_handle_t h);   /* before it is unregistered */
-int tsr__order_submit(struct starpu_task *task);   /* starpu_task_submit; on failure the task is gone */
-int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own);   /* host access */
-void tsr__order_waited(void);                      /* after a full wait: forget, destroy finished tasks */
-void tsr__order_reap(void);                        /* after another wait: destroy the finished tasks */
+int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
+void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
+/* starpu_task_submit; on failure the task is gone */
+int tsr__order_submit(struct starpu_task *task);
+int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
+/* after a full wait: forget, destroy finished tasks */
+void tsr__order_waited(void);
+/* after another wait: destroy the finished tasks */
+void tsr__order_reap(void);
 void tsr__order_shutdown(void);
-extern struct starpu_codelet tsr__noop_cl;         /* no-op tasks over any handles (order.c) */
-void tsr__noop(void *buffers[], void *arg);        /* its body */
+extern struct starpu_codelet tsr__noop_cl;  /* no-op tasks over any handles (order.c) */
+void tsr__noop(void *buffers[], void *arg); /* its body */
 /* Wait for every task (the workers resumed for the time of the wait), then forget them here. */
 void tsr__wait_all(void);
-int tsr__coh_init(void);                           /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
-void tsr__coh_start(void);                         /* at tsr_init, once StarPU runs */
+/* at tsr_init, before StarPU starts (TSR_COHERENCE) */
+int tsr__coh_init(void);
+void tsr__coh_start(void); /* at tsr_init, once StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);
 void tsr__deps_free(struct tsr_deps *d);
 int tsr__coh_root_init(struct tsr_node *root);
 void tsr__coh_root_free(struct tsr_node *root);
-void tsr__coh_register(struct tsr_node *n);        /* register n's view (and token) if not yet */
+void tsr__coh_register(struct tsr_node *n); /* register n's view (and token) if not yet */
 /* Add to d what an access to n (write: anything but READ) must list; several memory nodes: bring
  * n's home copy up to date first. Then, for a write, tsr__coh_wrote once the task is submitted. */
 int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
@@ -281,12 +336,14 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group);
  * where it runs, tsr__coh_wrote). With one rank they are tsr__coh_deps and tsr__coh_wrote. */
 int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d);
 int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank);
-int64_t tsr__coh_missing(struct tsr_node *n, int rank);   /* bytes of n's box `rank` does not hold */
+/* bytes of n's box `rank` does not hold */
+int64_t tsr__coh_missing(struct tsr_node *n, int rank);
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);
 /* Hand the pieces written through dying nodes to the root; then unregister them. */
-void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg), const void *arg);
+void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg),
+		     const void *arg);
 void tsr__coh_unregister(struct tsr_node *n);
 void tsr__coh_shutdown(void);
 
@@ -297,17 +354,17 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what);
 void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem);
 void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val);
 const char *tsr__redop_name(int op);
-const char *tsr__redop_priv_name(int op);   /* "REDUCE(max)" */
+const char *tsr__redop_priv_name(int op); /* "REDUCE(max)" */
 /* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
  * that one message may name several privileges. */
 const char *tsr__priv_name(tsr_privilege_t p);
 int tsr__redop_known(int op);
-int tsr__redop_on_devices(int op);   /* built-in: has CUDA and OpenCL code; registered: CPU only */
+int tsr__redop_on_devices(int op); /* built-in: has CUDA and OpenCL code; registered: CPU only */
 /* The error for an operator id that is neither built in nor registered (a privilege, say). */
 int tsr__redop_unknown(int op, const char *what);
 void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
 void tsr__redops_reset(void);
-void tsr__cuda_redop(int type, int op, int init, void *dst, void *src);   /* reduce_cuda.cu */
+void tsr__cuda_redop(int type, int op, int init, void *dst, void *src); /* reduce_cuda.cu */
 
 /* ---- tasks (task.c) */
 struct tsr_task {
@@ -318,7 +375,7 @@ struct tsr_task {
 	size_t ret_size;
 	struct starpu_codelet cl;
 	struct starpu_perfmodel model;
-	int on_every_rank;                    /* several ranks: every rank runs it (tsr_fill) */
+	int on_every_rank; /* several ranks: every rank runs it (tsr_fill) */
 };
 
 /* What one point task carries to its variant (one malloc, freed by StarPU with cl_arg). */
@@ -326,36 +383,46 @@ struct tsr_reqrec {
 	int kind;
 	tsr_privilege_t priv;
 	int nfields;
-	int first_buf;                        /* futures: StarPU buffer index */
-	int fields[8];                        /* field ids */
-	int buf[8];                           /* StarPU buffer index of each field */
-	int64_t lo[3], hi[3];                 /* requested (sub)region bounds, global coordinates */
+	int first_buf;        /* futures: StarPU buffer index */
+	int fields[8];        /* field ids */
+	int buf[8];           /* StarPU buffer index of each field */
+	int64_t lo[3], hi[3]; /* requested (sub)region bounds, global coordinates */
 	int dim;
-	const struct tsr_region *region;      /* for names in error messages */
-	struct tsr_fieldinfo *finfo;          /* region's field table */
-	struct tsr_fstate *fstate;            /* futures: its poison state (one reference held by the task) */
-	int reduce_tmp_op;                    /* REDUCE through an aliased partition: fresh buffers start at this identity */
+	const struct tsr_region *region; /* for names in error messages */
+	struct tsr_fieldinfo *finfo;     /* region's field table */
+	/* futures: its poison state (one reference held by the task) */
+	struct tsr_fstate *fstate;
+	/* REDUCE through an aliased partition: fresh buffers start at this identity */
+	int reduce_tmp_op;
 };
 struct tsr_ctx {
 	struct tsr_task *task;
-	void **buffers;                       /* StarPU interfaces */
+	void **buffers; /* StarPU interfaces */
 	int nreqs;
 	int point_dim;
 	int64_t point[3];
-	int ret_buf;                          /* buffer index of the return slot, -1 if none */
-	int ret_op;                           /* reduction op of the return slot, 0 for single launches */
-	int ret_partial;                      /* the return slot is this point's partial value: starts at identity */
-	int arch;                             /* enum tsr_arch: which variant runs */
-	int dag_id;                           /* node in the graph tracker, -1 if not tracked */
-	uint64_t seq;                         /* submission order (poison marks and heals compare it) */
-	int aff_color, aff_ncolors;           /* color of the first partition requirement (locality) */
-	struct tsr_fstate *ret_state;         /* poison state of the result future (one reference), or NULL */
-	char *failmsg;                        /* first error the variant reported (tsr__task_error), or NULL */
-	int oob_reported;                     /* a bounds check already failed this point (TSR_CHECK_BOUNDS) */
-	int release_in_callback;              /* the task's callback, not its wrapper, is the last to use it */
+	int ret_buf; /* buffer index of the return slot, -1 if none */
+	/* reduction op of the return slot, 0 for single launches */
+	int ret_op;
+	/* the return slot is this point's partial value: starts at identity */
+	int ret_partial;
+	int arch;   /* enum tsr_arch: which variant runs */
+	int dag_id; /* node in the graph tracker, -1 if not tracked */
+	/* submission order (poison marks and heals compare it) */
+	uint64_t seq;
+	/* color of the first partition requirement (locality) */
+	int aff_color, aff_ncolors;
+	/* poison state of the result future (one reference), or NULL */
+	struct tsr_fstate *ret_state;
+	/* first error the variant reported (tsr__task_error), or NULL */
+	char *failmsg;
+	/* a bounds check already failed this point (TSR_CHECK_BOUNDS) */
+	int oob_reported;
+	/* the task's callback, not its wrapper, is the last to use it */
+	int release_in_callback;
 	size_t arglen;
 	void *args;
-	struct tsr_reqrec reqs[];             /* nreqs, then args bytes */
+	struct tsr_reqrec reqs[]; /* nreqs, then args bytes */
 };
 enum tsr_arch { TSR_ARCH_CPU, TSR_ARCH_CUDA, TSR_ARCH_OPENCL };
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg);
@@ -364,16 +431,19 @@ void tsr__opencl_wrapper(void *buffers[], void *cl_arg);
 
 /* ---- OpenCL devices (opencl.c): programs, each worker's kernels, Tessera's own task bodies there.
  * The bodies enqueue on the running worker's queue; tsr__opencl_finish waits for it. */
-int tsr__opencl_start(void);               /* tsr_init: builds Tessera's kernels for every OpenCL device */
-void tsr__opencl_stop(void);               /* tsr_finalize, every task done, before StarPU stops */
+/* tsr_init: builds Tessera's kernels for every OpenCL device */
+int tsr__opencl_start(void);
+void tsr__opencl_stop(void); /* tsr_finalize, every task done, before StarPU stops */
 void tsr__opencl_finish(void);
-void *tsr__opencl_worker_kernel(const char *name);   /* the running worker's cl_kernel, or NULL */
+void *tsr__opencl_worker_kernel(const char *name); /* the running worker's cl_kernel, or NULL */
 int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
-void tsr__opencl_redop(int type, int op, int init, void *dst, void *src);   /* as tsr__cuda_redop */
+void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */
 void tsr__opencl_zero(void *variable_iface, size_t size);
-/* A variable's buffer on a device: StarPU 1.4 keeps it in dev_handle (at offset), 1.3 in ptr alone. */
-static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interface *v, size_t *offset)
+/* A variable's buffer on a device: StarPU 1.4 keeps it in dev_handle (at offset), 1.3 in ptr
+ * alone. */
+static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interface *v,
+					     size_t *offset)
 {
 	*offset = v->dev_handle ? v->offset : 0;
 	return v->dev_handle ? v->dev_handle : v->ptr;
@@ -387,11 +457,13 @@ void tsr__ctx_drop_states(struct tsr_ctx *ctx);
 /* ---- futures (future.c) */
 struct tsr_future {
 	uint64_t id;
-	starpu_data_handle_t h;               /* StarPU owns the value's memory: it goes with the handle */
+	/* StarPU owns the value's memory: it goes with the handle */
+	starpu_data_handle_t h;
 	tsr_type_t type;
 	size_t size;
-	struct tsr_fstate *state;             /* poison, shared with the tasks that use the future */
-	char producer[TSR_NAME_MAX];          /* task that returns it, for messages */
+	/* poison, shared with the tasks that use the future */
+	struct tsr_fstate *state;
+	char producer[TSR_NAME_MAX]; /* task that returns it, for messages */
 };
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
 void tsr__future_free(void *obj);
@@ -404,16 +476,19 @@ void tsr__future_graveyard_flush(int release);
 struct tsr_fstate *tsr__fstate_new(void);
 void tsr__fstate_ref(struct tsr_fstate *s);
 void tsr__fstate_unref(struct tsr_fstate *s);
-const char *tsr__fstate_poison(struct tsr_fstate *s);          /* NULL: healthy */
+const char *tsr__fstate_poison(struct tsr_fstate *s);               /* NULL: healthy */
 void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first message stays */
-extern int tsr__npoison;                                       /* poisoned boxes alive (fast test) */
-char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box); /* malloc'd message, or NULL */
+/* poisoned boxes alive (fast test) */
+extern int tsr__npoison;
+/* malloc'd message, or NULL */
+char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box);
 /* Marks carry the submission order of the task that failed, and a heal clears only the marks of
  * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
  * it may run (and fail) before an earlier fill of the field runs and heals. */
 void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq);
-void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before); /* boxes inside box */
-extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
+/* boxes inside box */
+void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before);
+extern uint64_t tsr__submit_seq; /* host thread: the last point task's seq */
 void tsr__poison_forget_region(uint64_t root);
 /* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
  * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
@@ -426,25 +501,39 @@ void tsr__poison_reset(void);
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
-void tsr__launch_fini(void);   /* forgets the cached partial-value handles */
-/* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed) (task.c). */
-struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf, int pooled);
+void tsr__launch_fini(void); /* forgets the cached partial-value handles */
+/* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed)
+ * (task.c). */
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf,
+				  int pooled);
 /* Point tasks' contexts (ctxpool.c): tsr__ctx_alloc on the host thread, tsr__ctx_release by whoever
  * uses one last (the task's wrapper or callback, or the launch that could not submit it). */
 void *tsr__ctx_alloc(size_t size);
 void tsr__ctx_release(void *ctx);
-void tsr__ctx_pool_drain(void);           /* tsr_finalize, every task done */
+void tsr__ctx_pool_drain(void); /* tsr_finalize, every task done */
 struct tsr_ctx;
-struct tsr_ctx *tsr__current_ctx(void);   /* the task this worker thread is running, or NULL */
-void tsr__set_current_ctx(struct tsr_ctx *ctx);   /* by the task's wrapper, around the variant */
+struct tsr_ctx *tsr__current_ctx(void); /* the task this worker thread is running, or NULL */
+void tsr__set_current_ctx(struct tsr_ctx *ctx); /* by the task's wrapper, around the variant */
 
 /* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
-/* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's task. */
-struct tsr_pending_fold { struct tsr_region *sub; int field; starpu_data_handle_t tmp; int op; int rank; };
+/* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's
+ * task. */
+struct tsr_pending_fold {
+	struct tsr_region *sub;
+	int field;
+	starpu_data_handle_t tmp;
+	int op;
+	int rank;
+};
 /* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
  * reductions are unordered), or the point's own partial value, which starts at the identity and
  * is folded into the future in launch order (partial = 1). */
-struct tsr_ret_slot { starpu_data_handle_t h; int op; int partial; struct tsr_fstate *state; };
+struct tsr_ret_slot {
+	starpu_data_handle_t h;
+	int op;
+	int partial;
+	struct tsr_fstate *state;
+};
 /* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
  * handles are then unregistered after the fold. */
 struct partial_pool;
@@ -454,14 +543,19 @@ struct tsr_partials {
 	starpu_data_handle_t h[];
 };
 void tsr__fold_init(void);
-void tsr__fold_fini(void);   /* at tsr_finalize, once every task has run */
-starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op, struct tsr_pending_fold *folds, int *nfolds);
-int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);   /* returns rc or the first failure */
-struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);   /* NULL when out of memory */
-int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps);
+void tsr__fold_fini(void); /* at tsr_finalize, once every task has run */
+starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op,
+				       struct tsr_pending_fold *folds, int *nfolds);
+/* returns rc or the first failure */
+int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);
+/* NULL when out of memory */
+struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);
+int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op,
+			    struct tsr_partials *ps);
 /* Several ranks: the partial values go to the first point's rank, which folds them; the result is
  * then sent to every rank. Owns ps from the call on. */
-int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps, const int *ranks);
+int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
+			   const int *ranks);
 /* Several ranks: rank `from` computed f's value; every other rank receives it. */
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
@@ -471,8 +565,10 @@ int tsr__unmap_all(char *names, size_t len);
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
 void tsr__obs_init(const tsr_config_t *c, int critpath);
-int tsr__obs_check_paths(const tsr_config_t *c);   /* before starpu_init: TSR_EINVAL naming an unwritable path */
-int tsr__obs_fini(const tsr_config_t *c);           /* TSR_EINVAL naming a file that could not be written */
+/* before starpu_init: TSR_EINVAL naming an unwritable path */
+int tsr__obs_check_paths(const tsr_config_t *c);
+/* TSR_EINVAL naming a file that could not be written */
+int tsr__obs_fini(const tsr_config_t *c);
 void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
 int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
@@ -480,17 +576,30 @@ void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
 double tsr__dag_priority(int id);
 /* What the timeline (trace.c), the statistics (stats.c) and the task graph (dag.c) share. */
-#define TSR_GROW(arr, n, cap, init) do { if ((n) == (cap)) { size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
-	void *np_ = realloc((arr), nc_ * sizeof *(arr)); if (!np_) abort(); (arr) = np_; (cap) = nc_; } } while (0)
+#define TSR_GROW(arr, n, cap, init)                                      \
+	do {                                                             \
+		if ((n) == (cap)) {                                      \
+			size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
+			void *np_ = realloc((arr), nc_ * sizeof *(arr)); \
+			if (!np_)                                        \
+				abort();                                 \
+			(arr) = np_;                                     \
+			(cap) = nc_;                                     \
+		}                                                        \
+	} while (0)
 static inline double tsr__ts_us(const struct timespec *t)
 {
 	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
 }
 /* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
 #define TSR_MAX_BUS 64
-struct bus_row { int src, dst; long long bytes; int count; };
+struct bus_row {
+	int src, dst;
+	long long bytes;
+	int count;
+};
 int tsr__bus_read(struct bus_row *out, int max);
-const char *tsr__bus_node_kind(int node);   /* "host" or "gpu" */
+const char *tsr__bus_node_kind(int node); /* "host" or "gpu" */
 void tsr__stats_add(const struct tsr_task *t, int kind, double us);
 void tsr__stats_print(const struct bus_row *bus, int nbus);
 void tsr__stats_free(void);
@@ -499,11 +608,12 @@ int tsr__dag_write(const char *file);
 void tsr__dag_free(void);
 int tsr__map_needed(const struct tsr_partition *part);
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-                    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
-int tsr__color_rank(const struct tsr_partition *p, int c);   /* several ranks: the rank of color c */
-int tsr__region_rank(const struct tsr_region *r);            /* of its color; 0 for a root */
+		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
+/* several ranks: the rank of color c */
+int tsr__color_rank(const struct tsr_partition *p, int c);
+int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root */
 void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
-const char *tsr__worker_kind_name(tsr_worker_kind_t k);   /* "CPU", "CUDA", "OpenCL" */
+const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenCL" */
 void tsr__mapper_reset(void);
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
 

@@ -65,7 +65,7 @@ int tsr_box_contains(tsr_box_t outer, tsr_box_t inner)
 		return 0;
 	for (int d = 0; d < inner.dim; d++)
 		if (inner.hi[d] < inner.lo[d])
-			return 0;   /* empty */
+			return 0; /* empty */
 	return tsr__box_inside(&inner, &outer);
 }
 
@@ -87,13 +87,15 @@ int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
 
 /* Tile i of n equal tiles of [lo..hi] (one dimension); the first len % n tiles get one more
  * point. tsr_partition_tiles and tsr_box_tile both cut this way. */
-void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo, int64_t *tile_hi)
+void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
+		     int64_t *tile_hi)
 {
 	int64_t len = hi - lo + 1;
 	int64_t q = len / n;
 	int64_t rem = len % n;
 	*tile_lo = lo + i * q + (i < rem ? i : rem);
-	*tile_hi = *tile_lo + (q - 1 + (i < rem ? 1 : 0));   /* lo + q may not exist at the top of int64_t */
+	*tile_hi = *tile_lo + (q - 1 + (i < rem ? 1 : 0)); /* lo + q may not exist at the top of
+							      int64_t */
 }
 
 int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr_box_t *tile)
@@ -102,19 +104,27 @@ int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr
 	if (!color || !tile)
 		return tsr__err(TSR_EINVAL, "tsr_box_tile: null color or output");
 	if (!tsr__box_valid(bounds) || !tsr__box_valid(colors) || colors.dim != bounds.dim)
-		return tsr__err(TSR_EBOUNDS, "tsr_box_tile: bounds %s and colors %s must be non-empty boxes of one dimension",
-		                tsr__box_str(bounds, bs, sizeof bs), tsr__box_str(colors, cs, sizeof cs));
+		return tsr__err(TSR_EBOUNDS,
+				"tsr_box_tile: bounds %s and colors %s must be non-empty boxes of "
+				"one dimension",
+				tsr__box_str(bounds, bs, sizeof bs),
+				tsr__box_str(colors, cs, sizeof cs));
 	tsr_box_t b = {bounds.dim, {0, 0, 0}, {0, 0, 0}};
 	for (int d = 0; d < bounds.dim; d++) {
 		int64_t n = colors.hi[d] - colors.lo[d] + 1;
 		if (color[d] < colors.lo[d] || color[d] > colors.hi[d])
-			return tsr__err(TSR_EBOUNDS, "tsr_box_tile: color %s is outside the colors %s",
-			                tsr__color_str(colors.dim, color, ps, sizeof ps), tsr__box_str(colors, cs, sizeof cs));
+			return tsr__err(TSR_EBOUNDS,
+					"tsr_box_tile: color %s is outside the colors %s",
+					tsr__color_str(colors.dim, color, ps, sizeof ps),
+					tsr__box_str(colors, cs, sizeof cs));
 		if (n > bounds.hi[d] - bounds.lo[d] + 1)
-			return tsr__err(TSR_EBOUNDS, "tsr_box_tile: %lld colors in dimension %d but bounds %s have only %lld points",
-			                (long long)n, d, tsr__box_str(bounds, bs, sizeof bs),
-			                (long long)(bounds.hi[d] - bounds.lo[d] + 1));
-		tsr__tile_range(bounds.lo[d], bounds.hi[d], n, color[d] - colors.lo[d], &b.lo[d], &b.hi[d]);
+			return tsr__err(TSR_EBOUNDS,
+					"tsr_box_tile: %lld colors in dimension %d but bounds %s "
+					"have only %lld points",
+					(long long)n, d, tsr__box_str(bounds, bs, sizeof bs),
+					(long long)(bounds.hi[d] - bounds.lo[d] + 1));
+		tsr__tile_range(bounds.lo[d], bounds.hi[d], n, color[d] - colors.lo[d], &b.lo[d],
+				&b.hi[d]);
 	}
 	*tile = b;
 	return TSR_OK;
@@ -168,11 +178,12 @@ char *tsr__box_str(tsr_box_t b, char *buf, size_t n)
 	if (b.dim == 1)
 		snprintf(buf, n, "[%lld..%lld]", (long long)b.lo[0], (long long)b.hi[0]);
 	else if (b.dim == 2)
-		snprintf(buf, n, "[%lld..%lld]x[%lld..%lld]", (long long)b.lo[0], (long long)b.hi[0],
-		         (long long)b.lo[1], (long long)b.hi[1]);
+		snprintf(buf, n, "[%lld..%lld]x[%lld..%lld]", (long long)b.lo[0],
+			 (long long)b.hi[0], (long long)b.lo[1], (long long)b.hi[1]);
 	else if (b.dim == 3)
-		snprintf(buf, n, "[%lld..%lld]x[%lld..%lld]x[%lld..%lld]", (long long)b.lo[0], (long long)b.hi[0],
-		         (long long)b.lo[1], (long long)b.hi[1], (long long)b.lo[2], (long long)b.hi[2]);
+		snprintf(buf, n, "[%lld..%lld]x[%lld..%lld]x[%lld..%lld]", (long long)b.lo[0],
+			 (long long)b.hi[0], (long long)b.lo[1], (long long)b.hi[1],
+			 (long long)b.lo[2], (long long)b.hi[2]);
 	else
 		snprintf(buf, n, "<box of dimension %d>", b.dim);
 	return buf;
@@ -185,6 +196,7 @@ char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n)
 	else if (dim == 2)
 		snprintf(buf, n, "(%lld,%lld)", (long long)c[0], (long long)c[1]);
 	else
-		snprintf(buf, n, "(%lld,%lld,%lld)", (long long)c[0], (long long)c[1], (long long)c[2]);
+		snprintf(buf, n, "(%lld,%lld,%lld)", (long long)c[0], (long long)c[1],
+			 (long long)c[2]);
 	return buf;
 }

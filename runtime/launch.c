@@ -1,6 +1,6 @@
 /* launch.c: single and index launches. A launch is validated completely (launch_check.c: handles,
- * fields, privileges, bounds, interference) before anything is submitted; then coherence.c opens the
- * plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
+ * fields, privileges, bounds, interference) before anything is submitted; then coherence.c opens
+ * the plans each point needs, and each point becomes one starpu_task whose cl_arg carries the
  * point's requirement records and the by-value arguments (one allocation per point). Reductions
  * that need private buffers, fold tasks or partial values ask fold.c for them. */
 #include <pthread.h>
@@ -24,17 +24,21 @@ static enum starpu_data_access_mode mode_of(const struct resolved_req *q)
 struct point_launch {
 	struct tsr_task *t;
 	int n;
-	struct resolved_req *q;                        /* the launch's: a fallback to a private buffer sticks for later points */
-	struct tsr_region **subs;              /* subs[i]: the region of requirement i at this point */
-	int pdim;                              /* 0 for a single launch */
+	/* the launch's: a fallback to a private buffer sticks for later points */
+	struct resolved_req *q;
+	/* subs[i]: the region of requirement i at this point */
+	struct tsr_region **subs;
+	int pdim; /* 0 for a single launch */
 	const int64_t *point;
-	int rank;                              /* several ranks: the rank that runs it (TSR_ALL_RANKS: every one) */
+	/* several ranks: the rank that runs it (TSR_ALL_RANKS: every one) */
+	int rank;
 };
 
 /* Buffers the point's task may need: one per field, one per future, one for the return slot, and
  * the handles coherence lists for ordering. Requirements on one handle share a buffer, so the
  * task may end with fewer. */
-static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot *ret, const struct tsr_deps *deps)
+static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot *ret,
+			 const struct tsr_deps *deps)
 {
 	int nbuf = ret ? 1 : 0;
 	for (int i = 0; i < p->n; i++)
@@ -51,11 +55,13 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 		for (int i = 0; i < p->n; i++) {
 			const struct resolved_req *q = &p->q[i];
 			int write = q->priv != TSR_READ;
-			int reads = q->priv != TSR_WRITE;   /* READ_WRITE and REDUCE read the old values */
+			/* READ_WRITE and REDUCE read the old values */
+			int reads = q->priv != TSR_WRITE;
 			if (!tsr__uses_tree(q) || write != pass)
 				continue;
 			for (int k = 0; k < q->nfields; k++) {
-				int rc = tsr__coh_access(&p->subs[i]->nodes[q->fields[k]], reads, write, p->rank, deps);
+				int rc = tsr__coh_access(&p->subs[i]->nodes[q->fields[k]], reads,
+							 write, p->rank, deps);
 				if (rc == TSR_ENOMEM)
 					return tsr__err(rc, "task '%s': out of memory", p->t->name);
 				if (rc)
@@ -97,7 +103,8 @@ static int record_write(const struct point_launch *p, struct tsr_node *n, struct
 }
 
 /* After the point's task is submitted: what it writes has it as last writer. The group node is
- * recorded first; the other nodes of its field that the point writes exclusively share its token. */
+ * recorded first; the other nodes of its field that the point writes exclusively share its
+ * token. */
 static int record_writes(const struct point_launch *p)
 {
 	struct tsr_node *g = group_node(p);
@@ -108,7 +115,8 @@ static int record_writes(const struct point_launch *p)
 			continue;
 		for (int k = 0; k < q->nfields && !rc; k++) {
 			struct tsr_node *n = written_node(p, i, k);
-			int shares = g && writes_exclusively(q) && n->region->root == g->region->root && n->field == g->field;
+			int shares = g && writes_exclusively(q) &&
+				     n->region->root == g->region->root && n->field == g->field;
 			if (n != g)
 				rc = record_write(p, n, shares ? g : NULL);
 		}
@@ -118,7 +126,8 @@ static int record_writes(const struct point_launch *p)
 
 /* The point's cl_arg: its context, the requirement records, then a copy of the by-value
  * arguments, in one block of the context pool (ctxpool.c). NULL when out of memory. */
-static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, size_t arglen, size_t *size)
+static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, size_t arglen,
+			       size_t *size)
 {
 	size_t sz = sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) + arglen;
 	struct tsr_ctx *ctx = tsr__ctx_alloc(sz);
@@ -132,7 +141,8 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	ctx->point_dim = p->pdim;
 	memcpy(ctx->point, p->point, sizeof ctx->point);
 	ctx->arglen = arglen;
-	ctx->args = arglen ? (char *)ctx + sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec) : NULL;
+	ctx->args = arglen ? (char *)ctx + sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec)
+			   : NULL;
 	if (arglen)
 		memcpy(ctx->args, args, arglen);
 	ctx->ret_buf = -1;
@@ -158,7 +168,8 @@ static int add_buffer(struct task_build *tb, starpu_data_handle_t h, enum starpu
 
 /* One buffer per handle: requirements promoted to the same ancestor share it, read-write if
  * their modes differ. Returns the buffer's index. */
-static int share_or_add_buffer(struct task_build *tb, starpu_data_handle_t h, enum starpu_data_access_mode m)
+static int share_or_add_buffer(struct task_build *tb, starpu_data_handle_t h,
+			       enum starpu_data_access_mode m)
 {
 	for (int j = 0; j < tb->nbuf; j++)
 		if (STARPU_TASK_GET_HANDLE(tb->task, j) == h) {
@@ -169,7 +180,8 @@ static int share_or_add_buffer(struct task_build *tb, starpu_data_handle_t h, en
 	return add_buffer(tb, h, m);
 }
 
-static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const struct resolved_req *q)
+static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r,
+			      const struct resolved_req *q)
 {
 	r->fstate = q->fut->state;
 	r->first_buf = add_buffer(tb, q->fut->h, STARPU_R);
@@ -177,8 +189,8 @@ static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r, const
 
 /* Field f of requirement q through subregion s's handle; a private buffer when it reduces
  * through one (folded after the task, in the order the points make them). */
-static int field_buffer(struct task_build *tb, const struct resolved_req *q, struct tsr_region *s, int f,
-                        struct tsr_pending_fold *folds, int *nfolds)
+static int field_buffer(struct task_build *tb, const struct resolved_req *q, struct tsr_region *s,
+			int f, struct tsr_pending_fold *folds, int *nfolds)
 {
 	if (q->tmp_reduce) {
 		starpu_data_handle_t tmp = tsr__fold_private(s, f, q->redop, folds, nfolds);
@@ -194,8 +206,9 @@ static int field_buffer(struct task_build *tb, const struct resolved_req *q, str
 }
 
 /* The record the variant reads for a region requirement (bounds, buffers). */
-static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r, const struct resolved_req *q, struct tsr_region *s,
-                               struct tsr_pending_fold *folds, int *nfolds)
+static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r,
+			       const struct resolved_req *q, struct tsr_region *s,
+			       struct tsr_pending_fold *folds, int *nfolds)
 {
 	r->nfields = q->nfields;
 	r->dim = s->bounds.dim;
@@ -211,7 +224,8 @@ static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r, cons
 	}
 }
 
-static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx, const struct tsr_ret_slot *ret)
+static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx,
+			   const struct tsr_ret_slot *ret)
 {
 	ctx->ret_op = ret->op;
 	ctx->ret_partial = ret->partial;
@@ -220,13 +234,14 @@ static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx, const str
 	enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
 	ctx->ret_buf = add_buffer(tb, ret->h, ret_mode);
 	if (ret->partial && !tsr__redop_on_devices(ret->op))
-		tb->cpu_only = 1;   /* user operators have no device identity to start the partial value */
+		/* user operators have no device identity to start the partial value */
+		tb->cpu_only = 1;
 }
 
 /* Every requirement's buffers in order, the return slot, then the handles listed for ordering. */
 static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p,
-                        const struct tsr_ret_slot *ret, const struct tsr_deps *deps, struct tsr_pending_fold *folds,
-                        int *nfolds)
+			const struct tsr_ret_slot *ret, const struct tsr_deps *deps,
+			struct tsr_pending_fold *folds, int *nfolds)
 {
 	for (int i = 0; i < p->n; i++) {
 		struct tsr_reqrec *r = &ctx->reqs[i];
@@ -247,7 +262,8 @@ static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct
 
 /* Where the task may run: CPUs only for user operators, a color the locality policy keeps on
  * one worker, the mapper's decision. */
-static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p, const tsr_mapping_t *map)
+static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p,
+		       const tsr_mapping_t *map)
 {
 	if (tb->cpu_only)
 		tb->task->where = STARPU_CPU;
@@ -267,7 +283,8 @@ static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const stru
 	for (int i = 0; i < p->n; i++)
 		if (p->q[i].kind != TSR_REQ_FUTURE)
 			for (int k = 0; k < p->q[i].nfields; k++)
-				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k], p->q[i].priv);
+				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k],
+						p->q[i].priv);
 	tsr__dag_set_cost(ctx->dag_id, task);
 }
 
@@ -295,16 +312,21 @@ static int no_worker_error(const struct tsr_task *t, int cpu_only)
 {
 	char vs[64];
 	variants_str(t, vs, sizeof vs);
-	return tsr__err(TSR_ENODEV, "task '%s': no worker can run it (it has %s%s; the runtime runs %d CPU, %d CUDA and "
-	                "%d OpenCL workers)", t->name, vs, cpu_only ? ", and a registered reduction operator needs a CPU" : "",
-	                tsr__rt.ncpu, tsr__rt.ncuda, tsr__rt.nopencl);
+	return tsr__err(TSR_ENODEV,
+			"task '%s': no worker can run it (it has %s%s; the runtime runs %d CPU, %d "
+			"CUDA and "
+			"%d OpenCL workers)",
+			t->name, vs,
+			cpu_only ? ", and a registered reduction operator needs a CPU" : "",
+			tsr__rt.ncpu, tsr__rt.ncuda, tsr__rt.nopencl);
 }
 
-static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx, int cpu_only)
+static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx,
+		       int cpu_only)
 {
 	tsr__obs_task(task, ctx);
-	tsr__ctx_hold_states(ctx);   /* before submission: the task may end before submit returns */
-	int rc = tsr__order_submit(task);   /* on failure the task is gone, not the context */
+	tsr__ctx_hold_states(ctx); /* before submission: the task may end before submit returns */
+	int rc = tsr__order_submit(task); /* on failure the task is gone, not the context */
 	if (!rc)
 		return TSR_OK;
 	tsr__ctx_drop_states(ctx);
@@ -314,11 +336,12 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
 }
 
-static struct tsr_deps point_deps;       /* one host thread: reused by every point */
+static struct tsr_deps point_deps; /* one host thread: reused by every point */
 
 /* Several ranks, a point another rank runs: its private reduction buffers' folds are still
  * listed (on every rank in the same order: each fold moves data), without buffers. */
-static void list_remote_folds(const struct point_launch *p, struct tsr_pending_fold *folds, int *nfolds)
+static void list_remote_folds(const struct point_launch *p, struct tsr_pending_fold *folds,
+			      int *nfolds)
 {
 	for (int i = 0; i < p->n; i++) {
 		const struct resolved_req *q = &p->q[i];
@@ -338,14 +361,16 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 /* Submit one point: what it waits for, then the StarPU task with its buffers, placement and graph
  * node, then what it writes. Private reduction buffers are added to folds, to be folded after the
  * launch. */
-static int submit_point(struct point_launch *p, const void *args, size_t arglen, const struct tsr_ret_slot *ret,
-                        struct tsr_pending_fold *folds, int *nfolds, const tsr_mapping_t *map)
+static int submit_point(struct point_launch *p, const void *args, size_t arglen,
+			const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds,
+			const tsr_mapping_t *map)
 {
 	int rc = collect_deps(p, &point_deps);
 	if (rc)
 		return rc;
 	if (!tsr__here(p->rank)) {
-		/* another rank runs it: this one only sent what it reads, and notes what it writes */
+		/* another rank runs it: this one only sent what it reads, and notes what it
+		 * writes */
 		list_remote_folds(p, folds, nfolds);
 		return record_writes(p);
 	}
@@ -368,20 +393,24 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	return record_writes(p);
 }
 
-static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const char *what, struct tsr_future **res)
+static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const char *what,
+		       struct tsr_future **res)
 {
 	*res = NULL;
 	if (!result)
 		return TSR_OK;
 	if (t->ret_type == TSR_NONE)
-		return tsr__err(TSR_EINVAL, "%s: task '%s' returns no value (ret_type TSR_NONE) but a result future was asked for",
-		                what, t->name);
+		return tsr__err(TSR_EINVAL,
+				"%s: task '%s' returns no value (ret_type TSR_NONE) but a result "
+				"future was asked for",
+				what, t->name);
 	struct tsr_future *f = tsr__future_new(t->ret_type, t->ret_size, NULL);
 	if (!f)
 		return tsr__err(TSR_ENOMEM, "%s: task '%s': out of memory", what, t->name);
 	if (op) {
 		/* the value starts empty: StarPU's reduction starts from the points' identities */
-		starpu_data_set_reduction_methods(f->h, tsr__redux_cl(t->ret_type, op), tsr__init_cl(t->ret_type, op));
+		starpu_data_set_reduction_methods(f->h, tsr__redux_cl(t->ret_type, op),
+						  tsr__init_cl(t->ret_type, op));
 	}
 	snprintf(f->producer, sizeof f->producer, "task '%.50s'", t->name);
 	*res = f;
@@ -399,7 +428,8 @@ static void drop_result(struct tsr_future *res, tsr_future_t *result)
 	result->id = 0;
 }
 
-int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen, tsr_future_t *result)
+int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
+	       tsr_future_t *result)
 {
 	struct tsr_task *t;
 	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
@@ -429,11 +459,13 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int i = 0; i < nreqs; i++)
 		subs[i] = q[i].region;
-	struct point_launch p = {.t = t, .n = nreqs, .q = q, .subs = subs, .pdim = 0, .point = point, .rank = rank};
+	struct point_launch p =
+		{.t = t, .n = nreqs, .q = q, .subs = subs, .pdim = 0, .point = point, .rank = rank};
 	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
 	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
-	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds, mapped ? &map : NULL);
+	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds,
+			  mapped ? &map : NULL);
 	rc = tsr__folds_submit(folds, nfolds, rc);
 	if (!rc && res && tsr__dist.on)
 		rc = tsr__future_bcast(res, rank);
@@ -458,7 +490,8 @@ static int decide_maps(struct index_launch *L)
 		tsr__box_point(L->domain, pi, point);
 		int color = mr >= 0 ? L->colors[pi * L->n + mr] : -1;
 		int rank = L->ranks ? L->ranks[pi] : 0;
-		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, rank, &L->maps[pi]);
+		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, rank,
+					 &L->maps[pi]);
 		if (rc)
 			return rc;
 		if (L->ranks)
@@ -488,7 +521,8 @@ static int take_partials(struct index_launch *L)
 		return TSR_OK;
 	L->parts = tsr__partials_take(L->npoints, L->res->size);
 	if (!L->parts)
-		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory", L->t->name);
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
+				L->t->name);
 	return TSR_OK;
 }
 
@@ -499,15 +533,24 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 		int64_t point[3];
 		tsr__box_point(L->domain, pi, point);
 		for (int i = 0; i < L->n; i++)
-			subs[i] = L->q[i].kind == TSR_REQ_PARTITION ? L->q[i].part->subs[L->colors[pi * L->n + i]] : L->q[i].region;
-		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0, L->res ? L->res->state : NULL};
+			subs[i] = L->q[i].kind == TSR_REQ_PARTITION
+					  ? L->q[i].part->subs[L->colors[pi * L->n + i]]
+					  : L->q[i].region;
+		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
+					   L->res ? L->res->state : NULL};
 		if (L->parts) {
 			ret.h = L->parts->h[pi];
 			ret.partial = 1;
 		}
-		struct point_launch p = {.t = L->t, .n = L->n, .q = L->q, .subs = subs, .pdim = L->domain.dim, .point = point,
-		                         .rank = L->ranks ? L->ranks[pi] : 0};
-		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds, L->maps ? &L->maps[pi] : NULL);
+		struct point_launch p = {.t = L->t,
+					 .n = L->n,
+					 .q = L->q,
+					 .subs = subs,
+					 .pdim = L->domain.dim,
+					 .point = point,
+					 .rank = L->ranks ? L->ranks[pi] : 0};
+		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
+				      L->maps ? &L->maps[pi] : NULL);
 		if (rc)
 			return rc;
 	}
@@ -522,11 +565,11 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 		return TSR_OK;
 	if (tsr__dist.on) {
 		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks);
-		L->parts = NULL;   /* the fold (or the gathering) owns them now */
+		L->parts = NULL; /* the fold (or the gathering) owns them now */
 		return rc;
 	}
-	/* Read before the submit: once submitted, the fold's callback may give pooled handles back and
-	 * free the set at any moment. */
+	/* Read before the submit: once submitted, the fold's callback may give pooled handles back
+	 * and free the set at any moment. */
 	int pooled = tsr__partials_pooled(L->parts);
 	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
 	if (rc)
@@ -549,8 +592,8 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 		drop_result(L->res, result);
 }
 
-int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs, const void *args,
-                     size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+		     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result)
 {
 	struct tsr_task *t;
 	int rc = tsr__task_lookup(tid, "tsr_index_launch", &t);
@@ -559,7 +602,10 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if ((rc = tsr__check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
 		return rc;
 	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);
-	struct index_launch L = {.t = t, .domain = domain, .npoints = tsr_box_volume(domain), .n = nreqs};
+	struct index_launch L = {.t = t,
+				 .domain = domain,
+				 .npoints = tsr_box_volume(domain),
+				 .n = nreqs};
 	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 1, L.q)))
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
@@ -611,15 +657,23 @@ int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
 	if (rc)
 		return rc;
 	if (!how)
-		return tsr__err(TSR_EINVAL, "tsr_run: task '%s': null launch description (pass &(tsr_launch_t){...})", t->name);
+		return tsr__err(TSR_EINVAL,
+				"tsr_run: task '%s': null launch description (pass "
+				"&(tsr_launch_t){...})",
+				t->name);
 	const tsr_reqs_t *reqs = &how->reqs;
 	if (how->domain.dim == 0) {
 		if (how->redop.id != TSR_REDOP_NONE.id)
-			return tsr__err(TSR_EINVAL, "tsr_run: task '%s': .redop combines the values of an index launch's points, "
-			                "but this launch has no .domain: drop .redop, or give the .domain to launch over", t->name);
+			return tsr__err(TSR_EINVAL,
+					"tsr_run: task '%s': .redop combines the values of an "
+					"index launch's points, "
+					"but this launch has no .domain: drop .redop, or give the "
+					".domain to launch over",
+					t->name);
 		return tsr_launch(tid, reqs->n, reqs->at, how->args, how->arglen, how->result);
 	}
 	if ((rc = tsr__check_result_redop(t, how)))
 		return rc;
-	return tsr_index_launch(tid, how->domain, reqs->n, reqs->at, how->args, how->arglen, how->redop, how->result);
+	return tsr_index_launch(tid, how->domain, reqs->n, reqs->at, how->args, how->arglen,
+				how->redop, how->result);
 }

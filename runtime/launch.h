@@ -8,18 +8,20 @@
 
 #include "internal.h"
 
-/* A requirement as the launch found it: handles looked up, fields checked, the reduction decided. */
+/* A requirement as the launch found it: handles looked up, fields checked, the reduction
+ * decided. */
 struct resolved_req {
 	int kind;
-	struct tsr_region *region;      /* TSR_REQ_REGION */
-	struct tsr_partition *part;     /* TSR_REQ_PARTITION */
-	struct tsr_future *fut;         /* TSR_REQ_FUTURE */
+	struct tsr_region *region;  /* TSR_REQ_REGION */
+	struct tsr_partition *part; /* TSR_REQ_PARTITION */
+	struct tsr_future *fut;     /* TSR_REQ_FUTURE */
 	struct tsr_region *root;
 	int nfields;
 	int fields[8];
 	tsr_privilege_t priv;
-	int redop;                      /* REDUCE op, 0 otherwise */
-	int tmp_reduce;                 /* REDUCE through an aliased partition: private buffer + fold */
+	int redop; /* REDUCE op, 0 otherwise */
+	/* REDUCE through an aliased partition: private buffer + fold */
+	int tmp_reduce;
 	tsr_projection_fn proj;
 	void *proj_arg;
 };
@@ -31,13 +33,15 @@ struct index_launch {
 	int64_t npoints;
 	int n;
 	struct resolved_req q[TSR_MAX_REQS];
-	int *colors;                        /* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
-	tsr_mapping_t *maps;                /* one per point; NULL when nothing maps points */
-	int *ranks;                         /* several ranks: the rank of each point */
-	struct tsr_pending_fold *folds;     /* private reduction buffers, folded after the points */
+	/* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
+	int *colors;
+	tsr_mapping_t *maps;            /* one per point; NULL when nothing maps points */
+	int *ranks;                     /* several ranks: the rank of each point */
+	struct tsr_pending_fold *folds; /* private reduction buffers, folded after the points */
 	int nfolds;
-	struct tsr_future *res;             /* the result future, or NULL */
-	struct tsr_partials *parts;         /* ordered reduction of the returns: one partial value per point */
+	struct tsr_future *res; /* the result future, or NULL */
+	/* ordered reduction of the returns: one partial value per point */
+	struct tsr_partials *parts;
 };
 
 /* The requirement whose color maps a point (owners, locality): the first partition requirement
@@ -59,21 +63,27 @@ static inline int tsr__uses_tree(const struct resolved_req *q)
 }
 
 /* ---- launch_check.c: every check, before anything is submitted */
-int tsr__check_counts(const char *fn, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
-                      size_t arglen);
+int tsr__check_counts(const char *fn, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs,
+		      const void *args, size_t arglen);
 /* Look up every requirement's handles and fields (index: an index launch's). */
-int tsr__resolve_all(const char *tn, int nreqs, const tsr_req_t *reqs, int index, struct resolved_req *q);
-int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index);   /* requirements that interfere */
-int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64_t npoints, const int *colors);
-int tsr__check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
-                          const void *args, size_t arglen, tsr_redop_t redop, const tsr_future_t *result);
-int tsr__compute_colors(struct index_launch *L);         /* every point's color per requirement */
+int tsr__resolve_all(const char *tn, int nreqs, const tsr_req_t *reqs, int index,
+		     struct resolved_req *q);
+/* requirements that interfere */
+int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index);
+int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64_t npoints,
+		      const int *colors);
+int tsr__check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs,
+			  const tsr_req_t *reqs, const void *args, size_t arglen, tsr_redop_t redop,
+			  const tsr_future_t *result);
+int tsr__compute_colors(struct index_launch *L); /* every point's color per requirement */
 int tsr__check_writes_distinct(const struct index_launch *L);
 int tsr__check_result_redop(const struct tsr_task *t, const tsr_launch_t *how);
 
 /* ---- launch_ranks.c: several ranks */
-void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, tsr_box_t domain);
-int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req *q);   /* or TSR_ALL_RANKS */
+void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs,
+		      tsr_box_t domain);
+/* or TSR_ALL_RANKS */
+int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req *q);
 int tsr__decide_ranks(struct index_launch *L);
 
 #endif

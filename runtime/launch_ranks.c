@@ -52,7 +52,8 @@ int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req 
 }
 
 /* The call stream every rank must repeat (dist.c): the task, its requirements, its domain. */
-void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs, tsr_box_t domain)
+void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs,
+		      tsr_box_t domain)
 {
 	if (!tsr__dist.on)
 		return;
@@ -65,7 +66,8 @@ void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, con
 	}
 	tsr__dist_note(call, b, sizeof b);
 	for (int i = 0; i < nreqs; i++) {
-		int64_t w[3 + TSR_MAX_REQ_FIELDS] = {reqs[i].kind, (int64_t)reqs[i].handle, reqs[i].priv};
+		int64_t w[3 + TSR_MAX_REQ_FIELDS] = {reqs[i].kind, (int64_t)reqs[i].handle,
+						     reqs[i].priv};
 		for (int k = 0; k < reqs[i].nfields && k < TSR_MAX_REQ_FIELDS; k++)
 			w[3 + k] = reqs[i].fields[k];
 		tsr__dist_note(call, w, sizeof w);
@@ -80,7 +82,7 @@ void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, con
 int tsr__decide_ranks(struct index_launch *L)
 {
 	if (!tsr__dist.on)
-		return TSR_OK;   /* one process: every point runs here (rank 0) */
+		return TSR_OK; /* one process: every point runs here (rank 0) */
 	L->ranks = malloc((size_t)L->npoints * sizeof *L->ranks);
 	if (!L->ranks)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");

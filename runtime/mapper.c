@@ -30,9 +30,12 @@ tsr_worker_kind_t tsr_worker_kind(int w)
 	if (!tsr__rt.initialized || w < 0 || w >= (int)starpu_worker_get_count())
 		return TSR_WORKER_ANY;
 	switch (starpu_worker_get_type(w)) {
-	case STARPU_CUDA_WORKER: return TSR_WORKER_CUDA;
-	case STARPU_OPENCL_WORKER: return TSR_WORKER_OPENCL;
-	default: return TSR_WORKER_CPU;
+	case STARPU_CUDA_WORKER:
+		return TSR_WORKER_CUDA;
+	case STARPU_OPENCL_WORKER:
+		return TSR_WORKER_OPENCL;
+	default:
+		return TSR_WORKER_CPU;
 	}
 }
 
@@ -47,37 +50,50 @@ int tsr_worker_node(int w)
 const char *tsr__worker_kind_name(tsr_worker_kind_t k)
 {
 	switch (k) {
-	case TSR_WORKER_CPU: return "CPU";
-	case TSR_WORKER_CUDA: return "CUDA";
-	case TSR_WORKER_OPENCL: return "OpenCL";
-	default: return "any";
+	case TSR_WORKER_CPU:
+		return "CPU";
+	case TSR_WORKER_CUDA:
+		return "CUDA";
+	case TSR_WORKER_OPENCL:
+		return "OpenCL";
+	default:
+		return "any";
 	}
 }
 
 static enum starpu_worker_archtype starpu_type_of(tsr_worker_kind_t k)
 {
 	switch (k) {
-	case TSR_WORKER_CUDA: return STARPU_CUDA_WORKER;
-	case TSR_WORKER_OPENCL: return STARPU_OPENCL_WORKER;
-	default: return STARPU_CPU_WORKER;
+	case TSR_WORKER_CUDA:
+		return STARPU_CUDA_WORKER;
+	case TSR_WORKER_OPENCL:
+		return STARPU_OPENCL_WORKER;
+	default:
+		return STARPU_CPU_WORKER;
 	}
 }
 
 static uint32_t where_of(tsr_worker_kind_t k)
 {
 	switch (k) {
-	case TSR_WORKER_CUDA: return STARPU_CUDA;
-	case TSR_WORKER_OPENCL: return STARPU_OPENCL;
-	default: return STARPU_CPU;
+	case TSR_WORKER_CUDA:
+		return STARPU_CUDA;
+	case TSR_WORKER_OPENCL:
+		return STARPU_OPENCL;
+	default:
+		return STARPU_CPU;
 	}
 }
 
 static int has_variant(const struct tsr_task *t, tsr_worker_kind_t k)
 {
 	switch (k) {
-	case TSR_WORKER_CUDA: return t->cuda != NULL;
-	case TSR_WORKER_OPENCL: return t->opencl != NULL;
-	default: return t->cpu != NULL;
+	case TSR_WORKER_CUDA:
+		return t->cuda != NULL;
+	case TSR_WORKER_OPENCL:
+		return t->opencl != NULL;
+	default:
+		return t->cpu != NULL;
 	}
 }
 
@@ -89,14 +105,19 @@ int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int wor
 	if (rc)
 		return rc;
 	if (!color)
-		return tsr__err(TSR_EINVAL, "tsr_partition_set_owner: partition '%s': null color", p->name);
+		return tsr__err(TSR_EINVAL, "tsr_partition_set_owner: partition '%s': null color",
+				p->name);
 	int c = tsr__color_index(p, color);
 	if (c < 0)
-		return tsr__err(TSR_EBOUNDS, "tsr_partition_set_owner: color %s is outside partition '%s'",
-		                tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name);
+		return tsr__err(TSR_EBOUNDS,
+				"tsr_partition_set_owner: color %s is outside partition '%s'",
+				tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name);
 	if (worker < -1 || worker >= (int)starpu_worker_get_count())
-		return tsr__err(TSR_EINVAL, "tsr_partition_set_owner: partition '%s' color %s: worker %d does not exist (%u workers)",
-		                p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs), worker, starpu_worker_get_count());
+		return tsr__err(TSR_EINVAL,
+				"tsr_partition_set_owner: partition '%s' color %s: worker %d does "
+				"not exist (%u workers)",
+				p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs),
+				worker, starpu_worker_get_count());
 	if (!p->owners) {
 		p->owners = malloc(p->ncolors * sizeof *p->owners);
 		if (!p->owners)
@@ -117,22 +138,28 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 	if (rc)
 		return rc;
 	if (!color)
-		return tsr__err(TSR_EINVAL, "tsr_partition_set_rank: partition '%s': null color", p->name);
+		return tsr__err(TSR_EINVAL, "tsr_partition_set_rank: partition '%s': null color",
+				p->name);
 	int c = tsr__color_index(p, color);
 	if (c < 0)
-		return tsr__err(TSR_EBOUNDS, "tsr_partition_set_rank: color %s is outside partition '%s'",
-		                tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name);
+		return tsr__err(TSR_EBOUNDS,
+				"tsr_partition_set_rank: color %s is outside partition '%s'",
+				tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name);
 	int n = tsr_nranks();
 	if (rank < 0 || rank >= n)
-		return tsr__err(TSR_EBOUNDS, "tsr_partition_set_rank: partition '%s' color %s: rank %d is outside 0..%d (%d rank%s)",
-		                p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs), rank, n - 1, n, n == 1 ? "" : "s");
+		return tsr__err(TSR_EBOUNDS,
+				"tsr_partition_set_rank: partition '%s' color %s: rank %d is "
+				"outside 0..%d (%d rank%s)",
+				p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs), rank,
+				n - 1, n, n == 1 ? "" : "s");
 	tsr__dist_note("tsr_partition_set_rank", &rank, sizeof rank);
 	if (!p->ranks) {
 		int *ranks = malloc(p->ncolors * sizeof *ranks);
 		if (!ranks)
 			return tsr__err(TSR_ENOMEM, "tsr_partition_set_rank: out of memory");
-		/* the other colors keep their blocks: computed while p->ranks is still NULL (once it is
-		 * set, tsr__color_rank reads it, and would copy uninitialised memory as ranks) */
+		/* the other colors keep their blocks: computed while p->ranks is still NULL (once
+		 * it is set, tsr__color_rank reads it, and would copy uninitialised memory as
+		 * ranks) */
 		for (int i = 0; i < p->ncolors; i++)
 			ranks[i] = tsr__color_rank(p, i);
 		p->ranks = ranks;
@@ -162,7 +189,7 @@ int tsr__map_needed(const struct tsr_partition *part)
 /* Decide where a point task runs (owner, then the mapper), validated before anything is
  * submitted so that a refused mapping leaves no point of the launch behind. */
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-                    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m)
+		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m)
 {
 	int owner = part && part->owners ? part->owners[color] : -1;
 	m->kind = TSR_WORKER_ANY;
@@ -177,23 +204,29 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 	tsr__color_str(pdim ? pdim : 1, point, ps, sizeof ps);
 	int nw = (int)starpu_worker_get_count();
 	if (m->rank < 0 || m->rank >= tsr_nranks())
-		return tsr__err(TSR_EBOUNDS, "mapper: task '%s' point %s: rank %d is outside 0..%d", t->name, ps, m->rank,
-		                tsr_nranks() - 1);
+		return tsr__err(TSR_EBOUNDS, "mapper: task '%s' point %s: rank %d is outside 0..%d",
+				t->name, ps, m->rank, tsr_nranks() - 1);
 	if (m->worker >= nw || m->worker < -1)
-		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: worker %d does not exist (%d workers)", t->name, ps,
-		                m->worker, nw);
+		return tsr__err(TSR_EINVAL,
+				"mapper: task '%s' point %s: worker %d does not exist (%d workers)",
+				t->name, ps, m->worker, nw);
 	if (m->kind < TSR_WORKER_ANY || m->kind > TSR_WORKER_OPENCL)
-		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: invalid worker kind %d", t->name, ps, (int)m->kind);
+		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: invalid worker kind %d",
+				t->name, ps, (int)m->kind);
 	tsr_worker_kind_t k = m->worker >= 0 ? tsr_worker_kind(m->worker) : m->kind;
 	if (k == TSR_WORKER_ANY)
 		return TSR_OK;
 	const char *kn = tsr__worker_kind_name(k);
 	if (!has_variant(t, k))
-		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to a %s worker but has no %s variant", t->name,
-		                ps, kn, kn);
+		return tsr__err(TSR_ENODEV,
+				"mapper: task '%s' point %s was mapped to a %s worker but has no "
+				"%s variant",
+				t->name, ps, kn, kn);
 	if (m->worker < 0 && starpu_worker_get_count_by_type(starpu_type_of(k)) == 0)
-		return tsr__err(TSR_ENODEV, "mapper: task '%s' point %s was mapped to %s workers but none is running", t->name, ps,
-		                kn);
+		return tsr__err(TSR_ENODEV,
+				"mapper: task '%s' point %s was mapped to %s workers but none is "
+				"running",
+				t->name, ps, kn);
 	return TSR_OK;
 }
 

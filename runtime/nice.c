@@ -50,8 +50,11 @@ int tsr__nice_read(int several_ranks)
 	char *end = NULL;
 	long n = strtol(v, &end, 10);
 	if (*end || n < 0 || n > 19)
-		return tsr__err(TSR_EINVAL, "tsr_init: %s='%s' is not a number of nice levels from 0 (leave StarPU's "
-		                "polling threads alone) to 19", name, v);
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: %s='%s' is not a number of nice levels from 0 (leave "
+				"StarPU's "
+				"polling threads alone) to 19",
+				name, v);
 	poller_nice = (int)n;
 	return TSR_OK;
 }

@@ -17,10 +17,10 @@
 
 struct clprog {
 	char name[TSR_NAME_MAX];
-	cl_program per_dev[STARPU_MAXOPENCLDEVS];   /* by StarPU's OpenCL device id */
+	cl_program per_dev[STARPU_MAXOPENCLDEVS]; /* by StarPU's OpenCL device id */
 };
 static struct clprog progs[TSR_MAX_CL_PROGRAMS];
-static int nprogs;                               /* written by the host thread with release order */
+static int nprogs; /* written by the host thread with release order */
 
 struct clkernel {
 	char name[TSR_NAME_MAX];
@@ -43,7 +43,8 @@ static int opencl_devids(int *devids, int max)
 }
 
 /* Build `source` for device devid; on failure the compiler's log goes into log. */
-static cl_program build_for(int devid, const char *source, const char *options, char *log, size_t loglen)
+static cl_program build_for(int devid, const char *source, const char *options, char *log,
+			    size_t loglen)
 {
 	cl_context context;
 	cl_device_id device;
@@ -52,7 +53,8 @@ static cl_program build_for(int devid, const char *source, const char *options, 
 	starpu_opencl_get_device(devid, &device);
 	cl_program p = clCreateProgramWithSource(context, 1, &source, NULL, &err);
 	if (err != CL_SUCCESS) {
-		snprintf(log, loglen, "clCreateProgramWithSource: %s", starpu_opencl_error_string(err));
+		snprintf(log, loglen, "clCreateProgramWithSource: %s",
+			 starpu_opencl_error_string(err));
 		return NULL;
 	}
 	err = clBuildProgram(p, 1, &device, options ? options : "", NULL, NULL);
@@ -60,7 +62,8 @@ static cl_program build_for(int devid, const char *source, const char *options, 
 		return p;
 	size_t used = (size_t)snprintf(log, loglen, "%s: ", starpu_opencl_error_string(err));
 	if (used < loglen)
-		clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, loglen - used, log + used, NULL);
+		clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, loglen - used, log + used,
+				      NULL);
 	log[loglen - 1] = '\0';
 	clReleaseProgram(p);
 	return NULL;
@@ -80,10 +83,10 @@ static int load_program(const char *what, const char *name, const char *source, 
 	int devids[STARPU_MAXOPENCLDEVS];
 	int ndev = opencl_devids(devids, STARPU_MAXOPENCLDEVS);
 	if (ndev == 0)
-		return TSR_OK;   /* nothing to build for: OpenCL variants simply never run */
+		return TSR_OK; /* nothing to build for: OpenCL variants simply never run */
 	if (nprogs == TSR_MAX_CL_PROGRAMS)
-		return tsr__err(TSR_EINVAL, "%s: OpenCL program '%s': at most %d programs per run", what, name,
-		                TSR_MAX_CL_PROGRAMS);
+		return tsr__err(TSR_EINVAL, "%s: OpenCL program '%s': at most %d programs per run",
+				what, name, TSR_MAX_CL_PROGRAMS);
 	struct clprog *pr = &progs[nprogs];
 	memset(pr, 0, sizeof *pr);
 	snprintf(pr->name, sizeof pr->name, "%s", name);
@@ -92,8 +95,10 @@ static int load_program(const char *what, const char *name, const char *source, 
 		pr->per_dev[devids[i]] = build_for(devids[i], source, options, log, sizeof log);
 		if (!pr->per_dev[devids[i]]) {
 			release_program(pr);
-			return tsr__err(TSR_EINVAL, "%s: OpenCL program '%s' does not build for OpenCL device %d: %s", what, name,
-			                devids[i], log);
+			return tsr__err(TSR_EINVAL,
+					"%s: OpenCL program '%s' does not build for OpenCL device "
+					"%d: %s",
+					what, name, devids[i], log);
 		}
 	}
 	/* a worker looking for a kernel sees the whole entry or none of it */
@@ -156,7 +161,8 @@ void tsr__opencl_finish(void)
 	starpu_opencl_get_current_queue(&q);
 	cl_int err = clFinish(q);
 	if (err != CL_SUCCESS)
-		tsr__task_error("OpenCL worker %d: clFinish failed: %s", starpu_worker_get_id(), starpu_opencl_error_string(err));
+		tsr__task_error("OpenCL worker %d: clFinish failed: %s", starpu_worker_get_id(),
+				starpu_opencl_error_string(err));
 }
 
 /* ------------------------------------------------------------------ Tessera's own task bodies */
@@ -164,9 +170,9 @@ void tsr__opencl_finish(void)
 /* A block or variable interface on an OpenCL node as the kernels take it. */
 struct clview {
 	cl_mem mem;
-	cl_ulong off;                         /* bytes */
+	cl_ulong off; /* bytes */
 	cl_uint nx, ny, nz;
-	cl_ulong ldy, ldz;                    /* elements */
+	cl_ulong ldy, ldz; /* elements */
 };
 
 static struct clview view_of(void *iface)
@@ -209,15 +215,20 @@ struct clarg {
 	size_t size;
 	const void *value;
 };
-#define ARG(x) {sizeof(x), &(x)}
+#define ARG(x)                  \
+	{                       \
+		sizeof(x), &(x) \
+	}
 
 /* Kernel `name` over the n elements of a box, on the running worker's queue. */
 static int enqueue(const char *name, const struct clarg *args, int nargs, size_t n)
 {
 	cl_kernel k = tsr__opencl_worker_kernel(name);
 	if (!k) {
-		tsr__task_error("OpenCL worker %d: Tessera's kernel '%s' is missing (a device without 64-bit floats "
-		                "has no f64 reductions)", starpu_worker_get_id(), name);
+		tsr__task_error("OpenCL worker %d: Tessera's kernel '%s' is missing (a device "
+				"without 64-bit floats "
+				"has no f64 reductions)",
+				starpu_worker_get_id(), name);
 		return -1;
 	}
 	cl_int err = CL_SUCCESS;
@@ -228,7 +239,8 @@ static int enqueue(const char *name, const struct clarg *args, int nargs, size_t
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
 	if (err != CL_SUCCESS) {
-		tsr__task_error("OpenCL worker %d: kernel '%s': %s", starpu_worker_get_id(), name, starpu_opencl_error_string(err));
+		tsr__task_error("OpenCL worker %d: kernel '%s': %s", starpu_worker_get_id(), name,
+				starpu_opencl_error_string(err));
 		return -1;
 	}
 	return 0;
@@ -247,13 +259,15 @@ int tsr__opencl_fill(const tsr_accessor_t *a, const void *value)
 	cl_int err;
 	starpu_opencl_get_current_context(&context);
 	/* released at once: OpenCL keeps it until the kernel that reads it is done */
-	cl_mem val = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, es, (void *)value, &err);
+	cl_mem val = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, es,
+				    (void *)value, &err);
 	if (err != CL_SUCCESS) {
-		tsr__task_error("OpenCL worker %d: fill value of %u bytes: %s", starpu_worker_get_id(), es,
-		                starpu_opencl_error_string(err));
+		tsr__task_error("OpenCL worker %d: fill value of %u bytes: %s",
+				starpu_worker_get_id(), es, starpu_opencl_error_string(err));
 		return -1;
 	}
-	struct clarg args[] = {ARG(v.mem), ARG(v.off), ARG(v.nx), ARG(v.ny), ARG(v.nz), ARG(v.ldy), ARG(v.ldz), ARG(es), ARG(val)};
+	struct clarg args[] = {ARG(v.mem), ARG(v.off), ARG(v.nx), ARG(v.ny), ARG(v.nz),
+			       ARG(v.ldy), ARG(v.ldz), ARG(es),   ARG(val)};
 	int rc = enqueue("tsr_fill", args, 9, elements(&v));
 	clReleaseMemObject(val);
 	return rc;
@@ -263,18 +277,23 @@ int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s)
 {
 	struct clview dv = view_of_accessor(d), sv = view_of_accessor(s);
 	cl_uint es = (cl_uint)d->elem_size;
-	struct clarg args[] = {ARG(dv.mem), ARG(dv.off), ARG(dv.ldy), ARG(dv.ldz), ARG(sv.mem), ARG(sv.off),
-	                       ARG(sv.ldy), ARG(sv.ldz), ARG(dv.nx), ARG(dv.ny), ARG(dv.nz), ARG(es)};
+	struct clarg args[] = {ARG(dv.mem), ARG(dv.off), ARG(dv.ldy), ARG(dv.ldz),
+			       ARG(sv.mem), ARG(sv.off), ARG(sv.ldy), ARG(sv.ldz),
+			       ARG(dv.nx),  ARG(dv.ny),  ARG(dv.nz),  ARG(es)};
 	return enqueue("tsr_copy", args, 12, elements(&dv));
 }
 
 static const char *type_suffix(int type)
 {
 	switch (type) {
-	case TSR_F32: return "f32";
-	case TSR_F64: return "f64";
-	case TSR_I32: return "i32";
-	default: return "i64";
+	case TSR_F32:
+		return "f32";
+	case TSR_F64:
+		return "f64";
+	case TSR_I32:
+		return "i32";
+	default:
+		return "i64";
 	}
 }
 
@@ -285,13 +304,15 @@ void tsr__opencl_redop(int type, int op, int init, void *dst, void *src)
 	cl_int cop = op;
 	snprintf(name, sizeof name, "tsr_%s_%s", init ? "init" : "redux", type_suffix(type));
 	if (init) {
-		struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.nx), ARG(d.ny), ARG(d.nz), ARG(d.ldy), ARG(d.ldz), ARG(cop)};
+		struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.nx),  ARG(d.ny),
+				       ARG(d.nz),  ARG(d.ldy), ARG(d.ldz), ARG(cop)};
 		enqueue(name, args, 8, elements(&d));
 		return;
 	}
 	struct clview s = view_of(src);
-	struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.ldy), ARG(d.ldz), ARG(s.mem), ARG(s.off),
-	                       ARG(s.ldy), ARG(s.ldz), ARG(d.nx), ARG(d.ny), ARG(d.nz), ARG(cop)};
+	struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.ldy), ARG(d.ldz),
+			       ARG(s.mem), ARG(s.off), ARG(s.ldy), ARG(s.ldz),
+			       ARG(d.nx),  ARG(d.ny),  ARG(d.nz),  ARG(cop)};
 	enqueue(name, args, 12, elements(&d));
 }
 
@@ -303,7 +324,8 @@ void tsr__opencl_zero(void *variable_iface, size_t size)
 	enqueue("tsr_zero", args, 3, size);
 }
 
-#else /* StarPU without OpenCL: programs have nothing to build for, and no variant asks for a kernel */
+/* StarPU without OpenCL: programs have nothing to build for, and no variant asks for a kernel */
+#else
 
 int tsr__opencl_start(void)
 {
@@ -319,12 +341,15 @@ int tsr_opencl_program(const char *name, const char *source, const char *options
 {
 	TSR_REQUIRE_INIT("tsr_opencl_program");
 	if (!name || !*name || strlen(name) >= TSR_NAME_MAX)
-		return tsr__err(TSR_EINVAL, "tsr_opencl_program: a program needs a name of 1 to %d characters", TSR_NAME_MAX - 1);
+		return tsr__err(TSR_EINVAL,
+				"tsr_opencl_program: a program needs a name of 1 to %d characters",
+				TSR_NAME_MAX - 1);
 	if (!source)
-		return tsr__err(TSR_EINVAL, "tsr_opencl_program: OpenCL program '%s': null source", name);
+		return tsr__err(TSR_EINVAL, "tsr_opencl_program: OpenCL program '%s': null source",
+				name);
 #ifdef STARPU_USE_OPENCL
 	return load_program("tsr_opencl_program", name, source, options);
 #else
-	return TSR_OK;   /* no OpenCL device: nothing to build for */
+	return TSR_OK; /* no OpenCL device: nothing to build for */
 #endif
 }

@@ -26,7 +26,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
+#include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include "internal.h"
 
 /* A tracked task: how many handle states name it, and the FIFO of tasks no state names. */
@@ -48,13 +48,13 @@ struct tsr_order {
 /* Free task records kept for reuse, at most this many. */
 #define TSR_OREF_KEEP 4096
 
-static int wanted = 1;                  /* TSR_DEPS: explicit (default) or implicit */
-static int active;                      /* wanted, and this run can (see the header) */
-static struct tsr_order *states;        /* every tracked handle's state */
-static struct tsr_oref *zhead, *ztail;  /* tasks no state names, to destroy once finished */
-static struct tsr_oref *spare;          /* free records */
+static int wanted = 1;                 /* TSR_DEPS: explicit (default) or implicit */
+static int active;                     /* wanted, and this run can (see the header) */
+static struct tsr_order *states;       /* every tracked handle's state */
+static struct tsr_oref *zhead, *ztail; /* tasks no state names, to destroy once finished */
+static struct tsr_oref *spare;         /* free records */
 static int nspare;
-static struct starpu_task **deps;       /* the dependences of the task being submitted */
+static struct starpu_task **deps; /* the dependences of the task being submitted */
 static int ndeps, capdeps;
 
 /* StarPU 1.4 without the notify fix (configure, m4/tsr_starpu_notify.m4) may notify a successor
@@ -76,10 +76,15 @@ int tsr__order_init(void)
 	if (mode == EXPLICIT) {
 		wanted = EXPLICIT_SAFE;
 		if (!EXPLICIT_SAFE && tsr__env("TSR_DEPS"))
-			return tsr__err(TSR_EINVAL, "tsr_init: TSR_DEPS=explicit: StarPU %d.%d lacks the notify fix "
-			                "(tools/starpu-1.4-notify-cg.patch), without which a task may start before "
-			                "its predecessors end; use TSR_DEPS=implicit (this build's default) or a StarPU "
-			                "built by tools/build-starpu.sh", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
+			return tsr__err(TSR_EINVAL,
+					"tsr_init: TSR_DEPS=explicit: StarPU %d.%d lacks the "
+					"notify fix "
+					"(tools/starpu-1.4-notify-cg.patch), without which a task "
+					"may start before "
+					"its predecessors end; use TSR_DEPS=implicit (this build's "
+					"default) or a StarPU "
+					"built by tools/build-starpu.sh",
+					STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
 		return TSR_OK;
 	}
 	wanted = 0;
@@ -250,7 +255,8 @@ static int dep_add(struct starpu_task *t)
 /* What an access in mode m to the handle of state s waits for: the last writer for a read; the
  * readers since, else the last writer, for a write. `self` (a task listing the handle twice) is
  * skipped. */
-static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m, const struct starpu_task *self)
+static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m,
+		      const struct starpu_task *self)
 {
 	if ((m & STARPU_W) && s->nreaders) {
 		for (int i = 0; i < s->nreaders; i++)
@@ -301,7 +307,8 @@ static int reserve_readers(struct starpu_task *task)
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
 		if (!s || (STARPU_TASK_GET_MODE(task, b) & STARPU_W))
 			continue;
-		int need = s->nreaders + task->nbuffers;   /* the task may list the handle more than once */
+		/* the task may list the handle more than once */
+		int need = s->nreaders + task->nbuffers;
 		if (need <= s->cap)
 			continue;
 		prune_readers(s);
@@ -324,7 +331,7 @@ static int reserve_readers(struct starpu_task *task)
 static void record(struct tsr_oref *o)
 {
 	struct starpu_task *task = o->task;
-	o->refs = 1;   /* ours until the end of this function */
+	o->refs = 1; /* ours until the end of this function */
 	for (int b = 0; b < task->nbuffers; b++) {
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
 		if (!s)
@@ -334,14 +341,15 @@ static void record(struct tsr_oref *o)
 			state_forget(s);
 			s->writer = o;
 		} else {
-			s->readers[s->nreaders++] = o;   /* room reserved */
+			s->readers[s->nreaders++] = o; /* room reserved */
 		}
 	}
 	unref(o);
 }
 
 /* StarPU refused the task after it was made to depend on others, which already name it as their
- * successor: it must still be submitted, and ends as an empty task (no codelet, data or callback). */
+ * successor: it must still be submitted, and ends as an empty task (no codelet, data or
+ * callback). */
 static void submit_empty(struct starpu_task *task)
 {
 	task->cl = NULL;
@@ -351,12 +359,12 @@ static void submit_empty(struct starpu_task *task)
 	task->prologue_callback_func = NULL;
 	task->prologue_callback_pop_func = NULL;
 	if (!task->cl_arg_free)
-		task->cl_arg = NULL;   /* the caller's, released by it */
+		task->cl_arg = NULL; /* the caller's, released by it */
 	task->execute_on_a_specific_worker = 0;
 	struct tsr_oref *o = oref_new(task);
 	if (!o || starpu_task_submit(task)) {
-		/* cannot happen (an empty task runs nowhere); keep the task rather than free what StarPU
-		 * may still reach */
+		/* cannot happen (an empty task runs nowhere); keep the task rather than free what
+		 * StarPU may still reach */
 		free(o);
 		return;
 	}
@@ -407,7 +415,7 @@ int tsr__order_submit(struct starpu_task *task)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ host accesses, unregistration, waits */
+/* --------------------------------------------------------- host accesses, unregistration, waits */
 
 /* The tasks an access to dep's handle in its mode waits for, added to deps. */
 static int access_deps(const struct tsr_dep *dep)
@@ -443,8 +451,8 @@ void tsr__order_untrack(starpu_data_handle_t h)
 	starpu_data_set_sequential_consistency_flag(h, 1);
 	starpu_data_set_user_data(h, NULL);
 	if (!rc && ndeps) {
-		/* StarPU's own ordering from here: a no-op that writes h after the last accesses, which
-		 * the unregistration then waits for */
+		/* StarPU's own ordering from here: a no-op that writes h after the last accesses,
+		 * which the unregistration then waits for */
 		struct starpu_task *task = starpu_task_create();
 		rc = task ? TSR_OK : TSR_ENOMEM;
 		if (task) {
@@ -452,13 +460,13 @@ void tsr__order_untrack(starpu_data_handle_t h)
 			task->nbuffers = 1;
 			STARPU_TASK_SET_HANDLE(task, h, 0);
 			STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
-			task->where = STARPU_CPU;   /* one memory node: the data is home */
+			task->where = STARPU_CPU; /* one memory node: the data is home */
 			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
 		}
 	}
 	if (rc)
-		tsr__wait_all();   /* no task to wait behind: wait for everything instead */
+		tsr__wait_all(); /* no task to wait behind: wait for everything instead */
 	state_forget(s);
 	state_unlink(s);
 	free(s->readers);
@@ -512,7 +520,8 @@ void tsr__noop(void *buffers[], void *arg)
 	(void)arg;
 }
 
-/* The no-op tasks that only order or move data: coherence's syncs and retires, and untracks here. */
+/* The no-op tasks that only order or move data: coherence's syncs and retires, and untracks
+ * here. */
 struct starpu_codelet tsr__noop_cl = {
 	.cpu_funcs = {tsr__noop},
 	.cuda_funcs = {tsr__noop},

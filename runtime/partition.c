@@ -20,8 +20,8 @@ int tsr__color_index(const struct tsr_partition *p, const int64_t color[3])
 }
 
 /* Build the partition object and its subregions from a list of boxes. */
-static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *boxes, const char *name,
-                           const char *what, tsr_partition_t *out)
+static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *boxes,
+			   const char *name, const char *what, tsr_partition_t *out)
 {
 	int n = (int)tsr_box_volume(colors);
 	struct tsr_partition *p = calloc(1, sizeof *p);
@@ -64,7 +64,8 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 	return TSR_OK;
 nomem:
 	tsr__partition_free(p, 0);
-	return tsr__err(TSR_ENOMEM, "%s: partition '%s' of region '%s': out of memory", what, name ? name : "part", r->name);
+	return tsr__err(TSR_ENOMEM, "%s: partition '%s' of region '%s': out of memory", what,
+			name ? name : "part", r->name);
 }
 
 static int in_partition(const struct tsr_node *n, const void *arg)
@@ -118,16 +119,22 @@ static int check_colors(struct tsr_region *r, tsr_box_t colors, const char *name
 	char bs[96];
 	const char *why = tsr__box_problem(colors);
 	if (why)
-		return tsr__err(tsr__box_problem_code(colors), "%s: partition '%s' of region '%s': color space %s %s", what,
-		                name, r->name, tsr__box_str(colors, bs, sizeof bs), why);
+		return tsr__err(tsr__box_problem_code(colors),
+				"%s: partition '%s' of region '%s': color space %s %s", what, name,
+				r->name, tsr__box_str(colors, bs, sizeof bs), why);
 	if (colors.dim != r->bounds.dim)
-		return tsr__err(TSR_EBOUNDS, "%s: partition '%s' of region '%s': color space %s must be a non-empty %d-D box",
-		                what, name, r->name, tsr__box_str(colors, bs, sizeof bs), r->bounds.dim);
+		return tsr__err(TSR_EBOUNDS,
+				"%s: partition '%s' of region '%s': color space %s must be a "
+				"non-empty %d-D box",
+				what, name, r->name, tsr__box_str(colors, bs, sizeof bs),
+				r->bounds.dim);
 	/* colors are counted in int (and handed to StarPU as an unsigned child count) */
 	if (tsr_box_volume(colors) > INT_MAX)
-		return tsr__err(TSR_EBOUNDS, "%s: partition '%s' of region '%s': color space %s has %lld colors, more than %d",
-		                what, name, r->name, tsr__box_str(colors, bs, sizeof bs), (long long)tsr_box_volume(colors),
-		                INT_MAX);
+		return tsr__err(TSR_EBOUNDS,
+				"%s: partition '%s' of region '%s': color space %s has %lld "
+				"colors, more than %d",
+				what, name, r->name, tsr__box_str(colors, bs, sizeof bs),
+				(long long)tsr_box_volume(colors), INT_MAX);
 	return TSR_OK;
 }
 
@@ -143,8 +150,8 @@ static int64_t halo_hi(int64_t hi, int64_t halo, int64_t bhi)
 	return bhi - hi <= halo ? bhi : hi + halo;
 }
 
-int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t colors, const int64_t halo[3],
-                             const char *name, tsr_partition_t *out)
+int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t colors,
+			     const int64_t halo[3], const char *name, tsr_partition_t *out)
 {
 	const char *what = "tsr_partition_tiles_halo";
 	struct tsr_region *r;
@@ -159,17 +166,24 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 		return rc;
 	char bs[96], bs2[96];
 	if (!tsr_box_contains(r->bounds, domain))
-		return tsr__err(TSR_EBOUNDS, "%s: partition '%s': domain %s is not inside region '%s' %s", what, name,
-		                tsr__box_str(domain, bs, sizeof bs), r->name, tsr__box_str(r->bounds, bs2, sizeof bs2));
+		return tsr__err(TSR_EBOUNDS,
+				"%s: partition '%s': domain %s is not inside region '%s' %s", what,
+				name, tsr__box_str(domain, bs, sizeof bs), r->name,
+				tsr__box_str(r->bounds, bs2, sizeof bs2));
 	int64_t n[3] = {1, 1, 1};
 	for (int d = 0; d < r->bounds.dim; d++) {
 		n[d] = colors.hi[d] - colors.lo[d] + 1;
 		if (n[d] > domain.hi[d] - domain.lo[d] + 1)
-			return tsr__err(TSR_EBOUNDS, "%s: partition '%s' of region '%s': %lld colors in dimension %d but only %lld points",
-			                what, name, r->name, (long long)n[d], d, (long long)(domain.hi[d] - domain.lo[d] + 1));
+			return tsr__err(TSR_EBOUNDS,
+					"%s: partition '%s' of region '%s': %lld colors in "
+					"dimension %d but only %lld points",
+					what, name, r->name, (long long)n[d], d,
+					(long long)(domain.hi[d] - domain.lo[d] + 1));
 		if (halo && halo[d] < 0)
-			return tsr__err(TSR_EINVAL, "%s: partition '%s' of region '%s': negative halo %lld in dimension %d", what,
-			                name, r->name, (long long)halo[d], d);
+			return tsr__err(TSR_EINVAL,
+					"%s: partition '%s' of region '%s': negative halo %lld in "
+					"dimension %d",
+					what, name, r->name, (long long)halo[d], d);
 	}
 	int total = (int)tsr_box_volume(colors);
 	tsr_box_t *boxes = malloc(total * sizeof *boxes);
@@ -201,7 +215,8 @@ int tsr_partition_tiles(tsr_region_t rid, tsr_box_t colors, const char *name, ts
 	return tsr_partition_tiles_halo(rid, r->bounds, colors, NULL, name ? name : "tiles", out);
 }
 
-int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, const char *name, tsr_partition_t *out)
+int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, const char *name,
+			tsr_partition_t *out)
 {
 	const char *what = "tsr_partition_boxes";
 	struct tsr_region *r;
@@ -211,13 +226,18 @@ int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, co
 	if (!name)
 		name = "boxes";
 	if (!out || !boxes || nboxes <= 0)
-		return tsr__err(TSR_EINVAL, "%s: partition '%s' of region '%s': need a positive box count, a box array and an output",
-		                what, name, r->name);
+		return tsr__err(TSR_EINVAL,
+				"%s: partition '%s' of region '%s': need a positive box count, a "
+				"box array and an output",
+				what, name, r->name);
 	char bs[96], bs2[96];
 	for (int i = 0; i < nboxes; i++)
 		if (!tsr_box_contains(r->bounds, boxes[i]) || !tsr__box_valid(boxes[i]))
-			return tsr__err(TSR_EBOUNDS, "%s: partition '%s': box %d %s is empty or not inside region '%s' %s", what, name, i,
-			                tsr__box_str(boxes[i], bs, sizeof bs), r->name, tsr__box_str(r->bounds, bs2, sizeof bs2));
+			return tsr__err(TSR_EBOUNDS,
+					"%s: partition '%s': box %d %s is empty or not inside "
+					"region '%s' %s",
+					what, name, i, tsr__box_str(boxes[i], bs, sizeof bs),
+					r->name, tsr__box_str(r->bounds, bs2, sizeof bs2));
 	tsr_box_t *copy = malloc(nboxes * sizeof *copy);
 	if (!copy)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
@@ -232,13 +252,17 @@ int tsr_partition_subregion(tsr_partition_t pid, const int64_t color[3], tsr_reg
 	if (rc)
 		return rc;
 	if (!color || !sub)
-		return tsr__err(TSR_EINVAL, "tsr_partition_subregion: partition '%s': null color or output", p->name);
+		return tsr__err(TSR_EINVAL,
+				"tsr_partition_subregion: partition '%s': null color or output",
+				p->name);
 	int c = tsr__color_index(p, color);
 	char cs[64], bs[96];
 	if (c < 0)
-		return tsr__err(TSR_EBOUNDS, "tsr_partition_subregion: color %s is outside partition '%s' of region '%s' (colors %s)",
-		                tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name, p->parent->name,
-		                tsr__box_str(p->colors, bs, sizeof bs));
+		return tsr__err(TSR_EBOUNDS,
+				"tsr_partition_subregion: color %s is outside partition '%s' of "
+				"region '%s' (colors %s)",
+				tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name,
+				p->parent->name, tsr__box_str(p->colors, bs, sizeof bs));
 	sub->id = p->subs[c]->id;
 	return TSR_OK;
 }
@@ -270,8 +294,10 @@ int tsr_partition_destroy(tsr_partition_t pid)
 		return rc;
 	for (int f = 0; f < p->parent->nfields; f++)
 		if (p->parent->root->mapped[f])
-			return tsr__err(TSR_EBUSY, "tsr_partition_destroy: partition '%s': field '%s' of region '%s' is mapped on the host",
-			                p->name, p->parent->fields[f].name, p->parent->root->name);
+			return tsr__err(TSR_EBUSY,
+					"tsr_partition_destroy: partition '%s': field '%s' of "
+					"region '%s' is mapped on the host",
+					p->name, p->parent->fields[f].name, p->parent->root->name);
 	tsr__partition_free(p, 1);
 	return TSR_OK;
 }

@@ -8,7 +8,8 @@
 #include "internal.h"
 #include "coherence.h"
 
-uint64_t tsr__geom_seq;                  /* counts changes of any field's piece boxes; never reset */
+/* counts changes of any field's piece boxes; never reset */
+uint64_t tsr__geom_seq;
 
 /* Room for `extra` more pieces. */
 static int pieces_reserve(struct tsr_pieces *ps, int extra)
@@ -37,9 +38,13 @@ static int piece_push_copy(struct tsr_pieces *ps, const struct tsr_piece *p, tsr
 	return TSR_OK;
 }
 
-int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer, uint64_t written_at)
+int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *writer,
+		    uint64_t written_at)
 {
-	struct tsr_piece p = {.box = box, .writer = writer, .token_node = writer, .written_at = written_at};
+	struct tsr_piece p = {.box = box,
+			      .writer = writer,
+			      .token_node = writer,
+			      .written_at = written_at};
 	return piece_push_copy(ps, &p, box);
 }
 
@@ -94,10 +99,10 @@ int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct t
 			continue;
 		ps->v[i] = ps->v[--ps->n];
 		if (!tsr__box_inside(&p.box, s))
-			piece_subtract(ps, p, s);   /* cannot fail: room reserved */
+			piece_subtract(ps, p, s); /* cannot fail: room reserved */
 	}
 	int idx = ps->n;
-	piece_push_copy(ps, val, *s);   /* cannot fail: room reserved */
+	piece_push_copy(ps, val, *s); /* cannot fail: room reserved */
 	return idx;
 }
 

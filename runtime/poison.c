@@ -12,7 +12,7 @@
  * its wrapper ends), so a worker never writes into a destroyed future. */
 struct tsr_fstate {
 	int refs;
-	char *poison;   /* message of the failed task that should have produced the value */
+	char *poison; /* message of the failed task that should have produced the value */
 };
 
 struct tsr_fstate *tsr__fstate_new(void)
@@ -48,7 +48,8 @@ void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg)
 	char *none = NULL;
 	if (!copy)
 		copy = strdup("a task failed (out of memory for its message)");
-	if (!__atomic_compare_exchange_n(&s->poison, &none, copy, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&s->poison, &none, copy, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
 		free(copy);
 }
 
@@ -60,7 +61,7 @@ struct poisoned {
 	int field;
 	tsr_box_t box;
 	char *msg;
-	uint64_t seq;                 /* submission order of the failed task */
+	uint64_t seq; /* submission order of the failed task */
 	struct poisoned *next;
 };
 static struct poisoned *poisoned;
@@ -84,7 +85,7 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 	for (struct poisoned *p = poisoned; p; p = p->next)
 		if (p->root == root && p->field == field && tsr__box_equal(&p->box, &box)) {
 			pthread_mutex_unlock(&poison_lock);
-			return;   /* the first failure that wrote this box is the one to report */
+			return; /* the first failure that wrote this box is the one to report */
 		}
 	struct poisoned *p = malloc(sizeof *p);
 	char *copy = strdup(msg);
@@ -105,8 +106,9 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 }
 
 /* Remove the poisoned boxes for which drop() says so. */
-static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before),
-                         uint64_t root, int field, tsr_box_t box, uint64_t before)
+static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, int field,
+				     tsr_box_t box, uint64_t before),
+			 uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	pthread_mutex_lock(&poison_lock);
 	struct poisoned **pp = &poisoned;
@@ -124,12 +126,15 @@ static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, in
 	pthread_mutex_unlock(&poison_lock);
 }
 
-static int covered_by(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+static int covered_by(const struct poisoned *p, uint64_t root, int field, tsr_box_t box,
+		      uint64_t before)
 {
-	return p->root == root && p->field == field && tsr__box_inside(&p->box, &box) && p->seq < before;
+	return p->root == root && p->field == field && tsr__box_inside(&p->box, &box) &&
+	       p->seq < before;
 }
 
-static int of_region(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+static int of_region(const struct poisoned *p, uint64_t root, int field, tsr_box_t box,
+		     uint64_t before)
 {
 	return p->root == root;
 }
@@ -208,7 +213,8 @@ char *tsr__poison_inherited(const struct tsr_ctx *ctx)
 		if (q->kind == TSR_REQ_FUTURE || !reads(q->priv))
 			continue;
 		for (int k = 0; k < q->nfields; k++) {
-			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k], req_box(q));
+			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k],
+							   req_box(q));
 			if (msg)
 				return msg;
 		}
@@ -224,7 +230,8 @@ void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg)
 		if (q->kind == TSR_REQ_FUTURE || q->priv == TSR_READ)
 			continue;
 		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg, ctx->seq);
+			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg,
+					      ctx->seq);
 	}
 	if (ctx->ret_state)
 		tsr__fstate_set_poison(ctx->ret_state, msg);
@@ -240,6 +247,7 @@ void tsr__heal_outputs(const struct tsr_ctx *ctx)
 		if (q->kind == TSR_REQ_FUTURE || q->priv != TSR_WRITE)
 			continue;
 		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q), ctx->seq);
+			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q),
+						ctx->seq);
 	}
 }

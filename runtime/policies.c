@@ -4,7 +4,8 @@
  * one launch to the next; an idle worker steals the newest task of the longest queue.
  * tsr-critpath: one ready list; a worker takes the ready task with the largest bottom level (the
  * longest path to the end of the graph Tessera has submitted, weighted by perf-model estimates).
- * Runtime-internal tasks (plan switches, reductions) go first: they are short and unblock others. */
+ * Runtime-internal tasks (plan switches, reductions) go first: they are short and unblock
+ * others. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ static struct tsr_ctx *ctx_of(struct starpu_task *t)
 
 static void wake_all(unsigned sched_ctx_id)
 {
-	struct starpu_worker_collection *workers = starpu_sched_ctx_get_worker_collection(sched_ctx_id);
+	struct starpu_worker_collection *workers =
+		starpu_sched_ctx_get_worker_collection(sched_ctx_id);
 	struct starpu_sched_ctx_iterator it;
 	workers->init_iterator(workers, &it);
 	while (workers->has_next(workers, &it))
@@ -113,7 +115,8 @@ static struct starpu_task *loc_pop(unsigned sctx)
 			if (d->n[w] > 0 && (victim < 0 || d->n[w] > d->n[victim]))
 				victim = w;
 		if (victim >= 0)
-			for (struct starpu_task *x = starpu_task_list_back(&d->q[victim]); x; x = x->prev)
+			for (struct starpu_task *x = starpu_task_list_back(&d->q[victim]); x;
+			     x = x->prev)
 				if (starpu_worker_can_execute_task_first_impl(me, x, NULL)) {
 					starpu_task_list_erase(&d->q[victim], x);
 					d->n[victim]--;
@@ -131,12 +134,17 @@ struct starpu_sched_policy tsr__locality_policy = {
 	.push_task = loc_push,
 	.pop_task = loc_pop,
 	.policy_name = "tsr-locality",
-	.policy_description = "Tessera: a color keeps its worker across launches, idle workers steal",
+	.policy_description =
+		"Tessera: a color keeps its worker across launches, idle workers steal",
 	.worker_type = STARPU_WORKER_LIST,
 };
 
 /* ---------------------------------------------------------------- critical path */
-struct cp_item { struct starpu_task *task; double key; unsigned long seq; };
+struct cp_item {
+	struct starpu_task *task;
+	double key;
+	unsigned long seq;
+};
 struct cp_data {
 	starpu_pthread_mutex_t mutex;
 	struct cp_item *v;
@@ -196,7 +204,7 @@ static struct starpu_task *cp_pop(unsigned sctx)
 	int best = -1;
 	for (int i = 0; i < d->n; i++) {
 		if (best >= 0 && (d->v[i].key < d->v[best].key ||
-		                  (d->v[i].key == d->v[best].key && d->v[i].seq > d->v[best].seq)))
+				  (d->v[i].key == d->v[best].key && d->v[i].seq > d->v[best].seq)))
 			continue;
 		if (starpu_worker_can_execute_task_first_impl(me, d->v[i].task, NULL))
 			best = i;
@@ -215,6 +223,7 @@ struct starpu_sched_policy tsr__critpath_policy = {
 	.push_task = cp_push,
 	.pop_task = cp_pop,
 	.policy_name = "tsr-critpath",
-	.policy_description = "Tessera: ready task with the longest path to the end of the known graph first",
+	.policy_description =
+		"Tessera: ready task with the longest path to the end of the known graph first",
 	.worker_type = STARPU_WORKER_LIST,
 };

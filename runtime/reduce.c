@@ -26,7 +26,8 @@
 #define TSR_MAX_USER_REDOPS 16
 struct user_redop {
 	char name[TSR_NAME_MAX];
-	char priv_name[TSR_NAME_MAX + 8];   /* "REDUCE(name)", kept so messages need no shared buffer */
+	/* "REDUCE(name)", kept so messages need no shared buffer */
+	char priv_name[TSR_NAME_MAX + 8];
 	tsr_type_t type;
 	size_t size;
 	tsr_redop_identity_fn identity;
@@ -36,51 +37,119 @@ static struct user_redop user_ops[TSR_MAX_USER_REDOPS];
 static int nuser_ops;
 
 /* Iterate over the elements of a block or variable interface. */
-struct elems { char *ptr; uint32_t nx, ny, nz, ldy, ldz; size_t es; };
+struct elems {
+	char *ptr;
+	uint32_t nx, ny, nz, ldy, ldz;
+	size_t es;
+};
 static struct elems elems_of(void *iface)
 {
 	struct elems e;
 	if (((struct starpu_block_interface *)iface)->id == STARPU_BLOCK_INTERFACE_ID) {
 		struct starpu_block_interface *b = iface;
-		e.ptr = (char *)b->ptr; e.nx = b->nx; e.ny = b->ny; e.nz = b->nz; e.ldy = b->ldy; e.ldz = b->ldz;
+		e.ptr = (char *)b->ptr;
+		e.nx = b->nx;
+		e.ny = b->ny;
+		e.nz = b->nz;
+		e.ldy = b->ldy;
+		e.ldz = b->ldz;
 		e.es = b->elemsize;
 	} else {
 		struct starpu_variable_interface *v = iface;
-		e.ptr = (char *)v->ptr; e.nx = e.ny = e.nz = 1; e.ldy = e.ldz = 1; e.es = v->elemsize;
+		e.ptr = (char *)v->ptr;
+		e.nx = e.ny = e.nz = 1;
+		e.ldy = e.ldz = 1;
+		e.es = v->elemsize;
 	}
 	return e;
 }
 
-#define ROW_LOOP(dst, src, body)                                                                     \
-	for (uint32_t z = 0; z < d.nz; z++)                                                              \
-		for (uint32_t y = 0; y < d.ny; y++) {                                                        \
-			size_t o = ((size_t)y * d.ldy + (size_t)z * d.ldz);                                      \
-			size_t os = ((size_t)y * s.ldy + (size_t)z * s.ldz);                                     \
-			(void)os;                                                                                \
-			body                                                                                     \
+#define ROW_LOOP(dst, src, body)                                             \
+	for (uint32_t z = 0; z < d.nz; z++)                                  \
+		for (uint32_t y = 0; y < d.ny; y++) {                        \
+			size_t o = ((size_t)y * d.ldy + (size_t)z * d.ldz);  \
+			size_t os = ((size_t)y * s.ldy + (size_t)z * s.ldz); \
+			(void)os;                                            \
+			body                                                 \
 		}
 
-#define DEF_OPS(T, TN, ID_SUM, ID_PROD, ID_MIN, ID_MAX)                                              \
-	static void init_##TN##_sum(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;       \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_SUM; }) } \
-	static void init_##TN##_prod(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;      \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_PROD; }) } \
-	static void init_##TN##_min(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;       \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_MIN; }) } \
-	static void init_##TN##_max(void *b[], void *a) { struct elems d = elems_of(b[0]), s = d;       \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; for (uint32_t x = 0; x < d.nx; x++) p[x] = ID_MAX; }) } \
-	static void redux_##TN##_sum(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
-		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = p[x] + q[x]; }) }                   \
-	static void redux_##TN##_prod(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
-		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = p[x] * q[x]; }) }                   \
-	static void redux_##TN##_min(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
-		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = q[x] < p[x] ? q[x] : p[x]; }) }     \
-	static void redux_##TN##_max(void *b[], void *a) { struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, { T *p = (T *)d.ptr + o; const T *q = (const T *)s.ptr + os;                  \
-		                 for (uint32_t x = 0; x < d.nx; x++) p[x] = q[x] > p[x] ? q[x] : p[x]; }) }
+#define DEF_OPS(T, TN, ID_SUM, ID_PROD, ID_MIN, ID_MAX)              \
+	static void init_##TN##_sum(void *b[], void *a)              \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = d;              \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = ID_SUM;                       \
+		})                                                   \
+	}                                                            \
+	static void init_##TN##_prod(void *b[], void *a)             \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = d;              \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = ID_PROD;                      \
+		})                                                   \
+	}                                                            \
+	static void init_##TN##_min(void *b[], void *a)              \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = d;              \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = ID_MIN;                       \
+		})                                                   \
+	}                                                            \
+	static void init_##TN##_max(void *b[], void *a)              \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = d;              \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = ID_MAX;                       \
+		})                                                   \
+	}                                                            \
+	static void redux_##TN##_sum(void *b[], void *a)             \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			const T *q = (const T *)s.ptr + os;          \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = p[x] + q[x];                  \
+		})                                                   \
+	}                                                            \
+	static void redux_##TN##_prod(void *b[], void *a)            \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			const T *q = (const T *)s.ptr + os;          \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = p[x] * q[x];                  \
+		})                                                   \
+	}                                                            \
+	static void redux_##TN##_min(void *b[], void *a)             \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			const T *q = (const T *)s.ptr + os;          \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = q[x] < p[x] ? q[x] : p[x];    \
+		})                                                   \
+	}                                                            \
+	static void redux_##TN##_max(void *b[], void *a)             \
+	{                                                            \
+		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
+		ROW_LOOP(d, s, {                                     \
+			T *p = (T *)d.ptr + o;                       \
+			const T *q = (const T *)s.ptr + os;          \
+			for (uint32_t x = 0; x < d.nx; x++)          \
+				p[x] = q[x] > p[x] ? q[x] : p[x];    \
+		})                                                   \
+	}
 
 DEF_OPS(float, f32, 0.0f, 1.0f, INFINITY, -INFINITY)
 DEF_OPS(double, f64, 0.0, 1.0, INFINITY, -INFINITY)
@@ -106,45 +175,108 @@ static const cl_fn builtin_redux[4][4] = {
 static void user_init(int k, void *iface)
 {
 	struct elems d = elems_of(iface), s = d;
-	ROW_LOOP(d, s, { for (uint32_t x = 0; x < d.nx; x++) user_ops[k].identity(d.ptr + (o + x) * d.es); })
+	ROW_LOOP(d, s, {
+		for (uint32_t x = 0; x < d.nx; x++)
+			user_ops[k].identity(d.ptr + (o + x) * d.es);
+	})
 }
 static void user_redux(int k, void *dst, void *src)
 {
 	struct elems d = elems_of(dst), s = elems_of(src);
-	ROW_LOOP(d, s, { for (uint32_t x = 0; x < d.nx; x++) user_ops[k].fold(d.ptr + (o + x) * d.es, s.ptr + (os + x) * s.es); })
+	ROW_LOOP(d, s, {
+		for (uint32_t x = 0; x < d.nx; x++)
+			user_ops[k].fold(d.ptr + (o + x) * d.es, s.ptr + (os + x) * s.es);
+	})
 }
-#define USER_TRAMP(k) \
-	static void uinit_##k(void *b[], void *a) { user_init(k, b[0]); } \
-	static void uredux_##k(void *b[], void *a) { user_redux(k, b[0], b[1]); }
-USER_TRAMP(0) USER_TRAMP(1) USER_TRAMP(2) USER_TRAMP(3) USER_TRAMP(4) USER_TRAMP(5) USER_TRAMP(6) USER_TRAMP(7)
-USER_TRAMP(8) USER_TRAMP(9) USER_TRAMP(10) USER_TRAMP(11) USER_TRAMP(12) USER_TRAMP(13) USER_TRAMP(14) USER_TRAMP(15)
-static const cl_fn user_init_fn[TSR_MAX_USER_REDOPS] = {uinit_0, uinit_1, uinit_2, uinit_3, uinit_4, uinit_5, uinit_6,
-	uinit_7, uinit_8, uinit_9, uinit_10, uinit_11, uinit_12, uinit_13, uinit_14, uinit_15};
-static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {uredux_0, uredux_1, uredux_2, uredux_3, uredux_4, uredux_5,
-	uredux_6, uredux_7, uredux_8, uredux_9, uredux_10, uredux_11, uredux_12, uredux_13, uredux_14, uredux_15};
+#define USER_TRAMP(k)                              \
+	static void uinit_##k(void *b[], void *a)  \
+	{                                          \
+		user_init(k, b[0]);                \
+	}                                          \
+	static void uredux_##k(void *b[], void *a) \
+	{                                          \
+		user_redux(k, b[0], b[1]);         \
+	}
+/* One trampoline pair per slot, and the tables of them (laid out by hand). */
+/* clang-format off */
+USER_TRAMP(0)
+USER_TRAMP(1)
+USER_TRAMP(2)
+USER_TRAMP(3)
+USER_TRAMP(4)
+USER_TRAMP(5)
+USER_TRAMP(6)
+USER_TRAMP(7)
+USER_TRAMP(8)
+USER_TRAMP(9)
+USER_TRAMP(10)
+USER_TRAMP(11)
+USER_TRAMP(12)
+USER_TRAMP(13)
+USER_TRAMP(14)
+USER_TRAMP(15)
+static const cl_fn user_init_fn[TSR_MAX_USER_REDOPS] = {
+	uinit_0, uinit_1, uinit_2, uinit_3, uinit_4, uinit_5, uinit_6, uinit_7,
+	uinit_8, uinit_9, uinit_10, uinit_11, uinit_12, uinit_13, uinit_14, uinit_15,
+};
+static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {
+	uredux_0, uredux_1, uredux_2, uredux_3, uredux_4, uredux_5, uredux_6, uredux_7,
+	uredux_8, uredux_9, uredux_10, uredux_11, uredux_12, uredux_13, uredux_14, uredux_15,
+};
+/* clang-format on */
 
 #ifdef STARPU_USE_CUDA
 /* CUDA versions (reduce_cuda.cu), one trampoline per (type, op) like the CPU ones. */
-#define CUDA_TRAMP(t, o) \
-	static void cinit_##t##_##o(void *b[], void *a) { tsr__cuda_redop(t + 1, o + 1, 1, b[0], NULL); } \
-	static void credux_##t##_##o(void *b[], void *a) { tsr__cuda_redop(t + 1, o + 1, 0, b[0], b[1]); }
+#define CUDA_TRAMP(t, o)                                      \
+	static void cinit_##t##_##o(void *b[], void *a)       \
+	{                                                     \
+		tsr__cuda_redop(t + 1, o + 1, 1, b[0], NULL); \
+	}                                                     \
+	static void credux_##t##_##o(void *b[], void *a)      \
+	{                                                     \
+		tsr__cuda_redop(t + 1, o + 1, 0, b[0], b[1]); \
+	}
 #define CUDA_TRAMP4(t) CUDA_TRAMP(t, 0) CUDA_TRAMP(t, 1) CUDA_TRAMP(t, 2) CUDA_TRAMP(t, 3)
-CUDA_TRAMP4(0) CUDA_TRAMP4(1) CUDA_TRAMP4(2) CUDA_TRAMP4(3)
-#define CROW(t, k) {k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3}
-static const cl_fn cuda_init[4][4] = {CROW(0, cinit), CROW(1, cinit), CROW(2, cinit), CROW(3, cinit)};
-static const cl_fn cuda_redux[4][4] = {CROW(0, credux), CROW(1, credux), CROW(2, credux), CROW(3, credux)};
+CUDA_TRAMP4(0)
+CUDA_TRAMP4(1)
+CUDA_TRAMP4(2)
+CUDA_TRAMP4(3)
+#define CROW(t, k)                                                 \
+	{                                                          \
+		k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3 \
+	}
+static const cl_fn cuda_init[4][4] = {CROW(0, cinit), CROW(1, cinit), CROW(2, cinit),
+				      CROW(3, cinit)};
+static const cl_fn cuda_redux[4][4] = {CROW(0, credux), CROW(1, credux), CROW(2, credux),
+				       CROW(3, credux)};
 #endif
 
 #ifdef STARPU_USE_OPENCL
 /* OpenCL versions (opencl.c): synchronous codelets, so each waits for its kernel. */
-#define OPENCL_TRAMP(t, o) \
-	static void oinit_##t##_##o(void *b[], void *a) { tsr__opencl_redop(t + 1, o + 1, 1, b[0], NULL); tsr__opencl_finish(); } \
-	static void oredux_##t##_##o(void *b[], void *a) { tsr__opencl_redop(t + 1, o + 1, 0, b[0], b[1]); tsr__opencl_finish(); }
+#define OPENCL_TRAMP(t, o)                                      \
+	static void oinit_##t##_##o(void *b[], void *a)         \
+	{                                                       \
+		tsr__opencl_redop(t + 1, o + 1, 1, b[0], NULL); \
+		tsr__opencl_finish();                           \
+	}                                                       \
+	static void oredux_##t##_##o(void *b[], void *a)        \
+	{                                                       \
+		tsr__opencl_redop(t + 1, o + 1, 0, b[0], b[1]); \
+		tsr__opencl_finish();                           \
+	}
 #define OPENCL_TRAMP4(t) OPENCL_TRAMP(t, 0) OPENCL_TRAMP(t, 1) OPENCL_TRAMP(t, 2) OPENCL_TRAMP(t, 3)
-OPENCL_TRAMP4(0) OPENCL_TRAMP4(1) OPENCL_TRAMP4(2) OPENCL_TRAMP4(3)
-#define OROW(t, k) {k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3}
-static const cl_fn opencl_init[4][4] = {OROW(0, oinit), OROW(1, oinit), OROW(2, oinit), OROW(3, oinit)};
-static const cl_fn opencl_redux[4][4] = {OROW(0, oredux), OROW(1, oredux), OROW(2, oredux), OROW(3, oredux)};
+OPENCL_TRAMP4(0)
+OPENCL_TRAMP4(1)
+OPENCL_TRAMP4(2)
+OPENCL_TRAMP4(3)
+#define OROW(t, k)                                                 \
+	{                                                          \
+		k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3 \
+	}
+static const cl_fn opencl_init[4][4] = {OROW(0, oinit), OROW(1, oinit), OROW(2, oinit),
+					OROW(3, oinit)};
+static const cl_fn opencl_redux[4][4] = {OROW(0, oredux), OROW(1, oredux), OROW(2, oredux),
+					 OROW(3, oredux)};
 #endif
 
 /* StarPU 1.3.10 asserts that a reduction codelet's destination is exactly STARPU_RW; 1.4 that it
@@ -203,7 +335,8 @@ const char *tsr__redop_name(int op)
  * two privileges can be printed in one message. */
 const char *tsr__redop_priv_name(int op)
 {
-	static const char *names[] = {"REDUCE(none)", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)", "REDUCE(max)"};
+	static const char *names[] = {"REDUCE(none)", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)",
+				      "REDUCE(max)"};
 	if (op >= 0 && op <= TSR_MAX.id)
 		return names[op];
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
@@ -211,7 +344,8 @@ const char *tsr__redop_priv_name(int op)
 	return "REDUCE(unknown operator)";
 }
 
-/* 1 if op has code for every kind of device (the built-in operators); registered ones fold on CPUs. */
+/* 1 if op has code for every kind of device (the built-in operators); registered ones fold on
+ * CPUs. */
 int tsr__redop_on_devices(int op)
 {
 	return op >= TSR_SUM.id && op <= TSR_MAX.id;
@@ -220,7 +354,8 @@ int tsr__redop_on_devices(int op)
 /* 1 if op is a built-in operator or one registered since tsr_init. */
 int tsr__redop_known(int op)
 {
-	return (op >= TSR_SUM.id && op <= TSR_MAX.id) || (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops);
+	return (op >= TSR_SUM.id && op <= TSR_MAX.id) ||
+	       (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops);
 }
 
 int tsr__redop_valid(tsr_type_t type, int op, const char *what)
@@ -228,31 +363,43 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 	if (op >= TSR_SUM.id && op <= TSR_MAX.id) {
 		if (type >= TSR_F32 && type <= TSR_I64)
 			return TSR_OK;
-		return tsr__err(TSR_ETYPE, "%s: reduction '%s' needs an f32/f64/i32/i64 element, not %s", what,
-		                tsr__redop_name(op), tsr_type_name(type));
+		return tsr__err(TSR_ETYPE,
+				"%s: reduction '%s' needs an f32/f64/i32/i64 element, not %s", what,
+				tsr__redop_name(op), tsr_type_name(type));
 	}
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops) {
 		if (user_ops[op - TSR_REDOP_USER].type == type)
 			return TSR_OK;
-		return tsr__err(TSR_ETYPE, "%s: reduction '%s' is defined on %s, not %s", what, tsr__redop_name(op),
-		                tsr_type_name(user_ops[op - TSR_REDOP_USER].type), tsr_type_name(type));
+		return tsr__err(TSR_ETYPE, "%s: reduction '%s' is defined on %s, not %s", what,
+				tsr__redop_name(op),
+				tsr_type_name(user_ops[op - TSR_REDOP_USER].type),
+				tsr_type_name(type));
 	}
 	if (op == TSR_REDOP_NONE.id)
-		return tsr__err(TSR_EINVAL, "%s: no reduction operator given: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX or an "
-		                "operator from tsr_redop_register", what);
+		return tsr__err(TSR_EINVAL,
+				"%s: no reduction operator given: pass TSR_SUM, TSR_PROD, TSR_MIN, "
+				"TSR_MAX or an "
+				"operator from tsr_redop_register",
+				what);
 	return tsr__redop_unknown(op, what);
 }
 
 int tsr__redop_unknown(int op, const char *what)
 {
-	/* `.redop = TSR_REDUCE(TSR_MAX)` in a designated initialiser compiles (C fills redop.id with the
-	 * privilege, with only a -Wmissing-braces warning): name the mix-up */
-	if (op > 0 && TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))   /* op > 0: no shift of a negative */
-		return tsr__err(TSR_EINVAL, "%s: operator %d is the privilege REDUCE(%s), not an operator: pass the operator "
-		                "itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))", what, op,
-		                tsr__redop_name(TSR_PRIV_REDOP(op).id));
-	return tsr__err(TSR_EINVAL, "%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX, an "
-	                "operator from tsr_redop_register, or TSR_REDOP_NONE", what, op);
+	/* `.redop = TSR_REDUCE(TSR_MAX)` in a designated initialiser compiles (C fills redop.id
+	 * with the privilege, with only a -Wmissing-braces warning): name the mix-up */
+	/* op > 0: no shift of a negative */
+	if (op > 0 && TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))
+		return tsr__err(TSR_EINVAL,
+				"%s: operator %d is the privilege REDUCE(%s), not an operator: "
+				"pass the operator "
+				"itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))",
+				what, op, tsr__redop_name(TSR_PRIV_REDOP(op).id));
+	return tsr__err(TSR_EINVAL,
+			"%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, "
+			"TSR_MAX, an "
+			"operator from tsr_redop_register, or TSR_REDOP_NONE",
+			what, op);
 }
 
 struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op)
@@ -272,15 +419,21 @@ struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op)
 /* One element, on the host (futures folded by CPU variants through tsr_ctx_return). */
 void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem)
 {
-	struct starpu_variable_interface v = {.id = STARPU_VARIABLE_INTERFACE_ID, .ptr = (uintptr_t)elem, .elemsize = size};
+	struct starpu_variable_interface v = {.id = STARPU_VARIABLE_INTERFACE_ID,
+					      .ptr = (uintptr_t)elem,
+					      .elemsize = size};
 	void *b[1] = {&v};
 	tsr__init_cl(type, op)->cpu_funcs[0](b, NULL);
 }
 
 void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val)
 {
-	struct starpu_variable_interface d = {.id = STARPU_VARIABLE_INTERFACE_ID, .ptr = (uintptr_t)acc, .elemsize = size};
-	struct starpu_variable_interface s = {.id = STARPU_VARIABLE_INTERFACE_ID, .ptr = (uintptr_t)val, .elemsize = size};
+	struct starpu_variable_interface d = {.id = STARPU_VARIABLE_INTERFACE_ID,
+					      .ptr = (uintptr_t)acc,
+					      .elemsize = size};
+	struct starpu_variable_interface s = {.id = STARPU_VARIABLE_INTERFACE_ID,
+					      .ptr = (uintptr_t)val,
+					      .elemsize = size};
 	void *b[2] = {&d, &s};
 	tsr__redux_cl(type, op)->cpu_funcs[0](b, NULL);
 }
@@ -299,27 +452,33 @@ void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op)
 	n->redop_set = op;
 }
 
-int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redop_identity_fn identity,
-                       tsr_redop_fold_fn fold, tsr_redop_t *op)
+int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,
+		       tsr_redop_identity_fn identity, tsr_redop_fold_fn fold, tsr_redop_t *op)
 {
 	const char *what = "tsr_redop_register";
 	TSR_REQUIRE_INIT(what);
 	if (!name || !*name)
 		return tsr__err(TSR_EINVAL, "%s: operator name missing", what);
 	if (strlen(name) >= TSR_NAME_MAX)
-		return tsr__err(TSR_EINVAL, "%s: operator '%s' has a name longer than %d characters", what, name,
-		                TSR_NAME_MAX - 1);
+		return tsr__err(TSR_EINVAL,
+				"%s: operator '%s' has a name longer than %d characters", what,
+				name, TSR_NAME_MAX - 1);
 	if (!identity || !fold || !op)
 		return tsr__err(TSR_EINVAL, "%s: operator '%s': null %s", what, name,
-		                !identity ? "identity function" : !fold ? "fold function" : "output");
+				!identity ? "identity function"
+				: !fold   ? "fold function"
+					  : "output");
 	size_t size = type == TSR_BYTES ? bytes : tsr_type_size(type);
 	if (size == 0)
-		return tsr__err(TSR_EINVAL, "%s: operator '%s': invalid type %d or zero byte size", what, name, (int)type);
+		return tsr__err(TSR_EINVAL, "%s: operator '%s': invalid type %d or zero byte size",
+				what, name, (int)type);
 	for (int i = 0; i < nuser_ops; i++)
 		if (!strcmp(user_ops[i].name, name))
-			return tsr__err(TSR_EINVAL, "%s: operator '%s' is already registered", what, name);
+			return tsr__err(TSR_EINVAL, "%s: operator '%s' is already registered", what,
+					name);
 	if (nuser_ops == TSR_MAX_USER_REDOPS)
-		return tsr__err(TSR_ENOMEM, "%s: operator '%s': at most %d user operators", what, name, TSR_MAX_USER_REDOPS);
+		return tsr__err(TSR_ENOMEM, "%s: operator '%s': at most %d user operators", what,
+				name, TSR_MAX_USER_REDOPS);
 	int k = nuser_ops++;
 	strcpy(user_ops[k].name, name);
 	snprintf(user_ops[k].priv_name, sizeof user_ops[k].priv_name, "REDUCE(%s)", name);
@@ -337,9 +496,12 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes, tsr_redo
 const char *tsr__priv_name(tsr_privilege_t p)
 {
 	switch (p) {
-	case TSR_READ: return "READ";
-	case TSR_WRITE: return "WRITE";
-	case TSR_READ_WRITE: return "READ_WRITE";
+	case TSR_READ:
+		return "READ";
+	case TSR_WRITE:
+		return "WRITE";
+	case TSR_READ_WRITE:
+		return "READ_WRITE";
 	}
 	if (p > 0 && TSR_PRIV_IS_REDUCE(p))
 		return tsr__redop_priv_name(TSR_PRIV_REDOP(p).id);

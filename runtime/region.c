@@ -10,8 +10,9 @@
 int tsr__field_check(const struct tsr_region *r, int f, const char *what)
 {
 	if (f < 0 || f >= r->nfields)
-		return tsr__err(TSR_ENOFIELD, "%s: field id %d is not in region '%s' (it has %d field%s)", what, f,
-		                r->name, r->nfields, r->nfields == 1 ? "" : "s");
+		return tsr__err(TSR_ENOFIELD,
+				"%s: field id %d is not in region '%s' (it has %d field%s)", what,
+				f, r->name, r->nfields, r->nfields == 1 ? "" : "s");
 	return TSR_OK;
 }
 
@@ -34,7 +35,7 @@ static int first_device_node(void)
  * to RAM. */
 static int home_node(const char *what, const char *name, int *node)
 {
-	enum { HOST, DEVICE, AUTO, CUDA };   /* as the switch's table lists them (env.c) */
+	enum { HOST, DEVICE, AUTO, CUDA }; /* as the switch's table lists them (env.c) */
 	int choice;
 	char what_region[TSR_NAME_MAX + 64];
 	snprintf(what_region, sizeof what_region, "%s: region '%s'", what, name);
@@ -50,8 +51,11 @@ static int home_node(const char *what, const char *name, int *node)
 		return TSR_OK;
 	int dev = first_device_node();
 	if (dev < 0)
-		return tsr__err(TSR_ENODEV, "%s: region '%s': TSR_HOME=%s but the runtime has no device worker (CUDA or "
-		                "OpenCL)", what, name, env);
+		return tsr__err(TSR_ENODEV,
+				"%s: region '%s': TSR_HOME=%s but the runtime has no device worker "
+				"(CUDA or "
+				"OpenCL)",
+				what, name, env);
 	*node = dev;
 	return TSR_OK;
 }
@@ -71,7 +75,8 @@ static void *storage_alloc(int home, size_t bytes)
 	if (home != STARPU_MAIN_RAM)
 		return (void *)starpu_malloc_on_node((unsigned)home, bytes);
 	if (lazy_zero(home)) {
-		void *m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		return m == MAP_FAILED ? NULL : m;
 	}
 	void *p;
@@ -98,7 +103,8 @@ static int zero_on_device(struct tsr_region *r)
 	for (int f = 0; f < r->nfields; f++) {
 		void *zero = calloc(1, r->fields[f].size);
 		if (!zero)
-			return tsr__err(TSR_ENOMEM, "tsr_region_create: region '%s': out of memory", r->name);
+			return tsr__err(TSR_ENOMEM, "tsr_region_create: region '%s': out of memory",
+					r->name);
 		int rc = tsr__rt.fill((tsr_region_t){r->id}, f, zero, r->fields[f].size);
 		free(zero);
 		if (rc)
@@ -121,31 +127,38 @@ static int check_bounds(const char *what, const char *name, tsr_box_t bounds)
 	char bs[96];
 	const char *why = tsr__box_problem(bounds);
 	if (why)
-		return tsr__err(tsr__box_problem_code(bounds), "%s: region '%s': bounds %s %s", what, name,
-		                tsr__box_str(bounds, bs, sizeof bs), why);
+		return tsr__err(tsr__box_problem_code(bounds), "%s: region '%s': bounds %s %s",
+				what, name, tsr__box_str(bounds, bs, sizeof bs), why);
 	for (int d = 0; d < bounds.dim; d++)
 		if (extent(&bounds, d) > UINT32_MAX / 2)
-			return tsr__err(TSR_EBOUNDS, "%s: region '%s': extent %lld in dimension %d is too large", what, name,
-			                (long long)extent(&bounds, d), d);
+			return tsr__err(TSR_EBOUNDS,
+					"%s: region '%s': extent %lld in dimension %d is too large",
+					what, name, (long long)extent(&bounds, d), d);
 	if (bounds.dim > 1 && extent(&bounds, 0) * extent(&bounds, 1) > UINT32_MAX)
-		return tsr__err(TSR_EBOUNDS, "%s: region '%s': a %lld x %lld plane exceeds StarPU's 32-bit leading dimension",
-		                what, name, (long long)extent(&bounds, 0), (long long)extent(&bounds, 1));
+		return tsr__err(TSR_EBOUNDS,
+				"%s: region '%s': a %lld x %lld plane exceeds StarPU's 32-bit "
+				"leading dimension",
+				what, name, (long long)extent(&bounds, 0),
+				(long long)extent(&bounds, 1));
 	return TSR_OK;
 }
 
 /* Bytes of each field's array; refused when points x element size does not fit in size_t
  * (2^61 f64 points would otherwise wrap to a 0-byte allocation). */
 static int check_field_bytes(const char *what, const char *name, tsr_box_t bounds, int nf,
-                             const struct tsr_fieldinfo *fields)
+			     const struct tsr_fieldinfo *fields)
 {
 	char bs[96];
 	size_t points = (size_t)tsr_box_volume(bounds);
 	for (int f = 0; f < nf; f++) {
 		size_t bytes;
 		if (tsr__size_mul(points, fields[f].size, &bytes))
-			return tsr__err(TSR_EBOUNDS, "%s: region '%s': field '%s': %zu points of %zu bytes over %s do not fit "
-			                "in memory (the size overflows)", what, name, fields[f].name, points, fields[f].size,
-			                tsr__box_str(bounds, bs, sizeof bs));
+			return tsr__err(TSR_EBOUNDS,
+					"%s: region '%s': field '%s': %zu points of %zu bytes over "
+					"%s do not fit "
+					"in memory (the size overflows)",
+					what, name, fields[f].name, points, fields[f].size,
+					tsr__box_str(bounds, bs, sizeof bs));
 	}
 	return TSR_OK;
 }
@@ -170,7 +183,8 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	if ((rc = home_node(what, name, &home)))
 		return rc;
 	if (nf == 0)
-		return tsr__err(TSR_EINVAL, "%s: region '%s': field space has no fields", what, name);
+		return tsr__err(TSR_EINVAL, "%s: region '%s': field space has no fields", what,
+				name);
 	rc = check_field_bytes(what, name, bounds, nf, fields);
 	if (rc)
 		return rc;
@@ -199,8 +213,8 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		struct tsr_node *n = &r->nodes[f];
 		n->region = r;
 		n->field = f;
-		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx, (uint32_t)nx * ny,
-		                           nx, ny, nz, r->fields[f].size);
+		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx,
+					   (uint32_t)nx * ny, nx, ny, nz, r->fields[f].size);
 		tsr__coh_register(n);
 		if (tsr__coh_root_init(n))
 			goto nomem;
@@ -224,7 +238,12 @@ nomem:
 		if (r->storage && r->storage[f])
 			storage_free(home, r->storage[f], (size_t)nx * ny * nz * r->fields[f].size);
 	}
-	free(r->name); free(r->fields); free(r->nodes); free(r->storage); free(r->mapped); free(r);
+	free(r->name);
+	free(r->fields);
+	free(r->nodes);
+	free(r->storage);
+	free(r->mapped);
+	free(r);
 	return tsr__err(TSR_ENOMEM, "%s: region '%s': out of memory", what, name);
 }
 
@@ -243,7 +262,9 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 	s->name = malloc(len);
 	s->nodes = calloc(parent->nfields, sizeof *s->nodes);
 	if (!s->name || !s->nodes) {
-		free(s->name); free(s->nodes); free(s);
+		free(s->name);
+		free(s->nodes);
+		free(s);
 		return NULL;
 	}
 	snprintf(s->name, len, "%s/%s%s", parent->name, p->name, cs);
@@ -275,8 +296,9 @@ void tsr__region_free_tree(struct tsr_region *r)
 	tsr__handle_free(r->id);
 	if (r->root == r) {
 		for (int f = 0; f < r->nfields; f++) {
-			/* every task on a view of the field waits for a writer's token, which the partitions'
-			 * retire tasks (freed above) took read-write along with the root: this waits for all */
+			/* every task on a view of the field waits for a writer's token, which the
+			 * partitions' retire tasks (freed above) took read-write along with the
+			 * root: this waits for all */
 			tsr__order_untrack(r->nodes[f].h);
 			starpu_data_unregister(r->nodes[f].h);
 			if (r->nodes[f].tok)
@@ -302,15 +324,21 @@ int tsr_region_destroy(tsr_region_t rid)
 	if (rc)
 		return rc;
 	if (r->root != r)
-		return tsr__err(TSR_EINVAL, "tsr_region_destroy: '%s' is a subregion; destroy its partition instead", r->name);
+		return tsr__err(TSR_EINVAL,
+				"tsr_region_destroy: '%s' is a subregion; destroy its partition "
+				"instead",
+				r->name);
 	TSR_REQUIRE_RUNNING("tsr_region_destroy");
 	for (int f = 0; f < r->nfields; f++)
 		if (r->mapped[f])
-			return tsr__err(TSR_EBUSY, "tsr_region_destroy: field '%s' of region '%s' is mapped on the host; unmap it first",
-			                r->fields[f].name, r->name);
+			return tsr__err(TSR_EBUSY,
+					"tsr_region_destroy: field '%s' of region '%s' is mapped "
+					"on the host; unmap it first",
+					r->fields[f].name, r->name);
 	uint64_t id = r->id;
 	tsr__region_free_tree(r);
-	tsr__poison_forget_region(id);   /* its tasks are done (unregistered): its poison goes too */
+	/* its tasks are done (unregistered): its poison goes too */
+	tsr__poison_forget_region(id);
 	return TSR_OK;
 }
 

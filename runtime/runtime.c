@@ -1,6 +1,7 @@
 /* runtime.c: tsr_init / tsr_finalize / tsr_fence. Configuration comes from tsr_config_t, then
  * TSR_* environment variables; StarPU's own STARPU_* variables still apply on top. The thread that
- * calls tsr_init owns the runtime: calls from any other thread (task variants included) are refused. */
+ * calls tsr_init owns the runtime: calls from any other thread (task variants included) are
+ * refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@ void tsr_config_init(tsr_config_t *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->ncpu = -1;
 	cfg->ncuda = -1;
-	cfg->nopencl = 0;   /* StarPU would start OpenCL workers on every GPU it also drives with CUDA */
+	/* StarPU would start OpenCL workers on every GPU it also drives with CUDA */
+	cfg->nopencl = 0;
 }
 
 static struct starpu_sched_policy *tsr_policy(const char *name)
@@ -46,15 +48,20 @@ static int init_locked(const tsr_config_t *cfg);
 static int dist_limits(void)
 {
 	if (tsr__dist.size > 64)
-		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64", tsr__dist.size);
+		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64",
+				tsr__dist.size);
 	const char *coh = tsr__env("TSR_COHERENCE");
 	if (starpu_memory_nodes_get_count() > 1 || (coh && !strcmp(coh, "tokens")))
-		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or OpenCL workers, or "
-		                "TSR_COHERENCE=tokens) are not supported yet: run one rank per GPU machine without MPI, or set "
-		                "TSR_NCUDA=0 and TSR_NOPENCL=0");
+		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or "
+					    "OpenCL workers, or "
+					    "TSR_COHERENCE=tokens) are not supported yet: run one "
+					    "rank per GPU machine without MPI, or set "
+					    "TSR_NCUDA=0 and TSR_NOPENCL=0");
 	if (!tsr__redux_ordered())
-		return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX=unordered folds in arrival order, which differs from rank to "
-		                "rank; several MPI ranks always fold in color order (unset TSR_REDUX)");
+		return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX=unordered folds in arrival order, "
+					    "which differs from rank to "
+					    "rank; several MPI ranks always fold in color order "
+					    "(unset TSR_REDUX)");
 	return TSR_OK;
 }
 
@@ -63,9 +70,11 @@ int tsr_init(const tsr_config_t *cfg)
 	if (tsr__current_ctx())
 		return tsr__refuse_thread("tsr_init");
 	int down = 0;
-	if (!__atomic_compare_exchange_n(&lifecycle, &down, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized (or being initialized or "
-		                "finalized by another thread)");
+	if (!__atomic_compare_exchange_n(&lifecycle, &down, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized (or "
+					    "being initialized or "
+					    "finalized by another thread)");
 	int rc = init_locked(cfg);
 	__atomic_store_n(&lifecycle, rc == TSR_OK ? 2 : 0, __ATOMIC_RELEASE);
 	return rc;
@@ -80,7 +89,8 @@ static int init_locked(const tsr_config_t *cfg)
 	const char *s;
 	if ((s = tsr__env("TSR_SCHED")))
 		c.sched = s;
-	if (tsr__env_int("TSR_NCPU", -1, 4096, &c.ncpu) || tsr__env_int("TSR_NCUDA", -1, 4096, &c.ncuda) ||
+	if (tsr__env_int("TSR_NCPU", -1, 4096, &c.ncpu) ||
+	    tsr__env_int("TSR_NCUDA", -1, 4096, &c.ncuda) ||
 	    tsr__env_int("TSR_NOPENCL", -1, 4096, &c.nopencl))
 		return TSR_EINVAL;
 	if ((s = tsr__env("TSR_TRACE")))
@@ -99,9 +109,10 @@ static int init_locked(const tsr_config_t *cfg)
 				strcat(list, " ");
 				strcat(list, names[i]);
 			}
-		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s", c.sched, list);
+		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s",
+				c.sched, list);
 	}
-	enum { ORDERED, UNORDERED };   /* TSR_REDUX's words (env.c) */
+	enum { ORDERED, UNORDERED }; /* TSR_REDUX's words (env.c) */
 	int redux;
 	int rc = tsr__env_choice("TSR_REDUX", "tsr_init", &redux);
 	tsr__rt.redux_unordered = rc == TSR_OK && redux == UNORDERED;
@@ -123,7 +134,8 @@ static int init_locked(const tsr_config_t *cfg)
 	starpu_conf_init(&conf);
 	const char *env_sched = getenv("STARPU_SCHED");
 	if (env_sched && *env_sched)
-		c.sched = env_sched;   /* StarPU's variable wins, and must name one of StarPU's policies */
+		/* StarPU's variable wins, and must name one of StarPU's policies */
+		c.sched = env_sched;
 	else if (tsr_policy(c.sched))
 		conf.sched_policy = tsr_policy(c.sched);
 	else if (c.sched)
@@ -139,11 +151,16 @@ static int init_locked(const tsr_config_t *cfg)
 	if (!dist)
 		rc = starpu_init(&conf);
 	if (!dist && !rc)
-		tsr__nice_pollers();   /* the workers exist now (nice.c) */
+		tsr__nice_pollers(); /* the workers exist now (nice.c) */
 	if (rc == -ENODEV)
-		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d, nopencl=%d%s)", c.ncpu,
-		                c.ncuda, c.nopencl, c.nopencl > 0 && !getenv("STARPU_OPENCL_ON_CPUS") ?
-		                "; an OpenCL device on the CPU, such as POCL's, also needs STARPU_OPENCL_ON_CPUS=1" : "");
+		return tsr__err(TSR_ENODEV,
+				"tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d, "
+				"nopencl=%d%s)",
+				c.ncpu, c.ncuda, c.nopencl,
+				c.nopencl > 0 && !getenv("STARPU_OPENCL_ON_CPUS")
+					? "; an OpenCL device on the CPU, such as POCL's, also "
+					  "needs STARPU_OPENCL_ON_CPUS=1"
+					: "");
 	if (rc)
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
 	tsr__rt.cfg = c;
@@ -175,13 +192,14 @@ int tsr_fence(void)
 {
 	TSR_REQUIRE_INIT("tsr_fence");
 	if (tsr__rt.paused)
-		return tsr__err(TSR_ESTATE, "tsr_fence: the workers are paused (tsr_resume first), waiting would never end");
+		return tsr__err(TSR_ESTATE, "tsr_fence: the workers are paused (tsr_resume first), "
+					    "waiting would never end");
 	tsr__dist_note("tsr_fence", NULL, 0);
 	int rc = tsr__dist_check("tsr_fence");
 	if (rc)
 		return rc;
 	if (tsr__dist.on)
-		tsr__dist_wait_all();   /* the transfers too */
+		tsr__dist_wait_all(); /* the transfers too */
 	else
 		starpu_task_wait_for_all();
 	tsr__order_waited();
@@ -195,15 +213,16 @@ static void name_root(void *obj)
 	struct tsr_region *r = obj;
 	size_t used = strlen(live_names);
 	if (r->root == r && used + 1 < sizeof live_names)
-		snprintf(live_names + used, sizeof live_names - used, "%s'%s'", used ? ", " : "", r->name);
+		snprintf(live_names + used, sizeof live_names - used, "%s'%s'", used ? ", " : "",
+			 r->name);
 }
 static void name_future(void *obj)
 {
 	struct tsr_future *f = obj;
 	size_t used = strlen(live_names);
 	if (used + 1 < sizeof live_names)
-		snprintf(live_names + used, sizeof live_names - used, "%sfuture of %s", used ? ", " : "",
-		         f->producer[0] ? f->producer : "tsr_future_create");
+		snprintf(live_names + used, sizeof live_names - used, "%sfuture of %s",
+			 used ? ", " : "", f->producer[0] ? f->producer : "tsr_future_create");
 }
 
 /* With no CPU worker, no StarPU driver serves the host node's data requests: only a host thread
@@ -239,13 +258,16 @@ int tsr_finalize(void)
 		starpu_resume();
 		tsr__rt.paused = 0;
 	}
-	/* release host mappings first: nothing can depend on mapped data (launches on it are refused) */
+	/* release host mappings first: nothing can depend on mapped data (launches on it are
+	 * refused) */
 	char mapped_names[400] = "";
 	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
 	tsr__dist_note("tsr_finalize", NULL, 0);
 	if (tsr__dist_check("tsr_finalize") == TSR_EDIVERGE) {
-		/* the transfers of diverged ranks never meet: waiting for them would hang every rank */
-		fprintf(stderr, "tessera: rank %d: %s; ending the job\n", tsr__dist.rank, tsr_last_error());
+		/* the transfers of diverged ranks never meet: waiting for them would hang every
+		 * rank */
+		fprintf(stderr, "tessera: rank %d: %s; ending the job\n", tsr__dist.rank,
+			tsr_last_error());
 		tsr__dist_abort();
 	}
 	tsr__dist_wait_all();
@@ -264,8 +286,9 @@ int tsr_finalize(void)
 	tsr__fspace_free_all();
 	tsr__launch_fini();
 	tsr__dist_wait_all();
-	tsr__order_shutdown();   /* destroys the tasks it kept, before StarPU goes */
-	tsr__opencl_stop();      /* every task is done: the kernels and programs go before the devices */
+	tsr__order_shutdown(); /* destroys the tasks it kept, before StarPU goes */
+	/* every task is done: the kernels and programs go before the devices */
+	tsr__opencl_stop();
 	drain_host_requests();
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	if (tsr__dist.on) {
@@ -284,21 +307,30 @@ int tsr_finalize(void)
 	__atomic_store_n(&lifecycle, 0, __ATOMIC_RELEASE);
 	int live = nregions + nfutures + nfspaces + nmapped;
 	if (live) {
-		int rc = tsr__err(TSR_ELIVE, "tsr_finalize: destroyed what was still alive: %d region%s/subregion%s, %d partition%s, "
-		                  "%d future%s, %d field space%s, %d host mapping%s [%s%s%s]", nregions, nregions == 1 ? "" : "s",
-		                  nregions == 1 ? "" : "s", nparts, nparts == 1 ? "" : "s", nfutures, nfutures == 1 ? "" : "s",
-		                  nfspaces, nfspaces == 1 ? "" : "s", nmapped, nmapped == 1 ? "" : "s", live_names,
-		                  live_names[0] && mapped_names[0] ? "; mapped: " : mapped_names[0] ? "mapped: " : "", mapped_names);
+		int rc = tsr__err(TSR_ELIVE,
+				  "tsr_finalize: destroyed what was still alive: %d "
+				  "region%s/subregion%s, %d partition%s, "
+				  "%d future%s, %d field space%s, %d host mapping%s [%s%s%s]",
+				  nregions, nregions == 1 ? "" : "s", nregions == 1 ? "" : "s",
+				  nparts, nparts == 1 ? "" : "s", nfutures,
+				  nfutures == 1 ? "" : "s", nfspaces, nfspaces == 1 ? "" : "s",
+				  nmapped, nmapped == 1 ? "" : "s", live_names,
+				  live_names[0] && mapped_names[0] ? "; mapped: "
+				  : mapped_names[0]                ? "mapped: "
+								   : "",
+				  mapped_names);
 		if (!tsr__rt.quiet)
 			fprintf(stderr, "tessera: %s\n", tsr_last_error());
-		if (task_rc) {   /* a task's failure comes first, as tessera.h promises; what was alive after it */
+		/* a task's failure comes first, as tessera.h promises; what was alive after it */
+		if (task_rc) {
 			char live_msg[1024];
 			snprintf(live_msg, sizeof live_msg, "%s", tsr_last_error());
 			return tsr__err(task_rc, "%s; and %s", task_msg, live_msg);
 		}
 		return rc;
 	}
-	if (task_rc)   /* the task's message was replaced by the trace's, if that failed too: restore it */
+	/* the task's message was replaced by the trace's, if that failed too: restore it */
+	if (task_rc)
 		return tsr__err(task_rc, "%s", task_msg);
 	return obs_rc;
 }
@@ -309,15 +341,21 @@ int tsr_policy_list(const char **names, const char **descriptions, int max)
 	struct starpu_sched_policy *own[] = {&tsr__locality_policy, &tsr__critpath_policy};
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++, n++)
 		if (n < max) {
-			if (names) names[n] = own[i]->policy_name;
-			if (descriptions) descriptions[n] = own[i]->policy_description;
+			if (names)
+				names[n] = own[i]->policy_name;
+			if (descriptions)
+				descriptions[n] = own[i]->policy_description;
 		}
-	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); p && *p; p++) {
+	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); p && *p;
+	     p++) {
 		if (!(*p)->policy_name)
 			continue;
 		if (n < max) {
-			if (names) names[n] = (*p)->policy_name;
-			if (descriptions) descriptions[n] = (*p)->policy_description ? (*p)->policy_description : "";
+			if (names)
+				names[n] = (*p)->policy_name;
+			if (descriptions)
+				descriptions[n] =
+					(*p)->policy_description ? (*p)->policy_description : "";
 		}
 		n++;
 	}
@@ -344,9 +382,18 @@ int tsr_resume(void)
 	return TSR_OK;
 }
 
-int tsr_ncpu_workers(void) { return tsr__rt.initialized ? tsr__rt.ncpu : 0; }
-int tsr_ncuda_workers(void) { return tsr__rt.initialized ? tsr__rt.ncuda : 0; }
-int tsr_nopencl_workers(void) { return tsr__rt.initialized ? tsr__rt.nopencl : 0; }
+int tsr_ncpu_workers(void)
+{
+	return tsr__rt.initialized ? tsr__rt.ncpu : 0;
+}
+int tsr_ncuda_workers(void)
+{
+	return tsr__rt.initialized ? tsr__rt.ncuda : 0;
+}
+int tsr_nopencl_workers(void)
+{
+	return tsr__rt.initialized ? tsr__rt.nopencl : 0;
+}
 
 const char *tsr_deps_name(void)
 {

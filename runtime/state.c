@@ -10,11 +10,17 @@ int tsr__refuse_thread(const char *what)
 {
 	struct tsr_ctx *ctx = tsr__current_ctx();
 	if (ctx)
-		return tsr__err(TSR_ESTATE, "%s: called from inside task '%s': a task variant cannot wait, launch or change the "
-		                "runtime (return what it computed; the host or a later task does the rest)", what,
-		                ctx->task->name);
-	return tsr__err(TSR_ESTATE, "%s: called from a thread other than the one that called tsr_init; Tessera takes "
-	                "calls from that one host thread only", what);
+		return tsr__err(TSR_ESTATE,
+				"%s: called from inside task '%s': a task variant cannot wait, "
+				"launch or change the "
+				"runtime (return what it computed; the host or a later task does "
+				"the rest)",
+				what, ctx->task->name);
+	return tsr__err(TSR_ESTATE,
+			"%s: called from a thread other than the one that called tsr_init; Tessera "
+			"takes "
+			"calls from that one host thread only",
+			what);
 }
 
 void tsr__wait_handle(starpu_data_handle_t h)

@@ -53,12 +53,14 @@ const char *tsr__bus_node_kind(int node)
 	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "device";
 }
 
-/* Each line's label: on several ranks, which rank's figures these are (each rank prints its own). */
+/* Each line's label: on several ranks, which rank's figures these are (each rank prints its
+ * own). */
 static const char *who(void)
 {
 	static char label[64];
 	if (tsr__dist.on && tsr__dist.size > 1)
-		snprintf(label, sizeof label, "tessera stats [rank %d of %d]: ", tsr__dist.rank, tsr__dist.size);
+		snprintf(label, sizeof label, "tessera stats [rank %d of %d]: ", tsr__dist.rank,
+			 tsr__dist.size);
 	else
 		snprintf(label, sizeof label, "tessera stats: ");
 	return label;
@@ -78,10 +80,12 @@ static void print_bus(const struct bus_row *bus, int nbus)
 		else
 			d2d += bus[b].bytes;
 		if (bus[b].count)
-			fprintf(stderr, "%sbus %d->%d (%s->%s) %lld bytes in %d transfers\n", who(), bus[b].src, bus[b].dst,
-			        tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
+			fprintf(stderr, "%sbus %d->%d (%s->%s) %lld bytes in %d transfers\n", who(),
+				bus[b].src, bus[b].dst, tsr__bus_node_kind(bus[b].src),
+				tsr__bus_node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
 	}
-	fprintf(stderr, "%sbytes host->device %lld device->host %lld device->device %lld\n", who(), h2d, d2h, d2d);
+	fprintf(stderr, "%sbytes host->device %lld device->host %lld device->device %lld\n", who(),
+		h2d, d2h, d2d);
 }
 
 static const char *kind_label(int kind)
@@ -91,11 +95,12 @@ static const char *kind_label(int kind)
 
 static void print_stats(void)
 {
-	fprintf(stderr, "%s%-24s %-6s %10s %14s %12s\n", who(), "task", "kind", "count", "total (ms)", "mean (us)");
+	fprintf(stderr, "%s%-24s %-6s %10s %14s %12s\n", who(), "task", "kind", "count",
+		"total (ms)", "mean (us)");
 	for (int i = 0; i < nrows; i++)
 		fprintf(stderr, "%s%-24s %-6s %10ld %14.3f %12.2f\n", who(), rows[i].name,
-		        kind_label(rows[i].kind), rows[i].count, rows[i].total_us / 1e3,
-		        rows[i].total_us / rows[i].count);
+			kind_label(rows[i].kind), rows[i].count, rows[i].total_us / 1e3,
+			rows[i].total_us / rows[i].count);
 	int nw = starpu_worker_get_count();
 	double tot = 0, exec = 0;
 	for (int w = 0; w < nw; w++) {
@@ -106,7 +111,8 @@ static void print_stats(void)
 		exec += tsr__ts_us(&wi.executing_time);
 	}
 	if (tot > 0)
-		fprintf(stderr, "%sidle fraction %.3f over %d workers\n", who(), 1.0 - exec / tot, nw);
+		fprintf(stderr, "%sidle fraction %.3f over %d workers\n", who(), 1.0 - exec / tot,
+			nw);
 }
 
 int tsr_stats_get(tsr_task_stats_t *out, int max)
@@ -116,7 +122,8 @@ int tsr_stats_get(tsr_task_stats_t *out, int max)
 		return tsr__err(TSR_EINVAL, "tsr_stats_get: null output or negative count");
 	pthread_mutex_lock(&lock);
 	int n = nrows < max ? nrows : max;
-	if (n > 0)   /* rows is NULL before the first task: memcpy's arguments must be valid even for 0 bytes */
+	/* rows is NULL before the first task: memcpy's arguments must be valid even for 0 bytes */
+	if (n > 0)
 		memcpy(out, rows, n * sizeof *out);
 	pthread_mutex_unlock(&lock);
 	return n;
@@ -131,5 +138,7 @@ void tsr__stats_print(const struct bus_row *bus, int nbus)
 
 void tsr__stats_free(void)
 {
-	free(rows); rows = NULL; nrows = caprows = 0;
+	free(rows);
+	rows = NULL;
+	nrows = caprows = 0;
 }

@@ -14,15 +14,22 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 	if (!d->name || !*d->name)
 		return tsr__err(TSR_EINVAL, "tsr_task_register: task name missing");
 	if (strlen(d->name) >= TSR_NAME_MAX)
-		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has a name longer than %d characters", d->name,
-		                TSR_NAME_MAX - 1);
+		return tsr__err(TSR_EINVAL,
+				"tsr_task_register: task '%s' has a name longer than %d characters",
+				d->name, TSR_NAME_MAX - 1);
 	if (!out)
-		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': null output pointer", d->name);
+		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': null output pointer",
+				d->name);
 	if (!d->cpu && !d->cuda && !d->opencl)
-		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s' has no variant (CPU, CUDA or OpenCL)", d->name);
+		return tsr__err(TSR_EINVAL,
+				"tsr_task_register: task '%s' has no variant (CPU, CUDA or OpenCL)",
+				d->name);
 	size_t rs = d->ret_type == TSR_BYTES ? d->ret_bytes : tsr_type_size(d->ret_type);
-	if (d->ret_type < TSR_NONE || d->ret_type > TSR_BYTES || (d->ret_type != TSR_NONE && rs == 0))
-		return tsr__err(TSR_EINVAL, "tsr_task_register: task '%s': invalid return type %d or size", d->name, (int)d->ret_type);
+	if (d->ret_type < TSR_NONE || d->ret_type > TSR_BYTES ||
+	    (d->ret_type != TSR_NONE && rs == 0))
+		return tsr__err(TSR_EINVAL,
+				"tsr_task_register: task '%s': invalid return type %d or size",
+				d->name, (int)d->ret_type);
 	struct tsr_task *t = calloc(1, sizeof *t);
 	if (!t)
 		return tsr__err(TSR_ENOMEM, "tsr_task_register: task '%s': out of memory", d->name);
@@ -35,7 +42,7 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 	starpu_codelet_init(&t->cl);
 	t->cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	t->cl.name = t->name;
-	t->cl.flags = STARPU_CODELET_NOPLANS;   /* coherence.c opens the plans itself */
+	t->cl.flags = STARPU_CODELET_NOPLANS; /* coherence.c opens the plans itself */
 	if (d->cpu)
 		t->cl.cpu_funcs[0] = tsr__cpu_wrapper;
 #ifdef STARPU_USE_CUDA
@@ -88,7 +95,8 @@ static void start_private_buffers(struct tsr_ctx *ctx, void *buffers[], int arch
 		struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->reduce_tmp_op)
 			for (int k = 0; k < q->nfields; k++)
-				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type, q->reduce_tmp_op, arch);
+				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type,
+					     q->reduce_tmp_op, arch);
 	}
 	if (ctx->ret_partial)
 		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, arch);
@@ -119,9 +127,12 @@ static void zero_result(struct tsr_ctx *ctx)
 static tsr_variant_fn variant_of(const struct tsr_ctx *ctx)
 {
 	switch (ctx->arch) {
-	case TSR_ARCH_CUDA: return ctx->task->cuda;
-	case TSR_ARCH_OPENCL: return ctx->task->opencl;
-	default: return ctx->task->cpu;
+	case TSR_ARCH_CUDA:
+		return ctx->task->cuda;
+	case TSR_ARCH_OPENCL:
+		return ctx->task->opencl;
+	default:
+		return ctx->task->cpu;
 	}
 }
 
@@ -157,7 +168,7 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 	}
 	tsr__ctx_drop_states(ctx);
 	if (!ctx->release_in_callback)
-		tsr__ctx_release(ctx);   /* the last use of the point's context */
+		tsr__ctx_release(ctx); /* the last use of the point's context */
 }
 
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg)
@@ -192,7 +203,8 @@ static void arg_drop(void *arg, int pooled)
  * STARPU_NMAXBUFS). arg is freed with the task, or, pooled (a point's context), given back to the
  * pool by the wrapper or callback. NULL when out of memory, arg then dropped. Point tasks and fold
  * tasks (fold.c) are made here. */
-struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf, int pooled)
+struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf,
+				  int pooled)
 {
 	struct starpu_task *task = arg ? starpu_task_create() : NULL;
 	if (!task) {
@@ -209,7 +221,8 @@ struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t a
 		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
 		if (!task->dyn_handles || !task->dyn_modes) {
 			task->destroy = 0;
-			starpu_task_destroy(task);   /* frees the dynamic arrays, and arg unless pooled */
+			/* frees the dynamic arrays, and arg unless pooled */
+			starpu_task_destroy(task);
 			if (pooled)
 				tsr__ctx_release(arg);
 			return NULL;

@@ -30,6 +30,7 @@ int tsr__close_written(FILE *f, const char *file, const char *kind)
 {
 	int bad = ferror(f);
 	if (fclose(f) || bad)
-		return tsr__err(TSR_EINVAL, "tsr_finalize: %s '%s' could not be written completely", kind, file);
+		return tsr__err(TSR_EINVAL, "tsr_finalize: %s '%s' could not be written completely",
+				kind, file);
 	return TSR_OK;
 }

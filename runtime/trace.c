@@ -10,7 +10,13 @@
 #include <unistd.h>
 #include "internal.h"
 
-struct ev { const struct tsr_task *task; int pdim; int64_t point[3]; int worker; double start, end; };
+struct ev {
+	const struct tsr_task *task;
+	int pdim;
+	int64_t point[3];
+	int worker;
+	double start, end;
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ev *evs;
@@ -60,7 +66,7 @@ static void obs_callback(void *arg)
 		tsr__dag_done(ctx->dag_id);
 	if (task->profiling_info && tsr__obs_on)
 		record(task, ctx);
-	tsr__ctx_release(ctx);   /* the last use of the point's context */
+	tsr__ctx_release(ctx); /* the last use of the point's context */
 }
 
 /* At submission of a point task. */
@@ -81,7 +87,8 @@ static int check_path(const char *path, const char *kind)
 		if (S_ISDIR(st.st_mode))
 			return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' is a directory", kind, path);
 		if (access(path, W_OK))
-			return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' cannot be written: %s", kind, path, strerror(errno));
+			return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' cannot be written: %s", kind,
+					path, strerror(errno));
 		return TSR_OK;
 	}
 	char dir[4096];
@@ -90,12 +97,13 @@ static int check_path(const char *path, const char *kind)
 	if (!slash)
 		snprintf(dir, sizeof dir, ".");
 	else if (slash == dir)
-		dir[1] = 0;   /* a file in / */
+		dir[1] = 0; /* a file in / */
 	else
 		*slash = 0;
 	if (access(dir, W_OK | X_OK))
-		return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' cannot be created: directory '%s': %s", kind, path, dir,
-		                strerror(errno));
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: %s '%s' cannot be created: directory '%s': %s", kind,
+				path, dir, strerror(errno));
 	return TSR_OK;
 }
 
@@ -113,7 +121,8 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 {
 	FILE *f = fopen(file, "w");
 	if (!f)
-		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write trace file '%s': %s", file, strerror(errno));
+		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write trace file '%s': %s", file,
+				strerror(errno));
 	double base = nevs ? evs[0].start : 0;
 	for (size_t i = 0; i < nevs; i++)
 		if (evs[i].start < base)
@@ -123,7 +132,10 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 	for (int w = 0; w < nw; w++) {
 		char name[64];
 		starpu_worker_get_name(w, name, sizeof name);
-		fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"", w);
+		fprintf(f,
+			"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{"
+			"\"name\":\"",
+			w);
 		tsr__put_escaped(f, name);
 		fprintf(f, "\"}},\n");
 	}
@@ -132,17 +144,26 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 		tsr__point_label(evs[i].pdim, evs[i].point, pl, sizeof pl);
 		fprintf(f, "{\"name\":\"");
 		tsr__put_escaped(f, evs[i].task->name);
-		fprintf(f, "%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task\":\"", pl,
-		        evs[i].worker, evs[i].start - base, evs[i].end - evs[i].start);
+		fprintf(f,
+			"%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,"
+			"\"dur\":%.3f,\"args\":{\"task\":\"",
+			pl, evs[i].worker, evs[i].start - base, evs[i].end - evs[i].start);
 		tsr__put_escaped(f, evs[i].task->name);
 		fprintf(f, "\",\"color\":\"%s\",\"worker\":%d}},\n", pl, evs[i].worker);
 	}
 	/* Transfers: StarPU (without FxT) reports totals per bus. */
 	for (int b = 0; b < nbus; b++)
-		fprintf(f, "{\"name\":\"bus %d->%d\",\"cat\":\"transfer\",\"ph\":\"C\",\"pid\":0,\"ts\":0,"
-		        "\"args\":{\"bytes\":%lld,\"transfers\":%d,\"from\":\"%s\",\"to\":\"%s\"}},\n", bus[b].src,
-		        bus[b].dst, bus[b].bytes, bus[b].count, tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst));
-	fprintf(f, "{\"name\":\"tessera\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"tessera\",\"tasks\":%zu}}\n]}\n", nevs);
+		fprintf(f,
+			"{\"name\":\"bus "
+			"%d->%d\",\"cat\":\"transfer\",\"ph\":\"C\",\"pid\":0,\"ts\":0,"
+			"\"args\":{\"bytes\":%lld,\"transfers\":%d,\"from\":\"%s\",\"to\":\"%s\"}},"
+			"\n",
+			bus[b].src, bus[b].dst, bus[b].bytes, bus[b].count,
+			tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst));
+	fprintf(f,
+		"{\"name\":\"tessera\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"tessera\","
+		"\"tasks\":%zu}}\n]}\n",
+		nevs);
 	return tsr__close_written(f, file, "trace file");
 }
 
@@ -176,7 +197,9 @@ int tsr__obs_fini(const tsr_config_t *c)
 	}
 	if (c->stats)
 		tsr__stats_print(bus, nbus);
-	free(evs); evs = NULL; nevs = capevs = 0;
+	free(evs);
+	evs = NULL;
+	nevs = capevs = 0;
 	tsr__stats_free();
 	tsr__dag_free();
 	tsr__obs_on = 0;

@@ -214,7 +214,7 @@ struct result {
 };
 
 /* ------------------------------------------------------------ sequential reference */
-/* Written independently of tasks/cg_cpu.c (textbook loops, one accumulator) so that --verify
+/* Written independently of apps/cg/cg_cpu.c (textbook loops, one accumulator) so that --verify
  * also checks the kernels. */
 
 static void ref_apply(const struct problem *P, int csr, const double *p, double *q)
@@ -784,7 +784,7 @@ int main(int argc, char **argv)
 	}
 	/* The OpenCL variants' kernels, built for every OpenCL device (nothing to do without one). */
 	if ((rc = cg_opencl_load()) != TSR_OK) {
-		app_fail("building the OpenCL kernels (tasks/cg.cl)", rc);
+		app_fail("building the OpenCL kernels (apps/cg/cg.cl)", rc);
 		problem_free(&P);
 		tsr_finalize();
 		return 1;

@@ -329,7 +329,7 @@ static void sim_destroy(sim_t *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* The privileges of Legion's circuit.cc, requirement for requirement (tasks/circuit.h). */
+/* The privileges of Legion's circuit.cc, requirement for requirement (apps/circuit/circuit.h). */
 static int launch_calc_new_currents(sim_t *s, tsr_box_t dom, const circuit_args_t *args)
 {
 	tsr_req_t r[CIRCUIT_CNC_NREQS];
@@ -585,7 +585,7 @@ static int run_all(run_t *r)
 	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
 	int rc = circuit_opencl_load();
 	if (rc != TSR_OK)
-		app_fail("building the OpenCL kernels (tasks/circuit.cl)", rc);
+		app_fail("building the OpenCL kernels (apps/circuit/circuit.cl)", rc);
 	else
 		rc = sim_create(&sim, &r->ours, &r->lay, prm);
 	if (rc == TSR_OK) {

@@ -611,7 +611,7 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof s);   /* what done: destroys, until tstencil_create fills it */
 	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
 	if ((rc = stencil_opencl_load()) != TSR_OK) {
-		app_fail("building the OpenCL kernels (tasks/stencil.cl)", rc);
+		app_fail("building the OpenCL kernels (apps/stencil/stencil.cl)", rc);
 		goto done;
 	}
 	if (tstencil_create(&s, p) != TSR_OK)

@@ -214,7 +214,7 @@ struct result {
 };
 
 /* ------------------------------------------------------------ sequential reference */
-/* Written independently of tasks/cg_cpu.c (textbook loops, one accumulator) so that --verify
+/* Written independently of apps/cg/cg_cpu.c (textbook loops, one accumulator) so that --verify
  * also checks the kernels. */
 
 static void ref_apply(const struct problem *P, int csr, const double *p, double *q)
@@ -757,10 +757,10 @@ static int verify(const struct problem *P, const struct opts *o, const struct re
 	}
 	const int ok = T->iters == S.iters && T->converged == S.converged && xerr <= VERIFY_X_RTOL &&
 	               hist <= VERIFY_HIST_RTOL;
-	printf("verify: iterations %lld (sequential %lld), final |r| %.6e (sequential %.6e), solution relative error "
-	       "%.3g (bound %g), residual history max relative difference %.3g over %lld iterations (bound %g): %s\n",
-	       (long long)T->iters, (long long)S.iters, sqrt(T->rr[T->iters]), sqrt(S.rr[S.iters]), xerr, VERIFY_X_RTOL,
-	       hist, (long long)m, VERIFY_HIST_RTOL, ok ? "PASSED" : "FAILED");
+	app_printf("verify: iterations %lld (sequential %lld), final |r| %.6e (sequential %.6e), solution relative error "
+	           "%.3g (bound %g), residual history max relative difference %.3g over %lld iterations (bound %g): %s\n",
+	           (long long)T->iters, (long long)S.iters, sqrt(T->rr[T->iters]), sqrt(S.rr[S.iters]), xerr, VERIFY_X_RTOL,
+	           hist, (long long)m, VERIFY_HIST_RTOL, ok ? "PASSED" : "FAILED");
 	result_free(&S);
 	return ok;
 }
@@ -784,7 +784,7 @@ int main(int argc, char **argv)
 	}
 	/* The OpenCL variants' kernels, built for every OpenCL device (nothing to do without one). */
 	if ((rc = cg_opencl_load()) != TSR_OK) {
-		app_fail("building the OpenCL kernels (tasks/cg.cl)", rc);
+		app_fail("building the OpenCL kernels (apps/cg/cg.cl)", rc);
 		problem_free(&P);
 		tsr_finalize();
 		return 1;
@@ -804,12 +804,12 @@ int main(int argc, char **argv)
 	}
 	const int nt = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 	if (!status) {
-		printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim, (long long)o.n, P.dim,
-		       o.csr ? "CSR matrix" : "matrix-free stencil", (long long)P.n, (long long)P.nnz);
-		printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers, %d blocks, residual read every %lld "
-		       "iterations\n",
-		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), T.blocks,
-		       (long long)o.check);
+		app_printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim, (long long)o.n, P.dim,
+		           o.csr ? "CSR matrix" : "matrix-free stencil", (long long)P.n, (long long)P.nnz);
+		app_printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers%s, %d blocks, residual read every %lld "
+		           "iterations\n",
+		           tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), app_ranks_note(),
+		           T.blocks, (long long)o.check);
 		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model calibration);
 		 * Tessera and OpenMP then alternate so that machine noise hits both alike. */
 		const int warm = o.reps > 1;
@@ -828,18 +828,18 @@ int main(int argc, char **argv)
 	}
 	if (!status) {
 		const double bnorm = sqrt(R.rr[0]), res = sqrt(R.rr[R.iters]);
-		printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R.iters,
-		       R.converged ? "converged" : "maxiter reached", o.tol, (long long)R.submitted);
-		printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res, bnorm > 0 ? res / bnorm : res);
+		app_printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R.iters,
+		           R.converged ? "converged" : "maxiter reached", o.tol, (long long)R.submitted);
+		app_printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res, bnorm > 0 ? res / bnorm : res);
 		/* Per-pair ratios first (app_median() sorts in place). On a shared machine other jobs only add
 		 * time, so the best run of each side is printed next to the medians. */
 		double *pair = calloc(o.reps, sizeof *pair);
 		for (int i = 0; o.compare && pair && i < o.reps; i++)
 			pair[i] = tb[i] / tt[i];
 		const double bpi = bytes_per_iter(&P, o.csr), t = app_median(tt, o.reps), tbest = tt[0];
-		printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: %.2f GB/s (best %.2f; %.1f MB per "
-		       "iteration)\n",
-		       1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9, bpi / 1e6);
+		app_printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: %.2f GB/s (best %.2f; %.1f MB per "
+		           "iteration)\n",
+		           1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9, bpi / 1e6);
 		if (o.compare) {
 			const double tbm = app_median(tb, o.reps), tbbest = tb[0];
 #ifdef _OPENMP
@@ -847,13 +847,13 @@ int main(int argc, char **argv)
 #else
 			const char *omp = "sequential (no OpenMP in this build)";
 #endif
-			printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms (median of %d; best %.4f), %.2f GB/s\n",
-			       omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest, bpi / tbm / 1e9);
-			printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median of the %d paired runs), %.3f (best "
-			       "runs)\n",
-			       omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps, tbbest / tbest);
+			app_printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms (median of %d; best %.4f), %.2f GB/s\n",
+			           omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest, bpi / tbm / 1e9);
+			app_printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median of the %d paired runs), %.3f (best "
+			           "runs)\n",
+			           omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps, tbbest / tbest);
 			if (B.iters != R.iters)
-				printf("warning: the baseline ran %lld iterations, Tessera %lld\n", (long long)B.iters, (long long)R.iters);
+				app_printf("warning: the baseline ran %lld iterations, Tessera %lld\n", (long long)B.iters, (long long)R.iters);
 		}
 		free(pair);
 		if (o.verify && !verify(&P, &o, &R))

@@ -329,7 +329,7 @@ static void sim_destroy(sim_t *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* The privileges of Legion's circuit.cc, requirement for requirement (tasks/circuit.h). */
+/* The privileges of Legion's circuit.cc, requirement for requirement (apps/circuit/circuit.h). */
 static int launch_calc_new_currents(sim_t *s, tsr_box_t dom, const circuit_args_t *args)
 {
 	tsr_req_t r[CIRCUIT_CNC_NREQS];
@@ -411,18 +411,18 @@ static int sim_read(sim_t *s, circuit_model_t *m)
 
 static void print_diff(const char *what, const circuit_diff_t *d)
 {
-	printf("verify: %-14s %10lld values, %9lld not bit-identical, max abs err %.3e (max |ref| %.3e, normwise "
-	       "%.3e), max rel err %.3e",
-	       what, (long long)d->count, (long long)d->ndiff, d->max_abs, d->max_ref,
-	       d->max_ref > 0 ? d->max_abs / d->max_ref : 0.0, d->max_rel);
+	app_printf("verify: %-14s %10lld values, %9lld not bit-identical, max abs err %.3e (max |ref| %.3e, normwise "
+	           "%.3e), max rel err %.3e",
+	           what, (long long)d->count, (long long)d->ndiff, d->max_abs, d->max_ref,
+	           d->max_ref > 0 ? d->max_abs / d->max_ref : 0.0, d->max_rel);
 	if (d->ndiverged)
-		printf(", %lld diverged (|ref| > %.0e, max rel err %.3e)", (long long)d->ndiverged, CIRCUIT_DIVERGED,
-		       d->max_rel_diverged);
+		app_printf(", %lld diverged (|ref| > %.0e, max rel err %.3e)", (long long)d->ndiverged, CIRCUIT_DIVERGED,
+		           d->max_rel_diverged);
 	if (d->nspecial)
-		printf(", %lld NaN/inf on both sides", (long long)d->nspecial);
+		app_printf(", %lld NaN/inf on both sides", (long long)d->nspecial);
 	if (d->nnan)
-		printf(", %lld NaN/inf on one side only!", (long long)d->nnan);
-	printf("\n");
+		app_printf(", %lld NaN/inf on one side only!", (long long)d->nnan);
+	app_printf("\n");
 }
 
 /* The bounds of README.md ("Verification"). Only the order in which a shared node's charges are
@@ -436,14 +436,14 @@ static int check_diffs(const char *who, const circuit_model_t *ref, const circui
 	circuit_diffs_t d;
 	circuit_compare(ref, terms, res, lay, &d);
 	const double tol = loops * 0x1p-20;
-	printf("verify: %s against the sequential reference after %d loops and a probe\n", who, loops);
+	app_printf("verify: %s against the sequential reference after %d loops and a probe\n", who, loops);
 	print_diff("node voltages", &d.voltage);
 	print_diff("wire currents", &d.current);
 	print_diff("wire voltages", &d.wire_voltage);
 	print_diff("private charge", &d.private_charge);
 	print_diff("shared charge", &d.shared_charge);
-	printf("verify: %-14s %10lld outside the reordering bound 2(k-1)u sum|c| (largest error/bound %.3f)\n",
-	       "shared charge", (long long)d.shared_charge.nover, d.shared_charge.max_bound_ratio);
+	app_printf("verify: %-14s %10lld outside the reordering bound 2(k-1)u sum|c| (largest error/bound %.3f)\n",
+	           "shared charge", (long long)d.shared_charge.nover, d.shared_charge.max_bound_ratio);
 	const circuit_diff_t *state[3] = {&d.voltage, &d.current, &d.wire_voltage};
 	int ok = !d.private_charge.ndiff && !d.private_charge.nnan && !d.shared_charge.nover && !d.shared_charge.nnan;
 	for (int i = 0; i < 3; i++) {
@@ -457,11 +457,11 @@ static int check_diffs(const char *who, const circuit_model_t *ref, const circui
 	if (exact && d.shared_charge.ndiff)
 		ok = 0;
 	if (exact)
-		printf("verify: %s: %s (every value bit-identical required)\n", who, ok ? "PASS" : "FAIL");
+		app_printf("verify: %s: %s (every value bit-identical required)\n", who, ok ? "PASS" : "FAIL");
 	else
-		printf("verify: %s: %s (private charges bit-identical, shared charges within the reordering bound, state "
-		       "within normwise %.3e)\n",
-		       who, ok ? "PASS" : "FAIL", tol);
+		app_printf("verify: %s: %s (private charges bit-identical, shared charges within the reordering bound, state "
+		           "within normwise %.3e)\n",
+		           who, ok ? "PASS" : "FAIL", tol);
 	return ok;
 }
 
@@ -543,7 +543,7 @@ static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
 	rc = tsr_fence();
 	r->t_tsr[k] = app_now() - t0;
 	if (rc != TSR_OK) {
-		printf("FAILURE!\n");
+		app_printf("FAILURE!\n");
 		return app_fail("main loop", rc);
 	}
 	if (k < r->o.reps - 1)
@@ -573,6 +573,20 @@ static int openmp_rep(run_t *r, int k)
 	return rc;
 }
 
+/* The settings and the circuit, in Legion's words. Printed once tsr_init has said which rank
+ * reports (several ranks: rank 0 alone), so after the circuit is generated. */
+static void print_settings(const run_t *r)
+{
+	const circuit_params_t *prm = &r->o.prm;
+	app_printf("circuit settings: loops=%d pieces=%d nodes/piece=%d wires/piece=%d pct_in_piece=%d seed=%d\n",
+	           prm->loops, prm->pieces, prm->npp, prm->wpp, prm->pct, prm->seed);
+	app_printf("Initializing circuit simulation...\n");
+	app_printf("circuit: %lld nodes: %lld private, %lld shared (+%lld padding); %lld wires\n",
+	           (long long)r->legion.nnodes, (long long)r->lay.real_private, (long long)r->lay.real_shared,
+	           (long long)r->lay.npadding, (long long)r->legion.nwires);
+	fflush(stdout);
+}
+
 /* The whole run in one Tessera session: repetition k of Tessera, then repetition k of the OpenMP
  * version, alternately, so that a change of load on the machine hits both. */
 static int run_all(run_t *r)
@@ -580,21 +594,23 @@ static int run_all(run_t *r)
 	const circuit_params_t *prm = &r->o.prm;
 	const circuit_args_t args = {(float)CIRCUIT_DELTAT, prm->steps};
 	PASS(app_init_workers(r->o.sched, r->o.ncpu, r->o.nopencl));
+	print_settings(r);
 	sim_t sim;
 	memset(&sim, 0, sizeof sim);
 	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
 	int rc = circuit_opencl_load();
 	if (rc != TSR_OK)
-		app_fail("building the OpenCL kernels (tasks/circuit.cl)", rc);
+		app_fail("building the OpenCL kernels (apps/circuit/circuit.cl)", rc);
 	else
 		rc = sim_create(&sim, &r->ours, &r->lay, prm);
 	if (rc == TSR_OK) {
 		/* --compare's OpenMP threads: one at least, when only device workers run */
 		r->nworkers = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
-		printf("Finished initializing simulation...\n");
-		printf("circuit: Tessera with %d CPU workers, %d CUDA workers, %d OpenCL workers, scheduler %s\n",
-		       tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), tsr_sched_name());
-		printf("Starting main simulation loop\n");
+		app_printf("Finished initializing simulation...\n");
+		app_printf("circuit: Tessera with %d CPU workers, %d CUDA workers, %d OpenCL workers%s, scheduler %s\n",
+		           tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), app_ranks_note(),
+		           tsr_sched_name());
+		app_printf("Starting main simulation loop\n");
 		fflush(stdout);
 	}
 	for (int k = 0; rc == TSR_OK && k < r->o.reps; k++) {
@@ -616,11 +632,11 @@ static void print_times(run_t *r)
 	const circuit_params_t *prm = &r->o.prm;
 	const int n = r->o.reps;
 	double tsr = app_median(r->t_tsr, n);   /* sorts */
-	printf("SUCCESS!\n");
-	printf("ELAPSED TIME = %7.3f s\n", tsr);
-	printf("GFLOPS = %7.3f GFLOPS\n", 1e-9 * legion_flops(prm) / tsr);
+	app_printf("SUCCESS!\n");
+	app_printf("ELAPSED TIME = %7.3f s\n", tsr);
+	app_printf("GFLOPS = %7.3f GFLOPS\n", 1e-9 * legion_flops(prm) / tsr);
 	if (n > 1)
-		printf("circuit: median of %d repetitions (min %.3f s, max %.3f s)\n", n, r->t_tsr[0], r->t_tsr[n - 1]);
+		app_printf("circuit: median of %d repetitions (min %.3f s, max %.3f s)\n", n, r->t_tsr[0], r->t_tsr[n - 1]);
 	if (!r->o.compare)
 		return;
 	int nthreads = r->nworkers;
@@ -628,17 +644,21 @@ static void print_times(run_t *r)
 	nthreads = 1;
 #endif
 	double omp = app_median(r->t_omp, n);
-	printf("OpenMP (%d threads): ELAPSED TIME = %7.3f s, GFLOPS = %7.3f GFLOPS", nthreads, omp,
-	       1e-9 * legion_flops(prm) / omp);
+	app_printf("OpenMP (%d threads): ELAPSED TIME = %7.3f s, GFLOPS = %7.3f GFLOPS", nthreads, omp,
+	           1e-9 * legion_flops(prm) / omp);
 	if (n > 1)
-		printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
-	printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, medians)\n", omp / tsr);
+		app_printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
+	app_printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, medians)\n", omp / tsr);
 }
 
 /* Legion's -dump format (circuit.cc): one line per wire, in Legion's wire order (which is ours),
- * its segment currents then its inner voltages, each as " %.5g", so that the two outputs diff. */
+ * its segment currents then its inner voltages, each as " %.5g", so that the two outputs diff.
+ * Several ranks: every rank read the whole state (sim_read maps it, gathering it on every rank);
+ * rank 0 alone prints it, so that the lines come once and whole. */
 static void dump_wires(const circuit_model_t *m)
 {
+	if (app_rank() != 0)
+		return;
 	for (int64_t w = 0; w < m->nwires; w++) {
 		for (int s = 0; s < SEG; s++)
 			printf(" %.5g", m->current[s * m->nwires + w]);
@@ -675,7 +695,7 @@ static int run_verify(run_t *r)
 		fprintf(stderr, "circuit: out of memory for the reference\n");
 		return 0;
 	}
-	printf("verify: sequential reference: %.3f s\n", app_now() - t0);
+	app_printf("verify: sequential reference: %.3f s\n", app_now() - t0);
 	ok &= check_diffs("Tessera", &r->ref, &r->terms, &r->result, &r->lay, loops, r->o.exact);
 	if (r->o.compare) {
 		circuit_openmp_run(&r->omp, &r->lay, prm->pieces, 0, prm->steps, dt, 1);
@@ -693,10 +713,6 @@ int main(int argc, char **argv)
 	if (prc)
 		return prc > 0 ? 0 : 2;
 	const circuit_params_t *prm = &r.o.prm;
-	printf("circuit settings: loops=%d pieces=%d nodes/piece=%d wires/piece=%d pct_in_piece=%d seed=%d\n",
-	       prm->loops, prm->pieces, prm->npp, prm->wpp, prm->pct, prm->seed);
-	printf("Initializing circuit simulation...\n");
-	fflush(stdout);
 	int status = 1;
 	r.t_tsr = calloc(r.o.reps, sizeof(double));
 	r.t_omp = calloc(r.o.reps, sizeof(double));
@@ -705,9 +721,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "circuit: out of memory for the circuit\n");
 		goto out;
 	}
-	printf("circuit: %lld nodes: %lld private, %lld shared (+%lld padding); %lld wires\n",
-	       (long long)r.legion.nnodes, (long long)r.lay.real_private, (long long)r.lay.real_shared,
-	       (long long)r.lay.npadding, (long long)r.legion.nwires);
 	if (run_all(&r) != TSR_OK)
 		goto out;
 	print_times(&r);

@@ -1,10 +1,12 @@
 /* app_util.c: the helpers every program under apps/ shares (app_util.h): clock, median, integer
- * options, start-up, checked host maps and the report of a failed Tessera call. */
+ * options, start-up, the rank that reports, checked host maps and the report of a failed Tessera
+ * call. */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -12,6 +14,7 @@
 #include "app_util.h"
 
 static const char *program_name = "app";
+static int my_rank = 0, nranks = 1;   /* app_init's, kept past tsr_finalize */
 
 void app_set_name(const char *name)
 {
@@ -84,12 +87,44 @@ int app_init_workers(const char *sched, int ncpu, int nopencl)
 	int rc = tsr_init(&cfg);
 	if (rc != TSR_OK)
 		return app_fail("tsr_init", rc);
+	my_rank = tsr_rank();
+	nranks = tsr_nranks();
 	return TSR_OK;
 }
 
 int app_init(const char *sched, int ncpu)
 {
 	return app_init_workers(sched, ncpu, -1);
+}
+
+int app_rank(void)
+{
+	return my_rank;
+}
+
+int app_nranks(void)
+{
+	return nranks;
+}
+
+int app_printf(const char *fmt, ...)
+{
+	if (my_rank != 0)
+		return 0;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vprintf(fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+const char *app_ranks_note(void)
+{
+	static char note[48];
+	if (nranks <= 1)
+		return "";
+	snprintf(note, sizeof note, " per rank, %d ranks", nranks);
+	return note;
 }
 
 int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)

@@ -31,6 +31,17 @@ int app_init(const char *sched, int ncpu);
 /* The same with an OpenCL worker count too (--nopencl; -1: TSR_NOPENCL, or none). */
 int app_init_workers(const char *sched, int ncpu, int nopencl);
 
+/* Several ranks (mpirun): every rank runs the whole program and computes the same report, so an
+ * app prints its report from rank 0 alone and writes its output files there. app_init records
+ * this process's rank and the rank count, which stay readable after tsr_finalize (where
+ * tsr_rank() and tsr_nranks() say 0 and 1 again); before app_init they are 0 and 1. */
+int app_rank(void);
+int app_nranks(void);
+/* printf on rank 0 only (on every process before app_init). Errors go to stderr from every rank. */
+int app_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The report's workers line's tail: "" in one process, " per rank, N ranks" on several. */
+const char *app_ranks_note(void);
+
 /* tsr_map, checked before the caller touches the data: a failure, or a mapping that came back
  * without a host address (then unmapped again), is reported under `what` and its code returned
  * (TSR_ESTATE for the missing address); TSR_OK when acc->ptr is the host address of the field. */

@@ -483,11 +483,11 @@ static int tstencil_result(tstencil_t *s, void *field)
  * machine it shows how far one run can be off). v is sorted by app_median(). */
 static void print_time(const char *who, const stencil_problem_t *p, double sec, const double *v, int reps)
 {
-	printf("%-9s %9.3f ms/iter  %7.2f GB/s  (median of %d run%s of %d iterations", who, 1e3 * sec / p->iter,
-	       sp_step_bytes(p) * p->iter / sec * 1e-9, reps, reps > 1 ? "s" : "", p->iter);
+	app_printf("%-9s %9.3f ms/iter  %7.2f GB/s  (median of %d run%s of %d iterations", who, 1e3 * sec / p->iter,
+	           sp_step_bytes(p) * p->iter / sec * 1e-9, reps, reps > 1 ? "s" : "", p->iter);
 	if (reps > 1)
-		printf("; %.3f to %.3f ms/iter", 1e3 * v[0] / p->iter, 1e3 * v[reps - 1] / p->iter);
-	printf(")\n");
+		app_printf("; %.3f to %.3f ms/iter", 1e3 * v[0] / p->iter, 1e3 * v[reps - 1] / p->iter);
+	app_printf(")\n");
 }
 
 /* Idle StarPU workers poll for tasks in a tight loop: pause them while OpenMP owns the cores, or
@@ -502,8 +502,8 @@ static int raw_same_setup(void)
 {
 	int nworkers;
 	const char *policy = sp_raw_policy(&nworkers);
-	printf("baseline: raw StarPU in the same StarPU instance: policy %s, %d worker%s\n", policy, nworkers,
-	       nworkers == 1 ? "" : "s");
+	app_printf("baseline: raw StarPU in the same StarPU instance: policy %s, %d worker%s\n", policy, nworkers,
+	           nworkers == 1 ? "" : "s");
 	if (strcmp(policy, tsr_sched_name()) != 0 || nworkers != tsr_worker_count()) {
 		fprintf(stderr, "stencil: raw StarPU would run under policy %s on %d workers, Tessera under %s on %d\n",
 		        policy, nworkers, tsr_sched_name(), tsr_worker_count());
@@ -600,18 +600,19 @@ int main(int argc, char **argv)
 		return 1;
 	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 	const stencil_problem_t *p = &o.p;
-	printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d iterations\n", p->nx, p->ny,
-	       p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
-	printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz, p->tx * p->ty * p->tz,
-	       p->nt ? "non-temporal" : "normal");
-	printf("policy:   %s (task ordering: %s)\n", tsr_sched_name(), tsr_deps_name());
-	printf("workers:  %d CPU, %d CUDA, %d OpenCL\n", tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers());
+	app_printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d iterations\n", p->nx, p->ny,
+	           p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
+	app_printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz, p->tx * p->ty * p->tz,
+	           p->nt ? "non-temporal" : "normal");
+	app_printf("policy:   %s (task ordering: %s)\n", tsr_sched_name(), tsr_deps_name());
+	app_printf("workers:  %d CPU, %d CUDA, %d OpenCL%s\n", tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(),
+	           app_ranks_note());
 	fflush(stdout);
 
 	memset(&s, 0, sizeof s);   /* what done: destroys, until tstencil_create fills it */
 	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
 	if ((rc = stencil_opencl_load()) != TSR_OK) {
-		app_fail("building the OpenCL kernels (tasks/stencil.cl)", rc);
+		app_fail("building the OpenCL kernels (apps/stencil/stencil.cl)", rc);
 		goto done;
 	}
 	if (tstencil_create(&s, p) != TSR_OK)
@@ -629,14 +630,14 @@ int main(int argc, char **argv)
 		double gbs = sp_step_bytes(p) * p->iter / res.tsr * 1e-9;
 		print_time("omp:", p, res.omp, res.t + o.reps, o.reps);
 		print_time("starpu:", p, res.raw, res.t + 2 * o.reps, o.reps);
-		printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per element)\n", res.triad,
-		       p->nthreads);
-		printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: Tessera faster)\n",
-		       res.omp / res.tsr, res.raw / res.tsr);
-		printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n", 100.0 * gbs / res.triad,
-		       100.0 * (sp_step_bytes(p) * p->iter / res.omp * 1e-9) / res.triad);
-		printf("agree:    omp %s, starpu %s with tessera (bit for bit)\n",
-		       res.omp_same ? "identical" : "DIFFERENT", res.raw_same ? "identical" : "DIFFERENT");
+		app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per element)\n", res.triad,
+		           p->nthreads);
+		app_printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: Tessera faster)\n",
+		           res.omp / res.tsr, res.raw / res.tsr);
+		app_printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n", 100.0 * gbs / res.triad,
+		           100.0 * (sp_step_bytes(p) * p->iter / res.omp * 1e-9) / res.triad);
+		app_printf("agree:    omp %s, starpu %s with tessera (bit for bit)\n",
+		           res.omp_same ? "identical" : "DIFFERENT", res.raw_same ? "identical" : "DIFFERENT");
 		if (!res.omp_same || !res.raw_same)
 			goto done;
 	}
@@ -653,28 +654,29 @@ int main(int argc, char **argv)
 		ok = sp_compare(p, field, ref, &err, &at);
 		free(ref);
 		if (ok && err == 0.0)
-			printf("verify:   PASS, bit-identical to the sequential reference\n");
+			app_printf("verify:   PASS, bit-identical to the sequential reference\n");
 		else if (ok)
-			printf("verify:   PASS, max relative error %.3g < 1e-6\n", err);
+			app_printf("verify:   PASS, max relative error %.3g < 1e-6\n", err);
 		else {
 			long k = (long)(at / (size_t)sp_sk(p)), j = (long)(at % (size_t)sp_sk(p) / (size_t)sp_sj(p)),
 			     i = (long)(at % (size_t)sp_sj(p));
-			printf("verify:   FAIL, %s %.3g at (k, j, i) = (%ld, %ld, %ld)\n",
-			       p->f32 ? "max relative error" : "not bit-identical: max abs difference", err, k, j, i);
+			app_printf("verify:   FAIL, %s %.3g at (k, j, i) = (%ld, %ld, %ld)\n",
+			           p->f32 ? "max relative error" : "not bit-identical: max abs difference", err, k, j, i);
 			goto done;
 		}
 	}
-	if (o.out) {
+	/* every rank holds the whole field (run_all maps it); rank 0 alone writes the file */
+	if (o.out && app_rank() == 0) {
 		if (sp_write_npy(p, o.out, field, sp_sj(p), sp_sk(p)) != 0) {
 			fprintf(stderr, "stencil: cannot write %s: %s\n", o.out, strerror(errno));
 			goto done;
 		}
-		printf("out:      %s, shape (%d, %d, %d) %s\n", o.out, p->nz, p->ny + 2 * SH, p->nx + 2 * SH,
-		       p->f32 ? "<f4" : "<f8");
+		app_printf("out:      %s, shape (%d, %d, %d) %s\n", o.out, p->nz, p->ny + 2 * SH, p->nx + 2 * SH,
+		           p->f32 ? "<f4" : "<f8");
 	}
-	printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, %.2f GB/s%s\n", p->nx, p->ny,
-	       p->nz, p->f32 ? "f32" : "f64", p->iter, p->tx * p->ty * p->tz, tsr_sched_name(),
-	       1e3 * res.tsr / p->iter, sp_step_bytes(p) * p->iter / res.tsr * 1e-9, o.verify ? ", verified" : "");
+	app_printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, %.2f GB/s%s\n", p->nx, p->ny,
+	           p->nz, p->f32 ? "f32" : "f64", p->iter, p->tx * p->ty * p->tz, tsr_sched_name(),
+	           1e3 * res.tsr / p->iter, sp_step_bytes(p) * p->iter / res.tsr * 1e-9, o.verify ? ", verified" : "");
 	status = 0;
 done:
 	free(res.t);

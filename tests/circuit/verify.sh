@@ -1,7 +1,7 @@
 #!/bin/sh
 # verify.sh: apps/circuit --verify (Tessera against the plain sequential C version) on Legion's
 # defaults and on the shapes and schedulers that stress the private/shared/ghost partitions, then
-# the OpenCL variants (tasks/circuit.cl) on an OpenCL device alone and beside 1 and 2 CPU workers
+# the OpenCL variants (apps/circuit/circuit.cl) on an OpenCL device alone and beside 1 and 2 CPU workers
 # (skipped where no OpenCL device is found). TAP.
 prog=${top_builddir:-.}/apps/circuit/circuit
 if [ ! -x "$prog" ]; then

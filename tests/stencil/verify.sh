@@ -4,7 +4,7 @@
 # 256), both precisions, four schedulers (eager, lws, dmda, tsr-locality) on 1 and 2 CPU workers,
 # with 1..16 tiles cut in i, j and k and 1..13 iterations (and nz = 2, 3, since nz = 1 starts from
 # zeros); then the .npy output against NumPy, --compare's cross-checks (raw StarPU under Tessera's
-# policy and workers), the usage errors, and the OpenCL variants (tasks/stencil.cl) on an OpenCL
+# policy and workers), the usage errors, and the OpenCL variants (apps/stencil/stencil.cl) on an OpenCL
 # device alone and beside 1 and 2 CPU workers (skipped where no OpenCL device is found). One TAP
 # line per run.
 st=${top_builddir:-.}/apps/stencil/stencil
@@ -181,7 +181,7 @@ rc=$?
 if [ $rc -eq 2 ] && grep -q "do not fit" "$log"; then echo "ok $i - more tiles than points is refused"; else
 	echo "not ok $i - more tiles than points is refused (exit $rc)"; sed 's/^/# /' "$log"; fi
 
-# The OpenCL variants (tasks/stencil.cl) against the same reference: bit-identical in f64 (the
+# The OpenCL variants (apps/stencil/stencil.cl) against the same reference: bit-identical in f64 (the
 # kernels keep FP_CONTRACT OFF and the CPU kernel's order of operations), on the OpenCL device alone
 # (the fields then live on the device: TSR_HOME=auto) and beside 1 and 2 CPU workers (tasks and
 # data move between the host and the device), in both precisions, with tiles cut in i, j and k (the

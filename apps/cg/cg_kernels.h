@@ -28,7 +28,7 @@ typedef struct cg_tasks {
 
 /* Register every task above (CPU variants, and CUDA and OpenCL variants when they were compiled). */
 int cg_tasks_register(cg_tasks_t *t);
-/* Build the OpenCL kernels of the variants (tasks/cg.cl) for every OpenCL device: call it after
+/* Build the OpenCL kernels of the variants (apps/cg/cg.cl) for every OpenCL device: call it after
  * tsr_init; TSR_OK without OpenCL workers or without OpenCL in StarPU, else tsr_opencl_program's
  * code (TSR_EINVAL with the compiler's log in tsr_last_error when they do not build). */
 int cg_opencl_load(void);
@@ -150,7 +150,7 @@ static inline CG_HD cg_state_t cg_state_next(const cg_state_t *prev, double rr)
 }
 
 #ifdef TSR_HAVE_CUDA
-/* CUDA variants (tasks/cg_cuda.cu), registered by cg_tasks_register. */
+/* CUDA variants (apps/cg/cg_cuda.cu), registered by cg_tasks_register. */
 void cg_axpy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void cg_xpay_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void cg_dot_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
@@ -161,7 +161,7 @@ void cg_alpha_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void cg_state_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen);
 #endif
 
-/* OpenCL variants (tasks/cg_opencl.c, compiled when StarPU has OpenCL), registered by
+/* OpenCL variants (apps/cg/cg_opencl.c, compiled when StarPU has OpenCL), registered by
  * cg_tasks_register; their kernels come from cg_opencl_load. */
 void cg_axpy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
 void cg_xpay_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);

@@ -1,10 +1,10 @@
-/* cg.cl: OpenCL C kernels of the conjugate-gradient tasks (tasks/cg_kernels.h), embedded in apps/cg
- * as cg_cl_source and built at run time (tsr_opencl_program); tasks/cg_opencl.c enqueues them.
+/* cg.cl: OpenCL C kernels of the conjugate-gradient tasks (apps/cg/cg_kernels.h), embedded in apps/cg
+ * as cg_cl_source and built at run time (tsr_opencl_program); apps/cg/cg_opencl.c enqueues them.
  *
  * Every array comes as a buffer and the index of its first element in it (the accessor's byte
  * offset over the element size): the kernel adds it, so no pointer is formed outside a buffer.
  * Element-wise kernels and the operators give the CPU variants' bits: no contraction of a * b + c,
- * and each output element is computed in the order tasks/cg_cpu.c uses. The dot product folds in
+ * and each output element is computed in the order apps/cg/cg_cpu.c uses. The dot product folds in
  * a fixed tree (the same bits from run to run and device to device for a given block length),
  * which is not the CPU's order: like the CUDA variant, it differs from it in the last bits. */
 #pragma OPENCL FP_CONTRACT OFF

@@ -1,4 +1,4 @@
-/* cg_cuda.cu: CUDA variants of the conjugate-gradient tasks (tasks/cg_kernels.h). Every kernel is
+/* cg_cuda.cu: CUDA variants of the conjugate-gradient tasks (apps/cg/cg_kernels.h). Every kernel is
  * launched asynchronously on the worker's stream; futures and return slots are device pointers. */
 #include "config.h"
 #include <cuda_runtime.h>

@@ -4,7 +4,7 @@
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
-#include <starpu_config.h>   /* STARPU_USE_OPENCL: the OpenCL variants exist (tasks/cg_opencl.c) */
+#include <starpu_config.h>   /* STARPU_USE_OPENCL: the OpenCL variants exist (apps/cg/cg_opencl.c) */
 #include "cg_kernels.h"
 
 /* ------------------------------------------------------------ range kernels */

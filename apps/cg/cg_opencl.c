@@ -1,5 +1,5 @@
-/* cg_opencl.c: OpenCL variants of the conjugate-gradient tasks (tasks/cg_kernels.h) and the loading
- * of their kernels (tasks/cg.cl, embedded as cg_cl_source). Each variant checks its views as the CPU
+/* cg_opencl.c: OpenCL variants of the conjugate-gradient tasks (apps/cg/cg_kernels.h) and the loading
+ * of their kernels (apps/cg/cg.cl, embedded as cg_cl_source). Each variant checks its views as the CPU
  * one does (cg_cpu.c's cg_*_view), then enqueues its kernel on the worker's queue; Tessera waits for
  * the queue when the variant returns. Accessors, futures and the return slot are cl_mem buffers; an
  * accessor's byte offset (its element at lo) is passed to the kernel as an element index. Without

@@ -1,7 +1,8 @@
 /* overhead: per-task cost of Tessera against raw StarPU (starpu_task_insert) on the same graphs of
  * empty tasks, in one run, on the same workers: no data, one RW handle per chain, a 1-D
  * three-point stencil of width W (task (t,i): RW on i, R on i-1 and i+1), and the halo program
- * (step t writes tile i of one field and reads halo tile i of the other). Medians of repetitions. */
+ * (step t writes tile i of one field and reads halo tile i of the other). Medians of
+ * repetitions. */
 #include "config.h"
 
 #include <limits.h>
@@ -16,7 +17,8 @@
 #include "app_util.h"
 
 enum pattern { P_NODATA, P_RW, P_STENCIL, P_HALO, P_HALO_EXPLICIT, NPATTERNS };
-static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil", "halo", "halo-expl"};
+static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil", "halo",
+					      "halo-expl"};
 
 /* Which side runs: both (the ratio), or one alone (a profile of one submitting thread). */
 enum side { SIDE_BOTH, SIDE_RAW, SIDE_TESSERA };
@@ -27,10 +29,10 @@ enum side { SIDE_BOTH, SIDE_RAW, SIDE_TESSERA };
 struct opts {
 	long ntasks;
 	int reps;
-	int width;          /* 0: number of workers */
+	int width; /* 0: number of workers */
 	const char *sched;
 	int ncpu;
-	int only;           /* -1: all patterns */
+	int only; /* -1: all patterns */
 	enum side side;
 };
 
@@ -89,7 +91,8 @@ static double run_raw(enum pattern p, long ntasks, int w)
 	starpu_data_handle_t *h = calloc(w, sizeof *h);
 	double *vals = calloc(w, sizeof *vals);
 	for (int i = 0; i < w && p != P_NODATA; i++)
-		starpu_variable_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i], sizeof vals[i]);
+		starpu_variable_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i],
+					      sizeof vals[i]);
 	atomic_store(&ran, 0);
 	double t0 = app_now();
 	double c0 = thread_cpu();
@@ -106,7 +109,8 @@ static double run_raw(enum pattern p, long ntasks, int w)
 		else if (i == w - 1)
 			rc = starpu_task_insert(&raw_cl, STARPU_RW, h[i], STARPU_R, h[i - 1], 0);
 		else
-			rc = starpu_task_insert(&raw_cl, STARPU_RW, h[i], STARPU_R, h[i - 1], STARPU_R, h[i + 1], 0);
+			rc = starpu_task_insert(&raw_cl, STARPU_RW, h[i], STARPU_R, h[i - 1],
+						STARPU_R, h[i + 1], 0);
 		raw_ok(rc, "starpu_task_insert");
 	}
 	double dt = raw_finish(t0, c0);
@@ -129,10 +133,12 @@ struct halo_data {
 /* The 2 w handles; consistent: StarPU orders the accesses to each (sequential consistency). */
 static struct halo_data halo_register(int w, int consistent)
 {
-	struct halo_data hd = {calloc(2 * w, sizeof *hd.h), calloc(2 * w * HALO_TILE, sizeof *hd.vals), w};
+	struct halo_data hd = {calloc(2 * w, sizeof *hd.h),
+			       calloc(2 * w * HALO_TILE, sizeof *hd.vals), w};
 	for (int i = 0; i < 2 * w; i++) {
-		starpu_vector_data_register(&hd.h[i], STARPU_MAIN_RAM, (uintptr_t)&hd.vals[i * HALO_TILE], HALO_TILE,
-		                            sizeof *hd.vals);
+		starpu_vector_data_register(&hd.h[i], STARPU_MAIN_RAM,
+					    (uintptr_t)&hd.vals[i * HALO_TILE], HALO_TILE,
+					    sizeof *hd.vals);
 		starpu_data_set_sequential_consistency_flag(hd.h[i], (unsigned)consistent);
 	}
 	return hd;
@@ -251,7 +257,7 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	    (rc = tsr_region_create("chains", tsr_box1(0, w - 1), fs, &r)) ||
 	    (rc = tsr_partition_tiles(r, tsr_box1(0, w - 1), "tiles", &tiles)))
 		die("setup", rc);
-	tsr_req_t (*reqs)[3] = calloc(w, sizeof *reqs);
+	tsr_req_t(*reqs)[3] = calloc(w, sizeof *reqs);
 	int *nreqs = calloc(w, sizeof *nreqs);
 	for (int i = 0; i < w; i++) {
 		tsr_region_t s;
@@ -263,7 +269,8 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 		for (int d = -1; d <= 1; d += 2) {
 			if (i + d < 0 || i + d >= w)
 				continue;
-			if ((rc = tsr_partition_subregion(tiles, (const int64_t[3]){i + d, 0, 0}, &s)))
+			if ((rc = tsr_partition_subregion(tiles, (const int64_t[3]){i + d, 0, 0},
+							  &s)))
 				die("subregion", rc);
 			reqs[i][nreqs[i]++] = tsr_req_region(s, TSR_READ, 1, &f);
 		}
@@ -303,7 +310,8 @@ static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
 	const int64_t width[3] = {1, 0, 0};
 	int rc;
 	if ((rc = tsr_fspace_create(&fs)) || (rc = tsr_fspace_add(fs, "u0", TSR_F64, 0, &f[0])) ||
-	    (rc = tsr_fspace_add(fs, "u1", TSR_F64, 0, &f[1])) || (rc = tsr_region_create("grid", bounds, fs, &r)) ||
+	    (rc = tsr_fspace_add(fs, "u1", TSR_F64, 0, &f[1])) ||
+	    (rc = tsr_region_create("grid", bounds, fs, &r)) ||
 	    (rc = tsr_partition_tiles(r, tsr_box1(0, w - 1), "tiles", &tiles)) ||
 	    (rc = tsr_partition_tiles_halo(r, bounds, tsr_box1(0, w - 1), width, "halo", &halo)))
 		die("setup", rc);
@@ -315,7 +323,8 @@ static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
 			tsr_req_part(tiles, TSR_READ_WRITE, 1, &f[(t + 1) % 2]),
 			tsr_req_part(halo, TSR_READ, 1, &f[t % 2]),
 		};
-		rc = tsr_run(task, &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
+		rc = tsr_run(task,
+			     &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
 		if (rc)
 			die("tsr_run", rc);
 	}
@@ -344,28 +353,35 @@ static void check_ran(const char *who, enum pattern p, long ntasks)
 {
 	long n = atomic_load(&ran);
 	if (n != ntasks) {
-		fprintf(stderr, "overhead: %s %s ran %ld tasks, submitted %ld\n", who, pattern_name[p], n, ntasks);
+		fprintf(stderr, "overhead: %s %s ran %ld tasks, submitted %ld\n", who,
+			pattern_name[p], n, ntasks);
 		exit(1);
 	}
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: overhead [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N] [--pattern P]\n"
-	        "                [--only raw|tessera]\n"
-	        "Submits the same graph of empty tasks through raw StarPU (starpu_task_insert) and through\n"
-	        "Tessera (tsr_run) in one run and prints microseconds per task (submission to completion),\n"
-	        "the median of R repetitions, and the ratio Tessera/raw.\n"
-	        "  --tasks N     tasks per repetition and pattern (default 50000)\n"
-	        "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"
-	        "  --width W     chains / stencil width (default: number of workers)\n"
-	        "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
-	        "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
-	        "  --pattern P   nodata, rw-chains, stencil, halo or halo-expl (default: all five); halo\n"
-	        "                runs whole steps of W tasks (N rounded down to a multiple of W); halo-expl\n"
-	        "                is halo against raw StarPU given the dependences explicitly (a replay's floor)\n"
-	        "  --only S      run only raw or only tessera (to profile one submitting thread alone)\n");
+	fprintf(out, "usage: overhead [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N] "
+		     "[--pattern P]\n"
+		     "                [--only raw|tessera]\n"
+		     "Submits the same graph of empty tasks through raw StarPU "
+		     "(starpu_task_insert) and through\n"
+		     "Tessera (tsr_run) in one run and prints microseconds per task (submission to "
+		     "completion),\n"
+		     "the median of R repetitions, and the ratio Tessera/raw.\n"
+		     "  --tasks N     tasks per repetition and pattern (default 50000)\n"
+		     "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"
+		     "  --width W     chains / stencil width (default: number of workers)\n"
+		     "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
+		     "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
+		     "  --pattern P   nodata, rw-chains, stencil, halo or halo-expl (default: all "
+		     "five); halo\n"
+		     "                runs whole steps of W tasks (N rounded down to a multiple of "
+		     "W); halo-expl\n"
+		     "                is halo against raw StarPU given the dependences explicitly "
+		     "(a replay's floor)\n"
+		     "  --only S      run only raw or only tessera (to profile one submitting "
+		     "thread alone)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -408,7 +424,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 		} else if (!strcmp(a, "--only")) {
 			if (strcmp(v, "raw") && strcmp(v, "tessera")) {
-				fprintf(stderr, "overhead: --only takes raw or tessera, not '%s'\n", v);
+				fprintf(stderr, "overhead: --only takes raw or tessera, not '%s'\n",
+					v);
 				return -1;
 			}
 			o->side = strcmp(v, "raw") ? SIDE_TESSERA : SIDE_RAW;
@@ -431,13 +448,17 @@ int main(int argc, char **argv)
 		return 1;
 	int w = o.width ? o.width : tsr_ncpu_workers() + tsr_ncuda_workers();
 	tsr_task_t task;
-	if ((rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_tsr", .cpu = tsr_body}, &task)))
+	if ((rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_tsr", .cpu = tsr_body},
+				    &task)))
 		die("tsr_task_register", rc);
-	printf("# overhead: %ld tasks x %d reps, width %d, policy %s, %d CPU workers; us/task, median\n", o.ntasks, o.reps,
-	       w, tsr_sched_name(), tsr_ncpu_workers());
-	printf("# wall: first submission to last completion; cpu: the submitting thread's CPU time in the\n"
+	printf("# overhead: %ld tasks x %d reps, width %d, policy %s, %d CPU workers; us/task, "
+	       "median\n",
+	       o.ntasks, o.reps, w, tsr_sched_name(), tsr_ncpu_workers());
+	printf("# wall: first submission to last completion; cpu: the submitting thread's CPU time "
+	       "in the\n"
 	       "# submission loop (robust to a loaded machine)\n");
-	printf("%-10s %10s %10s %8s %10s %10s %8s\n", "pattern", "raw", "tessera", "ratio", "raw-cpu", "tsr-cpu", "ratio");
+	printf("%-10s %10s %10s %8s %10s %10s %8s\n", "pattern", "raw", "tessera", "ratio",
+	       "raw-cpu", "tsr-cpu", "ratio");
 	double *raw = calloc(o.reps, sizeof *raw), *tes = calloc(o.reps, sizeof *tes);
 	double *rawc = calloc(o.reps, sizeof *rawc), *tesc = calloc(o.reps, sizeof *tesc);
 	int run_raw_side = o.side != SIDE_TESSERA, run_tes_side = o.side != SIDE_RAW;
@@ -473,13 +494,15 @@ int main(int argc, char **argv)
 		if (o.side == SIDE_BOTH) {
 			double mr = app_median(raw, o.reps), mt = app_median(tes, o.reps);
 			double mrc = app_median(rawc, o.reps), mtc = app_median(tesc, o.reps);
-			printf("%-10s %10.2f %10.2f %8.2f %10.2f %10.2f %8.2f\n", pattern_name[p], mr, mt, mt / mr, mrc, mtc, mtc / mrc);
+			printf("%-10s %10.2f %10.2f %8.2f %10.2f %10.2f %8.2f\n", pattern_name[p],
+			       mr, mt, mt / mr, mrc, mtc, mtc / mrc);
 		} else if (o.side == SIDE_RAW) {
-			printf("%-10s %10.2f %10s %8s %10.2f %10s %8s\n", pattern_name[p], app_median(raw, o.reps), "-", "-",
-			       app_median(rawc, o.reps), "-", "-");
+			printf("%-10s %10.2f %10s %8s %10.2f %10s %8s\n", pattern_name[p],
+			       app_median(raw, o.reps), "-", "-", app_median(rawc, o.reps), "-",
+			       "-");
 		} else {
-			printf("%-10s %10s %10.2f %8s %10s %10.2f %8s\n", pattern_name[p], "-", app_median(tes, o.reps), "-", "-",
-			       app_median(tesc, o.reps), "-");
+			printf("%-10s %10s %10.2f %8s %10s %10.2f %8s\n", pattern_name[p], "-",
+			       app_median(tes, o.reps), "-", "-", app_median(tesc, o.reps), "-");
 		}
 		fflush(stdout);
 	}

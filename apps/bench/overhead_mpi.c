@@ -58,7 +58,8 @@ static void raw_body(void *buffers[], void *cl_arg)
 }
 
 /* A history-based model like every Tessera codelet's, so the ratio measures Tessera's layer. */
-static struct starpu_perfmodel raw_model = {.type = STARPU_HISTORY_BASED, .symbol = "overhead_mpi_raw"};
+static struct starpu_perfmodel raw_model = {.type = STARPU_HISTORY_BASED,
+					    .symbol = "overhead_mpi_raw"};
 static struct starpu_codelet raw_cl = {
 	.cpu_funcs = {raw_body},
 	.nbuffers = STARPU_VARIABLE_NBUFFERS,
@@ -73,7 +74,9 @@ static void raw_register(starpu_data_handle_t *h, double *vals, int w)
 	for (int i = 0; i < 2 * w; i++) {
 		int owner = tile_owner(i % w, w);
 		if (owner == rank)
-			starpu_vector_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&vals[i * HALO_TILE], HALO_TILE, sizeof *vals);
+			starpu_vector_data_register(&h[i], STARPU_MAIN_RAM,
+						    (uintptr_t)&vals[i * HALO_TILE], HALO_TILE,
+						    sizeof *vals);
 		else
 			starpu_vector_data_register(&h[i], -1, 0, HALO_TILE, sizeof *vals);
 		starpu_mpi_data_register_comm(h[i], i, owner, MPI_COMM_WORLD);
@@ -107,7 +110,8 @@ static double run_raw(long ntasks, int w)
 		for (int j = i - 1; j <= i + 1; j++)
 			if (j >= 0 && j < w)
 				d[n++] = (struct starpu_data_descr){in[j], STARPU_R};
-		int rc = starpu_mpi_task_insert(MPI_COMM_WORLD, &raw_cl, STARPU_DATA_MODE_ARRAY, d, n, 0);
+		int rc = starpu_mpi_task_insert(MPI_COMM_WORLD, &raw_cl, STARPU_DATA_MODE_ARRAY, d,
+						n, 0);
 		if (rc) {
 			fprintf(stderr, "overhead-mpi: starpu_mpi_task_insert failed (%d)\n", rc);
 			exit(1);
@@ -154,7 +158,8 @@ static double run_tessera(long ntasks, int w, tsr_task_t task)
 	const int64_t width[3] = {1, 0, 0};
 	int rc;
 	if ((rc = tsr_fspace_create(&fs)) || (rc = tsr_fspace_add(fs, "u0", TSR_F64, 0, &f[0])) ||
-	    (rc = tsr_fspace_add(fs, "u1", TSR_F64, 0, &f[1])) || (rc = tsr_region_create("grid", bounds, fs, &r)) ||
+	    (rc = tsr_fspace_add(fs, "u1", TSR_F64, 0, &f[1])) ||
+	    (rc = tsr_region_create("grid", bounds, fs, &r)) ||
 	    (rc = tsr_partition_tiles(r, tsr_box1(0, w - 1), "tiles", &tiles)) ||
 	    (rc = tsr_partition_tiles_halo(r, bounds, tsr_box1(0, w - 1), width, "halo", &halo)))
 		die("setup", rc);
@@ -167,7 +172,8 @@ static double run_tessera(long ntasks, int w, tsr_task_t task)
 			tsr_req_part(tiles, TSR_READ_WRITE, 1, &f[(t + 1) % 2]),
 			tsr_req_part(halo, TSR_READ, 1, &f[t % 2]),
 		};
-		rc = tsr_run(task, &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
+		rc = tsr_run(task,
+			     &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
 		if (rc)
 			die("tsr_run", rc);
 	}
@@ -187,7 +193,8 @@ static void check_ran(const char *who, long ntasks)
 	long mine = atomic_load(&ran), all = 0;
 	MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 	if (all != ntasks) {
-		fprintf(stderr, "overhead-mpi: %s ran %ld tasks on %d ranks, submitted %ld\n", who, all, nranks, ntasks);
+		fprintf(stderr, "overhead-mpi: %s ran %ld tasks on %d ranks, submitted %ld\n", who,
+			all, nranks, ntasks);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 }
@@ -210,19 +217,24 @@ static double mean_over_ranks(double mine)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "usage: mpirun -np N overhead-mpi [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N]\n"
-	        "Submits overhead's halo graph of empty tasks (steps of W tasks; task (t, i) writes tile i of\n"
-	        "one field and reads tiles i-1..i+1 of the other) through raw StarPU-MPI\n"
-	        "(starpu_mpi_task_insert, tiles owned in blocks of W/N) and through Tessera (one index launch\n"
-	        "per step, colors owned in the same blocks) on every rank, and prints microseconds per task of\n"
-	        "the whole graph (first submission to the slowest rank's completion), the median of R\n"
-	        "repetitions, and the ratio Tessera/raw.\n"
-	        "  --tasks N     tasks per repetition, rounded down to whole steps (default 20000)\n"
-	        "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"
-	        "  --width W     tiles, tasks per step (default 32)\n"
-	        "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
-	        "  --ncpu N      CPU workers per rank (default: TSR_NCPU or StarPU's)\n");
+	fprintf(out, "usage: mpirun -np N overhead-mpi [--tasks N] [--reps R] [--width W] [--sched "
+		     "NAME] [--ncpu N]\n"
+		     "Submits overhead's halo graph of empty tasks (steps of W tasks; task (t, i) "
+		     "writes tile i of\n"
+		     "one field and reads tiles i-1..i+1 of the other) through raw StarPU-MPI\n"
+		     "(starpu_mpi_task_insert, tiles owned in blocks of W/N) and through Tessera "
+		     "(one index launch\n"
+		     "per step, colors owned in the same blocks) on every rank, and prints "
+		     "microseconds per task of\n"
+		     "the whole graph (first submission to the slowest rank's completion), the "
+		     "median of R\n"
+		     "repetitions, and the ratio Tessera/raw.\n"
+		     "  --tasks N     tasks per repetition, rounded down to whole steps (default "
+		     "20000)\n"
+		     "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"
+		     "  --width W     tiles, tasks per step (default 32)\n"
+		     "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
+		     "  --ncpu N      CPU workers per rank (default: TSR_NCPU or StarPU's)\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -278,7 +290,8 @@ int main(int argc, char **argv)
 	app_set_name("overhead-mpi");
 	if (parse(argc, argv, &o))
 		return 2;
-	/* the raw side needs StarPU-MPI: a run without mpirun is one rank of it, not plain StarPU */
+	/* the raw side needs StarPU-MPI: a run without mpirun is one rank of it, not plain
+	 * StarPU */
 	setenv("TSR_MPI", "1", 0);
 	if (app_init(o.sched, o.ncpu))
 		return 1;
@@ -286,22 +299,28 @@ int main(int argc, char **argv)
 	nranks = tsr_nranks();
 	int w = o.width;
 	if (w < nranks) {
-		fprintf(stderr, "overhead-mpi: --width %d gives some of the %d ranks no tile\n", w, nranks);
+		fprintf(stderr, "overhead-mpi: --width %d gives some of the %d ranks no tile\n", w,
+			nranks);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	tsr_task_t task;
-	int rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_mpi_tsr", .cpu = tsr_body}, &task);
+	int rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_mpi_tsr", .cpu = tsr_body},
+				   &task);
 	if (rc)
 		die("tsr_task_register", rc);
 	long n = (o.ntasks / w > 0 ? o.ntasks / w : 1) * w;
 	long warm = (n / 10 / w > 0 ? n / 10 / w : 1) * w;
 	if (rank == 0) {
-		printf("# overhead-mpi: halo, %ld tasks x %d reps, width %d, %d rank(s), policy %s, %d CPU worker(s) "
-		       "per rank; us/task of the whole graph, median\n", n, o.reps, w, nranks, tsr_sched_name(),
-		       tsr_ncpu_workers());
-		printf("# wall: first submission to the slowest rank's completion; cpu: each rank's submitting\n"
-		       "# thread's CPU time in the submission loop (every rank submits the whole graph), mean over ranks\n");
-		printf("%5s %10s %10s %8s %10s %10s %8s\n", "ranks", "raw", "tessera", "ratio", "raw-cpu", "tsr-cpu", "ratio");
+		printf("# overhead-mpi: halo, %ld tasks x %d reps, width %d, %d rank(s), policy "
+		       "%s, %d CPU worker(s) "
+		       "per rank; us/task of the whole graph, median\n",
+		       n, o.reps, w, nranks, tsr_sched_name(), tsr_ncpu_workers());
+		printf("# wall: first submission to the slowest rank's completion; cpu: each "
+		       "rank's submitting\n"
+		       "# thread's CPU time in the submission loop (every rank submits the whole "
+		       "graph), mean over ranks\n");
+		printf("%5s %10s %10s %8s %10s %10s %8s\n", "ranks", "raw", "tessera", "ratio",
+		       "raw-cpu", "tsr-cpu", "ratio");
 	}
 	/* warm-up: perf models loaded, plans opened, allocator primed */
 	run_raw(warm, w);
@@ -313,13 +332,16 @@ int main(int argc, char **argv)
 	for (int k = 0; k < o.reps; k++) {
 		/* alternate which goes first so drifting machine load hits both alike */
 		int tessera_first = k % 2 == 1;
-		measure(tessera_first, n, w, task, tessera_first ? &tes[k] : &raw[k], tessera_first ? &tesc[k] : &rawc[k]);
-		measure(!tessera_first, n, w, task, tessera_first ? &raw[k] : &tes[k], tessera_first ? &rawc[k] : &tesc[k]);
+		measure(tessera_first, n, w, task, tessera_first ? &tes[k] : &raw[k],
+			tessera_first ? &tesc[k] : &rawc[k]);
+		measure(!tessera_first, n, w, task, tessera_first ? &raw[k] : &tes[k],
+			tessera_first ? &rawc[k] : &tesc[k]);
 	}
 	if (rank == 0) {
 		double mr = app_median(raw, o.reps), mt = app_median(tes, o.reps);
 		double mrc = app_median(rawc, o.reps), mtc = app_median(tesc, o.reps);
-		printf("%5d %10.2f %10.2f %8.2f %10.2f %10.2f %8.2f\n", nranks, mr, mt, mt / mr, mrc, mtc, mtc / mrc);
+		printf("%5d %10.2f %10.2f %8.2f %10.2f %10.2f %8.2f\n", nranks, mr, mt, mt / mr,
+		       mrc, mtc, mtc / mrc);
 		fflush(stdout);
 	}
 	free(raw);

@@ -16,44 +16,47 @@
 /* ------------------------------------------------------------ options */
 
 struct opts {
-	int64_t n;          /* grid side */
-	int dim;            /* 2 or 3 */
-	double tol;         /* on |r| / |b| */
+	int64_t n;  /* grid side */
+	int dim;    /* 2 or 3 */
+	double tol; /* on |r| / |b| */
 	int64_t maxiter;
-	int blocks;         /* row blocks; 0: 2 per worker */
-	int csr;            /* 1: CSR matrix, 0: matrix-free stencil */
+	int blocks; /* row blocks; 0: 2 per worker */
+	int csr;    /* 1: CSR matrix, 0: matrix-free stencil */
 	const char *sched;
-	int workers;        /* CPU workers; -1: StarPU default */
-	int64_t check;      /* convergence checked every `check` iterations */
+	int workers;   /* CPU workers; -1: StarPU default */
+	int64_t check; /* convergence checked every `check` iterations */
 	int verify, compare, reps;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: cg [options]\n"
-	        "Solve A x = b by conjugate gradient on Tessera, A the Poisson matrix of an n^dim grid\n"
-	        "(5-point in 2-D, 7-point in 3-D, Dirichlet), x0 = 0, until |r| <= tol |b| or maxiter.\n"
-	        "  -n N          grid side (default 100)\n"
-	        "  -dim 2|3      dimension (default 2)\n"
-	        "  -tol T        relative residual tolerance (default 1e-8)\n"
-	        "  -maxiter M    iteration limit (default 10000)\n"
-	        "  -blocks B     row blocks (default 2 per worker)\n"
-	        "  --csr         store A as a CSR matrix (default)\n"
-	        "  --stencil     apply A matrix-free\n"
-	        "  --sched NAME  StarPU scheduling policy (eager, lws, dmda, ...)\n"
-	        "  -workers W    CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
-	        "  -check K      wait for the residual every K iterations (default 10)\n"
-	        "  -reps R       timed repetitions, the median is reported (default 1, 5 with --compare)\n"
-	        "  --verify      compare with a sequential C CG: iterations, solution, residual history\n"
-	        "  --compare     time a plain C/OpenMP CG in the same run and print the ratio\n"
-	        "  --help        this text\n");
+	fprintf(f, "usage: cg [options]\n"
+		   "Solve A x = b by conjugate gradient on Tessera, A the Poisson matrix of an "
+		   "n^dim grid\n"
+		   "(5-point in 2-D, 7-point in 3-D, Dirichlet), x0 = 0, until |r| <= tol |b| or "
+		   "maxiter.\n"
+		   "  -n N          grid side (default 100)\n"
+		   "  -dim 2|3      dimension (default 2)\n"
+		   "  -tol T        relative residual tolerance (default 1e-8)\n"
+		   "  -maxiter M    iteration limit (default 10000)\n"
+		   "  -blocks B     row blocks (default 2 per worker)\n"
+		   "  --csr         store A as a CSR matrix (default)\n"
+		   "  --stencil     apply A matrix-free\n"
+		   "  --sched NAME  StarPU scheduling policy (eager, lws, dmda, ...)\n"
+		   "  -workers W    CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
+		   "  -check K      wait for the residual every K iterations (default 10)\n"
+		   "  -reps R       timed repetitions, the median is reported (default 1, 5 with "
+		   "--compare)\n"
+		   "  --verify      compare with a sequential C CG: iterations, solution, residual "
+		   "history\n"
+		   "  --compare     time a plain C/OpenMP CG in the same run and print the ratio\n"
+		   "  --help        this text\n");
 }
 
 static int takes_value(const char *a)
 {
-	static const char *const names[] = {"-n", "-dim", "-tol", "-maxiter", "-blocks", "--sched", "-sched",
-	                                    "-workers", "-check", "-reps"};
+	static const char *const names[] = {"-n",      "-dim",   "-tol",     "-maxiter", "-blocks",
+					    "--sched", "-sched", "-workers", "-check",   "-reps"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(a, names[i]))
 			return 1;
@@ -62,8 +65,18 @@ static int takes_value(const char *a)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){.n = 100, .dim = 2, .tol = 1e-8, .maxiter = 10000, .blocks = 0, .csr = 1, .sched = NULL,
-	                   .workers = -1, .check = 10, .verify = 0, .compare = 0, .reps = 0};
+	*o = (struct opts){.n = 100,
+			   .dim = 2,
+			   .tol = 1e-8,
+			   .maxiter = 10000,
+			   .blocks = 0,
+			   .csr = 1,
+			   .sched = NULL,
+			   .workers = -1,
+			   .check = 10,
+			   .verify = 0,
+			   .compare = 0,
+			   .reps = 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -112,7 +125,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "-check")) {
 			if (app_parse_i64(a, v, 1, INT64_MAX, &o->check))
 				return -1;
-		} else {   /* -reps: the last of takes_value's names */
+		} else { /* -reps: the last of takes_value's names */
 			if (app_parse_int(a, v, 1, 1000, &o->reps))
 				return -1;
 		}
@@ -122,8 +135,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->reps = o->compare ? 5 : 1;
 	int64_t unknowns = o->n * o->n * (o->dim == 3 ? o->n : 1);
 	if (o->n > (o->dim == 3 ? 1290 : 46340) || unknowns > INT32_MAX) {
-		fprintf(stderr, "cg: -n %lld: %lld unknowns, more than CSR's 32-bit column indices hold\n", (long long)o->n,
-		        (long long)unknowns);
+		fprintf(stderr,
+			"cg: -n %lld: %lld unknowns, more than CSR's 32-bit column indices hold\n",
+			(long long)o->n, (long long)unknowns);
 		return -1;
 	}
 	return 0;
@@ -133,9 +147,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 struct problem {
 	int dim;
-	int64_t nx, ny, nz, n;    /* grid and unknowns */
+	int64_t nx, ny, nz, n; /* grid and unknowns */
 	int64_t nnz;
-	int64_t *rp;              /* CSR, built for --csr only (the reference and the baseline use it too) */
+	/* CSR, built for --csr only (the reference and the baseline use it too) */
+	int64_t *rp;
 	int32_t *col;
 	double *val;
 	double *b;
@@ -150,7 +165,8 @@ static int problem_build(struct problem *P, int64_t side, int dim, int with_csr)
 	P->nz = dim == 3 ? side : 1;
 	P->n = P->nx * P->ny * P->nz;
 	/* nonzeros: the diagonal, plus two per interior grid edge in each dimension */
-	P->nnz = P->n + 2 * ((P->nx - 1) * P->ny * P->nz + P->nx * (P->ny - 1) * P->nz + P->nx * P->ny * (P->nz - 1));
+	P->nnz = P->n + 2 * ((P->nx - 1) * P->ny * P->nz + P->nx * (P->ny - 1) * P->nz +
+			     P->nx * P->ny * (P->nz - 1));
 	P->b = malloc(P->n * sizeof *P->b);
 	if (!P->b)
 		return -1;
@@ -171,14 +187,25 @@ static int problem_build(struct problem *P, int64_t side, int dim, int with_csr)
 			for (int64_t ix = 0; ix < P->nx; ix++) {
 				const int64_t i = ix * sx + iy * sy + iz * sz;
 				P->rp[i] = k;
-#define NZ(c, v) do { P->col[k] = (int32_t)(c); P->val[k] = (v); k++; } while (0)
-				if (iz > 0) NZ(i - sz, -1.0);
-				if (iy > 0) NZ(i - sy, -1.0);
-				if (ix > 0) NZ(i - sx, -1.0);
+#define NZ(c, v)                          \
+	do {                              \
+		P->col[k] = (int32_t)(c); \
+		P->val[k] = (v);          \
+		k++;                      \
+	} while (0)
+				if (iz > 0)
+					NZ(i - sz, -1.0);
+				if (iy > 0)
+					NZ(i - sy, -1.0);
+				if (ix > 0)
+					NZ(i - sx, -1.0);
 				NZ(i, 2.0 * dim);
-				if (ix < P->nx - 1) NZ(i + sx, -1.0);
-				if (iy < P->ny - 1) NZ(i + sy, -1.0);
-				if (iz < P->nz - 1) NZ(i + sz, -1.0);
+				if (ix < P->nx - 1)
+					NZ(i + sx, -1.0);
+				if (iy < P->ny - 1)
+					NZ(i + sy, -1.0);
+				if (iz < P->nz - 1)
+					NZ(i + sz, -1.0);
 #undef NZ
 			}
 	P->rp[P->n] = k;
@@ -205,11 +232,12 @@ static double bytes_per_iter(const struct problem *P, int csr)
 
 /* Outcome of one solve; rr[j] is r.r after iteration j (rr[0]: the initial residual). */
 struct result {
-	int64_t iters;        /* iterations to convergence, or maxiter */
-	int64_t submitted;    /* iterations run (Tessera: includes the frozen ones after convergence) */
+	int64_t iters; /* iterations to convergence, or maxiter */
+	/* iterations run (Tessera: includes the frozen ones after convergence) */
+	int64_t submitted;
 	int converged;
-	double *rr;           /* maxiter + 1 */
-	double *x;            /* n */
+	double *rr; /* maxiter + 1 */
+	double *x;  /* n */
 	double seconds;
 };
 
@@ -232,12 +260,18 @@ static void ref_apply(const struct problem *P, int csr, const double *p, double 
 	for (int64_t i = 0; i < P->n; i++) {
 		const int64_t ix = i % P->nx, iy = (i / P->nx) % P->ny, iz = i / sz;
 		double v = 2.0 * P->dim * p[i];
-		if (ix > 0) v -= p[i - 1];
-		if (ix < P->nx - 1) v -= p[i + 1];
-		if (iy > 0) v -= p[i - sy];
-		if (iy < P->ny - 1) v -= p[i + sy];
-		if (P->dim == 3 && iz > 0) v -= p[i - sz];
-		if (P->dim == 3 && iz < P->nz - 1) v -= p[i + sz];
+		if (ix > 0)
+			v -= p[i - 1];
+		if (ix < P->nx - 1)
+			v -= p[i + 1];
+		if (iy > 0)
+			v -= p[i - sy];
+		if (iy < P->ny - 1)
+			v -= p[i + sy];
+		if (P->dim == 3 && iz > 0)
+			v -= p[i - sz];
+		if (P->dim == 3 && iz < P->nz - 1)
+			v -= p[i + sz];
 		q[i] = v;
 	}
 }
@@ -292,13 +326,15 @@ static int ref_solve(const struct problem *P, const struct opts *o, struct resul
 static double omp_solve(const struct problem *P, const struct opts *o, int nt, struct result *R)
 {
 	const int64_t n = P->n;
-	double *x = R->x, *r = malloc(n * sizeof *r), *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
+	double *x = R->x, *r = malloc(n * sizeof *r), *p = malloc(n * sizeof *p),
+	       *q = malloc(n * sizeof *q);
 	int64_t *lo = malloc((nt + 1) * sizeof *lo);
 	if (!r || !p || !q || !lo) {
 		free(r), free(p), free(q), free(lo);
 		return -1;
 	}
-	for (int t = 0; t <= nt; t++)   /* equal blocks, the remainder to the first ones, as tiles do */
+	/* equal blocks, the remainder to the first ones, as tiles do */
+	for (int t = 0; t <= nt; t++)
 		lo[t] = t * (n / nt) + (t < n % nt ? t : n % nt);
 	const int csr = o->csr, dim = P->dim;
 	double t0 = app_now(), dot;
@@ -309,6 +345,7 @@ static double omp_solve(const struct problem *P, const struct opts *o, int nt, s
 			r[i] = P->b[i];
 			p[i] = r[i];
 		}
+/* clang-format off */
 #define OMP_DOT(a, b)                                                                     \
 	do {                                                                                  \
 		dot = 0.0;                                                                        \
@@ -316,6 +353,7 @@ static double omp_solve(const struct problem *P, const struct opts *o, int nt, s
 		for (int t = 0; t < nt; t++)                                                      \
 			dot += cg_dot_range(lo[t + 1] - lo[t], (a) + lo[t], (b) + lo[t]);             \
 	} while (0)
+	/* clang-format on */
 	OMP_DOT(r, r);
 	cg_state_t s = cg_state_first(dot, o->tol * o->tol);
 	R->rr[0] = s.rr;
@@ -325,12 +363,15 @@ static double omp_solve(const struct problem *P, const struct opts *o, int nt, s
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
 		for (int t = 0; t < nt; t++) {
 			if (csr)
-				cg_spmv_csr_range(lo[t], lo[t + 1] - 1, P->rp + lo[t], P->col + P->rp[lo[t]], P->val + P->rp[lo[t]], p, 0,
-				                  q + lo[t]);
+				cg_spmv_csr_range(lo[t], lo[t + 1] - 1, P->rp + lo[t],
+						  P->col + P->rp[lo[t]], P->val + P->rp[lo[t]], p,
+						  0, q + lo[t]);
 			else if (dim == 2)
-				cg_stencil2d_range(lo[t], lo[t + 1] - 1, P->nx, P->ny, p, 0, q + lo[t]);
+				cg_stencil2d_range(lo[t], lo[t + 1] - 1, P->nx, P->ny, p, 0,
+						   q + lo[t]);
 			else
-				cg_stencil3d_range(lo[t], lo[t + 1] - 1, P->nx, P->ny, P->nz, p, 0, q + lo[t]);
+				cg_stencil3d_range(lo[t], lo[t + 1] - 1, P->nx, P->ny, P->nz, p, 0,
+						   q + lo[t]);
 		}
 		OMP_DOT(p, q);
 		const double alpha = cg_alpha_value(&s, dot);
@@ -361,10 +402,11 @@ struct tcg {
 	cg_tasks_t tk;
 	tsr_region_t vec, rowptr, nz;
 	tsr_field_t fx, fr, fp, fq, fb, frp, fcol, fval;
-	tsr_partition_t rows;     /* disjoint row blocks of the vectors */
-	tsr_partition_t ghost;    /* aliased: each block's rows plus the rows of p it reads */
-	tsr_partition_t rp_part;  /* row pointers lo..hi+1 of each block (aliased: one shared entry) */
-	tsr_partition_t nz_part;  /* nonzeros of each block */
+	tsr_partition_t rows;  /* disjoint row blocks of the vectors */
+	tsr_partition_t ghost; /* aliased: each block's rows plus the rows of p it reads */
+	/* row pointers lo..hi+1 of each block (aliased: one shared entry) */
+	tsr_partition_t rp_part;
+	tsr_partition_t nz_part; /* nonzeros of each block */
 	tsr_box_t colors;
 	int blocks, have_vec, have_csr_regions;
 	const struct problem *P;
@@ -376,30 +418,35 @@ struct tcg {
  * array of exactly that many bytes). A failure is reported here, naming the region and the field,
  * and its code returned: tsr_map's, or TSR_ESTATE for a mapping that succeeded but cannot be used
  * (it is unmapped again). */
-static int map_checked(tsr_region_t r, tsr_field_t f, const char *fname, tsr_privilege_t priv, size_t bytes,
-                       tsr_accessor_t *acc)
+static int map_checked(tsr_region_t r, tsr_field_t f, const char *fname, tsr_privilege_t priv,
+		       size_t bytes, tsr_accessor_t *acc)
 {
 	char what[192];
 	const char *rname = tsr_region_name(r);
-	snprintf(what, sizeof what, "mapping field '%s' of region '%s' for %s", fname, rname ? rname : "(stale)",
-	         priv == TSR_READ ? "reading" : "writing");
+	snprintf(what, sizeof what, "mapping field '%s' of region '%s' for %s", fname,
+		 rname ? rname : "(stale)", priv == TSR_READ ? "reading" : "writing");
 	int rc = tsr_map(r, f, priv, acc);
 	if (rc != TSR_OK)
 		return app_fail(what, rc);
 	const int64_t count = acc->hi[0] - acc->lo[0] + 1;
-	const char *bad = !acc->ptr ? "a NULL pointer"
-	                  : acc->dim != 1 || acc->stride[0] != 1 ? "not one contiguous 1-D array"
-	                  : count < 0 || (size_t)count * acc->elem_size != bytes ? "an array of another size"
-	                                                                         : NULL;
+	const char *bad = !acc->ptr                              ? "a NULL pointer"
+			  : acc->dim != 1 || acc->stride[0] != 1 ? "not one contiguous 1-D array"
+			  : count < 0 || (size_t)count * acc->elem_size != bytes
+				  ? "an array of another size"
+				  : NULL;
 	if (!bad)
 		return TSR_OK;
-	fprintf(stderr, "cg: %s: tsr_map returned TSR_OK but %s (ptr %p, dim %d, %lld elements of %zu bytes; %zu bytes "
-	        "expected)\n", what, bad, acc->ptr, acc->dim, (long long)count, acc->elem_size, bytes);
-	tsr_unmap(r, f);   /* the mapping is unusable: its own status adds nothing to the report */
+	fprintf(stderr,
+		"cg: %s: tsr_map returned TSR_OK but %s (ptr %p, dim %d, %lld elements of %zu "
+		"bytes; %zu bytes "
+		"expected)\n",
+		what, bad, acc->ptr, acc->dim, (long long)count, acc->elem_size, bytes);
+	tsr_unmap(r, f); /* the mapping is unusable: its own status adds nothing to the report */
 	return TSR_ESTATE;
 }
 
-static int map_write(tsr_region_t r, tsr_field_t f, const char *fname, const void *src, size_t bytes)
+static int map_write(tsr_region_t r, tsr_field_t f, const char *fname, const void *src,
+		     size_t bytes)
 {
 	tsr_accessor_t acc;
 	PASS(map_checked(r, f, fname, TSR_WRITE, bytes, &acc));
@@ -416,7 +463,8 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	int nw = tsr_ncpu_workers() + tsr_ncuda_workers() + tsr_nopencl_workers();
 	T->blocks = o->blocks ? o->blocks : 2 * (nw > 0 ? nw : 1);
 	if (T->blocks > P->n) {
-		fprintf(stderr, "cg: %d blocks for %lld unknowns: at most one block per unknown\n", T->blocks, (long long)P->n);
+		fprintf(stderr, "cg: %d blocks for %lld unknowns: at most one block per unknown\n",
+			T->blocks, (long long)P->n);
 		return TSR_EINVAL;
 	}
 	T->colors = tsr_box1(0, T->blocks - 1);
@@ -434,20 +482,22 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	PASS(map_write(T->vec, T->fb, "b", P->b, P->n * sizeof(double)));
 	TRY(tsr_partition_tiles(T->vec, T->colors, "rows", &T->rows));
 
-	/* The row blocks as the runtime cut them: the CSR partitions and ghost ranges follow them. */
+	/* The row blocks as the runtime cut them: the CSR partitions and ghost ranges follow
+	 * them. */
 	tsr_box_t *blk = malloc(T->blocks * sizeof *blk), *nzb = malloc(T->blocks * sizeof *nzb),
-	          *rpb = malloc(T->blocks * sizeof *rpb), *gb = malloc(T->blocks * sizeof *gb);
+		  *rpb = malloc(T->blocks * sizeof *rpb), *gb = malloc(T->blocks * sizeof *gb);
 	int rc = (blk && nzb && rpb && gb) ? TSR_OK : TSR_ENOMEM;
 	for (int c = 0; c < T->blocks && rc == TSR_OK; c++) {
 		tsr_region_t sub;
 		const int64_t color[3] = {c, 0, 0};
-		if ((rc = tsr_partition_subregion(T->rows, color, &sub)) || (rc = tsr_region_bounds(sub, &blk[c])))
+		if ((rc = tsr_partition_subregion(T->rows, color, &sub)) ||
+		    (rc = tsr_region_bounds(sub, &blk[c])))
 			break;
 		const int64_t lo = blk[c].lo[0], hi = blk[c].hi[0];
 		if (o->csr) {
 			rpb[c] = tsr_box1(lo, hi + 1);
 			nzb[c] = tsr_box1(P->rp[lo], P->rp[hi + 1] - 1);
-			int64_t cmin = lo, cmax = hi;   /* the columns this block's rows touch */
+			int64_t cmin = lo, cmax = hi; /* the columns this block's rows touch */
 			for (int64_t k = P->rp[lo]; k < P->rp[hi + 1]; k++) {
 				cmin = P->col[k] < cmin ? P->col[k] : cmin;
 				cmax = P->col[k] > cmax ? P->col[k] : cmax;
@@ -458,25 +508,35 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	if (rc == TSR_OK) {
 		if (o->csr) {
 			tsr_fspace_t fr, fn;
-			if (!(rc = tsr_fspace_create(&fr)) && !(rc = tsr_fspace_add(fr, "row_ptr", TSR_I64, 0, &T->frp)) &&
-			    !(rc = tsr_region_create("cg_row_ptr", tsr_box1(0, P->n), fr, &T->rowptr)) &&
+			if (!(rc = tsr_fspace_create(&fr)) &&
+			    !(rc = tsr_fspace_add(fr, "row_ptr", TSR_I64, 0, &T->frp)) &&
+			    !(rc = tsr_region_create("cg_row_ptr", tsr_box1(0, P->n), fr,
+						     &T->rowptr)) &&
 			    !(rc = tsr_fspace_destroy(fr)) && !(rc = tsr_fspace_create(&fn)) &&
 			    !(rc = tsr_fspace_add(fn, "col", TSR_I32, 0, &T->fcol)) &&
 			    !(rc = tsr_fspace_add(fn, "val", TSR_F64, 0, &T->fval)) &&
-			    !(rc = tsr_region_create("cg_nonzeros", tsr_box1(0, P->nnz - 1), fn, &T->nz)) &&
+			    !(rc = tsr_region_create("cg_nonzeros", tsr_box1(0, P->nnz - 1), fn,
+						     &T->nz)) &&
 			    !(rc = tsr_fspace_destroy(fn))) {
 				T->have_csr_regions = 1;
-				if (!(rc = map_write(T->rowptr, T->frp, "row_ptr", P->rp, (P->n + 1) * sizeof *P->rp)) &&
-				    !(rc = map_write(T->nz, T->fcol, "col", P->col, P->nnz * sizeof *P->col)) &&
-				    !(rc = map_write(T->nz, T->fval, "val", P->val, P->nnz * sizeof *P->val)) &&
-				    !(rc = tsr_partition_boxes(T->rowptr, T->blocks, rpb, "blocks", &T->rp_part)) &&
-				    !(rc = tsr_partition_boxes(T->nz, T->blocks, nzb, "blocks", &T->nz_part)))
-					rc = tsr_partition_boxes(T->vec, T->blocks, gb, "ghost", &T->ghost);
+				if (!(rc = map_write(T->rowptr, T->frp, "row_ptr", P->rp,
+						     (P->n + 1) * sizeof *P->rp)) &&
+				    !(rc = map_write(T->nz, T->fcol, "col", P->col,
+						     P->nnz * sizeof *P->col)) &&
+				    !(rc = map_write(T->nz, T->fval, "val", P->val,
+						     P->nnz * sizeof *P->val)) &&
+				    !(rc = tsr_partition_boxes(T->rowptr, T->blocks, rpb, "blocks",
+							       &T->rp_part)) &&
+				    !(rc = tsr_partition_boxes(T->nz, T->blocks, nzb, "blocks",
+							       &T->nz_part)))
+					rc = tsr_partition_boxes(T->vec, T->blocks, gb, "ghost",
+								 &T->ghost);
 			}
 		} else {
 			/* A block of rows reads p up to one grid line (2-D) or plane (3-D) away. */
 			const int64_t halo[3] = {P->dim == 2 ? P->nx : P->nx * P->ny, 0, 0};
-			rc = tsr_partition_tiles_halo(T->vec, tsr_box1(0, P->n - 1), T->colors, halo, "ghost", &T->ghost);
+			rc = tsr_partition_tiles_halo(T->vec, tsr_box1(0, P->n - 1), T->colors,
+						      halo, "ghost", &T->ghost);
 		}
 	}
 	free(blk), free(nzb), free(rpb), free(gb);
@@ -509,86 +569,104 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
 	const cg_tasks_t *k = &T->tk;
 	tsr_future_t pAp, alpha, rr;
 	if (T->o->csr) {
-		TRY(tsr_run(k->spmv_csr, &(tsr_launch_t){
-		                               .domain = T->colors,
-		                               .reqs = TSR_REQS(tsr_req_part(T->rp_part, TSR_READ, TSR_FIELDS(T->frp)),
-		                                                tsr_req_part(T->nz_part, TSR_READ, TSR_FIELDS(T->fcol, T->fval)),
-		                                                tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
-		                                                tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))),
-		                           }));
+		TRY(tsr_run(k->spmv_csr,
+			    &(tsr_launch_t){
+				    .domain = T->colors,
+				    .reqs = TSR_REQS(tsr_req_part(T->rp_part, TSR_READ,
+								  TSR_FIELDS(T->frp)),
+						     tsr_req_part(T->nz_part, TSR_READ,
+								  TSR_FIELDS(T->fcol, T->fval)),
+						     tsr_req_part(T->ghost, TSR_READ,
+								  TSR_FIELDS(T->fp)),
+						     tsr_req_part(T->rows, TSR_WRITE,
+								  TSR_FIELDS(T->fq))),
+			    }));
 	} else {
 		const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz};
 		TRY(tsr_run(T->P->dim == 2 ? k->stencil2d : k->stencil3d,
-		              &(tsr_launch_t){
-		                  .domain = T->colors,
-		                  .reqs = TSR_REQS(tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
-		                                   tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))),
-		                  TSR_ARGS(a),
-		              }));
+			    &(tsr_launch_t){
+				    .domain = T->colors,
+				    .reqs = TSR_REQS(tsr_req_part(T->ghost, TSR_READ,
+								  TSR_FIELDS(T->fp)),
+						     tsr_req_part(T->rows, TSR_WRITE,
+								  TSR_FIELDS(T->fq))),
+				    TSR_ARGS(a),
+			    }));
 	}
-	{   /* pAp = p . Ap */
-		TRY(tsr_run(k->dot, &(tsr_launch_t){
-		                          .domain = T->colors,
-		                          .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp, T->fq))),
-		                          .redop = TSR_SUM,
-		                          .result = &pAp,
-		                      }));
+	{ /* pAp = p . Ap */
+		TRY(tsr_run(k->dot,
+			    &(tsr_launch_t){
+				    .domain = T->colors,
+				    .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
+								  TSR_FIELDS(T->fp, T->fq))),
+				    .redop = TSR_SUM,
+				    .result = &pAp,
+			    }));
 	}
-	{   /* alpha = rr / pAp, or 0 once converged */
-		TRY(tsr_run(k->alpha, &(tsr_launch_t){
-		                            .reqs = TSR_REQS(tsr_req_future(S_prev), tsr_req_future(pAp)),
-		                            .result = &alpha,
-		                        }));
+	{ /* alpha = rr / pAp, or 0 once converged */
+		TRY(tsr_run(k->alpha,
+			    &(tsr_launch_t){
+				    .reqs = TSR_REQS(tsr_req_future(S_prev), tsr_req_future(pAp)),
+				    .result = &alpha,
+			    }));
 		TRY(tsr_future_destroy(pAp));
 	}
-	/* r -= alpha Ap first, x += alpha p after the state: r.r and the state are on the critical path,
-	 * the x update is not (only the next xpay, which overwrites p, must wait for it), so it can
-	 * fill the workers while the reduction and the state task run. */
+	/* r -= alpha Ap first, x += alpha p after the state: r.r and the state are on the critical
+	 * path, the x update is not (only the next xpay, which overwrites p, must wait for it), so
+	 * it can fill the workers while the reduction and the state task run. */
 	const cg_axpy_args_t ax = {1.0};
 	const cg_axpy_args_t ar = {-1.0};
-	{   /* r -= alpha Ap */
+	{ /* r -= alpha Ap */
 		TRY(tsr_run(k->axpy, &(tsr_launch_t){
-		                           .domain = T->colors,
-		                           .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fq)),
-		                                            tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fr)),
-		                                            tsr_req_future(alpha)),
-		                           TSR_ARGS(ar),
-		                       }));
+					     .domain = T->colors,
+					     .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
+									   TSR_FIELDS(T->fq)),
+							      tsr_req_part(T->rows, TSR_READ_WRITE,
+									   TSR_FIELDS(T->fr)),
+							      tsr_req_future(alpha)),
+					     TSR_ARGS(ar),
+				     }));
 	}
-	{   /* rr = r . r */
+	{ /* rr = r . r */
 		TRY(tsr_run(k->dot, &(tsr_launch_t){
-		                          .domain = T->colors,
-		                          .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))),
-		                          .redop = TSR_SUM,
-		                          .result = &rr,
-		                      }));
+					    .domain = T->colors,
+					    .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
+									  TSR_FIELDS(T->fr))),
+					    .redop = TSR_SUM,
+					    .result = &rr,
+				    }));
 	}
-	{   /* the new state: beta, convergence */
+	{ /* the new state: beta, convergence */
 		const cg_state_args_t a = {0.0, 0};
-		TRY(tsr_run(k->state, &(tsr_launch_t){
-		                            .reqs = TSR_REQS(tsr_req_future(S_prev), tsr_req_future(rr)),
-		                            TSR_ARGS(a),
-		                            .result = S_next,
-		                        }));
+		TRY(tsr_run(k->state,
+			    &(tsr_launch_t){
+				    .reqs = TSR_REQS(tsr_req_future(S_prev), tsr_req_future(rr)),
+				    TSR_ARGS(a),
+				    .result = S_next,
+			    }));
 		TRY(tsr_future_destroy(rr));
 	}
-	{   /* x += alpha p */
+	{ /* x += alpha p */
 		TRY(tsr_run(k->axpy, &(tsr_launch_t){
-		                           .domain = T->colors,
-		                           .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fp)),
-		                                            tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fx)),
-		                                            tsr_req_future(alpha)),
-		                           TSR_ARGS(ax),
-		                       }));
+					     .domain = T->colors,
+					     .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
+									   TSR_FIELDS(T->fp)),
+							      tsr_req_part(T->rows, TSR_READ_WRITE,
+									   TSR_FIELDS(T->fx)),
+							      tsr_req_future(alpha)),
+					     TSR_ARGS(ax),
+				     }));
 		TRY(tsr_future_destroy(alpha));
 	}
-	{   /* p = r + beta p (the state future starts with beta) */
+	{ /* p = r + beta p (the state future starts with beta) */
 		TRY(tsr_run(k->xpay, &(tsr_launch_t){
-		                           .domain = T->colors,
-		                           .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr)),
-		                                            tsr_req_part(T->rows, TSR_READ_WRITE, TSR_FIELDS(T->fp)),
-		                                            tsr_req_future(*S_next)),
-		                       }));
+					     .domain = T->colors,
+					     .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
+									   TSR_FIELDS(T->fr)),
+							      tsr_req_part(T->rows, TSR_READ_WRITE,
+									   TSR_FIELDS(T->fp)),
+							      tsr_req_future(*S_next)),
+				     }));
 	}
 	return TSR_OK;
 }
@@ -604,10 +682,11 @@ static int tcg_solve(struct tcg *T, struct result *R)
 	const struct opts *o = T->o;
 	const int64_t maxiter = o->maxiter;
 	tsr_future_t *S = malloc((maxiter + 1) * sizeof *S);
-	char *held = calloc(maxiter + 1, 1);   /* S[j] not yet destroyed */
+	char *held = calloc(maxiter + 1, 1); /* S[j] not yet destroyed */
 	if (!S || !held) {
 		free(S), free(held);
-		fprintf(stderr, "cg: out of memory for %lld state futures\n", (long long)maxiter + 1);
+		fprintf(stderr, "cg: out of memory for %lld state futures\n",
+			(long long)maxiter + 1);
 		return TSR_ENOMEM;
 	}
 	int rc = TSR_OK;
@@ -615,26 +694,27 @@ static int tcg_solve(struct tcg *T, struct result *R)
 	tsr_future_t rr0;
 /* STEP: the next call only while all went well; a failure is reported once and rc keeps its code,
  * so that the cleanup below runs whatever failed. */
-#define STEP(call)                                 \
-	if (rc == TSR_OK && (rc = (call)) != TSR_OK)    \
+#define STEP(call)                                   \
+	if (rc == TSR_OK && (rc = (call)) != TSR_OK) \
 		app_fail(#call, rc);
 	STEP(tsr_fill(T->vec, T->fx, &zero, sizeof zero));
 	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fr));
 	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fp));
 	if (rc == TSR_OK) {
 		STEP(tsr_run(T->tk.dot, &(tsr_launch_t){
-		                            .domain = T->colors,
-		                            .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))),
-		                            .redop = TSR_SUM,
-		                            .result = &rr0,
-		                        }));
+						.domain = T->colors,
+						.reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
+									      TSR_FIELDS(T->fr))),
+						.redop = TSR_SUM,
+						.result = &rr0,
+					}));
 		if (rc == TSR_OK) {
 			const cg_state_args_t sa = {o->tol * o->tol, 1};
 			STEP(tsr_run(T->tk.state, &(tsr_launch_t){
-			                              .reqs = TSR_REQS(tsr_req_future(rr0)),
-			                              TSR_ARGS(sa),
-			                              .result = &S[0],
-			                          }));
+							  .reqs = TSR_REQS(tsr_req_future(rr0)),
+							  TSR_ARGS(sa),
+							  .result = &S[0],
+						  }));
 			held[0] = rc == TSR_OK;
 			STEP(tsr_future_destroy(rr0));
 		}
@@ -642,16 +722,18 @@ static int tcg_solve(struct tcg *T, struct result *R)
 	int64_t submitted = 0, checked = -1, conv = -1;
 	while (rc == TSR_OK) {
 		if (submitted < maxiter) {
-			const int64_t upto = submitted + o->check < maxiter ? submitted + o->check : maxiter;
+			const int64_t upto =
+				submitted + o->check < maxiter ? submitted + o->check : maxiter;
 			while (rc == TSR_OK && submitted < upto) {
 				STEP(tcg_iteration(T, S[submitted], &S[submitted + 1]));
 				if (rc == TSR_OK)
 					held[++submitted] = 1;
 			}
 		}
-		/* Read every state but the newest window's, unless nothing more will be submitted. The
-		 * newest readable state is waited for first: the others precede it in the dependency
-		 * chain, so the host blocks (and takes a core from the workers) once per window. */
+		/* Read every state but the newest window's, unless nothing more will be submitted.
+		 * The newest readable state is waited for first: the others precede it in the
+		 * dependency chain, so the host blocks (and takes a core from the workers) once per
+		 * window. */
 		const int64_t readable = submitted < maxiter ? submitted - o->check : submitted;
 		if (rc == TSR_OK && checked < readable && conv < 0) {
 			cg_state_t last;
@@ -664,7 +746,8 @@ static int tcg_solve(struct tcg *T, struct result *R)
 			if (rc != TSR_OK)
 				break;
 			R->rr[checked] = s.rr;
-			if (checked < submitted) {   /* S[submitted] still feeds the next iteration */
+			/* S[submitted] still feeds the next iteration */
+			if (checked < submitted) {
 				STEP(tsr_future_destroy(S[checked]));
 				held[checked] = 0;
 			}
@@ -674,16 +757,18 @@ static int tcg_solve(struct tcg *T, struct result *R)
 		if (conv >= 0 || checked == maxiter)
 			break;
 	}
-	for (int64_t j = 0; j <= submitted; j++) {   /* also after an error: leave nothing behind */
+	for (int64_t j = 0; j <= submitted; j++) { /* also after an error: leave nothing behind */
 		int d = held[j] ? tsr_future_destroy(S[j]) : TSR_OK;
 		if (d != TSR_OK && rc == TSR_OK) {
 			rc = d;
 			app_fail("destroying a state future", d);
 		}
 	}
-	/* Reading x waits for the iterations submitted past convergence: they leave it as it was. */
+	/* Reading x waits for the iterations submitted past convergence: they leave it as it
+	 * was. */
 	tsr_accessor_t acc;
-	if (rc == TSR_OK && (rc = map_checked(T->vec, T->fx, "x", TSR_READ, T->P->n * sizeof(double), &acc)) == TSR_OK) {
+	if (rc == TSR_OK && (rc = map_checked(T->vec, T->fx, "x", TSR_READ,
+					      T->P->n * sizeof(double), &acc)) == TSR_OK) {
 		memcpy(R->x, acc.ptr, T->P->n * sizeof(double));
 		STEP(tsr_unmap(T->vec, T->fx));
 	}
@@ -743,10 +828,11 @@ static int verify(const struct problem *P, const struct opts *o, const struct re
 		nx += S.x[i] * S.x[i];
 	}
 	const double xerr = nx > 0 ? sqrt(dx / nx) : sqrt(dx);
-	/* History: relative difference at every iteration before convergence. The converged iteration
-	 * itself is left out of the bound (both runs are below tol there, which the equal iteration counts
-	 * already say): where CG terminates early, as on tiny grids, r collapses to rounding level in one
-	 * step and its relative value is noise. Without convergence every iteration is compared. */
+	/* History: relative difference at every iteration before convergence. The converged
+	 * iteration itself is left out of the bound (both runs are below tol there, which the equal
+	 * iteration counts already say): where CG terminates early, as on tiny grids, r collapses
+	 * to rounding level in one step and its relative value is noise. Without convergence every
+	 * iteration is compared. */
 	int64_t m = T->iters < S.iters ? T->iters : S.iters;
 	if (!(T->converged && S.converged))
 		m++;
@@ -755,12 +841,15 @@ static int verify(const struct problem *P, const struct opts *o, const struct re
 		const double e = b > 0 ? fabs(a - b) / b : fabs(a);
 		hist = e > hist || isnan(e) ? e : hist;
 	}
-	const int ok = T->iters == S.iters && T->converged == S.converged && xerr <= VERIFY_X_RTOL &&
-	               hist <= VERIFY_HIST_RTOL;
-	app_printf("verify: iterations %lld (sequential %lld), final |r| %.6e (sequential %.6e), solution relative error "
-	           "%.3g (bound %g), residual history max relative difference %.3g over %lld iterations (bound %g): %s\n",
-	           (long long)T->iters, (long long)S.iters, sqrt(T->rr[T->iters]), sqrt(S.rr[S.iters]), xerr, VERIFY_X_RTOL,
-	           hist, (long long)m, VERIFY_HIST_RTOL, ok ? "PASSED" : "FAILED");
+	const int ok = T->iters == S.iters && T->converged == S.converged &&
+		       xerr <= VERIFY_X_RTOL && hist <= VERIFY_HIST_RTOL;
+	app_printf("verify: iterations %lld (sequential %lld), final |r| %.6e (sequential %.6e), "
+		   "solution relative error "
+		   "%.3g (bound %g), residual history max relative difference %.3g over %lld "
+		   "iterations (bound %g): %s\n",
+		   (long long)T->iters, (long long)S.iters, sqrt(T->rr[T->iters]),
+		   sqrt(S.rr[S.iters]), xerr, VERIFY_X_RTOL, hist, (long long)m, VERIFY_HIST_RTOL,
+		   ok ? "PASSED" : "FAILED");
 	result_free(&S);
 	return ok;
 }
@@ -773,7 +862,8 @@ int main(int argc, char **argv)
 		return 2;
 	struct problem P;
 	if (problem_build(&P, o.n, o.dim, o.csr)) {
-		fprintf(stderr, "cg: out of memory building a %lld^%d problem\n", (long long)o.n, o.dim);
+		fprintf(stderr, "cg: out of memory building a %lld^%d problem\n", (long long)o.n,
+			o.dim);
 		problem_free(&P);
 		return 1;
 	}
@@ -782,7 +872,8 @@ int main(int argc, char **argv)
 		problem_free(&P);
 		return 1;
 	}
-	/* The OpenCL variants' kernels, built for every OpenCL device (nothing to do without one). */
+	/* The OpenCL variants' kernels, built for every OpenCL device (nothing to do without
+	 * one). */
 	if ((rc = cg_opencl_load()) != TSR_OK) {
 		app_fail("building the OpenCL kernels (apps/cg/cg.cl)", rc);
 		problem_free(&P);
@@ -804,14 +895,17 @@ int main(int argc, char **argv)
 	}
 	const int nt = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 	if (!status) {
-		app_printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim, (long long)o.n, P.dim,
-		           o.csr ? "CSR matrix" : "matrix-free stencil", (long long)P.n, (long long)P.nnz);
-		app_printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers%s, %d blocks, residual read every %lld "
-		           "iterations\n",
-		           tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), app_ranks_note(),
-		           T.blocks, (long long)o.check);
-		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model calibration);
-		 * Tessera and OpenMP then alternate so that machine noise hits both alike. */
+		app_printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim,
+			   (long long)o.n, P.dim, o.csr ? "CSR matrix" : "matrix-free stencil",
+			   (long long)P.n, (long long)P.nnz);
+		app_printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers%s, %d blocks, "
+			   "residual read every %lld "
+			   "iterations\n",
+			   tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(),
+			   tsr_nopencl_workers(), app_ranks_note(), T.blocks, (long long)o.check);
+		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model
+		 * calibration); Tessera and OpenMP then alternate so that machine noise hits both
+		 * alike. */
 		const int warm = o.reps > 1;
 		for (int i = -warm; i < o.reps && !status; i++) {
 			if (tcg_solve(&T, &R))
@@ -822,24 +916,31 @@ int main(int argc, char **argv)
 				if (run_baseline(&P, &o, nt, &B))
 					status = 1;
 				else if (i >= 0)
-					tb[i] = B.seconds / (double)(B.submitted > 0 ? B.submitted : 1);
+					tb[i] = B.seconds /
+						(double)(B.submitted > 0 ? B.submitted : 1);
 			}
 		}
 	}
 	if (!status) {
 		const double bnorm = sqrt(R.rr[0]), res = sqrt(R.rr[R.iters]);
 		app_printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R.iters,
-		           R.converged ? "converged" : "maxiter reached", o.tol, (long long)R.submitted);
-		app_printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res, bnorm > 0 ? res / bnorm : res);
-		/* Per-pair ratios first (app_median() sorts in place). On a shared machine other jobs only add
-		 * time, so the best run of each side is printed next to the medians. */
+			   R.converged ? "converged" : "maxiter reached", o.tol,
+			   (long long)R.submitted);
+		app_printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res,
+			   bnorm > 0 ? res / bnorm : res);
+		/* Per-pair ratios first (app_median() sorts in place). On a shared machine other
+		 * jobs only add time, so the best run of each side is printed next to the
+		 * medians. */
 		double *pair = calloc(o.reps, sizeof *pair);
 		for (int i = 0; o.compare && pair && i < o.reps; i++)
 			pair[i] = tb[i] / tt[i];
-		const double bpi = bytes_per_iter(&P, o.csr), t = app_median(tt, o.reps), tbest = tt[0];
-		app_printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: %.2f GB/s (best %.2f; %.1f MB per "
-		           "iteration)\n",
-		           1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9, bpi / 1e6);
+		const double bpi = bytes_per_iter(&P, o.csr), t = app_median(tt, o.reps),
+			     tbest = tt[0];
+		app_printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: "
+			   "%.2f GB/s (best %.2f; %.1f MB per "
+			   "iteration)\n",
+			   1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9,
+			   bpi / 1e6);
 		if (o.compare) {
 			const double tbm = app_median(tb, o.reps), tbbest = tb[0];
 #ifdef _OPENMP
@@ -847,13 +948,19 @@ int main(int argc, char **argv)
 #else
 			const char *omp = "sequential (no OpenMP in this build)";
 #endif
-			app_printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms (median of %d; best %.4f), %.2f GB/s\n",
-			           omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest, bpi / tbm / 1e9);
-			app_printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median of the %d paired runs), %.3f (best "
-			           "runs)\n",
-			           omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps, tbbest / tbest);
+			app_printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms "
+				   "(median of %d; best %.4f), %.2f GB/s\n",
+				   omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest,
+				   bpi / tbm / 1e9);
+			app_printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median "
+				   "of the %d paired runs), %.3f (best "
+				   "runs)\n",
+				   omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps,
+				   tbbest / tbest);
 			if (B.iters != R.iters)
-				app_printf("warning: the baseline ran %lld iterations, Tessera %lld\n", (long long)B.iters, (long long)R.iters);
+				app_printf("warning: the baseline ran %lld iterations, Tessera "
+					   "%lld\n",
+					   (long long)B.iters, (long long)R.iters);
 		}
 		free(pair);
 		if (o.verify && !verify(&P, &o, &R))
@@ -865,7 +972,7 @@ int main(int argc, char **argv)
 	result_free(&B);
 	free(tt), free(tb);
 	problem_free(&P);
-	fflush(stdout);   /* the results are out even if the runtime's shutdown dies */
+	fflush(stdout); /* the results are out even if the runtime's shutdown dies */
 	rc = tsr_finalize();
 	if (rc) {
 		app_fail("tsr_finalize", rc);

@@ -4,7 +4,8 @@
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
-#include <starpu_config.h>   /* STARPU_USE_OPENCL: the OpenCL variants exist (apps/cg/cg_opencl.c) */
+/* STARPU_USE_OPENCL: the OpenCL variants exist (apps/cg/cg_opencl.c) */
+#include <starpu_config.h>
 #include "cg_kernels.h"
 
 /* ------------------------------------------------------------ range kernels */
@@ -38,8 +39,8 @@ double cg_dot_range(int64_t n, const double *a, const double *b)
 	return (s0 + s1) + (s2 + s3);
 }
 
-void cg_spmv_csr_range(int64_t lo, int64_t hi, const int64_t *rp, const int32_t *col, const double *val,
-                       const double *x, int64_t xlo, double *y)
+void cg_spmv_csr_range(int64_t lo, int64_t hi, const int64_t *rp, const int32_t *col,
+		       const double *val, const double *x, int64_t xlo, double *y)
 {
 	const int64_t k0 = rp[0];
 	for (int64_t i = 0; i <= hi - lo; i++) {
@@ -53,8 +54,8 @@ void cg_spmv_csr_range(int64_t lo, int64_t hi, const int64_t *rp, const int32_t 
 /* One grid line at a time (rows row0..row0+nx-1, clipped to lo..hi), one pass per neighbour so
  * each loop is branch-free and vectorizes; the line stays in L1 between passes. The order of the
  * subtractions (west, east, then the neighbour lines in `off` order) is the same on every line. */
-static void stencil_lines(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, int dim, const double *x,
-                          int64_t xlo, double *y)
+static void stencil_lines(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, int dim,
+			  const double *x, int64_t xlo, double *y)
 {
 	const double diag = 2.0 * dim;
 	for (int64_t line = lo / nx; line <= hi / nx; line++) {
@@ -83,13 +84,14 @@ static void stencil_lines(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_
 	}
 }
 
-void cg_stencil2d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, const double *x, int64_t xlo, double *y)
+void cg_stencil2d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, const double *x,
+			int64_t xlo, double *y)
 {
 	stencil_lines(lo, hi, nx, ny, 1, 2, x, xlo, y);
 }
 
-void cg_stencil3d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, const double *x, int64_t xlo,
-                        double *y)
+void cg_stencil3d_range(int64_t lo, int64_t hi, int64_t nx, int64_t ny, int64_t nz, const double *x,
+			int64_t xlo, double *y)
 {
 	stencil_lines(lo, hi, nx, ny, nz, 3, x, xlo, y);
 }
@@ -106,8 +108,9 @@ static const double *coef_future(tsr_ctx_t *ctx, int req)
 int cg_rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t *y)
 {
 	if (x->lo[0] > y->lo[0] || x->hi[0] < y->hi[0]) {
-		tsr_ctx_error(ctx, "input rows %lld..%lld do not cover output rows %lld..%lld", (long long)x->lo[0],
-		              (long long)x->hi[0], (long long)y->lo[0], (long long)y->hi[0]);
+		tsr_ctx_error(ctx, "input rows %lld..%lld do not cover output rows %lld..%lld",
+			      (long long)x->lo[0], (long long)x->hi[0], (long long)y->lo[0],
+			      (long long)y->hi[0]);
 		return 0;
 	}
 	return 1;
@@ -116,7 +119,8 @@ int cg_rows_cover(tsr_ctx_t *ctx, const tsr_accessor_t *x, const tsr_accessor_t 
 int cg_update_view(tsr_ctx_t *ctx, tsr_accessor_t *x, tsr_accessor_t *y, const double **c)
 {
 	*c = coef_future(ctx, 2);
-	if (!*c || tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, x) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ_WRITE, y))
+	if (!*c || tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, x) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ_WRITE, y))
 		return 0;
 	return cg_rows_cover(ctx, x, y);
 }
@@ -137,16 +141,19 @@ int cg_dot_view(tsr_ctx_t *ctx, tsr_accessor_t *a, tsr_accessor_t *b)
 	return rc == TSR_OK && cg_rows_cover(ctx, b, a);
 }
 
-int cg_spmv_view(tsr_ctx_t *ctx, tsr_accessor_t *rp, tsr_accessor_t *col, tsr_accessor_t *val, tsr_accessor_t *x,
-                 tsr_accessor_t *y)
+int cg_spmv_view(tsr_ctx_t *ctx, tsr_accessor_t *rp, tsr_accessor_t *col, tsr_accessor_t *val,
+		 tsr_accessor_t *x, tsr_accessor_t *y)
 {
-	if (tsr_ctx_field(ctx, 0, 0, TSR_I64, TSR_READ, rp) || tsr_ctx_field(ctx, 1, 0, TSR_I32, TSR_READ, col) ||
-	    tsr_ctx_field(ctx, 1, 1, TSR_F64, TSR_READ, val) || tsr_ctx_field(ctx, 2, 0, TSR_F64, TSR_READ, x) ||
+	if (tsr_ctx_field(ctx, 0, 0, TSR_I64, TSR_READ, rp) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_I32, TSR_READ, col) ||
+	    tsr_ctx_field(ctx, 1, 1, TSR_F64, TSR_READ, val) ||
+	    tsr_ctx_field(ctx, 2, 0, TSR_F64, TSR_READ, x) ||
 	    tsr_ctx_field(ctx, 3, 0, TSR_F64, TSR_WRITE, y))
 		return 0;
 	if (rp->lo[0] > y->lo[0] || rp->hi[0] < y->hi[0] + 1) {
-		tsr_ctx_error(ctx, "row pointers %lld..%lld do not cover rows %lld..%lld plus one", (long long)rp->lo[0],
-		              (long long)rp->hi[0], (long long)y->lo[0], (long long)y->hi[0]);
+		tsr_ctx_error(ctx, "row pointers %lld..%lld do not cover rows %lld..%lld plus one",
+			      (long long)rp->lo[0], (long long)rp->hi[0], (long long)y->lo[0],
+			      (long long)y->hi[0]);
 		return 0;
 	}
 	return 1;
@@ -162,7 +169,8 @@ static void axpy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const double s = a->scale * *c;
 	if (s == 0.0)
 		return;
-	cg_axpy_range(y.hi[0] - y.lo[0] + 1, s, &TSR_AT1(&x, const double, y.lo[0]), (double *)y.ptr);
+	cg_axpy_range(y.hi[0] - y.lo[0] + 1, s, &TSR_AT1(&x, const double, y.lo[0]),
+		      (double *)y.ptr);
 }
 
 static void xpay_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -171,7 +179,8 @@ static void xpay_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const double *c;
 	if (!cg_update_view(ctx, &x, &y, &c))
 		return;
-	cg_xpay_range(y.hi[0] - y.lo[0] + 1, *c, &TSR_AT1(&x, const double, y.lo[0]), (double *)y.ptr);
+	cg_xpay_range(y.hi[0] - y.lo[0] + 1, *c, &TSR_AT1(&x, const double, y.lo[0]),
+		      (double *)y.ptr);
 }
 
 static void dot_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -179,7 +188,8 @@ static void dot_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t u, v;
 	if (!cg_dot_view(ctx, &u, &v))
 		return;
-	double s = cg_dot_range(u.hi[0] - u.lo[0] + 1, (const double *)u.ptr, &TSR_AT1(&v, const double, u.lo[0]));
+	double s = cg_dot_range(u.hi[0] - u.lo[0] + 1, (const double *)u.ptr,
+				&TSR_AT1(&v, const double, u.lo[0]));
 	tsr_ctx_return(ctx, &s);
 }
 
@@ -191,30 +201,36 @@ static void spmv_csr_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const int64_t lo = y.lo[0], hi = y.hi[0];
 	const int64_t *r = &TSR_AT1(&rp, const int64_t, lo);
 	if (col.lo[0] > r[0] || col.hi[0] < r[hi - lo + 1] - 1) {
-		tsr_ctx_error(ctx, "nonzeros %lld..%lld do not cover rows %lld..%lld (nonzeros %lld..%lld)",
-		              (long long)col.lo[0], (long long)col.hi[0], (long long)lo, (long long)hi, (long long)r[0],
-		              (long long)r[hi - lo + 1] - 1);
+		tsr_ctx_error(ctx,
+			      "nonzeros %lld..%lld do not cover rows %lld..%lld (nonzeros "
+			      "%lld..%lld)",
+			      (long long)col.lo[0], (long long)col.hi[0], (long long)lo,
+			      (long long)hi, (long long)r[0], (long long)r[hi - lo + 1] - 1);
 		return;
 	}
 	/* The block's columns are not checked against x's bounds here: that is a pass over every
 	 * column index; apps/cg builds x's partition from the columns themselves. */
-	cg_spmv_csr_range(lo, hi, r, &TSR_AT1(&col, const int32_t, r[0]), &TSR_AT1(&val, const double, r[0]),
-	                  (const double *)x.ptr, x.lo[0], (double *)y.ptr);
+	cg_spmv_csr_range(lo, hi, r, &TSR_AT1(&col, const int32_t, r[0]),
+			  &TSR_AT1(&val, const double, r[0]), (const double *)x.ptr, x.lo[0],
+			  (double *)y.ptr);
 }
 
 int cg_stencil_view(tsr_ctx_t *ctx, const void *args, int dim, tsr_accessor_t *x, tsr_accessor_t *y)
 {
 	const cg_stencil_args_t *a = args;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, x) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE, y))
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, x) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE, y))
 		return 0;
 	const int64_t h = dim == 2 ? a->nx : a->nx * a->ny;
 	const int64_t last = a->nx * a->ny * (dim == 2 ? 1 : a->nz) - 1;
 	const int64_t need_lo = y->lo[0] - h < 0 ? 0 : y->lo[0] - h;
 	const int64_t need_hi = y->hi[0] + h > last ? last : y->hi[0] + h;
 	if (x->lo[0] > need_lo || x->hi[0] < need_hi) {
-		tsr_ctx_error(ctx, "input rows %lld..%lld do not hold the ghost rows %lld..%lld of rows %lld..%lld",
-		              (long long)x->lo[0], (long long)x->hi[0], (long long)need_lo, (long long)need_hi,
-		              (long long)y->lo[0], (long long)y->hi[0]);
+		tsr_ctx_error(ctx,
+			      "input rows %lld..%lld do not hold the ghost rows %lld..%lld of rows "
+			      "%lld..%lld",
+			      (long long)x->lo[0], (long long)x->hi[0], (long long)need_lo,
+			      (long long)need_hi, (long long)y->lo[0], (long long)y->hi[0]);
 		return 0;
 	}
 	return 1;
@@ -227,9 +243,11 @@ static void stencil_cpu(tsr_ctx_t *ctx, const void *args, int dim)
 	if (!cg_stencil_view(ctx, args, dim, &x, &y))
 		return;
 	if (dim == 2)
-		cg_stencil2d_range(y.lo[0], y.hi[0], a->nx, a->ny, (const double *)x.ptr, x.lo[0], (double *)y.ptr);
+		cg_stencil2d_range(y.lo[0], y.hi[0], a->nx, a->ny, (const double *)x.ptr, x.lo[0],
+				   (double *)y.ptr);
 	else
-		cg_stencil3d_range(y.lo[0], y.hi[0], a->nx, a->ny, a->nz, (const double *)x.ptr, x.lo[0], (double *)y.ptr);
+		cg_stencil3d_range(y.lo[0], y.hi[0], a->nx, a->ny, a->nz, (const double *)x.ptr,
+				   x.lo[0], (double *)y.ptr);
 }
 
 static void stencil2d_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -286,23 +304,59 @@ static void state_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 int cg_tasks_register(cg_tasks_t *t)
 {
-	const struct { tsr_task_t *slot; tsr_task_desc_t d; } all[] = {
-		{&t->axpy, {.name = "cg_axpy", .cpu = axpy_cpu, .cuda = CUDA_VARIANT(cg_axpy_cuda),
-		              .opencl = OPENCL_VARIANT(cg_axpy_opencl), .ret_type = TSR_NONE}},
-		{&t->xpay, {.name = "cg_xpay", .cpu = xpay_cpu, .cuda = CUDA_VARIANT(cg_xpay_cuda),
-		              .opencl = OPENCL_VARIANT(cg_xpay_opencl), .ret_type = TSR_NONE}},
-		{&t->dot, {.name = "cg_dot", .cpu = dot_cpu, .cuda = CUDA_VARIANT(cg_dot_cuda),
-		              .opencl = OPENCL_VARIANT(cg_dot_opencl), .ret_type = TSR_F64}},
-		{&t->spmv_csr, {.name = "cg_spmv_csr", .cpu = spmv_csr_cpu, .cuda = CUDA_VARIANT(cg_spmv_csr_cuda),
-		              .opencl = OPENCL_VARIANT(cg_spmv_csr_opencl), .ret_type = TSR_NONE}},
-		{&t->stencil2d, {.name = "cg_stencil2d", .cpu = stencil2d_cpu, .cuda = CUDA_VARIANT(cg_stencil2d_cuda),
-		              .opencl = OPENCL_VARIANT(cg_stencil2d_opencl), .ret_type = TSR_NONE}},
-		{&t->stencil3d, {.name = "cg_stencil3d", .cpu = stencil3d_cpu, .cuda = CUDA_VARIANT(cg_stencil3d_cuda),
-		              .opencl = OPENCL_VARIANT(cg_stencil3d_opencl), .ret_type = TSR_NONE}},
-		{&t->alpha, {.name = "cg_alpha", .cpu = alpha_cpu, .cuda = CUDA_VARIANT(cg_alpha_cuda),
-		              .opencl = OPENCL_VARIANT(cg_alpha_opencl), .ret_type = TSR_F64}},
-		{&t->state, {.name = "cg_state", .cpu = state_cpu, .cuda = CUDA_VARIANT(cg_state_cuda),
-		              .opencl = OPENCL_VARIANT(cg_state_opencl), .ret_type = TSR_BYTES, .ret_bytes = sizeof(cg_state_t)}},
+	const struct {
+		tsr_task_t *slot;
+		tsr_task_desc_t d;
+	} all[] = {
+		{&t->axpy,
+		 {.name = "cg_axpy",
+		  .cpu = axpy_cpu,
+		  .cuda = CUDA_VARIANT(cg_axpy_cuda),
+		  .opencl = OPENCL_VARIANT(cg_axpy_opencl),
+		  .ret_type = TSR_NONE}},
+		{&t->xpay,
+		 {.name = "cg_xpay",
+		  .cpu = xpay_cpu,
+		  .cuda = CUDA_VARIANT(cg_xpay_cuda),
+		  .opencl = OPENCL_VARIANT(cg_xpay_opencl),
+		  .ret_type = TSR_NONE}},
+		{&t->dot,
+		 {.name = "cg_dot",
+		  .cpu = dot_cpu,
+		  .cuda = CUDA_VARIANT(cg_dot_cuda),
+		  .opencl = OPENCL_VARIANT(cg_dot_opencl),
+		  .ret_type = TSR_F64}},
+		{&t->spmv_csr,
+		 {.name = "cg_spmv_csr",
+		  .cpu = spmv_csr_cpu,
+		  .cuda = CUDA_VARIANT(cg_spmv_csr_cuda),
+		  .opencl = OPENCL_VARIANT(cg_spmv_csr_opencl),
+		  .ret_type = TSR_NONE}},
+		{&t->stencil2d,
+		 {.name = "cg_stencil2d",
+		  .cpu = stencil2d_cpu,
+		  .cuda = CUDA_VARIANT(cg_stencil2d_cuda),
+		  .opencl = OPENCL_VARIANT(cg_stencil2d_opencl),
+		  .ret_type = TSR_NONE}},
+		{&t->stencil3d,
+		 {.name = "cg_stencil3d",
+		  .cpu = stencil3d_cpu,
+		  .cuda = CUDA_VARIANT(cg_stencil3d_cuda),
+		  .opencl = OPENCL_VARIANT(cg_stencil3d_opencl),
+		  .ret_type = TSR_NONE}},
+		{&t->alpha,
+		 {.name = "cg_alpha",
+		  .cpu = alpha_cpu,
+		  .cuda = CUDA_VARIANT(cg_alpha_cuda),
+		  .opencl = OPENCL_VARIANT(cg_alpha_opencl),
+		  .ret_type = TSR_F64}},
+		{&t->state,
+		 {.name = "cg_state",
+		  .cpu = state_cpu,
+		  .cuda = CUDA_VARIANT(cg_state_cuda),
+		  .opencl = OPENCL_VARIANT(cg_state_opencl),
+		  .ret_type = TSR_BYTES,
+		  .ret_bytes = sizeof(cg_state_t)}},
 	};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		int rc = tsr_task_register(&all[i].d, all[i].slot);

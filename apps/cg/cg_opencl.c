@@ -1,11 +1,11 @@
-/* cg_opencl.c: OpenCL variants of the conjugate-gradient tasks (apps/cg/cg_kernels.h) and the loading
- * of their kernels (apps/cg/cg.cl, embedded as cg_cl_source). Each variant checks its views as the CPU
- * one does (cg_cpu.c's cg_*_view), then enqueues its kernel on the worker's queue; Tessera waits for
- * the queue when the variant returns. Accessors, futures and the return slot are cl_mem buffers; an
- * accessor's byte offset (its element at lo) is passed to the kernel as an element index. Without
- * OpenCL in StarPU only cg_opencl_load exists, and does nothing. */
+/* cg_opencl.c: OpenCL variants of the conjugate-gradient tasks (apps/cg/cg_kernels.h) and the
+ * loading of their kernels (apps/cg/cg.cl, embedded as cg_cl_source). Each variant checks its views
+ * as the CPU one does (cg_cpu.c's cg_*_view), then enqueues its kernel on the worker's queue;
+ * Tessera waits for the queue when the variant returns. Accessors, futures and the return slot are
+ * cl_mem buffers; an accessor's byte offset (its element at lo) is passed to the kernel as an
+ * element index. Without OpenCL in StarPU only cg_opencl_load exists, and does nothing. */
 #include "config.h"
-#include <starpu_config.h>   /* STARPU_USE_OPENCL */
+#include <starpu_config.h> /* STARPU_USE_OPENCL */
 #include <tessera.h>
 #include "cg_kernels.h"
 
@@ -25,24 +25,42 @@ int cg_opencl_load(void)
 static const char *cl_error_name(cl_int e)
 {
 	switch (e) {
-	case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-	case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-	case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-	case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-	case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
-	case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
-	case CL_INVALID_KERNEL: return "CL_INVALID_KERNEL";
-	case CL_INVALID_ARG_INDEX: return "CL_INVALID_ARG_INDEX";
-	case CL_INVALID_ARG_VALUE: return "CL_INVALID_ARG_VALUE";
-	case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
-	case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-	case CL_INVALID_WORK_DIMENSION: return "CL_INVALID_WORK_DIMENSION";
-	case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-	case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
-	case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
-	case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
-	case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
-	default: return "OpenCL error";
+	case CL_OUT_OF_RESOURCES:
+		return "CL_OUT_OF_RESOURCES";
+	case CL_OUT_OF_HOST_MEMORY:
+		return "CL_OUT_OF_HOST_MEMORY";
+	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+		return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+	case CL_INVALID_VALUE:
+		return "CL_INVALID_VALUE";
+	case CL_INVALID_MEM_OBJECT:
+		return "CL_INVALID_MEM_OBJECT";
+	case CL_INVALID_BUFFER_SIZE:
+		return "CL_INVALID_BUFFER_SIZE";
+	case CL_INVALID_KERNEL:
+		return "CL_INVALID_KERNEL";
+	case CL_INVALID_ARG_INDEX:
+		return "CL_INVALID_ARG_INDEX";
+	case CL_INVALID_ARG_VALUE:
+		return "CL_INVALID_ARG_VALUE";
+	case CL_INVALID_ARG_SIZE:
+		return "CL_INVALID_ARG_SIZE";
+	case CL_INVALID_KERNEL_ARGS:
+		return "CL_INVALID_KERNEL_ARGS";
+	case CL_INVALID_WORK_DIMENSION:
+		return "CL_INVALID_WORK_DIMENSION";
+	case CL_INVALID_WORK_GROUP_SIZE:
+		return "CL_INVALID_WORK_GROUP_SIZE";
+	case CL_INVALID_WORK_ITEM_SIZE:
+		return "CL_INVALID_WORK_ITEM_SIZE";
+	case CL_INVALID_GLOBAL_WORK_SIZE:
+		return "CL_INVALID_GLOBAL_WORK_SIZE";
+	case CL_INVALID_COMMAND_QUEUE:
+		return "CL_INVALID_COMMAND_QUEUE";
+	case CL_INVALID_CONTEXT:
+		return "CL_INVALID_CONTEXT";
+	default:
+		return "OpenCL error";
 	}
 }
 
@@ -51,31 +69,37 @@ struct karg {
 	size_t size;
 	const void *value;
 };
-#define KARG(x) {sizeof(x), &(x)}
+#define KARG(x)                 \
+	{                       \
+		sizeof(x), &(x) \
+	}
 
 /* Kernel `name` over `global` work-items (rounded up to a multiple of `local`; local 0: the
  * implementation chooses) on the worker's queue. 1 if enqueued, else 0 after a task error. */
-static int run_kernel(tsr_ctx_t *ctx, const char *name, const struct karg *args, int nargs, size_t global, size_t local)
+static int run_kernel(tsr_ctx_t *ctx, const char *name, const struct karg *args, int nargs,
+		      size_t global, size_t local)
 {
 	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
 	if (!k)
-		return 0;   /* the task has failed, naming the kernel */
+		return 0; /* the task has failed, naming the kernel */
 	cl_int err = CL_SUCCESS;
 	int i;
 	for (i = 0; i < nargs && err == CL_SUCCESS; i++)
 		err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
 	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "OpenCL kernel %s: argument %d: %s (%d)", name, i - 1, cl_error_name(err), (int)err);
+		tsr_ctx_error(ctx, "OpenCL kernel %s: argument %d: %s (%d)", name, i - 1,
+			      cl_error_name(err), (int)err);
 		return 0;
 	}
 	if (global == 0)
 		return 1;
 	if (local)
 		global = (global + local - 1) / local * local;
-	err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k, 1, NULL, &global,
-	                             local ? &local : NULL, 0, NULL, NULL);
+	err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k, 1, NULL,
+				     &global, local ? &local : NULL, 0, NULL, NULL);
 	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "OpenCL kernel %s over %zu work-items: %s (%d)", name, global, cl_error_name(err), (int)err);
+		tsr_ctx_error(ctx, "OpenCL kernel %s over %zu work-items: %s (%d)", name, global,
+			      cl_error_name(err), (int)err);
 		return 0;
 	}
 	return 1;
@@ -92,8 +116,9 @@ static int aligned(tsr_ctx_t *ctx, const tsr_accessor_t *a)
 {
 	if (a->elem_size && a->offset % a->elem_size == 0)
 		return 1;
-	tsr_ctx_error(ctx, "requirement %d: byte offset %zu is not a multiple of the element size %zu", a->req, a->offset,
-	              a->elem_size);
+	tsr_ctx_error(ctx,
+		      "requirement %d: byte offset %zu is not a multiple of the element size %zu",
+		      a->req, a->offset, a->elem_size);
 	return 0;
 }
 
@@ -119,7 +144,8 @@ void cg_axpy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const cl_double scale = a->scale;
 	const cl_mem cm = future_buffer(c), xm = buffer_of(&x), ym = buffer_of(&y);
 	const cl_ulong xo = elem_at(&x, y.lo[0]), yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(n), KARG(scale), KARG(cm), KARG(xm), KARG(xo), KARG(ym), KARG(yo)};
+	const struct karg k[] = {KARG(n),  KARG(scale), KARG(cm), KARG(xm),
+				 KARG(xo), KARG(ym),    KARG(yo)};
 	run_kernel(ctx, "cg_axpy", k, 7, (size_t)n, 0);
 }
 
@@ -156,9 +182,11 @@ void cg_dot_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof context, &context, NULL);
 	cl_mem part = NULL;
 	if (err == CL_SUCCESS)
-		part = clCreateBuffer(context, CL_MEM_READ_WRITE, groups * sizeof(cl_double), NULL, &err);
+		part = clCreateBuffer(context, CL_MEM_READ_WRITE, groups * sizeof(cl_double), NULL,
+				      &err);
 	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "OpenCL scratch buffer of %u partial sums: %s (%d)", groups, cl_error_name(err), (int)err);
+		tsr_ctx_error(ctx, "OpenCL scratch buffer of %u partial sums: %s (%d)", groups,
+			      cl_error_name(err), (int)err);
 		return;
 	}
 	const cl_mem um = buffer_of(&u), vm = buffer_of(&v), out = future_buffer(slot);
@@ -167,23 +195,26 @@ void cg_dot_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const struct karg kf[] = {KARG(groups), KARG(part), KARG(out)};
 	if (run_kernel(ctx, "cg_dot_part", kp, 6, (size_t)groups * CG_DOT_WG, CG_DOT_WG))
 		run_kernel(ctx, "cg_dot_fold", kf, 3, CG_DOT_WG, CG_DOT_WG);
-	clReleaseMemObject(part);   /* OpenCL keeps it until the kernels that use it are done */
+	clReleaseMemObject(part); /* OpenCL keeps it until the kernels that use it are done */
 }
 
 void cg_spmv_csr_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t rp, col, val, x, y;
-	if (!cg_spmv_view(ctx, &rp, &col, &val, &x, &y) || !aligned(ctx, &rp) || !aligned(ctx, &col) ||
-	    !aligned(ctx, &val) || !aligned(ctx, &x) || !aligned(ctx, &y))
+	if (!cg_spmv_view(ctx, &rp, &col, &val, &x, &y) || !aligned(ctx, &rp) ||
+	    !aligned(ctx, &col) || !aligned(ctx, &val) || !aligned(ctx, &x) || !aligned(ctx, &y))
 		return;
-	/* The row pointers live on the device: the nonzero range is checked by construction in apps/cg. */
+	/* The row pointers live on the device: the nonzero range is checked by construction in
+	 * apps/cg. */
 	const cl_long nrows = y.hi[0] - y.lo[0] + 1, nzlo = col.lo[0], xlo = x.lo[0];
-	const cl_mem rpm = buffer_of(&rp), colm = buffer_of(&col), valm = buffer_of(&val), xm = buffer_of(&x),
-	             ym = buffer_of(&y);
-	const cl_ulong rpo = elem_at(&rp, y.lo[0]), colo = elem_at(&col, col.lo[0]), valo = elem_at(&val, val.lo[0]),
-	               xo = elem_at(&x, x.lo[0]), yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(nrows), KARG(rpm), KARG(rpo), KARG(colm), KARG(colo), KARG(valm), KARG(valo),
-	                         KARG(nzlo), KARG(xm), KARG(xo), KARG(xlo), KARG(ym), KARG(yo)};
+	const cl_mem rpm = buffer_of(&rp), colm = buffer_of(&col), valm = buffer_of(&val),
+		     xm = buffer_of(&x), ym = buffer_of(&y);
+	const cl_ulong rpo = elem_at(&rp, y.lo[0]), colo = elem_at(&col, col.lo[0]),
+		       valo = elem_at(&val, val.lo[0]), xo = elem_at(&x, x.lo[0]),
+		       yo = elem_at(&y, y.lo[0]);
+	const struct karg k[] = {KARG(nrows), KARG(rpm),  KARG(rpo),  KARG(colm), KARG(colo),
+				 KARG(valm),  KARG(valo), KARG(nzlo), KARG(xm),   KARG(xo),
+				 KARG(xlo),   KARG(ym),   KARG(yo)};
 	run_kernel(ctx, "cg_spmv_csr", k, 13, (size_t)nrows, 0);
 }
 
@@ -193,13 +224,13 @@ static void stencil_opencl(tsr_ctx_t *ctx, const void *args, int dim)
 	tsr_accessor_t x, y;
 	if (!cg_stencil_view(ctx, args, dim, &x, &y) || !aligned(ctx, &x) || !aligned(ctx, &y))
 		return;
-	const cl_long lo = y.lo[0], n = y.hi[0] - y.lo[0] + 1, nx = a->nx, ny = a->ny, nz = dim == 2 ? 1 : a->nz,
-	              xlo = x.lo[0];
+	const cl_long lo = y.lo[0], n = y.hi[0] - y.lo[0] + 1, nx = a->nx, ny = a->ny,
+		      nz = dim == 2 ? 1 : a->nz, xlo = x.lo[0];
 	const cl_int d = dim;
 	const cl_mem xm = buffer_of(&x), ym = buffer_of(&y);
 	const cl_ulong xo = elem_at(&x, x.lo[0]), yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(lo), KARG(n), KARG(nx), KARG(ny), KARG(nz), KARG(d),
-	                         KARG(xm), KARG(xo), KARG(xlo), KARG(ym), KARG(yo)};
+	const struct karg k[] = {KARG(lo), KARG(n),  KARG(nx),  KARG(ny), KARG(nz), KARG(d),
+				 KARG(xm), KARG(xo), KARG(xlo), KARG(ym), KARG(yo)};
 	run_kernel(ctx, "cg_stencil", k, 11, (size_t)n, 0);
 }
 

@@ -19,53 +19,70 @@
 
 typedef struct options {
 	circuit_params_t prm;
-	const char *sched;   /* NULL: TSR_SCHED or StarPU's default */
-	int ncpu;            /* -1: TSR_NCPU or StarPU's default */
-	int nopencl;         /* -1: TSR_NOPENCL or none */
-	int reps;            /* timed repetitions, each from the initial circuit */
+	const char *sched; /* NULL: TSR_SCHED or StarPU's default */
+	int ncpu;          /* -1: TSR_NCPU or StarPU's default */
+	int nopencl;       /* -1: TSR_NOPENCL or none */
+	int reps;          /* timed repetitions, each from the initial circuit */
 	int verify, exact, compare;
-	int dump;            /* -dump: print every wire's state after the last loop, Legion's format */
-	int dump_reference;  /* --dump-reference: the same for the sequential reference */
+	/* -dump: print every wire's state after the last loop, Legion's format */
+	int dump;
+	int dump_reference; /* --dump-reference: the same for the sequential reference */
 } options_t;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: circuit [options]\n"
-	        "Legion's circuit simulation (examples/circuit) on Tessera.\n"
-	        "  -l N          loops of the three tasks (default 2)\n"
-	        "  -i N          iterations of the RLC solve per loop (default 10000)\n"
-	        "  -p N          pieces, one point task each (default 4)\n"
-	        "  -npp N        nodes per piece (default 1024)\n"
-	        "  -wpp N        wires per piece (default 1024)\n"
-	        "  -pct N        percentage of wires whose both ends lie in their piece (default 95)\n"
-	        "  -s N          random seed (default 12345; printed only: like Legion's parallel\n"
-	        "                initialisation, piece n's generator is seeded with n)\n"
-	        "  --sched NAME  scheduling policy (eager, lws, dmda, ...; default: TSR_SCHED or StarPU's)\n"
-	        "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
-	        "  --nopencl N   OpenCL workers (default: TSR_NOPENCL or none; POCL's CPU devices count\n"
-	        "                only with STARPU_OPENCL_ON_CPUS=1)\n"
-	        "  --reps N      run N times from the initial circuit (Tessera and OpenMP alternately)\n"
-	        "                and report the medians (default 1)\n"
-	        "  --verify      run the plain sequential C version too and compare every node voltage,\n"
-	        "                wire current and wire voltage (see apps/circuit/README.md for the bound)\n"
-	        "  --exact       like --verify, but require bit-identical results (holds when no node\n"
-	        "                gets charge from two pieces, e.g. -pct 100 or -p 1)\n"
-	        "  --compare     run the plain C/OpenMP version too, with as many threads as CPU workers,\n"
-	        "                and print the ratio of the times\n"
-	        "  -dump         after the last loop, print one line per wire: its segment currents,\n"
-	        "                then its inner voltages (Legion's -dump format, to diff against Legion)\n"
-	        "  --dump-reference  the same lines for the plain sequential C version (--verify's\n"
-	        "                reference), after the same loops\n"
-	        "  -h, --help    this help\n");
+		"usage: circuit [options]\n"
+		"Legion's circuit simulation (examples/circuit) on Tessera.\n"
+		"  -l N          loops of the three tasks (default 2)\n"
+		"  -i N          iterations of the RLC solve per loop (default 10000)\n"
+		"  -p N          pieces, one point task each (default 4)\n"
+		"  -npp N        nodes per piece (default 1024)\n"
+		"  -wpp N        wires per piece (default 1024)\n"
+		"  -pct N        percentage of wires whose both ends lie in their piece (default "
+		"95)\n"
+		"  -s N          random seed (default 12345; printed only: like Legion's parallel\n"
+		"                initialisation, piece n's generator is seeded with n)\n"
+		"  --sched NAME  scheduling policy (eager, lws, dmda, ...; default: TSR_SCHED or "
+		"StarPU's)\n"
+		"  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
+		"  --nopencl N   OpenCL workers (default: TSR_NOPENCL or none; POCL's CPU devices "
+		"count\n"
+		"                only with STARPU_OPENCL_ON_CPUS=1)\n"
+		"  --reps N      run N times from the initial circuit (Tessera and OpenMP "
+		"alternately)\n"
+		"                and report the medians (default 1)\n"
+		"  --verify      run the plain sequential C version too and compare every node "
+		"voltage,\n"
+		"                wire current and wire voltage (see apps/circuit/README.md for the "
+		"bound)\n"
+		"  --exact       like --verify, but require bit-identical results (holds when no "
+		"node\n"
+		"                gets charge from two pieces, e.g. -pct 100 or -p 1)\n"
+		"  --compare     run the plain C/OpenMP version too, with as many threads as CPU "
+		"workers,\n"
+		"                and print the ratio of the times\n"
+		"  -dump         after the last loop, print one line per wire: its segment "
+		"currents,\n"
+		"                then its inner voltages (Legion's -dump format, to diff against "
+		"Legion)\n"
+		"  --dump-reference  the same lines for the plain sequential C version "
+		"(--verify's\n"
+		"                reference), after the same loops\n"
+		"  -h, --help    this help\n");
 }
 
 /* 0: run, 1: help printed, -1: error */
 static int parse(int argc, char **argv, options_t *o)
 {
 	memset(o, 0, sizeof *o);
-	o->prm = (circuit_params_t){.loops = 2, .pieces = 4, .npp = 1024, .wpp = 1024, .pct = 95, .seed = 12345,
-	                            .steps = 10000};
+	o->prm = (circuit_params_t){.loops = 2,
+				    .pieces = 4,
+				    .npp = 1024,
+				    .wpp = 1024,
+				    .pct = 95,
+				    .seed = 12345,
+				    .steps = 10000};
 	o->ncpu = -1;
 	o->nopencl = -1;
 	o->reps = 1;
@@ -131,8 +148,9 @@ static int parse(int argc, char **argv, options_t *o)
 	/* node indices are i32 fields (2 padding nodes per piece at most) */
 	if ((int64_t)o->prm.pieces * o->prm.npp + 2 * (int64_t)o->prm.pieces > INT32_MAX ||
 	    (int64_t)o->prm.pieces * o->prm.wpp > INT32_MAX) {
-		fprintf(stderr, "circuit: %d pieces x %d nodes or %d wires is more than 2^31 points\n", o->prm.pieces,
-		        o->prm.npp, o->prm.wpp);
+		fprintf(stderr,
+			"circuit: %d pieces x %d nodes or %d wires is more than 2^31 points\n",
+			o->prm.pieces, o->prm.npp, o->prm.wpp);
 		return -1;
 	}
 	return 0;
@@ -150,16 +168,17 @@ static double legion_flops(const circuit_params_t *p)
 
 typedef struct sim {
 	tsr_region_t nodes, wires, currents, wire_voltages;
-	tsr_partition_t privacy;        /* of nodes: all private (color 0), all shared (color 1) */
-	tsr_partition_t pvt, shr;       /* per piece, disjoint: of all private, of all shared */
-	tsr_partition_t ghost;          /* per piece, aliased: of all shared */
-	tsr_partition_t wire_part, current_part, wire_voltage_part;   /* per piece, disjoint */
+	tsr_partition_t privacy;  /* of nodes: all private (color 0), all shared (color 1) */
+	tsr_partition_t pvt, shr; /* per piece, disjoint: of all private, of all shared */
+	tsr_partition_t ghost;    /* per piece, aliased: of all shared */
+	tsr_partition_t wire_part, current_part, wire_voltage_part; /* per piece, disjoint */
 	circuit_tasks_t tasks;
 	int have_nodes, have_wires, have_currents, have_wire_voltages;
 } sim_t;
 
-static const tsr_field_t wire_fields[] = {CIRCUIT_WIRE_IN, CIRCUIT_WIRE_OUT, CIRCUIT_WIRE_INDUCTANCE,
-                                          CIRCUIT_WIRE_RESISTANCE, CIRCUIT_WIRE_CAP};
+static const tsr_field_t wire_fields[] = {CIRCUIT_WIRE_IN, CIRCUIT_WIRE_OUT,
+					  CIRCUIT_WIRE_INDUCTANCE, CIRCUIT_WIRE_RESISTANCE,
+					  CIRCUIT_WIRE_CAP};
 static const tsr_field_t wire_ends[] = {CIRCUIT_WIRE_IN, CIRCUIT_WIRE_OUT};
 static const tsr_field_t state_value[] = {CIRCUIT_STATE_VALUE};
 static const tsr_field_t node_voltage[] = {CIRCUIT_NODE_VOLTAGE};
@@ -174,22 +193,23 @@ static int add_fields(tsr_fspace_t fs, int n, const char *const *names, const ts
 		tsr_field_t f;
 		TRY(tsr_fspace_add(fs, names[i], types[i], 0, &f));
 		if (f != i) {
-			fprintf(stderr, "circuit: field '%s' got id %d, expected %d\n", names[i], f, i);
+			fprintf(stderr, "circuit: field '%s' got id %d, expected %d\n", names[i], f,
+				i);
 			return TSR_EINVAL;
 		}
 	}
 	return TSR_OK;
 }
 
-static int make_region(const char *name, tsr_box_t b, int n, const char *const *names, const tsr_type_t *types,
-                       tsr_region_t *r)
+static int make_region(const char *name, tsr_box_t b, int n, const char *const *names,
+		       const tsr_type_t *types, tsr_region_t *r)
 {
 	tsr_fspace_t fs;
 	TRY(tsr_fspace_create(&fs));
 	int rc = add_fields(fs, n, names, types);
 	if (rc == TSR_OK && (rc = tsr_region_create(name, b, fs, r)) != TSR_OK)
 		fprintf(stderr, "circuit: tsr_region_create '%s': %s\n", name, tsr_last_error());
-	tsr_fspace_destroy(fs);   /* the region keeps its fields */
+	tsr_fspace_destroy(fs); /* the region keeps its fields */
 	return rc;
 }
 
@@ -207,8 +227,8 @@ static int fill_1d(tsr_region_t r, tsr_field_t f, const void *src, size_t es, in
 static int copy_2d(tsr_region_t r, float *host, int rows, int64_t W, int to_region)
 {
 	tsr_accessor_t a;
-	PASS(app_map(to_region ? "load the wire state" : "read the wire state", r, CIRCUIT_STATE_VALUE,
-	             to_region ? TSR_WRITE : TSR_READ, &a));
+	PASS(app_map(to_region ? "load the wire state" : "read the wire state", r,
+		     CIRCUIT_STATE_VALUE, to_region ? TSR_WRITE : TSR_READ, &a));
 	for (int s = 0; s < rows; s++) {
 		float *row = (float *)a.ptr + (size_t)s * a.stride[1];
 		if (to_region)
@@ -220,8 +240,8 @@ static int copy_2d(tsr_region_t r, float *host, int rows, int64_t W, int to_regi
 	return TSR_OK;
 }
 
-static int boxes_partition(tsr_region_t r, int n, const int64_t *lo, const int64_t *hi, int rows, const char *name,
-                           tsr_partition_t *p)
+static int boxes_partition(tsr_region_t r, int n, const int64_t *lo, const int64_t *hi, int rows,
+			   const char *name, tsr_partition_t *p)
 {
 	tsr_box_t *b = malloc((size_t)n * sizeof *b);
 	if (!b) {
@@ -238,7 +258,8 @@ static int boxes_partition(tsr_region_t r, int n, const int64_t *lo, const int64
 }
 
 /* The values the simulation changes (node voltages and charges, the wires' segment state), from m:
- * at creation, and again before each repetition so that every one starts from the initial circuit. */
+ * at creation, and again before each repetition so that every one starts from the initial
+ * circuit. */
 static int sim_set_state(sim_t *s, const circuit_model_t *m)
 {
 	PASS(fill_1d(s->nodes, CIRCUIT_NODE_CHARGE, m->charge, sizeof(float), m->nnodes));
@@ -248,11 +269,14 @@ static int sim_set_state(sim_t *s, const circuit_model_t *m)
 	return TSR_OK;
 }
 
-static int sim_create(sim_t *s, const circuit_model_t *m, const circuit_layout_t *lay, const circuit_params_t *prm)
+static int sim_create(sim_t *s, const circuit_model_t *m, const circuit_layout_t *lay,
+		      const circuit_params_t *prm)
 {
-	static const char *const node_names[] = {"node capacitance", "leakage", "charge", "node voltage"};
+	static const char *const node_names[] = {"node capacitance", "leakage", "charge",
+						 "node voltage"};
 	static const tsr_type_t node_types[] = {TSR_F32, TSR_F32, TSR_F32, TSR_F32};
-	static const char *const wire_names[] = {"in_ptr", "out_ptr", "inductance", "resistance", "wire capacitance"};
+	static const char *const wire_names[] = {"in_ptr", "out_ptr", "inductance", "resistance",
+						 "wire capacitance"};
 	static const tsr_type_t wire_types[] = {TSR_I32, TSR_I32, TSR_F32, TSR_F32, TSR_F32};
 	static const char *const cur_names[] = {"current"};
 	static const char *const wv_names[] = {"wire voltage"};
@@ -260,13 +284,17 @@ static int sim_create(sim_t *s, const circuit_model_t *m, const circuit_layout_t
 	const int P = prm->pieces;
 	const int64_t W = m->nwires, N = m->nnodes;
 
-	PASS(make_region("all_nodes", tsr_box1(0, N - 1), CIRCUIT_NODE_NFIELDS, node_names, node_types, &s->nodes));
+	PASS(make_region("all_nodes", tsr_box1(0, N - 1), CIRCUIT_NODE_NFIELDS, node_names,
+			 node_types, &s->nodes));
 	s->have_nodes = 1;
-	PASS(make_region("all_wires", tsr_box1(0, W - 1), CIRCUIT_WIRE_NFIELDS, wire_names, wire_types, &s->wires));
+	PASS(make_region("all_wires", tsr_box1(0, W - 1), CIRCUIT_WIRE_NFIELDS, wire_names,
+			 wire_types, &s->wires));
 	s->have_wires = 1;
-	PASS(make_region("currents", tsr_box2(0, W - 1, 0, SEG - 1), 1, cur_names, f32, &s->currents));
+	PASS(make_region("currents", tsr_box2(0, W - 1, 0, SEG - 1), 1, cur_names, f32,
+			 &s->currents));
 	s->have_currents = 1;
-	PASS(make_region("wire_voltages", tsr_box2(0, W - 1, 0, SEG - 2), 1, wv_names, f32, &s->wire_voltages));
+	PASS(make_region("wire_voltages", tsr_box2(0, W - 1, 0, SEG - 2), 1, wv_names, f32,
+			 &s->wire_voltages));
 	s->have_wire_voltages = 1;
 
 	/* The node tree: nodes = all private | all shared; all private = private of piece 0 | ... ;
@@ -280,8 +308,8 @@ static int sim_create(sim_t *s, const circuit_model_t *m, const circuit_layout_t
 	PASS(boxes_partition(all_shared, P, lay->shr_lo, lay->shr_hi, 0, "shared", &s->shr));
 	PASS(boxes_partition(all_shared, P, lay->ghost_lo, lay->ghost_hi, 0, "ghost", &s->ghost));
 
-	/* Wires: equal pieces, as Legion's equal partition (and its preimage by in_ptr, which is the
-	 * same since a wire starts in its own piece). */
+	/* Wires: equal pieces, as Legion's equal partition (and its preimage by in_ptr, which is
+	 * the same since a wire starts in its own piece). */
 	int64_t *wlo = malloc((size_t)P * sizeof *wlo), *whi = malloc((size_t)P * sizeof *whi);
 	if (!wlo || !whi) {
 		free(wlo);
@@ -295,9 +323,11 @@ static int sim_create(sim_t *s, const circuit_model_t *m, const circuit_layout_t
 	}
 	int rc = boxes_partition(s->wires, P, wlo, whi, 0, "wires", &s->wire_part);
 	if (!rc)
-		rc = boxes_partition(s->currents, P, wlo, whi, SEG, "wire currents", &s->current_part);
+		rc = boxes_partition(s->currents, P, wlo, whi, SEG, "wire currents",
+				     &s->current_part);
 	if (!rc)
-		rc = boxes_partition(s->wire_voltages, P, wlo, whi, SEG - 1, "wire voltages", &s->wire_voltage_part);
+		rc = boxes_partition(s->wire_voltages, P, wlo, whi, SEG - 1, "wire voltages",
+				     &s->wire_voltage_part);
 	free(wlo);
 	free(whi);
 	if (rc)
@@ -335,12 +365,15 @@ static int launch_calc_new_currents(sim_t *s, tsr_box_t dom, const circuit_args_
 	tsr_req_t r[CIRCUIT_CNC_NREQS];
 	r[CIRCUIT_CNC_WIRES] = tsr_req_part(s->wire_part, TSR_READ, 5, wire_fields);
 	r[CIRCUIT_CNC_CURRENTS] = tsr_req_part(s->current_part, TSR_READ_WRITE, 1, state_value);
-	r[CIRCUIT_CNC_VOLTAGES] = tsr_req_part(s->wire_voltage_part, TSR_READ_WRITE, 1, state_value);
+	r[CIRCUIT_CNC_VOLTAGES] =
+		tsr_req_part(s->wire_voltage_part, TSR_READ_WRITE, 1, state_value);
 	r[CIRCUIT_CNC_PRIVATE] = tsr_req_part(s->pvt, TSR_READ, 1, node_voltage);
 	r[CIRCUIT_CNC_SHARED] = tsr_req_part(s->shr, TSR_READ, 1, node_voltage);
 	r[CIRCUIT_CNC_GHOST] = tsr_req_part(s->ghost, TSR_READ, 1, node_voltage);
-	TRY(tsr_run(s->tasks.calc_new_currents,
-	            &(tsr_launch_t){.domain = dom, .reqs = {CIRCUIT_CNC_NREQS, r}, .args = args, .arglen = sizeof *args}));
+	TRY(tsr_run(s->tasks.calc_new_currents, &(tsr_launch_t){.domain = dom,
+								.reqs = {CIRCUIT_CNC_NREQS, r},
+								.args = args,
+								.arglen = sizeof *args}));
 	return TSR_OK;
 }
 
@@ -354,8 +387,10 @@ static int launch_distribute_charge(sim_t *s, tsr_box_t dom, const circuit_args_
 	r[CIRCUIT_DC_PRIVATE] = tsr_req_part(s->pvt, TSR_READ_WRITE, 1, node_charge);
 	r[CIRCUIT_DC_SHARED] = tsr_req_part(s->shr, TSR_REDUCE(TSR_SUM), 1, node_charge);
 	r[CIRCUIT_DC_GHOST] = tsr_req_part(s->ghost, TSR_REDUCE(TSR_SUM), 1, node_charge);
-	TRY(tsr_run(s->tasks.distribute_charge,
-	            &(tsr_launch_t){.domain = dom, .reqs = {CIRCUIT_DC_NREQS, r}, .args = args, .arglen = sizeof *args}));
+	TRY(tsr_run(s->tasks.distribute_charge, &(tsr_launch_t){.domain = dom,
+								.reqs = {CIRCUIT_DC_NREQS, r},
+								.args = args,
+								.arglen = sizeof *args}));
 	return TSR_OK;
 }
 
@@ -367,8 +402,10 @@ static int launch_update_voltages(sim_t *s, tsr_box_t dom, const circuit_args_t 
 	r[CIRCUIT_UV_SHR_STATE] = tsr_req_part(s->shr, TSR_READ_WRITE, 2, node_state);
 	r[CIRCUIT_UV_PVT_CONST] = tsr_req_part(s->pvt, TSR_READ, 2, node_const);
 	r[CIRCUIT_UV_SHR_CONST] = tsr_req_part(s->shr, TSR_READ, 2, node_const);
-	TRY(tsr_run(s->tasks.update_voltages,
-	            &(tsr_launch_t){.domain = dom, .reqs = {CIRCUIT_UV_NREQS, r}, .args = args, .arglen = sizeof *args}));
+	TRY(tsr_run(s->tasks.update_voltages, &(tsr_launch_t){.domain = dom,
+							      .reqs = {CIRCUIT_UV_NREQS, r},
+							      .args = args,
+							      .arglen = sizeof *args}));
 	return TSR_OK;
 }
 
@@ -411,13 +448,14 @@ static int sim_read(sim_t *s, circuit_model_t *m)
 
 static void print_diff(const char *what, const circuit_diff_t *d)
 {
-	app_printf("verify: %-14s %10lld values, %9lld not bit-identical, max abs err %.3e (max |ref| %.3e, normwise "
-	           "%.3e), max rel err %.3e",
-	           what, (long long)d->count, (long long)d->ndiff, d->max_abs, d->max_ref,
-	           d->max_ref > 0 ? d->max_abs / d->max_ref : 0.0, d->max_rel);
+	app_printf("verify: %-14s %10lld values, %9lld not bit-identical, max abs err %.3e (max "
+		   "|ref| %.3e, normwise "
+		   "%.3e), max rel err %.3e",
+		   what, (long long)d->count, (long long)d->ndiff, d->max_abs, d->max_ref,
+		   d->max_ref > 0 ? d->max_abs / d->max_ref : 0.0, d->max_rel);
 	if (d->ndiverged)
-		app_printf(", %lld diverged (|ref| > %.0e, max rel err %.3e)", (long long)d->ndiverged, CIRCUIT_DIVERGED,
-		           d->max_rel_diverged);
+		app_printf(", %lld diverged (|ref| > %.0e, max rel err %.3e)",
+			   (long long)d->ndiverged, CIRCUIT_DIVERGED, d->max_rel_diverged);
 	if (d->nspecial)
 		app_printf(", %lld NaN/inf on both sides", (long long)d->nspecial);
 	if (d->nnan)
@@ -430,25 +468,31 @@ static void print_diff(const char *what, const circuit_diff_t *d)
  * (private ones none). A different charge sum can only flip the rounding of a node voltage by an
  * ulp, rarely; voltages, currents and wire voltages get a normwise bound of 16 ulps per loop,
  * which such flips stay far below and which a wrong value, or one RLC step less, exceeds. */
-static int check_diffs(const char *who, const circuit_model_t *ref, const circuit_charge_terms_t *terms,
-                       const circuit_model_t *res, const circuit_layout_t *lay, int loops, int exact)
+static int check_diffs(const char *who, const circuit_model_t *ref,
+		       const circuit_charge_terms_t *terms, const circuit_model_t *res,
+		       const circuit_layout_t *lay, int loops, int exact)
 {
 	circuit_diffs_t d;
 	circuit_compare(ref, terms, res, lay, &d);
 	const double tol = loops * 0x1p-20;
-	app_printf("verify: %s against the sequential reference after %d loops and a probe\n", who, loops);
+	app_printf("verify: %s against the sequential reference after %d loops and a probe\n", who,
+		   loops);
 	print_diff("node voltages", &d.voltage);
 	print_diff("wire currents", &d.current);
 	print_diff("wire voltages", &d.wire_voltage);
 	print_diff("private charge", &d.private_charge);
 	print_diff("shared charge", &d.shared_charge);
-	app_printf("verify: %-14s %10lld outside the reordering bound 2(k-1)u sum|c| (largest error/bound %.3f)\n",
-	           "shared charge", (long long)d.shared_charge.nover, d.shared_charge.max_bound_ratio);
+	app_printf("verify: %-14s %10lld outside the reordering bound 2(k-1)u sum|c| (largest "
+		   "error/bound %.3f)\n",
+		   "shared charge", (long long)d.shared_charge.nover,
+		   d.shared_charge.max_bound_ratio);
 	const circuit_diff_t *state[3] = {&d.voltage, &d.current, &d.wire_voltage};
-	int ok = !d.private_charge.ndiff && !d.private_charge.nnan && !d.shared_charge.nover && !d.shared_charge.nnan;
+	int ok = !d.private_charge.ndiff && !d.private_charge.nnan && !d.shared_charge.nover &&
+		 !d.shared_charge.nnan;
 	for (int i = 0; i < 3; i++) {
 		const circuit_diff_t *x = state[i];
-		if (x->nnan || (x->max_ref > 0 && x->max_abs > tol * x->max_ref) || x->max_rel_diverged > tol)
+		if (x->nnan || (x->max_ref > 0 && x->max_abs > tol * x->max_ref) ||
+		    x->max_rel_diverged > tol)
 			ok = 0;
 	}
 	if (exact)
@@ -457,11 +501,13 @@ static int check_diffs(const char *who, const circuit_model_t *ref, const circui
 	if (exact && d.shared_charge.ndiff)
 		ok = 0;
 	if (exact)
-		app_printf("verify: %s: %s (every value bit-identical required)\n", who, ok ? "PASS" : "FAIL");
+		app_printf("verify: %s: %s (every value bit-identical required)\n", who,
+			   ok ? "PASS" : "FAIL");
 	else
-		app_printf("verify: %s: %s (private charges bit-identical, shared charges within the reordering bound, state "
-		           "within normwise %.3e)\n",
-		           who, ok ? "PASS" : "FAIL", tol);
+		app_printf("verify: %s: %s (private charges bit-identical, shared charges within "
+			   "the reordering bound, state "
+			   "within normwise %.3e)\n",
+			   who, ok ? "PASS" : "FAIL", tol);
 	return ok;
 }
 
@@ -470,16 +516,18 @@ static int check_diffs(const char *who, const circuit_model_t *ref, const circui
 /* Everything one run holds; freed by run_free whatever happened. */
 typedef struct run {
 	options_t o;
-	circuit_model_t legion;    /* the generated circuit, Legion's numbering */
-	circuit_model_t ours;      /* the same, our numbering: what Tessera and OpenMP start from */
-	circuit_model_t result;    /* Tessera's final state (--verify) */
-	circuit_model_t final;     /* Tessera's state after the last loop, before the probe (-dump) */
-	circuit_model_t omp;       /* OpenMP's state (--compare) */
-	circuit_model_t ref;       /* the sequential reference's (--verify) */
+	circuit_model_t legion; /* the generated circuit, Legion's numbering */
+	circuit_model_t ours;   /* the same, our numbering: what Tessera and OpenMP start from */
+	circuit_model_t result; /* Tessera's final state (--verify) */
+	/* Tessera's state after the last loop, before the probe (-dump) */
+	circuit_model_t final;
+	circuit_model_t omp; /* OpenMP's state (--compare) */
+	circuit_model_t ref; /* the sequential reference's (--verify) */
 	circuit_layout_t lay;
 	circuit_charge_terms_t terms;
-	double *t_tsr, *t_omp;     /* per repetition */
-	int nworkers;              /* --compare's OpenMP threads: Tessera's CPU workers, 1 at least */
+	double *t_tsr, *t_omp; /* per repetition */
+	/* --compare's OpenMP threads: Tessera's CPU workers, 1 at least */
+	int nworkers;
 } run_t;
 
 static void run_free(run_t *r)
@@ -510,7 +558,8 @@ static int run_openmp(run_t *r, int k)
 	omp_set_num_threads(r->nworkers);
 #endif
 	double t0 = app_now();
-	circuit_openmp_run(&r->omp, &r->lay, prm->pieces, prm->loops, prm->steps, (float)CIRCUIT_DELTAT, 0);
+	circuit_openmp_run(&r->omp, &r->lay, prm->pieces, prm->loops, prm->steps,
+			   (float)CIRCUIT_DELTAT, 0);
 	r->t_omp[k] = app_now() - t0;
 	return 0;
 }
@@ -533,7 +582,7 @@ static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
 {
 	const circuit_params_t *prm = &r->o.prm;
 	if (k > 0)
-		PASS(sim_set_state(sim, &r->ours));   /* sim_create loaded it for the first */
+		PASS(sim_set_state(sim, &r->ours)); /* sim_create loaded it for the first */
 	int rc = tsr_fence();
 	if (rc != TSR_OK)
 		return app_fail("initialisation", rc);
@@ -578,12 +627,14 @@ static int openmp_rep(run_t *r, int k)
 static void print_settings(const run_t *r)
 {
 	const circuit_params_t *prm = &r->o.prm;
-	app_printf("circuit settings: loops=%d pieces=%d nodes/piece=%d wires/piece=%d pct_in_piece=%d seed=%d\n",
-	           prm->loops, prm->pieces, prm->npp, prm->wpp, prm->pct, prm->seed);
+	app_printf("circuit settings: loops=%d pieces=%d nodes/piece=%d wires/piece=%d "
+		   "pct_in_piece=%d seed=%d\n",
+		   prm->loops, prm->pieces, prm->npp, prm->wpp, prm->pct, prm->seed);
 	app_printf("Initializing circuit simulation...\n");
 	app_printf("circuit: %lld nodes: %lld private, %lld shared (+%lld padding); %lld wires\n",
-	           (long long)r->legion.nnodes, (long long)r->lay.real_private, (long long)r->lay.real_shared,
-	           (long long)r->lay.npadding, (long long)r->legion.nwires);
+		   (long long)r->legion.nnodes, (long long)r->lay.real_private,
+		   (long long)r->lay.real_shared, (long long)r->lay.npadding,
+		   (long long)r->legion.nwires);
 	fflush(stdout);
 }
 
@@ -607,9 +658,10 @@ static int run_all(run_t *r)
 		/* --compare's OpenMP threads: one at least, when only device workers run */
 		r->nworkers = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 		app_printf("Finished initializing simulation...\n");
-		app_printf("circuit: Tessera with %d CPU workers, %d CUDA workers, %d OpenCL workers%s, scheduler %s\n",
-		           tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), app_ranks_note(),
-		           tsr_sched_name());
+		app_printf("circuit: Tessera with %d CPU workers, %d CUDA workers, %d OpenCL "
+			   "workers%s, scheduler %s\n",
+			   tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(),
+			   app_ranks_note(), tsr_sched_name());
 		app_printf("Starting main simulation loop\n");
 		fflush(stdout);
 	}
@@ -631,12 +683,13 @@ static void print_times(run_t *r)
 {
 	const circuit_params_t *prm = &r->o.prm;
 	const int n = r->o.reps;
-	double tsr = app_median(r->t_tsr, n);   /* sorts */
+	double tsr = app_median(r->t_tsr, n); /* sorts */
 	app_printf("SUCCESS!\n");
 	app_printf("ELAPSED TIME = %7.3f s\n", tsr);
 	app_printf("GFLOPS = %7.3f GFLOPS\n", 1e-9 * legion_flops(prm) / tsr);
 	if (n > 1)
-		app_printf("circuit: median of %d repetitions (min %.3f s, max %.3f s)\n", n, r->t_tsr[0], r->t_tsr[n - 1]);
+		app_printf("circuit: median of %d repetitions (min %.3f s, max %.3f s)\n", n,
+			   r->t_tsr[0], r->t_tsr[n - 1]);
 	if (!r->o.compare)
 		return;
 	int nthreads = r->nworkers;
@@ -644,11 +697,13 @@ static void print_times(run_t *r)
 	nthreads = 1;
 #endif
 	double omp = app_median(r->t_omp, n);
-	app_printf("OpenMP (%d threads): ELAPSED TIME = %7.3f s, GFLOPS = %7.3f GFLOPS", nthreads, omp,
-	           1e-9 * legion_flops(prm) / omp);
+	app_printf("OpenMP (%d threads): ELAPSED TIME = %7.3f s, GFLOPS = %7.3f GFLOPS", nthreads,
+		   omp, 1e-9 * legion_flops(prm) / omp);
 	if (n > 1)
 		app_printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
-	app_printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, medians)\n", omp / tsr);
+	app_printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, "
+		   "medians)\n",
+		   omp / tsr);
 }
 
 /* Legion's -dump format (circuit.cc): one line per wire, in Legion's wire order (which is ours),
@@ -691,7 +746,8 @@ static int run_verify(run_t *r)
 	const float dt = (float)CIRCUIT_DELTAT;
 	int loops = prm->loops, ok = 1;
 	double t0 = app_now();
-	if (circuit_model_copy(&r->ref, &r->legion) || circuit_reference_run(&r->ref, loops, prm->steps, dt, &r->terms)) {
+	if (circuit_model_copy(&r->ref, &r->legion) ||
+	    circuit_reference_run(&r->ref, loops, prm->steps, dt, &r->terms)) {
 		fprintf(stderr, "circuit: out of memory for the reference\n");
 		return 0;
 	}
@@ -699,7 +755,8 @@ static int run_verify(run_t *r)
 	ok &= check_diffs("Tessera", &r->ref, &r->terms, &r->result, &r->lay, loops, r->o.exact);
 	if (r->o.compare) {
 		circuit_openmp_run(&r->omp, &r->lay, prm->pieces, 0, prm->steps, dt, 1);
-		ok &= check_diffs("OpenMP", &r->ref, &r->terms, &r->omp, &r->lay, loops, r->o.exact);
+		ok &= check_diffs("OpenMP", &r->ref, &r->terms, &r->omp, &r->lay, loops,
+				  r->o.exact);
 	}
 	return ok;
 }

@@ -12,24 +12,26 @@
 extern "C" {
 #endif
 
-#define CIRCUIT_SEGMENTS 10   /* segments per wire (Legion's WIRE_SEGMENTS) */
-#define CIRCUIT_DELTAT 1e-6   /* time step in seconds (Legion's DELTAT) */
+#define CIRCUIT_SEGMENTS 10 /* segments per wire (Legion's WIRE_SEGMENTS) */
+#define CIRCUIT_DELTAT 1e-6 /* time step in seconds (Legion's DELTAT) */
 
 /* Fields of the node region, in order of addition (the ids tsr_fspace_add returns). */
 enum {
-	CIRCUIT_NODE_CAP,       /* f32 capacitance */
-	CIRCUIT_NODE_LEAKAGE,   /* f32 fraction of the voltage lost per loop */
-	CIRCUIT_NODE_CHARGE,    /* f32 charge gathered by distribute_charge, reset by update_voltages */
-	CIRCUIT_NODE_VOLTAGE,   /* f32 */
+	CIRCUIT_NODE_CAP,     /* f32 capacitance */
+	CIRCUIT_NODE_LEAKAGE, /* f32 fraction of the voltage lost per loop */
+	/* f32 charge gathered by distribute_charge, reset by update_voltages */
+	CIRCUIT_NODE_CHARGE,
+	CIRCUIT_NODE_VOLTAGE, /* f32 */
 	CIRCUIT_NODE_NFIELDS
 };
 /* Fields of the wire region (1-D, one point per wire). */
 enum {
-	CIRCUIT_WIRE_IN,          /* i32 global index of the node the wire starts at (always its own piece) */
-	CIRCUIT_WIRE_OUT,         /* i32 global index of the node it ends at (any piece) */
-	CIRCUIT_WIRE_INDUCTANCE,  /* f32 */
-	CIRCUIT_WIRE_RESISTANCE,  /* f32 */
-	CIRCUIT_WIRE_CAP,         /* f32 */
+	/* i32 global index of the node the wire starts at (always its own piece) */
+	CIRCUIT_WIRE_IN,
+	CIRCUIT_WIRE_OUT,        /* i32 global index of the node it ends at (any piece) */
+	CIRCUIT_WIRE_INDUCTANCE, /* f32 */
+	CIRCUIT_WIRE_RESISTANCE, /* f32 */
+	CIRCUIT_WIRE_CAP,        /* f32 */
 	CIRCUIT_WIRE_NFIELDS
 };
 /* The per-segment state lives in two 2-D regions, dimension 0 the wire and dimension 1 the
@@ -39,25 +41,50 @@ enum {
 enum { CIRCUIT_STATE_VALUE = 0 };
 
 /* Requirements of each task, in launch order: Legion's (circuit_cpu.cc), less its FID_IN_LOC /
- * FID_OUT_LOC fields and update_voltages' node locator, which a CPU or GPU kernel here does not need.
- * calc_new_currents reads node voltages through the private, shared and ghost partitions;
+ * FID_OUT_LOC fields and update_voltages' node locator, which a CPU or GPU kernel here does not
+ * need. calc_new_currents reads node voltages through the private, shared and ghost partitions;
  * distribute_charge adds charge to the private nodes with READ_WRITE and folds it into the shared
  * and the ghost nodes with two REDUCE(sum) requirements; update_voltages updates the private and
  * the shared nodes of its piece in one task. */
-enum { CIRCUIT_CNC_WIRES, CIRCUIT_CNC_CURRENTS, CIRCUIT_CNC_VOLTAGES, CIRCUIT_CNC_PRIVATE, CIRCUIT_CNC_SHARED,
-       CIRCUIT_CNC_GHOST, CIRCUIT_CNC_NREQS };
-enum { CIRCUIT_DC_WIRES, CIRCUIT_DC_CURRENTS, CIRCUIT_DC_PRIVATE, CIRCUIT_DC_SHARED, CIRCUIT_DC_GHOST,
-       CIRCUIT_DC_NREQS };
-/* {voltage, charge} READ_WRITE through private then shared, {cap, leakage} READ through private then shared */
-enum { CIRCUIT_UV_PVT_STATE, CIRCUIT_UV_SHR_STATE, CIRCUIT_UV_PVT_CONST, CIRCUIT_UV_SHR_CONST, CIRCUIT_UV_NREQS };
+enum {
+	CIRCUIT_CNC_WIRES,
+	CIRCUIT_CNC_CURRENTS,
+	CIRCUIT_CNC_VOLTAGES,
+	CIRCUIT_CNC_PRIVATE,
+	CIRCUIT_CNC_SHARED,
+	CIRCUIT_CNC_GHOST,
+	CIRCUIT_CNC_NREQS
+};
+enum {
+	CIRCUIT_DC_WIRES,
+	CIRCUIT_DC_CURRENTS,
+	CIRCUIT_DC_PRIVATE,
+	CIRCUIT_DC_SHARED,
+	CIRCUIT_DC_GHOST,
+	CIRCUIT_DC_NREQS
+};
+/* {voltage, charge} READ_WRITE through private then shared, {cap, leakage} READ through private
+ * then shared */
+enum {
+	CIRCUIT_UV_PVT_STATE,
+	CIRCUIT_UV_SHR_STATE,
+	CIRCUIT_UV_PVT_CONST,
+	CIRCUIT_UV_SHR_CONST,
+	CIRCUIT_UV_NREQS
+};
 /* The tasks take their fields by position in each requirement (tsr_ctx_field), not by id, so a
  * launch lists them in this order: a wire requirement lists {in, out, inductance, resistance,
  * cap} (calc_new_currents) or {in, out} (distribute_charge); a segment-state requirement its one
  * field; a node requirement {voltage} (calc_new_currents), {charge} (distribute_charge),
  * {voltage, charge} (update_voltages' state) or {cap, leakage} (update_voltages' constants). */
-enum { CIRCUIT_AT_WIRE_IN, CIRCUIT_AT_WIRE_OUT, CIRCUIT_AT_WIRE_INDUCTANCE, CIRCUIT_AT_WIRE_RESISTANCE,
-       CIRCUIT_AT_WIRE_CAP };
-enum { CIRCUIT_AT_ONLY = 0 };                          /* requirements of one field */
+enum {
+	CIRCUIT_AT_WIRE_IN,
+	CIRCUIT_AT_WIRE_OUT,
+	CIRCUIT_AT_WIRE_INDUCTANCE,
+	CIRCUIT_AT_WIRE_RESISTANCE,
+	CIRCUIT_AT_WIRE_CAP
+};
+enum { CIRCUIT_AT_ONLY = 0 };                           /* requirements of one field */
 enum { CIRCUIT_AT_VOLTAGE = 0, CIRCUIT_AT_CHARGE = 1 }; /* update_voltages' state */
 enum { CIRCUIT_AT_CAP = 0, CIRCUIT_AT_LEAKAGE = 1 };    /* update_voltages' constants */
 
@@ -78,16 +105,20 @@ typedef struct circuit_window {
  * 0..n-1 of the arrays; segment s of wire w is cur[s * cur_ld + w] and wv[s * wv_ld + w]. Node
  * voltages come from the windows. Vectorized across wires. Returns the number of wire ends that
  * no window holds (they read voltage 0). */
-int64_t circuit_calc_currents(int64_t n, const int32_t *in, const int32_t *out, const float *inductance,
-                              const float *resistance, const float *wire_cap, float *cur, size_t cur_ld,
-                              float *wv, size_t wv_ld, int nwin, const circuit_window_t *win, float dt, int steps);
+int64_t circuit_calc_currents(int64_t n, const int32_t *in, const int32_t *out,
+			      const float *inductance, const float *resistance,
+			      const float *wire_cap, float *cur, size_t cur_ld, float *wv,
+			      size_t wv_ld, int nwin, const circuit_window_t *win, float dt,
+			      int steps);
 /* Add -dt * first-segment current to each wire's in node and dt * last-segment current to its out
  * node, wire by wire, in that order (Legion's distribute_charge). cur_first/cur_last are segment 0
  * and segment CIRCUIT_SEGMENTS-1 of wires 0..n-1. Returns the number of ends no window holds. */
-int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *out, const float *cur_first,
-                                  const float *cur_last, int nwin, const circuit_window_t *win, float dt);
+int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *out,
+				  const float *cur_first, const float *cur_last, int nwin,
+				  const circuit_window_t *win, float dt);
 /* voltage = (voltage + charge / cap) * (1 - leakage); charge = 0 (Legion's update_voltages). */
-void circuit_update_voltages(int64_t n, float *voltage, float *charge, const float *cap, const float *leakage);
+void circuit_update_voltages(int64_t n, float *voltage, float *charge, const float *cap,
+			     const float *leakage);
 
 /* What each task's variants see, fetched and checked once for the CPU, CUDA and OpenCL variants
  * alike (circuit_cpu.c). Node windows are in lookup order: private, the piece's shared, ghost. In
@@ -107,7 +138,7 @@ typedef struct circuit_dc_view {
 } circuit_dc_view_t;
 int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v);
 typedef struct circuit_uv_view {
-	tsr_accessor_t v[2], q[2], cap[2], leak[2];   /* [0] private nodes, [1] shared nodes */
+	tsr_accessor_t v[2], q[2], cap[2], leak[2]; /* [0] private nodes, [1] shared nodes */
 } circuit_uv_view_t;
 int circuit_uv_view(tsr_ctx_t *ctx, circuit_uv_view_t *v);
 

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include <starpu_config.h>   /* STARPU_USE_OPENCL */
+#include <starpu_config.h> /* STARPU_USE_OPENCL */
 
 #include "circuit.h"
 
@@ -17,7 +17,8 @@
  * time; the results do not depend on the clone because the build disables FMA contraction
  * (-ffp-contract=off) and divisions stay IEEE divisions (no reciprocal estimates, unlike Legion's
  * _mm_rcp_ps paths: those made its results depend on the vector width). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__)
 #define CIRCUIT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CIRCUIT_CLONES
@@ -29,12 +30,13 @@ typedef float cnc_vec __attribute__((vector_size(CNC_VL * sizeof(float))));
 
 /* Macros rather than functions: a function passing 64-byte vectors by value has an ABI that
  * depends on the instruction set (GCC warns), and these must inline into every clone anyway. */
-#define VLOAD(v, p) memcpy(&(v), (p), sizeof(cnc_vec))   /* unaligned: pieces start anywhere */
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(cnc_vec)) /* unaligned: pieces start anywhere */
 #define VSTORE(p, v) memcpy((p), &(v), sizeof(cnc_vec))
 #define VSPLAT(x) ((cnc_vec){0} + (x))
 
 /* Voltages of the nodes idx[0..n-1] into v; returns how many no window holds (they read 0). */
-static inline int64_t gather(const int32_t *idx, int n, int nwin, const circuit_window_t *win, float *v)
+static inline int64_t gather(const int32_t *idx, int n, int nwin, const circuit_window_t *win,
+			     float *v)
 {
 	int64_t bad = 0;
 	for (int l = 0; l < n; l++) {
@@ -53,9 +55,11 @@ static inline int64_t gather(const int32_t *idx, int n, int nwin, const circuit_
 }
 
 /* One block of CNC_VL wires: Legion's scalar algorithm with every variable a vector. */
-static inline __attribute__((always_inline)) void
-cnc_block(const float *vin, const float *vout, const float *ind, const float *res, const float *cap, float *cur,
-          size_t cur_ld, float *wv, size_t wv_ld, float dt_s, float recip_dt_s, int steps)
+static inline __attribute__((always_inline)) void cnc_block(const float *vin, const float *vout,
+							    const float *ind, const float *res,
+							    const float *cap, float *cur,
+							    size_t cur_ld, float *wv, size_t wv_ld,
+							    float dt_s, float recip_dt_s, int steps)
 {
 	cnc_vec ti[SEG], oi[SEG], tv[SEG + 1], ov[SEG - 1];
 #pragma GCC unroll 16
@@ -79,11 +83,13 @@ cnc_block(const float *vin, const float *vout, const float *ind, const float *re
 	const cnc_vec recip_capacitance = VSPLAT(1.0f) / capacitance;
 	const cnc_vec dt = VSPLAT(dt_s), recip_dt = VSPLAT(recip_dt_s);
 	for (int j = 0; j < steps; j++) {
-		/* new current from the voltage differential and the inductance: I = (dV - L*I')/R */
+		/* new current from the voltage differential and the inductance: I = (dV -
+		 * L*I')/R */
 #pragma GCC unroll 16
 		for (int s = 0; s < SEG; s++)
-			ti[s] = ((tv[s + 1] - tv[s]) - (inductance * (ti[s] - oi[s]) * recip_dt)) * recip_resistance;
-		/* then the voltages between segments */
+			ti[s] = ((tv[s + 1] - tv[s]) - (inductance * (ti[s] - oi[s]) * recip_dt)) *
+				recip_resistance;
+			/* then the voltages between segments */
 #pragma GCC unroll 16
 		for (int s = 0; s < SEG - 1; s++)
 			tv[s + 1] = ov[s] + dt * (ti[s] - ti[s + 1]) * recip_capacitance;
@@ -96,10 +102,11 @@ cnc_block(const float *vin, const float *vout, const float *ind, const float *re
 		VSTORE(wv + s * wv_ld, tv[s + 1]);
 }
 
-CIRCUIT_CLONES int64_t circuit_calc_currents(int64_t n, const int32_t *in, const int32_t *out, const float *inductance,
-                                             const float *resistance, const float *wire_cap, float *cur, size_t cur_ld,
-                                             float *wv, size_t wv_ld, int nwin, const circuit_window_t *win, float dt,
-                                             int steps)
+CIRCUIT_CLONES int64_t circuit_calc_currents(int64_t n, const int32_t *in, const int32_t *out,
+					     const float *inductance, const float *resistance,
+					     const float *wire_cap, float *cur, size_t cur_ld,
+					     float *wv, size_t wv_ld, int nwin,
+					     const circuit_window_t *win, float dt, int steps)
 {
 	const float recip_dt = 1.0f / dt;
 	float vin[CNC_VL], vout[CNC_VL];
@@ -109,12 +116,13 @@ CIRCUIT_CLONES int64_t circuit_calc_currents(int64_t n, const int32_t *in, const
 		bad += gather(in + w, nl, nwin, win, vin);
 		bad += gather(out + w, nl, nwin, win, vout);
 		if (nl == CNC_VL) {
-			cnc_block(vin, vout, inductance + w, resistance + w, wire_cap + w, cur + w, cur_ld, wv + w, wv_ld, dt,
-			          recip_dt, steps);
+			cnc_block(vin, vout, inductance + w, resistance + w, wire_cap + w, cur + w,
+				  cur_ld, wv + w, wv_ld, dt, recip_dt, steps);
 			continue;
 		}
-		/* Last partial block: run the same vector code on a padded copy. Lanes are independent,
-		 * so the padding (a harmless 1-ohm, 1-farad wire at 0 volts) cannot change the others. */
+		/* Last partial block: run the same vector code on a padded copy. Lanes are
+		 * independent, so the padding (a harmless 1-ohm, 1-farad wire at 0 volts) cannot
+		 * change the others. */
 		float l[CNC_VL], r[CNC_VL], c[CNC_VL], ci[SEG * CNC_VL], cv[(SEG - 1) * CNC_VL];
 		for (int k = 0; k < CNC_VL; k++) {
 			int live = k < nl;
@@ -149,11 +157,12 @@ static inline int fold_node(int64_t g, float dq, int nwin, const circuit_window_
 	return 1;
 }
 
-int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *out, const float *cur_first,
-                                  const float *cur_last, int nwin, const circuit_window_t *win, float dt)
+int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *out,
+				  const float *cur_first, const float *cur_last, int nwin,
+				  const circuit_window_t *win, float dt)
 {
-	/* Scattered adds that may hit one node twice in a row: kept scalar and in wire order, which is
-	 * what makes private nodes bit-identical to the sequential reference. */
+	/* Scattered adds that may hit one node twice in a row: kept scalar and in wire order, which
+	 * is what makes private nodes bit-identical to the sequential reference. */
 	int64_t bad = 0;
 	for (int64_t w = 0; w < n; w++) {
 		float in_dq = -dt * cur_first[w];
@@ -164,14 +173,15 @@ int64_t circuit_distribute_charge(int64_t n, const int32_t *in, const int32_t *o
 	return bad;
 }
 
-CIRCUIT_CLONES void circuit_update_voltages(int64_t n, float *restrict voltage, float *restrict charge,
-                                            const float *restrict cap, const float *restrict leakage)
+CIRCUIT_CLONES void circuit_update_voltages(int64_t n, float *restrict voltage,
+					    float *restrict charge, const float *restrict cap,
+					    const float *restrict leakage)
 {
 #pragma omp simd
 	for (int64_t i = 0; i < n; i++) {
 		float v = voltage[i] + charge[i] / cap[i];
 		voltage[i] = v * (1.0f - leakage[i]);
-		charge[i] = 0.0f;   /* ready for the next distribute_charge */
+		charge[i] = 0.0f; /* ready for the next distribute_charge */
 	}
 }
 
@@ -179,7 +189,8 @@ CIRCUIT_CLONES void circuit_update_voltages(int64_t n, float *restrict voltage, 
 
 /* Accessor of the k-th field of requirement req, or a task error that names the task, the
  * requirement and the field (tsr_last_error). */
-static int get(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t priv, tsr_accessor_t *a)
+static int get(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t priv,
+	       tsr_accessor_t *a)
 {
 	int rc = tsr_ctx_field(ctx, req, k, type, priv, a);
 	if (rc != TSR_OK)
@@ -195,13 +206,18 @@ static int64_t piece_of(tsr_ctx_t *ctx)
 }
 
 /* Segment state of the piece's wires: a (wires x segments) box whose wires are those of `wires`. */
-static int check_state(tsr_ctx_t *ctx, const tsr_accessor_t *wires, const tsr_accessor_t *st, int nseg,
-                       const char *what)
+static int check_state(tsr_ctx_t *ctx, const tsr_accessor_t *wires, const tsr_accessor_t *st,
+		       int nseg, const char *what)
 {
-	if (st->dim != 2 || st->lo[0] != wires->lo[0] || st->hi[0] != wires->hi[0] || st->hi[1] - st->lo[1] + 1 != nseg) {
-		tsr_ctx_error(ctx, "task '%s' point %lld: %s cover wires %lld..%lld x %lld rows, expected wires %lld..%lld x %d",
-		              tsr_ctx_task_name(ctx), (long long)piece_of(ctx), what, (long long)st->lo[0], (long long)st->hi[0],
-		              (long long)(st->hi[1] - st->lo[1] + 1), (long long)wires->lo[0], (long long)wires->hi[0], nseg);
+	if (st->dim != 2 || st->lo[0] != wires->lo[0] || st->hi[0] != wires->hi[0] ||
+	    st->hi[1] - st->lo[1] + 1 != nseg) {
+		tsr_ctx_error(ctx,
+			      "task '%s' point %lld: %s cover wires %lld..%lld x %lld rows, "
+			      "expected wires %lld..%lld x %d",
+			      tsr_ctx_task_name(ctx), (long long)piece_of(ctx), what,
+			      (long long)st->lo[0], (long long)st->hi[0],
+			      (long long)(st->hi[1] - st->lo[1] + 1), (long long)wires->lo[0],
+			      (long long)wires->hi[0], nseg);
 		return -1;
 	}
 	return 0;
@@ -217,8 +233,8 @@ static int check_args(tsr_ctx_t *ctx, size_t arglen)
 {
 	if (arglen == sizeof(circuit_args_t))
 		return 0;
-	tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu", tsr_ctx_task_name(ctx), arglen,
-	              sizeof(circuit_args_t));
+	tsr_ctx_error(ctx, "task '%s': %zu bytes of arguments, expected %zu",
+		      tsr_ctx_task_name(ctx), arglen, sizeof(circuit_args_t));
 	return -1;
 }
 
@@ -237,7 +253,8 @@ int circuit_cnc_view(tsr_ctx_t *ctx, size_t arglen, circuit_cnc_view_t *v)
 	    get(ctx, CIRCUIT_CNC_SHARED, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ, &shr) ||
 	    get(ctx, CIRCUIT_CNC_GHOST, CIRCUIT_AT_ONLY, TSR_F32, TSR_READ, &ghost))
 		return -1;
-	if (check_state(ctx, &v->in, &v->cur, SEG, "currents") || check_state(ctx, &v->in, &v->wv, SEG - 1, "wire voltages"))
+	if (check_state(ctx, &v->in, &v->cur, SEG, "currents") ||
+	    check_state(ctx, &v->in, &v->wv, SEG - 1, "wire voltages"))
 		return -1;
 	/* private first, then the piece's own shared nodes: the ghost box may overlap them */
 	v->win[0] = window_of(&pvt);
@@ -278,13 +295,17 @@ int circuit_dc_view(tsr_ctx_t *ctx, size_t arglen, circuit_dc_view_t *v)
 }
 
 /* Same extent for the state and the constants of one kind of node. */
-static int check_nodes(tsr_ctx_t *ctx, const tsr_accessor_t *state, const tsr_accessor_t *cnst, const char *what)
+static int check_nodes(tsr_ctx_t *ctx, const tsr_accessor_t *state, const tsr_accessor_t *cnst,
+		       const char *what)
 {
 	if (cnst->lo[0] == state->lo[0] && cnst->hi[0] == state->hi[0])
 		return 0;
-	tsr_ctx_error(ctx, "task '%s' point %lld: %s node constants cover %lld..%lld but the state covers %lld..%lld",
-	              tsr_ctx_task_name(ctx), (long long)piece_of(ctx), what, (long long)cnst->lo[0],
-	              (long long)cnst->hi[0], (long long)state->lo[0], (long long)state->hi[0]);
+	tsr_ctx_error(ctx,
+		      "task '%s' point %lld: %s node constants cover %lld..%lld but the state "
+		      "covers %lld..%lld",
+		      tsr_ctx_task_name(ctx), (long long)piece_of(ctx), what,
+		      (long long)cnst->lo[0], (long long)cnst->hi[0], (long long)state->lo[0],
+		      (long long)state->hi[0]);
 	return -1;
 }
 
@@ -307,8 +328,10 @@ int circuit_uv_view(tsr_ctx_t *ctx, circuit_uv_view_t *v)
 static void report_stray_ends(tsr_ctx_t *ctx, int64_t bad)
 {
 	if (bad)
-		tsr_ctx_error(ctx, "task '%s' point %lld: %lld wire ends lie outside the private, shared and ghost nodes",
-		              tsr_ctx_task_name(ctx), (long long)piece_of(ctx), (long long)bad);
+		tsr_ctx_error(ctx,
+			      "task '%s' point %lld: %lld wire ends lie outside the private, "
+			      "shared and ghost nodes",
+			      tsr_ctx_task_name(ctx), (long long)piece_of(ctx), (long long)bad);
 }
 
 void circuit_calc_new_currents_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -318,8 +341,10 @@ void circuit_calc_new_currents_cpu(tsr_ctx_t *ctx, const void *args, size_t argl
 	if (circuit_cnc_view(ctx, arglen, &v))
 		return;
 	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
-	report_stray_ends(ctx, circuit_calc_currents(n, v.in.ptr, v.out.ptr, v.ind.ptr, v.res.ptr, v.cap.ptr, v.cur.ptr,
-	                                             v.cur.stride[1], v.wv.ptr, v.wv.stride[1], 3, v.win, a->dt, a->steps));
+	report_stray_ends(ctx,
+			  circuit_calc_currents(n, v.in.ptr, v.out.ptr, v.ind.ptr, v.res.ptr,
+						v.cap.ptr, v.cur.ptr, v.cur.stride[1], v.wv.ptr,
+						v.wv.stride[1], 3, v.win, a->dt, a->steps));
 }
 
 void circuit_distribute_charge_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -328,9 +353,11 @@ void circuit_distribute_charge_cpu(tsr_ctx_t *ctx, const void *args, size_t argl
 	circuit_dc_view_t v;
 	if (circuit_dc_view(ctx, arglen, &v))
 		return;
-	const float *first = v.cur.ptr, *last = (const float *)v.cur.ptr + (SEG - 1) * v.cur.stride[1];
+	const float *first = v.cur.ptr,
+		    *last = (const float *)v.cur.ptr + (SEG - 1) * v.cur.stride[1];
 	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
-	report_stray_ends(ctx, circuit_distribute_charge(n, v.in.ptr, v.out.ptr, first, last, 3, v.win, a->dt));
+	report_stray_ends(ctx, circuit_distribute_charge(n, v.in.ptr, v.out.ptr, first, last, 3,
+							 v.win, a->dt));
 }
 
 void circuit_update_voltages_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -341,7 +368,8 @@ void circuit_update_voltages_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen
 	if (circuit_uv_view(ctx, &v))
 		return;
 	for (int k = 0; k < 2; k++)
-		circuit_update_voltages(v.v[k].hi[0] - v.v[k].lo[0] + 1, v.v[k].ptr, v.q[k].ptr, v.cap[k].ptr, v.leak[k].ptr);
+		circuit_update_voltages(v.v[k].hi[0] - v.v[k].lo[0] + 1, v.v[k].ptr, v.q[k].ptr,
+					v.cap[k].ptr, v.leak[k].ptr);
 }
 
 int circuit_tasks_register(circuit_tasks_t *t)
@@ -360,11 +388,14 @@ int circuit_tasks_register(circuit_tasks_t *t)
 		const char *name;
 		tsr_variant_fn cpu, cuda, opencl;
 	} v[3] = {
-		{"calc_new_currents", circuit_calc_new_currents_cpu, CIRCUIT_CUDA(circuit_calc_new_currents_cuda),
+		{"calc_new_currents", circuit_calc_new_currents_cpu,
+		 CIRCUIT_CUDA(circuit_calc_new_currents_cuda),
 		 CIRCUIT_OPENCL(circuit_calc_new_currents_opencl)},
-		{"distribute_charge", circuit_distribute_charge_cpu, CIRCUIT_CUDA(circuit_distribute_charge_cuda),
+		{"distribute_charge", circuit_distribute_charge_cpu,
+		 CIRCUIT_CUDA(circuit_distribute_charge_cuda),
 		 CIRCUIT_OPENCL(circuit_distribute_charge_opencl)},
-		{"update_voltages", circuit_update_voltages_cpu, CIRCUIT_CUDA(circuit_update_voltages_cuda),
+		{"update_voltages", circuit_update_voltages_cpu,
+		 CIRCUIT_CUDA(circuit_update_voltages_cuda),
 		 CIRCUIT_OPENCL(circuit_update_voltages_opencl)},
 	};
 	tsr_task_t *out[3] = {&t->calc_new_currents, &t->distribute_charge, &t->update_voltages};

@@ -30,8 +30,8 @@ int circuit_model_alloc(circuit_model_t *m, int64_t nnodes, int64_t nwires)
 	m->wire_cap = malloc(w * sizeof(float));
 	m->current = calloc(w * SEG, sizeof(float));
 	m->wire_voltage = calloc(w * (SEG - 1), sizeof(float));
-	if (!m->cap || !m->leakage || !m->charge || !m->voltage || !m->in || !m->out || !m->inductance ||
-	    !m->resistance || !m->wire_cap || !m->current || !m->wire_voltage) {
+	if (!m->cap || !m->leakage || !m->charge || !m->voltage || !m->in || !m->out ||
+	    !m->inductance || !m->resistance || !m->wire_cap || !m->current || !m->wire_voltage) {
 		circuit_model_free(m);
 		return -1;
 	}
@@ -96,7 +96,8 @@ int circuit_generate(const circuit_params_t *prm, circuit_model_t *m)
 		for (int i = 0; i < wpp; i++) {
 			int64_t w = (int64_t)n * wpp + i;
 			m->resistance[w] = erand48(xsubi) * 10.0 + 1.f;
-			/* inductance of the order of 1e-3 * dt keeps the iteration away from resonance */
+			/* inductance of the order of 1e-3 * dt keeps the iteration away from
+			 * resonance */
 			m->inductance[w] = (erand48(xsubi) + 0.1) * CIRCUIT_DELTAT * 1e-3;
 			m->wire_cap[w] = erand48(xsubi) * 0.1;
 			int in_index = (int)(erand48(xsubi) * npp);
@@ -137,8 +138,8 @@ static void set_padding(circuit_model_t *m, int64_t g)
 	m->voltage[g] = 0.0f;
 }
 
-int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg, circuit_layout_t *lay,
-                         circuit_model_t *out)
+int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
+			 circuit_layout_t *lay, circuit_model_t *out)
 {
 	const int P = prm->pieces;
 	const int64_t npp = prm->npp, wpp = prm->wpp, N = lg->nnodes, W = lg->nwires;
@@ -154,8 +155,8 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 	lay->new_index = malloc((size_t)N * sizeof(int32_t));
 	char *shared = calloc((size_t)N, 1);
 	int64_t *npriv = calloc(P, sizeof(int64_t)), *nshr = calloc(P, sizeof(int64_t));
-	if (!lay->pvt_lo || !lay->pvt_hi || !lay->shr_lo || !lay->shr_hi || !lay->ghost_lo || !lay->ghost_hi ||
-	    !lay->new_index || !shared || !npriv || !nshr)
+	if (!lay->pvt_lo || !lay->pvt_hi || !lay->shr_lo || !lay->shr_hi || !lay->ghost_lo ||
+	    !lay->ghost_hi || !lay->new_index || !shared || !npriv || !nshr)
 		goto nomem;
 
 	/* Legion's definition: a node is shared when it is a ghost of some piece, i.e. the end of a
@@ -170,8 +171,8 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 			npriv[g / npp]++;
 	}
 	/* Private nodes of every piece, then shared nodes of every piece: "all private" and "all
-	 * shared" are two boxes, each piece's part of either is a box, and a piece with no node of a
-	 * kind gets one padding node because Tessera's subregions cannot be empty. */
+	 * shared" are two boxes, each piece's part of either is a box, and a piece with no node of
+	 * a kind gets one padding node because Tessera's subregions cannot be empty. */
 	int64_t next = 0;
 	for (int n = 0; n < P; n++) {
 		lay->real_private += npriv[n];
@@ -195,7 +196,7 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 	for (int n = 0; n < P; n++) {
 		int64_t kp = lay->pvt_lo[n], ks = lay->shr_lo[n];
 		for (int64_t g = n * npp; g < (n + 1) * npp; g++) {
-			int64_t x = shared[g] ? ks++ : kp++;   /* each kind keeps Legion's order */
+			int64_t x = shared[g] ? ks++ : kp++; /* each kind keeps Legion's order */
 			lay->new_index[g] = (int32_t)x;
 			out->cap[x] = lg->cap[g];
 			out->leakage[x] = lg->leakage[g];
@@ -218,9 +219,10 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 	memcpy(out->current, lg->current, (size_t)W * SEG * sizeof(float));
 	memcpy(out->wire_voltage, lg->wire_voltage, (size_t)W * (SEG - 1) * sizeof(float));
 
-	/* Ghost box of piece n: the smallest box of shared nodes holding every node of another piece
-	 * that n's wires reach. It may also hold nodes n does not touch (tasks never read or fold
-	 * them), including n's own shared nodes (tasks look those up in the shared window first). */
+	/* Ghost box of piece n: the smallest box of shared nodes holding every node of another
+	 * piece that n's wires reach. It may also hold nodes n does not touch (tasks never read or
+	 * fold them), including n's own shared nodes (tasks look those up in the shared window
+	 * first). */
 	for (int n = 0; n < P; n++) {
 		int64_t lo = INT64_MAX, hi = -1;
 		for (int64_t w = n * wpp; w < (n + 1) * wpp; w++)
@@ -230,8 +232,8 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 				hi = x > hi ? x : hi;
 			}
 		if (hi < 0) {
-			/* no wire leaves the piece: any non-empty box will do; its own shared box is
-			 * read by no one and folds only identities */
+			/* no wire leaves the piece: any non-empty box will do; its own shared box
+			 * is read by no one and folds only identities */
 			lo = lay->shr_lo[n];
 			hi = lay->shr_hi[n];
 		}
@@ -271,7 +273,9 @@ static void ref_calc_new_currents(circuit_model_t *m, int steps, float dt)
 		float recip_capacitance = 1.0f / m->wire_cap[w];
 		for (int j = 0; j < steps; j++) {
 			for (int s = 0; s < SEG; s++)
-				ti[s] = ((tv[s + 1] - tv[s]) - (inductance * (ti[s] - oi[s]) * recip_dt)) * recip_resistance;
+				ti[s] = ((tv[s + 1] - tv[s]) -
+					 (inductance * (ti[s] - oi[s]) * recip_dt)) *
+					recip_resistance;
 			for (int s = 0; s < SEG - 1; s++)
 				tv[s + 1] = ov[s] + dt * (ti[s] - ti[s + 1]) * recip_capacitance;
 		}
@@ -319,7 +323,8 @@ void circuit_charge_terms_free(circuit_charge_terms_t *t)
 	t->abs_sum = NULL;
 }
 
-int circuit_reference_run(circuit_model_t *m, int loops, int steps, float dt, circuit_charge_terms_t *terms)
+int circuit_reference_run(circuit_model_t *m, int loops, int steps, float dt,
+			  circuit_charge_terms_t *terms)
 {
 	for (int l = 0; l < loops; l++) {
 		ref_calc_new_currents(m, steps, dt);
@@ -344,7 +349,8 @@ int circuit_reference_run(circuit_model_t *m, int loops, int steps, float dt, ci
 static inline void add_charge(float *q, int64_t g, float dq, int64_t nprivate)
 {
 	if (g < nprivate) {
-		q[g] += dq;   /* private: only the wires of its own piece, hence of this thread, touch it */
+		/* private: only the wires of its own piece, hence of this thread, touch it */
+		q[g] += dq;
 	} else {
 #ifdef _OPENMP
 #pragma omp atomic
@@ -362,13 +368,14 @@ static void chunk(int64_t n, int64_t align, int t, int nt, int64_t *lo, int64_t 
 		*hi = n;
 }
 
-void circuit_openmp_run(circuit_model_t *m, const circuit_layout_t *lay, int pieces, int loops, int steps, float dt,
-                        int probe)
+void circuit_openmp_run(circuit_model_t *m, const circuit_layout_t *lay, int pieces, int loops,
+			int steps, float dt, int probe)
 {
 	const int64_t W = m->nwires, wpp = W / pieces;
 	circuit_window_t all = {m->voltage, 0, m->nnodes - 1};
 	for (int l = 0; l < loops + (probe ? 1 : 0); l++) {
-		/* calc_new_currents: equal ranges of wires, one per thread, in blocks of 16 wires */
+		/* calc_new_currents: equal ranges of wires, one per thread, in blocks of 16
+		 * wires */
 #ifdef _OPENMP
 #pragma omp parallel
 #endif
@@ -381,11 +388,14 @@ void circuit_openmp_run(circuit_model_t *m, const circuit_layout_t *lay, int pie
 			int64_t lo, hi;
 			chunk(W, 16, t, nt, &lo, &hi);
 			if (hi > lo)
-				circuit_calc_currents(hi - lo, m->in + lo, m->out + lo, m->inductance + lo, m->resistance + lo,
-				                      m->wire_cap + lo, m->current + lo, (size_t)W, m->wire_voltage + lo, (size_t)W,
-				                      1, &all, dt, steps);
+				circuit_calc_currents(hi - lo, m->in + lo, m->out + lo,
+						      m->inductance + lo, m->resistance + lo,
+						      m->wire_cap + lo, m->current + lo, (size_t)W,
+						      m->wire_voltage + lo, (size_t)W, 1, &all, dt,
+						      steps);
 		}
-		/* distribute_charge: by piece, plain adds to private nodes and atomic ones to shared */
+		/* distribute_charge: by piece, plain adds to private nodes and atomic ones to
+		 * shared */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
@@ -397,8 +407,8 @@ void circuit_openmp_run(circuit_model_t *m, const circuit_layout_t *lay, int pie
 				add_charge(m->charge, m->out[w], out_dq, lay->nprivate);
 			}
 		if (l == loops)
-			break;   /* the probe stops before update_voltages */
-		/* update_voltages */
+			break; /* the probe stops before update_voltages */
+			       /* update_voltages */
 #ifdef _OPENMP
 #pragma omp parallel
 #endif
@@ -411,7 +421,8 @@ void circuit_openmp_run(circuit_model_t *m, const circuit_layout_t *lay, int pie
 			int64_t lo, hi;
 			chunk(m->nnodes, 16, t, nt, &lo, &hi);
 			if (hi > lo)
-				circuit_update_voltages(hi - lo, m->voltage + lo, m->charge + lo, m->cap + lo, m->leakage + lo);
+				circuit_update_voltages(hi - lo, m->voltage + lo, m->charge + lo,
+							m->cap + lo, m->leakage + lo);
 		}
 	}
 }
@@ -463,24 +474,27 @@ static void charge_add(circuit_diff_t *d, float a, float b, int32_t k, double ab
 		return;
 	double e = fabs((double)a - (double)b);
 	double bound = 2.0 * (k > 1 ? k - 1 : 0) * 0x1p-24 * abs_sum * (1 + 0x1p-20);
-	if (!(e <= bound))   /* NaN included */
+	if (!(e <= bound)) /* NaN included */
 		d->nover++;
 	if (bound > 0 && e / bound > d->max_bound_ratio)
 		d->max_bound_ratio = e / bound;
 }
 
-void circuit_compare(const circuit_model_t *ref, const circuit_charge_terms_t *terms, const circuit_model_t *res,
-                     const circuit_layout_t *lay, circuit_diffs_t *d)
+void circuit_compare(const circuit_model_t *ref, const circuit_charge_terms_t *terms,
+		     const circuit_model_t *res, const circuit_layout_t *lay, circuit_diffs_t *d)
 {
 	memset(d, 0, sizeof *d);
 	for (int64_t g = 0; g < ref->nnodes; g++) {
 		int64_t x = lay->new_index[g];
 		diff_add(&d->voltage, res->voltage[x], ref->voltage[g]);
-		/* a private node's charge was summed in the reference's order: no rounding allowance */
+		/* a private node's charge was summed in the reference's order: no rounding
+		 * allowance */
 		if (x < lay->nprivate)
-			charge_add(&d->private_charge, res->charge[x], ref->charge[g], 1, terms->abs_sum[g]);
+			charge_add(&d->private_charge, res->charge[x], ref->charge[g], 1,
+				   terms->abs_sum[g]);
 		else
-			charge_add(&d->shared_charge, res->charge[x], ref->charge[g], terms->count[g], terms->abs_sum[g]);
+			charge_add(&d->shared_charge, res->charge[x], ref->charge[g],
+				   terms->count[g], terms->abs_sum[g]);
 	}
 	for (int64_t i = 0; i < ref->nwires * SEG; i++)
 		diff_add(&d->current, res->current[i], ref->current[i]);

@@ -14,7 +14,7 @@
 #include "app_util.h"
 
 static const char *program_name = "app";
-static int my_rank = 0, nranks = 1;   /* app_init's, kept past tsr_finalize */
+static int my_rank = 0, nranks = 1; /* app_init's, kept past tsr_finalize */
 
 void app_set_name(const char *name)
 {
@@ -57,10 +57,12 @@ int app_parse_i64(const char *opt, const char *text, int64_t min, int64_t max, i
 	char *end;
 	errno = 0;
 	long long v = strtoll(text, &end, 10);
-	/* strtoll accepts an empty string and trailing text; an option value must be the number only */
+	/* strtoll accepts an empty string and trailing text; an option value must be the number
+	 * only */
 	if (errno || end == text || *end || v < min || v > max) {
-		fprintf(stderr, "%s: %s '%s': expected an integer >= %" PRId64 " and <= %" PRId64 "\n", program_name, opt,
-		        text, min, max);
+		fprintf(stderr,
+			"%s: %s '%s': expected an integer >= %" PRId64 " and <= %" PRId64 "\n",
+			program_name, opt, text, min, max);
 		return -1;
 	}
 	*out = v;
@@ -127,15 +129,17 @@ const char *app_ranks_note(void)
 	return note;
 }
 
-int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
+int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv,
+	    tsr_accessor_t *acc)
 {
 	int rc = tsr_map(r, f, priv, acc);
 	if (rc != TSR_OK)
 		return app_fail(what, rc);
 	if (!acc->ptr) {
 		const char *name = tsr_region_name(r);
-		fprintf(stderr, "%s: %s: tsr_map of field %d of region '%s' returned no host address\n", program_name, what,
-		        (int)f, name ? name : "?");
+		fprintf(stderr,
+			"%s: %s: tsr_map of field %d of region '%s' returned no host address\n",
+			program_name, what, (int)f, name ? name : "?");
 		tsr_unmap(r, f);
 		return TSR_ESTATE;
 	}

@@ -45,7 +45,8 @@ const char *app_ranks_note(void);
 /* tsr_map, checked before the caller touches the data: a failure, or a mapping that came back
  * without a host address (then unmapped again), is reported under `what` and its code returned
  * (TSR_ESTATE for the missing address); TSR_OK when acc->ptr is the host address of the field. */
-int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
+int app_map(const char *what, tsr_region_t r, tsr_field_t f, tsr_privilege_t priv,
+	    tsr_accessor_t *acc);
 
 /* Prints "NAME: WHAT: TSR_ECODE: message of tsr_last_error()" on stderr and returns rc, so that
  * a failed call is reported once, where it failed, and its code travels up unchanged. */
@@ -54,18 +55,18 @@ int app_fail(const char *what, int rc);
 /* APP_TRY(what, call): a Tessera call; on failure report it under `what` and return its code
  * from the calling function. TRY(call) names the call by its source text. PASS(call): a call of
  * the app's own that reported its failure already; return its code. */
-#define APP_TRY(what, call)                      \
-	do {                                         \
-		int app_rc_ = (call);                    \
-		if (app_rc_ != TSR_OK)                   \
-			return app_fail((what), app_rc_);    \
+#define APP_TRY(what, call)                               \
+	do {                                              \
+		int app_rc_ = (call);                     \
+		if (app_rc_ != TSR_OK)                    \
+			return app_fail((what), app_rc_); \
 	} while (0)
 #define TRY(call) APP_TRY(#call, call)
-#define PASS(call)                               \
-	do {                                         \
-		int app_rc_ = (call);                    \
-		if (app_rc_ != TSR_OK)                   \
-			return app_rc_;                      \
+#define PASS(call)                      \
+	do {                            \
+		int app_rc_ = (call);   \
+		if (app_rc_ != TSR_OK)  \
+			return app_rc_; \
 	} while (0)
 
 #endif /* APP_UTIL_H */

@@ -21,7 +21,9 @@ static void square(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t x;
 	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_WRITE_DISCARD, &x) != TSR_OK)
-		return;   /* the task has failed with the message: tsr_run's caller sees it at the next wait */
+		/* the task has failed with the message: tsr_run's caller sees it at the next
+		 * wait */
+		return;
 	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
 		TSR_AT1(&x, double, i) = (double)(i * i);
 }
@@ -42,7 +44,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
 		puts("usage: hello");
-		puts("Prints the sum of i*i over 0..9: two tasks write the two tiles, one task reads them all.");
+		puts("Prints the sum of i*i over 0..9: two tasks write the two tiles, one task "
+		     "reads them all.");
 		return 0;
 	}
 	check(tsr_init(NULL));
@@ -61,24 +64,27 @@ int main(int argc, char **argv)
 	tsr_task_t square_task;
 	check(tsr_task_register(&(tsr_task_desc_t){.name = "square", .cpu = square}, &square_task));
 	tsr_task_t sum_task;
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "sum", .cpu = sum, .ret_type = TSR_F64}, &sum_task));
+	check(tsr_task_register(&(tsr_task_desc_t){.name = "sum", .cpu = sum, .ret_type = TSR_F64},
+				&sum_task));
 
 	/* One "square" task per color 0..1, each writing its own half (old contents discarded). */
 	check(tsr_run(square_task, &(tsr_launch_t){
-	                               .domain = tsr_box1(0, 1),
-	                               .reqs = TSR_REQS(tsr_req_part(halves, TSR_WRITE_DISCARD, TSR_FIELDS(x))),
-	                           }));
+					   .domain = tsr_box1(0, 1),
+					   .reqs = TSR_REQS(tsr_req_part(halves, TSR_WRITE_DISCARD,
+									 TSR_FIELDS(x))),
+				   }));
 	/* One "sum" task reading the whole line: Tessera runs it after both squares. */
 	tsr_future_t total_future;
-	check(tsr_run(sum_task, &(tsr_launch_t){
-	                            .reqs = TSR_REQS(tsr_req_region(line, TSR_READ, TSR_FIELDS(x))),
-	                            .result = &total_future,
-	                        }));
+	check(tsr_run(sum_task,
+		      &(tsr_launch_t){
+			      .reqs = TSR_REQS(tsr_req_region(line, TSR_READ, TSR_FIELDS(x))),
+			      .result = &total_future,
+		      }));
 	double total;
 	check(tsr_future_take(total_future, &total, sizeof total));
 	printf("sum of i*i for i in 0..9 = %g\n", total);
 
-	check(tsr_region_destroy(line));   /* its partitions go with it */
+	check(tsr_region_destroy(line)); /* its partitions go with it */
 	check(tsr_fspace_destroy(fields));
 	check(tsr_finalize());
 	return 0;

@@ -13,11 +13,13 @@
 enum { NB_S, NB_N, NB_W, NB_E, NB_SW, NB_SE, NB_NW, NB_NE, NB_COUNT };
 
 struct raw_tile {
-	int gi, gj, gk;                 /* first interior point, global coordinates (halo included) */
-	int ni, nj, nk;                 /* interior extents */
-	void *buf[2];                   /* the two fields, (nk, nj + 2h, ni + 2h) each */
+	/* first interior point, global coordinates (halo included) */
+	int gi, gj, gk;
+	int ni, nj, nk; /* interior extents */
+	void *buf[2];   /* the two fields, (nk, nj + 2h, ni + 2h) each */
 	starpu_data_handle_t h[2];
-	void *edge;                     /* packed boundary strips S, N (h x ni), W, E (nj x h), per plane */
+	/* packed boundary strips S, N (h x ni), W, E (nj x h), per plane */
+	void *edge;
 	starpu_data_handle_t he;
 	int nbr[NB_COUNT];
 };
@@ -26,7 +28,7 @@ struct sp_raw {
 	stencil_problem_t p;
 	int ntiles;
 	struct raw_tile *t;
-	int result;                     /* field slot holding the final result */
+	int result; /* field slot holding the final result */
 };
 
 /* What unpack needs to find its neighbours' strips: the slot of each neighbour's edge buffer among
@@ -36,10 +38,22 @@ struct unpack_args {
 	int ni[NB_COUNT], nj[NB_COUNT];
 };
 
-static size_t off_n(int ni, int nk) { return (size_t)nk * SH * (size_t)ni; }
-static size_t off_w(int ni, int nk) { return 2 * off_n(ni, nk); }
-static size_t off_e(int ni, int nj, int nk) { return off_w(ni, nk) + (size_t)nk * (size_t)nj * SH; }
-static size_t edge_elems(int ni, int nj, int nk) { return 2 * (size_t)nk * SH * ((size_t)ni + (size_t)nj); }
+static size_t off_n(int ni, int nk)
+{
+	return (size_t)nk * SH * (size_t)ni;
+}
+static size_t off_w(int ni, int nk)
+{
+	return 2 * off_n(ni, nk);
+}
+static size_t off_e(int ni, int nj, int nk)
+{
+	return off_w(ni, nk) + (size_t)nk * (size_t)nj * SH;
+}
+static size_t edge_elems(int ni, int nj, int nk)
+{
+	return 2 * (size_t)nk * SH * ((size_t)ni + (size_t)nj);
+}
 
 struct blk {
 	char *p;
@@ -72,12 +86,13 @@ static void pack_cpu(void *buffers[], void *cl_arg)
 	const ptrdiff_t es = (ptrdiff_t)b.es;
 	(void)cl_arg;
 	stencil_copy_box(blk_at(&b, SH, SH), b.sj, b.sk, e, b.ni, SH * b.ni, b.ni, SH, b.nk, b.es);
-	stencil_copy_box(blk_at(&b, SH, b.nj), b.sj, b.sk, e + (ptrdiff_t)off_n(b.ni, b.nk) * es, b.ni,
-	                 SH * b.ni, b.ni, SH, b.nk, b.es);
+	stencil_copy_box(blk_at(&b, SH, b.nj), b.sj, b.sk, e + (ptrdiff_t)off_n(b.ni, b.nk) * es,
+			 b.ni, SH * b.ni, b.ni, SH, b.nk, b.es);
 	stencil_copy_box(blk_at(&b, SH, SH), b.sj, b.sk, e + (ptrdiff_t)off_w(b.ni, b.nk) * es, SH,
-	                 (ptrdiff_t)SH * b.nj, SH, b.nj, b.nk, b.es);
-	stencil_copy_box(blk_at(&b, b.ni, SH), b.sj, b.sk, e + (ptrdiff_t)off_e(b.ni, b.nj, b.nk) * es, SH,
-	                 (ptrdiff_t)SH * b.nj, SH, b.nj, b.nk, b.es);
+			 (ptrdiff_t)SH * b.nj, SH, b.nj, b.nk, b.es);
+	stencil_copy_box(blk_at(&b, b.ni, SH), b.sj, b.sk,
+			 e + (ptrdiff_t)off_e(b.ni, b.nj, b.nk) * es, SH, (ptrdiff_t)SH * b.nj, SH,
+			 b.nj, b.nk, b.es);
 }
 
 static void unpack_cpu(void *buffers[], void *cl_arg)
@@ -90,60 +105,80 @@ static void unpack_cpu(void *buffers[], void *cl_arg)
 		e[n] = (const char *)STARPU_VECTOR_GET_PTR(buffers[a->slot[n]]);
 	/* rows below and above (i over the interior) from the N and S strips of the j-neighbours */
 	stencil_copy_box(e[NB_S] + (ptrdiff_t)off_n(a->ni[NB_S], b.nk) * es, b.ni, SH * b.ni,
-	                 blk_at(&b, SH, 0), b.sj, b.sk, b.ni, SH, b.nk, b.es);
-	stencil_copy_box(e[NB_N], b.ni, SH * b.ni, blk_at(&b, SH, b.nj + SH), b.sj, b.sk, b.ni, SH, b.nk, b.es);
-	/* columns left and right (j over the interior) from the E and W strips of the i-neighbours */
-	stencil_copy_box(e[NB_W] + (ptrdiff_t)off_e(a->ni[NB_W], b.nj, b.nk) * es, SH, (ptrdiff_t)SH * b.nj,
-	                 blk_at(&b, 0, SH), b.sj, b.sk, SH, b.nj, b.nk, b.es);
-	stencil_copy_box(e[NB_E] + (ptrdiff_t)off_w(a->ni[NB_E], b.nk) * es, SH, (ptrdiff_t)SH * b.nj,
-	                 blk_at(&b, b.ni + SH, SH), b.sj, b.sk, SH, b.nj, b.nk, b.es);
+			 blk_at(&b, SH, 0), b.sj, b.sk, b.ni, SH, b.nk, b.es);
+	stencil_copy_box(e[NB_N], b.ni, SH * b.ni, blk_at(&b, SH, b.nj + SH), b.sj, b.sk, b.ni, SH,
+			 b.nk, b.es);
+	/* columns left and right (j over the interior) from the E and W strips of the
+	 * i-neighbours */
+	stencil_copy_box(e[NB_W] + (ptrdiff_t)off_e(a->ni[NB_W], b.nj, b.nk) * es, SH,
+			 (ptrdiff_t)SH * b.nj, blk_at(&b, 0, SH), b.sj, b.sk, SH, b.nj, b.nk, b.es);
+	stencil_copy_box(e[NB_E] + (ptrdiff_t)off_w(a->ni[NB_E], b.nk) * es, SH,
+			 (ptrdiff_t)SH * b.nj, blk_at(&b, b.ni + SH, SH), b.sj, b.sk, SH, b.nj,
+			 b.nk, b.es);
 	/* corners from the diagonal neighbours' S and N strips (the halo is the periodic image) */
-	stencil_copy_box(e[NB_SW] + ((ptrdiff_t)off_n(a->ni[NB_SW], b.nk) + a->ni[NB_SW] - SH) * es, a->ni[NB_SW],
-	                 SH * a->ni[NB_SW], blk_at(&b, 0, 0), b.sj, b.sk, SH, SH, b.nk, b.es);
-	stencil_copy_box(e[NB_SE] + (ptrdiff_t)off_n(a->ni[NB_SE], b.nk) * es, a->ni[NB_SE], SH * a->ni[NB_SE],
-	                 blk_at(&b, b.ni + SH, 0), b.sj, b.sk, SH, SH, b.nk, b.es);
-	stencil_copy_box(e[NB_NW] + (ptrdiff_t)(a->ni[NB_NW] - SH) * es, a->ni[NB_NW], SH * a->ni[NB_NW],
-	                 blk_at(&b, 0, b.nj + SH), b.sj, b.sk, SH, SH, b.nk, b.es);
-	stencil_copy_box(e[NB_NE], a->ni[NB_NE], SH * a->ni[NB_NE], blk_at(&b, b.ni + SH, b.nj + SH), b.sj,
-	                 b.sk, SH, SH, b.nk, b.es);
+	stencil_copy_box(e[NB_SW] + ((ptrdiff_t)off_n(a->ni[NB_SW], b.nk) + a->ni[NB_SW] - SH) * es,
+			 a->ni[NB_SW], SH * a->ni[NB_SW], blk_at(&b, 0, 0), b.sj, b.sk, SH, SH,
+			 b.nk, b.es);
+	stencil_copy_box(e[NB_SE] + (ptrdiff_t)off_n(a->ni[NB_SE], b.nk) * es, a->ni[NB_SE],
+			 SH * a->ni[NB_SE], blk_at(&b, b.ni + SH, 0), b.sj, b.sk, SH, SH, b.nk,
+			 b.es);
+	stencil_copy_box(e[NB_NW] + (ptrdiff_t)(a->ni[NB_NW] - SH) * es, a->ni[NB_NW],
+			 SH * a->ni[NB_NW], blk_at(&b, 0, b.nj + SH), b.sj, b.sk, SH, SH, b.nk,
+			 b.es);
+	stencil_copy_box(e[NB_NE], a->ni[NB_NE], SH * a->ni[NB_NE],
+			 blk_at(&b, b.ni + SH, b.nj + SH), b.sj, b.sk, SH, SH, b.nk, b.es);
 }
 
 static void compute_cpu(void *buffers[], void *cl_arg)
 {
 	struct blk in = blk_of(buffers[0]), out = blk_of(buffers[1]);
 	void *ring = malloc(stencil_ring_elems(in.ni) * in.es);
-	const int nt = *(const int *)cl_arg;   /* the problem's choice of streaming stores */
-	STARPU_ASSERT_MSG(ring, "stencil raw baseline: out of memory for a ring of %d points", in.ni);
+	const int nt = *(const int *)cl_arg; /* the problem's choice of streaming stores */
+	STARPU_ASSERT_MSG(ring, "stencil raw baseline: out of memory for a ring of %d points",
+			  in.ni);
 	if (in.es == sizeof(double))
-		stencil_fused_f64((const double *)blk_at(&in, SH, SH), in.sj, in.sk, (double *)blk_at(&out, SH, SH),
-		                  out.sj, out.sk, in.ni, in.nj, in.nk, STENCIL_ALPHA, ring, nt);
+		stencil_fused_f64((const double *)blk_at(&in, SH, SH), in.sj, in.sk,
+				  (double *)blk_at(&out, SH, SH), out.sj, out.sk, in.ni, in.nj,
+				  in.nk, STENCIL_ALPHA, ring, nt);
 	else
-		stencil_fused_f32((const float *)blk_at(&in, SH, SH), in.sj, in.sk, (float *)blk_at(&out, SH, SH),
-		                  out.sj, out.sk, in.ni, in.nj, in.nk, (float)STENCIL_ALPHA, ring, nt);
+		stencil_fused_f32((const float *)blk_at(&in, SH, SH), in.sj, in.sk,
+				  (float *)blk_at(&out, SH, SH), out.sj, out.sk, in.ni, in.nj,
+				  in.nk, (float)STENCIL_ALPHA, ring, nt);
 	free(ring);
 }
 
 /* History-based models, as Tessera gives its tasks, so that dmda sees both alike. */
-static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "stencil_raw_pack"};
-static struct starpu_perfmodel unpack_model = {.type = STARPU_HISTORY_BASED, .symbol = "stencil_raw_unpack"};
-static struct starpu_perfmodel compute_model = {.type = STARPU_HISTORY_BASED, .symbol = "stencil_raw_compute"};
+static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED,
+					     .symbol = "stencil_raw_pack"};
+static struct starpu_perfmodel unpack_model = {.type = STARPU_HISTORY_BASED,
+					       .symbol = "stencil_raw_unpack"};
+static struct starpu_perfmodel compute_model = {.type = STARPU_HISTORY_BASED,
+						.symbol = "stencil_raw_compute"};
 
 static struct starpu_codelet pack_cl = {
-	.cpu_funcs = {pack_cpu}, .nbuffers = 2, .modes = {STARPU_R, STARPU_W},
-	.name = "stencil_raw_pack", .model = &pack_model,
+	.cpu_funcs = {pack_cpu},
+	.nbuffers = 2,
+	.modes = {STARPU_R, STARPU_W},
+	.name = "stencil_raw_pack",
+	.model = &pack_model,
 };
 static struct starpu_codelet unpack_cl = {
-	.cpu_funcs = {unpack_cpu}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
-	.name = "stencil_raw_unpack", .model = &unpack_model,
+	.cpu_funcs = {unpack_cpu},
+	.nbuffers = STARPU_VARIABLE_NBUFFERS,
+	.name = "stencil_raw_unpack",
+	.model = &unpack_model,
 };
 static struct starpu_codelet compute_cl = {
-	.cpu_funcs = {compute_cpu}, .nbuffers = 2, .modes = {STARPU_R, STARPU_W},
-	.name = "stencil_raw_compute", .model = &compute_model,
+	.cpu_funcs = {compute_cpu},
+	.nbuffers = 2,
+	.modes = {STARPU_R, STARPU_W},
+	.name = "stencil_raw_compute",
+	.model = &compute_model,
 };
 
 static int tile_index(const stencil_problem_t *p, int ti, int tj, int tk)
 {
-	ti = (ti + p->tx) % p->tx;   /* periodic neighbours */
+	ti = (ti + p->tx) % p->tx; /* periodic neighbours */
 	tj = (tj + p->ty) % p->ty;
 	return (tk * p->ty + tj) * p->tx + ti;
 }
@@ -191,18 +226,25 @@ sp_raw_t *sp_raw_create(const stencil_problem_t *p)
 				const int dj[NB_COUNT] = {-1, 1, 0, 0, -1, -1, 1, 1};
 				for (int n = 0; n < NB_COUNT; n++)
 					x->nbr[n] = tile_index(p, ti + di[n], tj + dj[n], tk);
-				size_t sj = (size_t)x->ni + 2 * SH, sk = sj * ((size_t)x->nj + 2 * SH);
+				size_t sj = (size_t)x->ni + 2 * SH,
+				       sk = sj * ((size_t)x->nj + 2 * SH);
 				for (int f = 0; f < 2; f++) {
 					if (!(x->buf[f] = calloc(sk * (size_t)x->nk, es)))
 						goto fail;
-					starpu_block_data_register(&x->h[f], STARPU_MAIN_RAM, (uintptr_t)x->buf[f], (uint32_t)sj,
-					                           (uint32_t)sk, (uint32_t)sj, (uint32_t)(x->nj + 2 * SH),
-					                           (uint32_t)x->nk, es);
+					starpu_block_data_register(&x->h[f], STARPU_MAIN_RAM,
+								   (uintptr_t)x->buf[f],
+								   (uint32_t)sj, (uint32_t)sk,
+								   (uint32_t)sj,
+								   (uint32_t)(x->nj + 2 * SH),
+								   (uint32_t)x->nk, es);
 				}
 				if (!(x->edge = calloc(edge_elems(x->ni, x->nj, x->nk), es)))
 					goto fail;
-				starpu_vector_data_register(&x->he, STARPU_MAIN_RAM, (uintptr_t)x->edge,
-				                            (uint32_t)edge_elems(x->ni, x->nj, x->nk), es);
+				starpu_vector_data_register(&x->he, STARPU_MAIN_RAM,
+							    (uintptr_t)x->edge,
+							    (uint32_t)edge_elems(x->ni, x->nj,
+										 x->nk),
+							    es);
 			}
 	return r;
 fail:
@@ -226,7 +268,9 @@ static int raw_init(struct sp_raw *r, int f)
 			for (int j = 0; j < x->nj; j++)
 				for (int i = 0; i < x->ni; i++)
 					if (sp_initial_is_one(p, x->gk + k, x->gj + j, x->gi + i)) {
-						char *e = (char *)x->buf[f] + ((k * sk) + (j + SH) * sj + i + SH) * (ptrdiff_t)es;
+						char *e = (char *)x->buf[f] +
+							  ((k * sk) + (j + SH) * sj + i + SH) *
+								  (ptrdiff_t)es;
 						if (p->f32)
 							*(float *)e = 1.0f;
 						else
@@ -240,19 +284,20 @@ static int raw_init(struct sp_raw *r, int f)
 static int raw_halo(struct sp_raw *r, int f)
 {
 	for (int t = 0; t < r->ntiles; t++)
-		if (starpu_task_insert(&pack_cl, STARPU_R, r->t[t].h[f], STARPU_W, r->t[t].he, 0) != 0)
+		if (starpu_task_insert(&pack_cl, STARPU_R, r->t[t].h[f], STARPU_W, r->t[t].he, 0) !=
+		    0)
 			return -1;
 	for (int t = 0; t < r->ntiles; t++) {
 		struct raw_tile *x = &r->t[t];
 		struct starpu_data_descr d[1 + NB_COUNT];
-		struct unpack_args *a = malloc(sizeof *a);   /* StarPU frees it with the task */
+		struct unpack_args *a = malloc(sizeof *a); /* StarPU frees it with the task */
 		int nd = 1;
 		if (!a)
 			return -1;
 		d[0].handle = x->h[f];
 		d[0].mode = STARPU_RW;
-		/* a handle appears once per task even when one tile is several neighbours (1 or 2 tiles
-		 * in a dimension) */
+		/* a handle appears once per task even when one tile is several neighbours (1 or 2
+		 * tiles in a dimension) */
 		for (int n = 0; n < NB_COUNT; n++) {
 			struct raw_tile *y = &r->t[x->nbr[n]];
 			int s = 1;
@@ -267,7 +312,8 @@ static int raw_halo(struct sp_raw *r, int f)
 			a->ni[n] = y->ni;
 			a->nj[n] = y->nj;
 		}
-		if (starpu_task_insert(&unpack_cl, STARPU_DATA_MODE_ARRAY, d, nd, STARPU_CL_ARGS, a, sizeof *a, 0) != 0)
+		if (starpu_task_insert(&unpack_cl, STARPU_DATA_MODE_ARRAY, d, nd, STARPU_CL_ARGS, a,
+				       sizeof *a, 0) != 0)
 			return -1;
 	}
 	return 0;
@@ -286,8 +332,9 @@ double sp_raw_run(sp_raw_t *r)
 		if (raw_halo(r, cur) != 0)
 			return -1.0;
 		for (int t = 0; t < r->ntiles; t++)
-			if (starpu_task_insert(&compute_cl, STARPU_R, r->t[t].h[cur], STARPU_W, r->t[t].h[1 - cur],
-			                       STARPU_CL_ARGS_NFREE, &r->p.nt, sizeof r->p.nt, 0) != 0)
+			if (starpu_task_insert(&compute_cl, STARPU_R, r->t[t].h[cur], STARPU_W,
+					       r->t[t].h[1 - cur], STARPU_CL_ARGS_NFREE, &r->p.nt,
+					       sizeof r->p.nt, 0) != 0)
 				return -1.0;
 		if (n < p->iter - 1)
 			cur = 1 - cur;
@@ -326,11 +373,17 @@ int sp_raw_result(sp_raw_t *r, void *field)
 			for (int j = 0; j < x->nj + 2 * SH; j++)
 				for (int i = 0; i < x->ni + 2 * SH; i++) {
 					int gj = x->gj - SH + j, gi = x->gi - SH + i;
-					int in_i = i >= SH && i < x->ni + SH, in_j = j >= SH && j < x->nj + SH;
-					int gh_i = gi < SH || gi >= p->nx + SH, gh_j = gj < SH || gj >= p->ny + SH;
+					int in_i = i >= SH && i < x->ni + SH,
+					    in_j = j >= SH && j < x->nj + SH;
+					int gh_i = gi < SH || gi >= p->nx + SH,
+					    gh_j = gj < SH || gj >= p->ny + SH;
 					if ((in_i || gh_i) && (in_j || gh_j))
-						memcpy((char *)field + ((x->gk + k) * gsk + gj * gsj + gi) * es,
-						       (const char *)x->buf[r->result] + (k * sk + j * sj + i) * es, (size_t)es);
+						memcpy((char *)field +
+							       ((x->gk + k) * gsk + gj * gsj + gi) *
+								       es,
+						       (const char *)x->buf[r->result] +
+							       (k * sk + j * sj + i) * es,
+						       (size_t)es);
 				}
 		starpu_data_release(x->h[r->result]);
 	}

@@ -13,41 +13,53 @@
 
 typedef struct options {
 	stencil_problem_t p;
-	int tiles;            /* -tiles N, split into tx x ty; 0: -tx/-ty/-tz or the default */
+	int tiles; /* -tiles N, split into tx x ty; 0: -tx/-ty/-tz or the default */
 	const char *sched;
 	int ncpu, nopencl;
 	const char *out;
 	int verify, compare, reps;
-	int stream_n;         /* elements per STREAM array */
-	int nt;               /* streaming stores: -1 auto, 0 off, 1 on */
+	int stream_n; /* elements per STREAM array */
+	int nt;       /* streaming stores: -1 auto, 0 off, 1 on */
 } options_t;
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: stencil [options]\n"
-	        "Fourth-order horizontal diffusion on a periodic (nz, ny + 4, nx + 4) field, on Tessera.\n"
-	        "  -nx N, -ny N, -nz N   interior points (default 128 x 128 x 32; nx, ny >= 4)\n"
-	        "  -iter N               diffusion steps (default 16)\n"
-	        "  -tiles N              N tiles along j (whole rows; default 4), or split over (j, i)\n"
-	        "                        as squarely as possible when N > ny\n"
-	        "  -tx N, -ty N, -tz N   instead: tx x ty tiles in (i, j) in each of tz slabs of planes\n"
-	        "  -precision f64|f32    element type (default f64); -f32 is short for -precision f32\n"
-	        "  --sched NAME          scheduling policy (default: StarPU's; TSR_SCHED overrides)\n"
-	        "  --ncpu N              CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
-	        "  --nopencl N           OpenCL workers (default: none; TSR_NOPENCL overrides; POCL's CPU\n"
-	        "                        devices count only with STARPU_OPENCL_ON_CPUS=1)\n"
-	        "  --reps N              timed runs, the median is printed (default 1, 5 with --compare)\n"
-	        "  --verify              compare with a plain sequential C implementation: bit-identical\n"
-	        "                        in f64, max relative error below 1e-6 in f32\n"
-	        "  --out FILE.npy        write the final field, halo included, as a NumPy .npy file\n"
-	        "  --compare             also run a plain C/OpenMP loop nest, a raw StarPU version and the\n"
-	        "                        STREAM triad in this process, and print the ratios\n"
-	        "  --nt auto|on|off      non-temporal stores of out in every version (default auto: on\n"
-	        "                        when two fields do not fit in the last-level cache)\n"
-	        "  --stream-n N          elements per STREAM triad array (default 20000000: 480 MB in all)\n"
-	        "  --help                this text\n"
-	        "Options take one or two leading dashes. Exit status: 0 success, 1 failure, 2 usage error.\n");
+	fprintf(f, "usage: stencil [options]\n"
+		   "Fourth-order horizontal diffusion on a periodic (nz, ny + 4, nx + 4) field, on "
+		   "Tessera.\n"
+		   "  -nx N, -ny N, -nz N   interior points (default 128 x 128 x 32; nx, ny >= 4)\n"
+		   "  -iter N               diffusion steps (default 16)\n"
+		   "  -tiles N              N tiles along j (whole rows; default 4), or split over "
+		   "(j, i)\n"
+		   "                        as squarely as possible when N > ny\n"
+		   "  -tx N, -ty N, -tz N   instead: tx x ty tiles in (i, j) in each of tz slabs "
+		   "of planes\n"
+		   "  -precision f64|f32    element type (default f64); -f32 is short for "
+		   "-precision f32\n"
+		   "  --sched NAME          scheduling policy (default: StarPU's; TSR_SCHED "
+		   "overrides)\n"
+		   "  --ncpu N              CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
+		   "  --nopencl N           OpenCL workers (default: none; TSR_NOPENCL overrides; "
+		   "POCL's CPU\n"
+		   "                        devices count only with STARPU_OPENCL_ON_CPUS=1)\n"
+		   "  --reps N              timed runs, the median is printed (default 1, 5 with "
+		   "--compare)\n"
+		   "  --verify              compare with a plain sequential C implementation: "
+		   "bit-identical\n"
+		   "                        in f64, max relative error below 1e-6 in f32\n"
+		   "  --out FILE.npy        write the final field, halo included, as a NumPy .npy "
+		   "file\n"
+		   "  --compare             also run a plain C/OpenMP loop nest, a raw StarPU "
+		   "version and the\n"
+		   "                        STREAM triad in this process, and print the ratios\n"
+		   "  --nt auto|on|off      non-temporal stores of out in every version (default "
+		   "auto: on\n"
+		   "                        when two fields do not fit in the last-level cache)\n"
+		   "  --stream-n N          elements per STREAM triad array (default 20000000: 480 "
+		   "MB in all)\n"
+		   "  --help                this text\n"
+		   "Options take one or two leading dashes. Exit status: 0 success, 1 failure, 2 "
+		   "usage error.\n");
 }
 
 /* n tiles along j when the rows allow it: whole rows keep the kernel's inner loop long and each
@@ -71,7 +83,13 @@ static void split_tiles(int n, int ny, int *tx, int *ty)
 static int parse(int argc, char **argv, options_t *o)
 {
 	memset(o, 0, sizeof *o);
-	o->p = (stencil_problem_t){.nx = 128, .ny = 128, .nz = 32, .iter = 16, .tx = 0, .ty = 0, .tz = 1};
+	o->p = (stencil_problem_t){.nx = 128,
+				   .ny = 128,
+				   .nz = 32,
+				   .iter = 16,
+				   .tx = 0,
+				   .ty = 0,
+				   .tz = 1};
 	o->ncpu = -1;
 	o->nopencl = -1;
 	o->stream_n = 20 * 1000 * 1000;
@@ -106,12 +124,15 @@ static int parse(int argc, char **argv, options_t *o)
 			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.tz), a++;
 		} else if (!strcmp(name, "precision")) {
 			a++;
-			if (v && (!strcmp(v, "f32") || !strcmp(v, "float32") || !strcmp(v, "float")))
+			if (v &&
+			    (!strcmp(v, "f32") || !strcmp(v, "float32") || !strcmp(v, "float")))
 				o->p.f32 = 1;
-			else if (v && (!strcmp(v, "f64") || !strcmp(v, "float64") || !strcmp(v, "double")))
+			else if (v && (!strcmp(v, "f64") || !strcmp(v, "float64") ||
+				       !strcmp(v, "double")))
 				o->p.f32 = 0;
 			else {
-				fprintf(stderr, "stencil: %s '%s': expected f64 or f32\n", opt, v ? v : "");
+				fprintf(stderr, "stencil: %s '%s': expected f64 or f32\n", opt,
+					v ? v : "");
 				return -1;
 			}
 		} else if (!strcmp(name, "f32")) {
@@ -137,7 +158,8 @@ static int parse(int argc, char **argv, options_t *o)
 			else if (v && !strcmp(v, "off"))
 				o->nt = 0;
 			else {
-				fprintf(stderr, "stencil: %s '%s': expected auto, on or off\n", opt, v ? v : "");
+				fprintf(stderr, "stencil: %s '%s': expected auto, on or off\n", opt,
+					v ? v : "");
 				return -1;
 			}
 		} else if (!strcmp(name, "stream-n")) {
@@ -172,13 +194,16 @@ static int parse(int argc, char **argv, options_t *o)
 	if (!o->p.ty)
 		o->p.ty = 1;
 	if (o->p.tx > o->p.nx || o->p.ty > o->p.ny || o->p.tz > o->p.nz) {
-		fprintf(stderr, "stencil: %d x %d x %d tiles do not fit %d x %d x %d points (a tile needs one point)\n",
-		        o->p.tx, o->p.ty, o->p.tz, o->p.nx, o->p.ny, o->p.nz);
+		fprintf(stderr,
+			"stencil: %d x %d x %d tiles do not fit %d x %d x %d points (a tile needs "
+			"one point)\n",
+			o->p.tx, o->p.ty, o->p.tz, o->p.nx, o->p.ny, o->p.nz);
 		return -1;
 	}
 	/* the raw StarPU version takes each halo strip from one neighbour */
 	if (o->compare && (o->p.nx / o->p.tx < SH || o->p.ny / o->p.ty < SH)) {
-		fprintf(stderr, "stencil: --compare needs tiles of at least %d points in i and j\n", SH);
+		fprintf(stderr, "stencil: --compare needs tiles of at least %d points in i and j\n",
+			SH);
 		return -1;
 	}
 	if (!o->reps)
@@ -202,22 +227,23 @@ static int parse(int argc, char **argv, options_t *o)
 /* The border pieces a tile is the image of. */
 struct tile_pieces {
 	int n;
-	int color[STENCIL_MAX_DST];           /* colors in the slab's `border` partition */
-	int64_t shift[STENCIL_MAX_DST][3];    /* piece point x is tile point x + shift */
+	int color[STENCIL_MAX_DST];        /* colors in the slab's `border` partition */
+	int64_t shift[STENCIL_MAX_DST][3]; /* piece point x is tile point x + shift */
 };
 
 /* One slab of planes: planes never exchange data in this horizontal diffusion, so each slab is
  * partitioned, and advances, on its own. */
 typedef struct slab {
-	tsr_region_t region;              /* subregion of `slabs` */
-	tsr_box_t colors;                 /* tile grid (tx, ty, 1): the launch domain of the steps */
+	tsr_region_t region; /* subregion of `slabs` */
+	/* tile grid (tx, ty, 1): the launch domain of the steps */
+	tsr_box_t colors;
 	int ntiles, npieces;
-	tsr_partition_t tiles;            /* tile (ti, tj) has color (ti, tj, 0) */
+	tsr_partition_t tiles; /* tile (ti, tj) has color (ti, tj, 0) */
 	tsr_partition_t tiles_halo;
-	tsr_partition_t border;           /* colors 0..npieces-1 */
-	tsr_region_t *tile;               /* subregions of tiles: tile (ti, tj) at ti + tx tj */
-	tsr_region_t *piece;              /* subregions of border, by color */
-	struct tile_pieces *pieces;       /* ntiles */
+	tsr_partition_t border;     /* colors 0..npieces-1 */
+	tsr_region_t *tile;         /* subregions of tiles: tile (ti, tj) at ti + tx tj */
+	tsr_region_t *piece;        /* subregions of border, by color */
+	struct tile_pieces *pieces; /* ntiles */
 } slab_t;
 
 typedef struct tstencil {
@@ -225,11 +251,11 @@ typedef struct tstencil {
 	int have_grid, have_fs;
 	tsr_fspace_t fs;
 	tsr_region_t grid;
-	tsr_field_t f[2];                 /* "a" and "b": in and out swap by swapping ids */
-	tsr_partition_t slabs;            /* tz slabs of planes, disjoint */
-	slab_t *slab;                     /* tz */
+	tsr_field_t f[2];      /* "a" and "b": in and out swap by swapping ids */
+	tsr_partition_t slabs; /* tz slabs of planes, disjoint */
+	slab_t *slab;          /* tz */
 	stencil_tasks_t tasks;
-	int result;                       /* index into f of the final field */
+	int result; /* index into f of the final field */
 } tstencil_t;
 
 /* The border as pieces, one per (tile, direction) where the tile holds part of the border's source:
@@ -239,7 +265,8 @@ typedef struct tstencil {
  * then the i-edges through the rows the j-edges wrote) since nx, ny >= h. tile_box holds the
  * tiles' boxes; writes the pieces' boxes into piece_box (room for ntiles * STENCIL_MAX_DST) and
  * returns their number. */
-static int build_pieces(const stencil_problem_t *p, slab_t *sl, const tsr_box_t *tile_box, tsr_box_t *piece_box)
+static int build_pieces(const stencil_problem_t *p, slab_t *sl, const tsr_box_t *tile_box,
+			tsr_box_t *piece_box)
 {
 	const int64_t nx = p->nx, ny = p->ny, nz = p->nz, h = SH;
 	const int64_t lo[3] = {0, h, nx + h}, hi[3] = {h - 1, nx + h - 1, nx + 2 * h - 1};
@@ -253,8 +280,9 @@ static int build_pieces(const stencil_problem_t *p, slab_t *sl, const tsr_box_t 
 				if (!dx && !dy)
 					continue;
 				/* the source of the border in this direction, in the interior */
-				src = tsr_box3(lo[dx + 1] - dx * nx, hi[dx + 1] - dx * nx, loj[dy + 1] - dy * ny,
-				               hij[dy + 1] - dy * ny, 0, nz - 1);
+				src = tsr_box3(lo[dx + 1] - dx * nx, hi[dx + 1] - dx * nx,
+					       loj[dy + 1] - dy * ny, hij[dy + 1] - dy * ny, 0,
+					       nz - 1);
 				if (!tsr_box_intersect(src, tile_box[t], &src))
 					continue;
 				q->color[q->n] = np;
@@ -262,8 +290,9 @@ static int build_pieces(const stencil_problem_t *p, slab_t *sl, const tsr_box_t 
 				q->shift[q->n][1] = -dy * ny;
 				q->shift[q->n][2] = 0;
 				q->n++;
-				piece_box[np] = tsr_box3(src.lo[0] + dx * nx, src.hi[0] + dx * nx, src.lo[1] + dy * ny,
-				                         src.hi[1] + dy * ny, src.lo[2], src.hi[2]);
+				piece_box[np] = tsr_box3(src.lo[0] + dx * nx, src.hi[0] + dx * nx,
+							 src.lo[1] + dy * ny, src.hi[1] + dy * ny,
+							 src.lo[2], src.hi[2]);
 				np++;
 			}
 	}
@@ -281,9 +310,10 @@ static int slab_tiles(const stencil_problem_t *p, slab_t *sl)
 	interior = tsr_box3(SH, p->nx + SH - 1, SH, p->ny + SH - 1, bounds.lo[2], bounds.hi[2]);
 	sl->colors = tsr_box3(0, p->tx - 1, 0, p->ty - 1, 0, 0);
 	sl->ntiles = p->tx * p->ty;
-	APP_TRY("tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, NULL, "tiles", &sl->tiles));
-	APP_TRY("halo tiles",
-	        tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo, "tiles+halo", &sl->tiles_halo));
+	APP_TRY("tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, NULL, "tiles",
+						  &sl->tiles));
+	APP_TRY("halo tiles", tsr_partition_tiles_halo(sl->region, interior, sl->colors, halo,
+						       "tiles+halo", &sl->tiles_halo));
 	if (!(sl->tile = calloc((size_t)sl->ntiles, sizeof *sl->tile))) {
 		fprintf(stderr, "stencil: out of memory for %d tiles\n", sl->ntiles);
 		return TSR_ENOMEM;
@@ -345,12 +375,15 @@ static int tstencil_create(tstencil_t *s, const stencil_problem_t *p)
 	s->have_fs = 1;
 	APP_TRY("field a", tsr_fspace_add(s->fs, "a", type, 0, &s->f[0]));
 	APP_TRY("field b", tsr_fspace_add(s->fs, "b", type, 0, &s->f[1]));
-	APP_TRY("region", tsr_region_create("grid", tsr_box3(0, p->nx + 2 * SH - 1, 0, p->ny + 2 * SH - 1, 0, p->nz - 1),
-	                                s->fs, &s->grid));
+	APP_TRY("region", tsr_region_create("grid",
+					    tsr_box3(0, p->nx + 2 * SH - 1, 0, p->ny + 2 * SH - 1,
+						     0, p->nz - 1),
+					    s->fs, &s->grid));
 	s->have_grid = 1;
 	APP_TRY("field space", tsr_fspace_destroy(s->fs));
 	s->have_fs = 0;
-	APP_TRY("slabs", tsr_partition_tiles(s->grid, tsr_box3(0, 0, 0, 0, 0, p->tz - 1), "slabs", &s->slabs));
+	APP_TRY("slabs", tsr_partition_tiles(s->grid, tsr_box3(0, 0, 0, 0, 0, p->tz - 1), "slabs",
+					     &s->slabs));
 	if (!(s->slab = calloc((size_t)p->tz, sizeof *s->slab))) {
 		fprintf(stderr, "stencil: out of memory for %d slabs\n", p->tz);
 		return TSR_ENOMEM;
@@ -368,7 +401,7 @@ static int tstencil_create(tstencil_t *s, const stencil_problem_t *p)
 static void tstencil_destroy(tstencil_t *s)
 {
 	if (s->have_grid)
-		tsr_region_destroy(s->grid);   /* its partitions go with it */
+		tsr_region_destroy(s->grid); /* its partitions go with it */
 	if (s->have_fs)
 		tsr_fspace_destroy(s->fs);
 	for (int k = 0; s->slab && k < s->p.tz; k++) {
@@ -385,20 +418,23 @@ static void tstencil_destroy(tstencil_t *s)
  * border pieces that are its image. */
 static int border_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
 {
-	const tsr_field_t fl[1] = {f};   /* outlives the loop below, unlike a TSR_FIELDS literal in it */
+	/* outlives the loop below, unlike a TSR_FIELDS literal in it */
+	const tsr_field_t fl[1] = {f};
 	for (int t = 0; t < sl->ntiles; t++) {
 		const struct tile_pieces *q = &sl->pieces[t];
 		stencil_copy_args_t a;
 		tsr_req_t r[1 + STENCIL_MAX_DST];
 		if (!q->n)
-			continue;   /* an inner tile: no border is its image */
+			continue; /* an inner tile: no border is its image */
 		memset(&a, 0, sizeof a);
 		a.ndst = q->n;
 		memcpy(a.shift, q->shift, sizeof a.shift);
 		r[0] = tsr_req_region(sl->tile[t], TSR_READ, 1, fl);
 		for (int m = 0; m < q->n; m++)
 			r[1 + m] = tsr_req_region(sl->piece[q->color[m]], TSR_WRITE, 1, fl);
-		APP_TRY("border update", tsr_run(s->tasks.halo_copy, &(tsr_launch_t){.reqs = {1 + q->n, r}, TSR_ARGS(a)}));
+		APP_TRY("border update",
+			tsr_run(s->tasks.halo_copy,
+				&(tsr_launch_t){.reqs = {1 + q->n, r}, TSR_ARGS(a)}));
 	}
 	return TSR_OK;
 }
@@ -411,11 +447,13 @@ static int tstencil_init(tstencil_t *s)
 	for (int k = 0; k < s->p.tz; k++) {
 		const slab_t *sl = &s->slab[k];
 		APP_TRY("initial condition",
-		        tsr_run(s->tasks.init, &(tsr_launch_t){
-		                                   .domain = sl->colors,
-		                                   .reqs = TSR_REQS(tsr_req_part(sl->tiles, TSR_WRITE, TSR_FIELDS(s->f[0]))),
-		                                   TSR_ARGS(a),
-		                               }));
+			tsr_run(s->tasks.init,
+				&(tsr_launch_t){
+					.domain = sl->colors,
+					.reqs = TSR_REQS(tsr_req_part(sl->tiles, TSR_WRITE,
+								      TSR_FIELDS(s->f[0]))),
+					TSR_ARGS(a),
+				}));
 	}
 	return TSR_OK;
 }
@@ -425,12 +463,15 @@ static int diffusion_step(tstencil_t *s, const slab_t *sl, tsr_field_t in, tsr_f
 {
 	const stencil_args_t a = {STENCIL_ALPHA, s->p.nt};
 	APP_TRY("diffusion step",
-	        tsr_run(s->tasks.diffusion, &(tsr_launch_t){
-	                                        .domain = sl->colors,
-	                                        .reqs = TSR_REQS(tsr_req_part(sl->tiles_halo, TSR_READ, TSR_FIELDS(in)),
-	                                                         tsr_req_part(sl->tiles, TSR_WRITE, TSR_FIELDS(out))),
-	                                        TSR_ARGS(a),
-	                                    }));
+		tsr_run(s->tasks.diffusion,
+			&(tsr_launch_t){
+				.domain = sl->colors,
+				.reqs = TSR_REQS(tsr_req_part(sl->tiles_halo, TSR_READ,
+							      TSR_FIELDS(in)),
+						 tsr_req_part(sl->tiles, TSR_WRITE,
+							      TSR_FIELDS(out))),
+				TSR_ARGS(a),
+			}));
 	return TSR_OK;
 }
 
@@ -471,29 +512,42 @@ static int tstencil_result(tstencil_t *s, void *field)
 	PASS(app_map("map the result", s->grid, s->f[s->result], TSR_READ, &acc));
 	for (int k = 0; k < p->nz; k++)
 		for (int j = 0; j < p->ny + 2 * SH; j++)
-			memcpy((char *)field + ((size_t)k * (size_t)sp_sk(p) + (size_t)j * (size_t)sp_sj(p)) * es,
-			       (const char *)acc.ptr + ((size_t)k * acc.stride[2] + (size_t)j * acc.stride[1]) * es, row);
+			memcpy((char *)field + ((size_t)k * (size_t)sp_sk(p) +
+						(size_t)j * (size_t)sp_sj(p)) *
+						       es,
+			       (const char *)acc.ptr +
+				       ((size_t)k * acc.stride[2] + (size_t)j * acc.stride[1]) * es,
+			       row);
 	APP_TRY("unmap the result", tsr_unmap(s->grid, s->f[s->result]));
 	return TSR_OK;
 }
 
 /* ------------------------------------------------------------------ driver */
 
-/* Median time per iteration and bandwidth; with several runs, the range of the runs too (on a shared
- * machine it shows how far one run can be off). v is sorted by app_median(). */
-static void print_time(const char *who, const stencil_problem_t *p, double sec, const double *v, int reps)
+/* Median time per iteration and bandwidth; with several runs, the range of the runs too (on a
+ * shared machine it shows how far one run can be off). v is sorted by app_median(). */
+static void print_time(const char *who, const stencil_problem_t *p, double sec, const double *v,
+		       int reps)
 {
-	app_printf("%-9s %9.3f ms/iter  %7.2f GB/s  (median of %d run%s of %d iterations", who, 1e3 * sec / p->iter,
-	           sp_step_bytes(p) * p->iter / sec * 1e-9, reps, reps > 1 ? "s" : "", p->iter);
+	app_printf("%-9s %9.3f ms/iter  %7.2f GB/s  (median of %d run%s of %d iterations", who,
+		   1e3 * sec / p->iter, sp_step_bytes(p) * p->iter / sec * 1e-9, reps,
+		   reps > 1 ? "s" : "", p->iter);
 	if (reps > 1)
-		app_printf("; %.3f to %.3f ms/iter", 1e3 * v[0] / p->iter, 1e3 * v[reps - 1] / p->iter);
+		app_printf("; %.3f to %.3f ms/iter", 1e3 * v[0] / p->iter,
+			   1e3 * v[reps - 1] / p->iter);
 	app_printf(")\n");
 }
 
 /* Idle StarPU workers poll for tasks in a tight loop: pause them while OpenMP owns the cores, or
  * the baselines would run on what the polling leaves them. */
-static void host_phase_begin(void) { tsr_pause(); }
-static void host_phase_end(void) { tsr_resume(); }
+static void host_phase_begin(void)
+{
+	tsr_pause();
+}
+static void host_phase_end(void)
+{
+	tsr_resume();
+}
 
 /* The raw StarPU baseline submits to Tessera's own StarPU instance, so --sched, TSR_SCHED,
  * STARPU_SCHED and --ncpu reach both alike: say under what it runs, and refuse a comparison where
@@ -502,19 +556,22 @@ static int raw_same_setup(void)
 {
 	int nworkers;
 	const char *policy = sp_raw_policy(&nworkers);
-	app_printf("baseline: raw StarPU in the same StarPU instance: policy %s, %d worker%s\n", policy, nworkers,
-	           nworkers == 1 ? "" : "s");
+	app_printf("baseline: raw StarPU in the same StarPU instance: policy %s, %d worker%s\n",
+		   policy, nworkers, nworkers == 1 ? "" : "s");
 	if (strcmp(policy, tsr_sched_name()) != 0 || nworkers != tsr_worker_count()) {
-		fprintf(stderr, "stencil: raw StarPU would run under policy %s on %d workers, Tessera under %s on %d\n",
-		        policy, nworkers, tsr_sched_name(), tsr_worker_count());
+		fprintf(stderr,
+			"stencil: raw StarPU would run under policy %s on %d workers, Tessera "
+			"under %s on %d\n",
+			policy, nworkers, tsr_sched_name(), tsr_worker_count());
 		return -1;
 	}
 	return 0;
 }
 
 typedef struct results {
-	double tsr, omp, raw, triad;      /* medians */
-	double *t;                        /* the runs, sorted: tessera, omp, raw, triad, reps each */
+	double tsr, omp, raw, triad; /* medians */
+	/* the runs, sorted: tessera, omp, raw, triad, reps each */
+	double *t;
 	int omp_same, raw_same;
 } results_t;
 
@@ -555,7 +612,8 @@ static int run_all(tstencil_t *s, const options_t *o, void *field, results_t *re
 		if (tstencil_run(s, &t[r]) != TSR_OK)
 			goto out;
 		if (o->compare && (t[2 * o->reps + r] = sp_raw_run(raw)) < 0) {
-			fprintf(stderr, "stencil: the raw StarPU version failed to submit a task\n");
+			fprintf(stderr,
+				"stencil: the raw StarPU version failed to submit a task\n");
 			goto out;
 		}
 	}
@@ -574,7 +632,7 @@ static int run_all(tstencil_t *s, const options_t *o, void *field, results_t *re
 		res->raw_same = memcmp(other, field, sp_bytes(p)) == 0;
 	}
 	res->t = t;
-	t = NULL;   /* the caller prints the ranges, then frees them */
+	t = NULL; /* the caller prints the ranges, then frees them */
 	rc = 0;
 out:
 	sp_raw_destroy(raw);
@@ -600,16 +658,17 @@ int main(int argc, char **argv)
 		return 1;
 	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
 	const stencil_problem_t *p = &o.p;
-	app_printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d iterations\n", p->nx, p->ny,
-	           p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
-	app_printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz, p->tx * p->ty * p->tz,
-	           p->nt ? "non-temporal" : "normal");
+	app_printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d "
+		   "iterations\n",
+		   p->nx, p->ny, p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
+	app_printf("tiles:    %d x %d x %d = %d (i x j x k), %s stores\n", p->tx, p->ty, p->tz,
+		   p->tx * p->ty * p->tz, p->nt ? "non-temporal" : "normal");
 	app_printf("policy:   %s (task ordering: %s)\n", tsr_sched_name(), tsr_deps_name());
-	app_printf("workers:  %d CPU, %d CUDA, %d OpenCL%s\n", tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(),
-	           app_ranks_note());
+	app_printf("workers:  %d CPU, %d CUDA, %d OpenCL%s\n", tsr_ncpu_workers(),
+		   tsr_ncuda_workers(), tsr_nopencl_workers(), app_ranks_note());
 	fflush(stdout);
 
-	memset(&s, 0, sizeof s);   /* what done: destroys, until tstencil_create fills it */
+	memset(&s, 0, sizeof s); /* what done: destroys, until tstencil_create fills it */
 	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
 	if ((rc = stencil_opencl_load()) != TSR_OK) {
 		app_fail("building the OpenCL kernels (apps/stencil/stencil.cl)", rc);
@@ -630,14 +689,18 @@ int main(int argc, char **argv)
 		double gbs = sp_step_bytes(p) * p->iter / res.tsr * 1e-9;
 		print_time("omp:", p, res.omp, res.t + o.reps, o.reps);
 		print_time("starpu:", p, res.raw, res.t + 2 * o.reps, o.reps);
-		app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per element)\n", res.triad,
-		           p->nthreads);
-		app_printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: Tessera faster)\n",
-		           res.omp / res.tsr, res.raw / res.tsr);
-		app_printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n", 100.0 * gbs / res.triad,
-		           100.0 * (sp_step_bytes(p) * p->iter / res.omp * 1e-9) / res.triad);
+		app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per "
+			   "element)\n",
+			   res.triad, p->nthreads);
+		app_printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: "
+			   "Tessera faster)\n",
+			   res.omp / res.tsr, res.raw / res.tsr);
+		app_printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n",
+			   100.0 * gbs / res.triad,
+			   100.0 * (sp_step_bytes(p) * p->iter / res.omp * 1e-9) / res.triad);
 		app_printf("agree:    omp %s, starpu %s with tessera (bit for bit)\n",
-		           res.omp_same ? "identical" : "DIFFERENT", res.raw_same ? "identical" : "DIFFERENT");
+			   res.omp_same ? "identical" : "DIFFERENT",
+			   res.raw_same ? "identical" : "DIFFERENT");
 		if (!res.omp_same || !res.raw_same)
 			goto done;
 	}
@@ -658,10 +721,13 @@ int main(int argc, char **argv)
 		else if (ok)
 			app_printf("verify:   PASS, max relative error %.3g < 1e-6\n", err);
 		else {
-			long k = (long)(at / (size_t)sp_sk(p)), j = (long)(at % (size_t)sp_sk(p) / (size_t)sp_sj(p)),
+			long k = (long)(at / (size_t)sp_sk(p)),
+			     j = (long)(at % (size_t)sp_sk(p) / (size_t)sp_sj(p)),
 			     i = (long)(at % (size_t)sp_sj(p));
 			app_printf("verify:   FAIL, %s %.3g at (k, j, i) = (%ld, %ld, %ld)\n",
-			           p->f32 ? "max relative error" : "not bit-identical: max abs difference", err, k, j, i);
+				   p->f32 ? "max relative error"
+					  : "not bit-identical: max abs difference",
+				   err, k, j, i);
 			goto done;
 		}
 	}
@@ -671,12 +737,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "stencil: cannot write %s: %s\n", o.out, strerror(errno));
 			goto done;
 		}
-		app_printf("out:      %s, shape (%d, %d, %d) %s\n", o.out, p->nz, p->ny + 2 * SH, p->nx + 2 * SH,
-		           p->f32 ? "<f4" : "<f8");
+		app_printf("out:      %s, shape (%d, %d, %d) %s\n", o.out, p->nz, p->ny + 2 * SH,
+			   p->nx + 2 * SH, p->f32 ? "<f4" : "<f8");
 	}
-	app_printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, %.2f GB/s%s\n", p->nx, p->ny,
-	           p->nz, p->f32 ? "f32" : "f64", p->iter, p->tx * p->ty * p->tz, tsr_sched_name(),
-	           1e3 * res.tsr / p->iter, sp_step_bytes(p) * p->iter / res.tsr * 1e-9, o.verify ? ", verified" : "");
+	app_printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, %.2f "
+		   "GB/s%s\n",
+		   p->nx, p->ny, p->nz, p->f32 ? "f32" : "f64", p->iter, p->tx * p->ty * p->tz,
+		   tsr_sched_name(), 1e3 * res.tsr / p->iter,
+		   sp_step_bytes(p) * p->iter / res.tsr * 1e-9, o.verify ? ", verified" : "");
 	status = 0;
 done:
 	free(res.t);

@@ -1,5 +1,6 @@
 /* stencil.h: the fourth-order horizontal diffusion of apps/stencil as reusable pieces: the fused
- * two-Laplacian kernel on a box (shared by the Tessera tasks and the baselines) and the two tasks. */
+ * two-Laplacian kernel on a box (shared by the Tessera tasks and the baselines) and the two
+ * tasks. */
 #ifndef TSR_TASKS_STENCIL_H
 #define TSR_TASKS_STENCIL_H
 
@@ -25,46 +26,58 @@ extern "C" {
  * out with non-temporal stores where the CPU has them (AVX2), which pays when the fields are much
  * larger than the last-level cache (see stencil_nontemporal_pays) and costs otherwise. */
 void stencil_fused_f64(const double *in, ptrdiff_t isj, ptrdiff_t isk, double *out, ptrdiff_t osj,
-                       ptrdiff_t osk, int ni, int nj, int nk, double alpha, double *ring, int nt);
+		       ptrdiff_t osk, int ni, int nj, int nk, double alpha, double *ring, int nt);
 void stencil_fused_f32(const float *in, ptrdiff_t isj, ptrdiff_t isk, float *out, ptrdiff_t osj,
-                       ptrdiff_t osk, int ni, int nj, int nk, float alpha, float *ring, int nt);
+		       ptrdiff_t osk, int ni, int nj, int nk, float alpha, float *ring, int nt);
 /* 1 when two fields of `field_bytes` each do not fit in this machine's last-level cache: out would
  * be evicted before the next step reads it anyway, so streaming stores save traffic. */
 int stencil_nontemporal_pays(size_t field_bytes);
-static inline size_t stencil_ring_elems(int ni) { return 3 * ((size_t)ni + 2); }
+static inline size_t stencil_ring_elems(int ni)
+{
+	return 3 * ((size_t)ni + 2);
+}
 
 /* memcpy for the short rows of halo columns (h elements): constant sizes compile to a couple of
  * moves, where a library call per row would cost more than the copy itself. */
 static inline void stencil_copy_row(void *dst, const void *src, size_t bytes)
 {
 	switch (bytes) {
-	case 8: memcpy(dst, src, 8); break;
-	case 16: memcpy(dst, src, 16); break;
-	case 32: memcpy(dst, src, 32); break;
-	default: memcpy(dst, src, bytes); break;
+	case 8:
+		memcpy(dst, src, 8);
+		break;
+	case 16:
+		memcpy(dst, src, 16);
+		break;
+	case 32:
+		memcpy(dst, src, 32);
+		break;
+	default:
+		memcpy(dst, src, bytes);
+		break;
 	}
 }
 
 /* Copy a box of ni x nj x nk elements of elem_size bytes between two strided arrays. */
 void stencil_copy_box(const void *src, ptrdiff_t ssj, ptrdiff_t ssk, void *dst, ptrdiff_t dsj,
-                      ptrdiff_t dsk, int ni, int nj, int nk, size_t elem_size);
+		      ptrdiff_t dsk, int ni, int nj, int nk, size_t elem_size);
 
 /* The initial condition of the course, on a field of nx x ny x nz interior points, in global
  * coordinates (halo included): 1 on the box k in [nz/4, 3nz/4), j in [h + ny/4, h + 3ny/4),
  * i in [h + nx/4, h + 3nx/4), 0 elsewhere. A macro so that CUDA device code can use it. */
-#define STENCIL_INITIAL_IS_ONE(nx, ny, nz, k, j, i)                                                  \
-	((k) >= (nz) / 4 && (k) < 3 * (nz) / 4 && (j) >= STENCIL_HALO + (ny) / 4 &&                   \
-	 (j) < STENCIL_HALO + 3 * (ny) / 4 && (i) >= STENCIL_HALO + (nx) / 4 && (i) < STENCIL_HALO + 3 * (nx) / 4)
+#define STENCIL_INITIAL_IS_ONE(nx, ny, nz, k, j, i)                                 \
+	((k) >= (nz) / 4 && (k) < 3 * (nz) / 4 && (j) >= STENCIL_HALO + (ny) / 4 && \
+	 (j) < STENCIL_HALO + 3 * (ny) / 4 && (i) >= STENCIL_HALO + (nx) / 4 &&     \
+	 (i) < STENCIL_HALO + 3 * (nx) / 4)
 
 /* By-value arguments of the "stencil_init" task. */
 typedef struct stencil_init_args {
-	int nx, ny, nz;        /* interior extents of the whole field */
+	int nx, ny, nz; /* interior extents of the whole field */
 } stencil_init_args_t;
 
 /* By-value arguments of the "stencil_diffusion" task. */
 typedef struct stencil_args {
-	double alpha;          /* diffusion coefficient (converted to float for f32 fields) */
-	int nontemporal;       /* CPU variant: streaming stores for out (see stencil_fused_f64) */
+	double alpha;    /* diffusion coefficient (converted to float for f32 fields) */
+	int nontemporal; /* CPU variant: streaming stores for out (see stencil_fused_f64) */
 } stencil_args_t;
 
 /* By-value arguments of the "stencil_halo_copy" task. */
@@ -75,21 +88,23 @@ typedef struct stencil_copy_args {
 } stencil_copy_args_t;
 
 typedef struct stencil_tasks {
-	/* Requirement 0: WRITE of one field on any box (3-D region): writes the initial condition there,
-	 * on the device that runs it, so that a GPU run never starts from a host copy. */
+	/* Requirement 0: WRITE of one field on any box (3-D region): writes the initial condition
+	 * there, on the device that runs it, so that a GPU run never starts from a host copy. */
 	tsr_task_t init;
 	/* Requirement 0: READ of one field (in) on the tile extended by STENCIL_HALO in i and j;
 	 * requirement 1: WRITE of one field (out) on the tile. Writes the tile of out. */
 	tsr_task_t diffusion;
 	/* Pairs of requirements: READ of a source box, then WRITE of a destination box of the same
 	 * extents (all of one field; no destination may overlap a source): the periodic halo update
-	 * is made of these. Both strips of an edge pair in one task share each row's cache lines. */
+	 * is made of these. Both strips of an edge pair in one task share each row's cache
+	 * lines. */
 	tsr_task_t halo_copy;
 } stencil_tasks_t;
 
-/* Where a diffusion tile lies in its two accessors (shared by the CPU, CUDA and OpenCL variants). */
+/* Where a diffusion tile lies in its two accessors (shared by the CPU, CUDA and OpenCL
+ * variants). */
 typedef struct stencil_tile {
-	ptrdiff_t in_off;          /* elements from in.ptr to the in element at out's first point */
+	ptrdiff_t in_off; /* elements from in.ptr to the in element at out's first point */
 	ptrdiff_t isj, isk, osj, osk;
 	int ni, nj, nk;
 } stencil_tile_t;
@@ -97,7 +112,7 @@ typedef struct stencil_tile {
 /* Fill *t from the accessors of the diffusion task; returns 0, or -1 (with a reason in why) when
  * `in` does not cover `out` extended by STENCIL_HALO in i and j, or their types differ. */
 static inline int stencil_tile_of(const tsr_accessor_t *in, const tsr_accessor_t *out,
-                                  stencil_tile_t *t, const char **why)
+				  stencil_tile_t *t, const char **why)
 {
 	int d;
 	if (in->type != out->type || (in->type != TSR_F64 && in->type != TSR_F32)) {
@@ -111,7 +126,8 @@ static inline int stencil_tile_of(const tsr_accessor_t *in, const tsr_accessor_t
 	for (d = 0; d < in->dim; d++) {
 		int64_t h = d < 2 ? STENCIL_HALO : 0;
 		if (in->lo[d] > out->lo[d] - h || in->hi[d] < out->hi[d] + h) {
-			*why = "the READ requirement does not cover the written tile plus its 2-point halo in i and j";
+			*why = "the READ requirement does not cover the written tile plus its "
+			       "2-point halo in i and j";
 			return -1;
 		}
 	}
@@ -122,8 +138,9 @@ static inline int stencil_tile_of(const tsr_accessor_t *in, const tsr_accessor_t
 	t->osj = (ptrdiff_t)out->stride[1];
 	t->isk = in->dim == 3 ? (ptrdiff_t)in->stride[2] : 0;
 	t->osk = out->dim == 3 ? (ptrdiff_t)out->stride[2] : 0;
-	t->in_off = (ptrdiff_t)(out->lo[0] - in->lo[0]) + (ptrdiff_t)(out->lo[1] - in->lo[1]) * t->isj
-	            + (in->dim == 3 ? (ptrdiff_t)(out->lo[2] - in->lo[2]) * t->isk : 0);
+	t->in_off = (ptrdiff_t)(out->lo[0] - in->lo[0]) +
+		    (ptrdiff_t)(out->lo[1] - in->lo[1]) * t->isj +
+		    (in->dim == 3 ? (ptrdiff_t)(out->lo[2] - in->lo[2]) * t->isk : 0);
 	return 0;
 }
 
@@ -132,8 +149,8 @@ static inline int stencil_tile_of(const tsr_accessor_t *in, const tsr_accessor_t
  * when the accessors hold device addresses; with OpenCL accessors, whose ptr is a cl_mem, only
  * *from - src->ptr means something: the bytes past src->offset). Returns 0, or -1 when the
  * shifted box leaves src or the accessors are not 3-D. */
-static inline int stencil_copy_source(const tsr_accessor_t *src, const tsr_accessor_t *dst, const int64_t shift[3],
-                                      const char **from)
+static inline int stencil_copy_source(const tsr_accessor_t *src, const tsr_accessor_t *dst,
+				      const int64_t shift[3], const char **from)
 {
 	ptrdiff_t off = 0;
 	if (src->dim != 3 || dst->dim != 3)
@@ -141,7 +158,8 @@ static inline int stencil_copy_source(const tsr_accessor_t *src, const tsr_acces
 	for (int d = 0; d < 3; d++) {
 		if (dst->lo[d] + shift[d] < src->lo[d] || dst->hi[d] + shift[d] > src->hi[d])
 			return -1;
-		off += (ptrdiff_t)(dst->lo[d] + shift[d] - src->lo[d]) * (d ? (ptrdiff_t)src->stride[d] : 1);
+		off += (ptrdiff_t)(dst->lo[d] + shift[d] - src->lo[d]) *
+		       (d ? (ptrdiff_t)src->stride[d] : 1);
 	}
 	*from = (const char *)src->ptr + off * (ptrdiff_t)src->elem_size;
 	return 0;
@@ -170,11 +188,12 @@ void stencil_halo_copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen);
  * variants alike (stencil_cpu.c). Each returns 1 when the variant has work to do, else 0, after a
  * task error where something was wrong. */
 int stencil_init_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *f);
-int stencil_diffusion_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *in, tsr_accessor_t *out,
-                           stencil_tile_t *t);
-/* dst and from hold the ((const stencil_copy_args_t *)args)->ndst destinations and their sources. */
-int stencil_halo_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *src, tsr_accessor_t *dst,
-                      const char **from);
+int stencil_diffusion_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *in,
+			   tsr_accessor_t *out, stencil_tile_t *t);
+/* dst and from hold the ((const stencil_copy_args_t *)args)->ndst destinations and their
+ * sources. */
+int stencil_halo_view(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t *src,
+		      tsr_accessor_t *dst, const char **from);
 
 #ifdef __cplusplus
 }

@@ -21,25 +21,29 @@ struct karg {
 	size_t size;
 	const void *value;
 };
-#define KARG(x) {sizeof(x), &(x)}
+#define KARG(x)                 \
+	{                       \
+		sizeof(x), &(x) \
+	}
 
 /* Set the arguments of `name` and enqueue it over `dims` dimensions of global size `global`
  * (local size `local`, or NULL: the implementation's choice). 0, or -1 after a task error that
  * names the task, the kernel and the OpenCL error. */
-static int launch(tsr_ctx_t *ctx, const char *task, const char *name, const struct karg *args, int nargs, int dims,
-                  const size_t *global, const size_t *local)
+static int launch(tsr_ctx_t *ctx, const char *task, const char *name, const struct karg *args,
+		  int nargs, int dims, const size_t *global, const size_t *local)
 {
 	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
 	cl_int err = CL_SUCCESS;
 	if (!k)
-		return -1;   /* the task failed already, naming the kernel */
+		return -1; /* the task failed already, naming the kernel */
 	for (int a = 0; a < nargs && err == CL_SUCCESS; a++)
 		err = clSetKernelArg(k, (cl_uint)a, args[a].size, args[a].value);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k, (cl_uint)dims, NULL, global,
-		                             local, 0, NULL, NULL);
+		err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k,
+					     (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "%s: OpenCL kernel %s could not be launched: OpenCL error %d", task, name, (int)err);
+		tsr_ctx_error(ctx, "%s: OpenCL kernel %s could not be launched: OpenCL error %d",
+			      task, name, (int)err);
 		return -1;
 	}
 	return 0;
@@ -48,8 +52,8 @@ static int launch(tsr_ctx_t *ctx, const char *task, const char *name, const stru
 /* The one-dimensional kernels (stencil.cl's STENCIL_ITEM): n work-items, rounded up to a fixed
  * work-group size, the same for every box (POCL compiles a kernel once per work-group size). */
 #define GROUP 64
-static int launch_box(tsr_ctx_t *ctx, const char *task, const char *name, const struct karg *args, int nargs,
-                      size_t n)
+static int launch_box(tsr_ctx_t *ctx, const char *task, const char *name, const struct karg *args,
+		      int nargs, size_t n)
 {
 	const size_t local = GROUP, global = (n + GROUP - 1) / GROUP * GROUP;
 	return launch(ctx, task, name, args, nargs, 1, &global, &local);
@@ -65,13 +69,15 @@ void stencil_init_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	cl_mem m = f.ptr;
 	cl_ulong off = f.offset;
 	cl_long sj = (cl_long)f.stride[1], sk = (cl_long)f.stride[2];
-	cl_int ni = (cl_int)(f.hi[0] - f.lo[0] + 1), nj = (cl_int)(f.hi[1] - f.lo[1] + 1), nk = (cl_int)(f.hi[2] - f.lo[2] + 1);
+	cl_int ni = (cl_int)(f.hi[0] - f.lo[0] + 1), nj = (cl_int)(f.hi[1] - f.lo[1] + 1),
+	       nk = (cl_int)(f.hi[2] - f.lo[2] + 1);
 	cl_long lo0 = f.lo[0], lo1 = f.lo[1], lo2 = f.lo[2];
 	cl_int nx = a->nx, ny = a->ny, nz = a->nz;
-	const struct karg ka[] = {KARG(m),   KARG(off), KARG(sj),  KARG(sk), KARG(ni), KARG(nj), KARG(nk),
-	                          KARG(lo0), KARG(lo1), KARG(lo2), KARG(nx), KARG(ny), KARG(nz)};
-	launch_box(ctx, "stencil_init", f.type == TSR_F64 ? "stencil_init_f64" : "stencil_init_f32", ka, 13,
-	           (size_t)ni * (size_t)nj * (size_t)nk);
+	const struct karg ka[] = {KARG(m),  KARG(off), KARG(sj),  KARG(sk),  KARG(ni),
+				  KARG(nj), KARG(nk),  KARG(lo0), KARG(lo1), KARG(lo2),
+				  KARG(nx), KARG(ny),  KARG(nz)};
+	launch_box(ctx, "stencil_init", f.type == TSR_F64 ? "stencil_init_f64" : "stencil_init_f32",
+		   ka, 13, (size_t)ni * (size_t)nj * (size_t)nk);
 }
 
 /* Work-group of the diffusion kernel: 32 x 8 points, as stencil_cuda.cu's blocks, halved while the
@@ -82,7 +88,9 @@ static void diffusion_local(cl_kernel k, cl_device_id dev, size_t local[3])
 	local[0] = 32;
 	local[1] = 8;
 	local[2] = 1;
-	if (clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof max, &max, NULL) != CL_SUCCESS || !max)
+	if (clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof max, &max, NULL) !=
+		    CL_SUCCESS ||
+	    !max)
 		return;
 	while (local[0] * local[1] > max)
 		if (local[1] > 1)
@@ -118,12 +126,20 @@ void stencil_diffusion_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	cl_int ni = t.ni, nj = t.nj;
 	double alpha64 = a->alpha;
 	float alpha32 = (float)a->alpha;
-	const struct karg ka[] = {KARG(inm), KARG(in_off), KARG(isj), KARG(isk), KARG(outm), KARG(out_off), KARG(osj),
-	                          KARG(osk), KARG(ni), KARG(nj),
-	                          f64 ? (struct karg)KARG(alpha64) : (struct karg)KARG(alpha32),
-	                          {(local[0] + 2) * (local[1] + 2) * in.elem_size, NULL}};
+	const struct karg ka[] = {KARG(inm),
+				  KARG(in_off),
+				  KARG(isj),
+				  KARG(isk),
+				  KARG(outm),
+				  KARG(out_off),
+				  KARG(osj),
+				  KARG(osk),
+				  KARG(ni),
+				  KARG(nj),
+				  f64 ? (struct karg)KARG(alpha64) : (struct karg)KARG(alpha32),
+				  {(local[0] + 2) * (local[1] + 2) * in.elem_size, NULL}};
 	const size_t global[3] = {(t.ni + local[0] - 1) / local[0] * local[0],
-	                          (t.nj + local[1] - 1) / local[1] * local[1], (size_t)t.nk};
+				  (t.nj + local[1] - 1) / local[1] * local[1], (size_t)t.nk};
 	launch(ctx, "stencil_diffusion", name, ka, 12, 3, global, local);
 }
 
@@ -138,25 +154,32 @@ void stencil_halo_copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	/* destinations are halo and the source interior: the kernels may run in any order */
 	for (int m = 0; m < a->ndst; m++) {
 		const tsr_accessor_t *dst = &dsts[m];
-		size_t ni = (size_t)(dst->hi[0] - dst->lo[0] + 1), nj = (size_t)(dst->hi[1] - dst->lo[1] + 1),
+		size_t ni = (size_t)(dst->hi[0] - dst->lo[0] + 1),
+		       nj = (size_t)(dst->hi[1] - dst->lo[1] + 1),
 		       nk = (size_t)(dst->hi[2] - dst->lo[2] + 1);
 		if (dst->hi[0] < dst->lo[0] || dst->hi[1] < dst->lo[1] || dst->hi[2] < dst->lo[2])
 			continue;
 		const size_t es = src.elem_size;
-		/* froms[m] is src.ptr advanced by the bytes from src's first element to the source of dst's
-		 * first element (stencil_copy_source): with a cl_mem, only that distance means something */
-		cl_ulong soff = src.offset + (cl_ulong)(froms[m] - (const char *)src.ptr), doff = dst->offset;
+		/* froms[m] is src.ptr advanced by the bytes from src's first element to the source
+		 * of dst's first element (stencil_copy_source): with a cl_mem, only that distance
+		 * means something */
+		cl_ulong soff = src.offset + (cl_ulong)(froms[m] - (const char *)src.ptr),
+			 doff = dst->offset;
 		cl_long ssj = (cl_long)src.stride[1], ssk = (cl_long)src.stride[2];
 		cl_long dsj = (cl_long)dst->stride[1], dsk = (cl_long)dst->stride[2];
-		const char *name = es == 8 ? "stencil_copy_8" : es == 4 ? "stencil_copy_4" : "stencil_copy_1";
-		if (es != 8 && es != 4) {   /* bytes */
+		const char *name = es == 8   ? "stencil_copy_8"
+				   : es == 4 ? "stencil_copy_4"
+					     : "stencil_copy_1";
+		if (es != 8 && es != 4) { /* bytes */
 			ni *= es;
-			ssj *= (cl_long)es, ssk *= (cl_long)es, dsj *= (cl_long)es, dsk *= (cl_long)es;
+			ssj *= (cl_long)es, ssk *= (cl_long)es, dsj *= (cl_long)es,
+				dsk *= (cl_long)es;
 		}
 		cl_mem sm = src.ptr, dm = dst->ptr;
 		cl_int ini = (cl_int)ni, inj = (cl_int)nj, ink = (cl_int)nk;
-		const struct karg ka[] = {KARG(sm),  KARG(soff), KARG(ssj), KARG(ssk), KARG(dm), KARG(doff),
-		                          KARG(dsj), KARG(dsk),  KARG(ini), KARG(inj), KARG(ink)};
+		const struct karg ka[] = {KARG(sm),  KARG(soff), KARG(ssj), KARG(ssk),
+					  KARG(dm),  KARG(doff), KARG(dsj), KARG(dsk),
+					  KARG(ini), KARG(inj),  KARG(ink)};
 		if (launch_box(ctx, "stencil_halo_copy", name, ka, 11, ni * nj * nk))
 			return;
 	}

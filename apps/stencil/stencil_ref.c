@@ -24,7 +24,8 @@ void sp_initial(const stencil_problem_t *p, void *field, ptrdiff_t sj, ptrdiff_t
 
 	for (int k = k0; k < k1; k++) {
 		for (int j = 0; j < p->ny + 2 * SH; j++) {
-			char *row = (char *)field + ((ptrdiff_t)k * sk + (ptrdiff_t)j * sj) * (ptrdiff_t)es;
+			char *row = (char *)field +
+				    ((ptrdiff_t)k * sk + (ptrdiff_t)j * sj) * (ptrdiff_t)es;
 			memset(row, 0, (size_t)(p->nx + 2 * SH) * es);
 			for (int i = SH + p->nx / 4; i < SH + 3 * p->nx / 4; i++)
 				if (sp_initial_is_one(p, k, j, i))
@@ -33,19 +34,24 @@ void sp_initial(const stencil_problem_t *p, void *field, ptrdiff_t sj, ptrdiff_t
 	}
 }
 
-void sp_halo_host(const stencil_problem_t *p, void *field, ptrdiff_t sj, ptrdiff_t sk, int k0, int k1)
+void sp_halo_host(const stencil_problem_t *p, void *field, ptrdiff_t sj, ptrdiff_t sk, int k0,
+		  int k1)
 {
 	const ptrdiff_t es = (ptrdiff_t)sp_elem(p);
 	const int nx = p->nx, ny = p->ny;
 
 	for (int k = k0; k < k1; k++) {
 		char *pl = (char *)field + (ptrdiff_t)k * sk * es;
-		/* j-edges, i in [h, nx + h): rows [0, h) <- [ny, ny + h), rows [ny + h, ny + 2h) <- [h, 2h) */
+		/* j-edges, i in [h, nx + h): rows [0, h) <- [ny, ny + h), rows [ny + h, ny + 2h) <-
+		 * [h, 2h) */
 		for (int j = 0; j < SH; j++) {
-			memcpy(pl + (j * sj + SH) * es, pl + ((j + ny) * sj + SH) * es, (size_t)(nx * es));
-			memcpy(pl + ((j + ny + SH) * sj + SH) * es, pl + ((j + SH) * sj + SH) * es, (size_t)(nx * es));
+			memcpy(pl + (j * sj + SH) * es, pl + ((j + ny) * sj + SH) * es,
+			       (size_t)(nx * es));
+			memcpy(pl + ((j + ny + SH) * sj + SH) * es, pl + ((j + SH) * sj + SH) * es,
+			       (size_t)(nx * es));
 		}
-		/* i-edges over every j, corners included: cols [0, h) <- [nx, nx + h), [nx + h, nx + 2h) <- [h, 2h) */
+		/* i-edges over every j, corners included: cols [0, h) <- [nx, nx + h), [nx + h, nx
+		 * + 2h) <- [h, 2h) */
 		for (int j = 0; j < ny + 2 * SH; j++) {
 			char *row = pl + j * sj * es;
 			stencil_copy_row(row, row + nx * es, (size_t)(SH * es));
@@ -55,26 +61,27 @@ void sp_halo_host(const stencil_problem_t *p, void *field, ptrdiff_t sj, ptrdiff
 }
 
 /* lap(f) on rows [j0, j1) and columns [i0, i1) of every plane, in the order of terms. */
-#define SP_REF_LAP(T, SFX)                                                                         \
-	static void ref_lap_##SFX(const stencil_problem_t *p, const T *f, T *l, int ext)              \
-	{                                                                                          \
-		const ptrdiff_t sj = sp_sj(p), sk = sp_sk(p);                                          \
-		for (int k = 0; k < p->nz; k++)                                                        \
-			for (int j = SH - ext; j < p->ny + SH + ext; j++)                                  \
-				for (int i = SH - ext; i < p->nx + SH + ext; i++) {                            \
-					ptrdiff_t x = k * sk + j * sj + i;                                         \
-					l[x] = (T)-4 * f[x] + f[x - 1] + f[x + 1] + f[x - sj] + f[x + sj];         \
-				}                                                                              \
-	}                                                                                          \
-	static void ref_update_##SFX(const stencil_problem_t *p, const T *in, T *out, T alpha)      \
-	{                                                                                          \
-		const ptrdiff_t sj = sp_sj(p), sk = sp_sk(p);                                          \
-		for (int k = 0; k < p->nz; k++)                                                        \
-			for (int j = SH; j < p->ny + SH; j++)                                              \
-				for (int i = SH; i < p->nx + SH; i++) {                                        \
-					ptrdiff_t x = k * sk + j * sj + i;                                         \
-					out[x] = in[x] - alpha * out[x];                                           \
-				}                                                                              \
+#define SP_REF_LAP(T, SFX)                                                                      \
+	static void ref_lap_##SFX(const stencil_problem_t *p, const T *f, T *l, int ext)        \
+	{                                                                                       \
+		const ptrdiff_t sj = sp_sj(p), sk = sp_sk(p);                                   \
+		for (int k = 0; k < p->nz; k++)                                                 \
+			for (int j = SH - ext; j < p->ny + SH + ext; j++)                       \
+				for (int i = SH - ext; i < p->nx + SH + ext; i++) {             \
+					ptrdiff_t x = k * sk + j * sj + i;                      \
+					l[x] = (T)-4 * f[x] + f[x - 1] + f[x + 1] + f[x - sj] + \
+					       f[x + sj];                                       \
+				}                                                               \
+	}                                                                                       \
+	static void ref_update_##SFX(const stencil_problem_t *p, const T *in, T *out, T alpha)  \
+	{                                                                                       \
+		const ptrdiff_t sj = sp_sj(p), sk = sp_sk(p);                                   \
+		for (int k = 0; k < p->nz; k++)                                                 \
+			for (int j = SH; j < p->ny + SH; j++)                                   \
+				for (int i = SH; i < p->nx + SH; i++) {                         \
+					ptrdiff_t x = k * sk + j * sj + i;                      \
+					out[x] = in[x] - alpha * out[x];                        \
+				}                                                               \
 	}
 
 SP_REF_LAP(double, f64)
@@ -118,7 +125,8 @@ done:
 	return rc;
 }
 
-int sp_compare(const stencil_problem_t *p, const void *got, const void *ref, double *err, size_t *where)
+int sp_compare(const stencil_problem_t *p, const void *got, const void *ref, double *err,
+	       size_t *where)
 {
 	const size_t n = sp_points(p);
 	double worst = 0.0;
@@ -134,12 +142,12 @@ int sp_compare(const stencil_problem_t *p, const void *got, const void *ref, dou
 		}
 		for (size_t x = 0; x < n; x++) {
 			double d = fabs(g[x] - r[x]);
-			if (!(d <= worst)) {   /* also catches NaN */
+			if (!(d <= worst)) { /* also catches NaN */
 				worst = isnan(d) ? INFINITY : d;
 				at = x;
 			}
 		}
-		if (worst == 0.0)   /* differences only in bits that compare equal (signed zeros) */
+		if (worst == 0.0) /* differences only in bits that compare equal (signed zeros) */
 			worst = 0x1p-1074;
 		*err = worst;
 		*where = at;
@@ -159,17 +167,19 @@ int sp_compare(const stencil_problem_t *p, const void *got, const void *ref, dou
 	return worst < 1e-6;
 }
 
-int sp_write_npy(const stencil_problem_t *p, const char *path, const void *field, ptrdiff_t sj, ptrdiff_t sk)
+int sp_write_npy(const stencil_problem_t *p, const char *path, const void *field, ptrdiff_t sj,
+		 ptrdiff_t sk)
 {
 	char hdr[256];
 	const size_t es = sp_elem(p), row = (size_t)(p->nx + 2 * SH) * es;
 	FILE *f;
 	int len, pad, ok = 1;
 
-	/* NPY 1.0: magic, version, little-endian header length, then a dict padded with spaces and a
-	 * newline so that the data starts on a multiple of 64 bytes. */
-	len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d, %d), }",
-	               p->f32 ? "<f4" : "<f8", p->nz, p->ny + 2 * SH, p->nx + 2 * SH);
+	/* NPY 1.0: magic, version, little-endian header length, then a dict padded with spaces and
+	 * a newline so that the data starts on a multiple of 64 bytes. */
+	len = snprintf(hdr, sizeof hdr,
+		       "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d, %d), }",
+		       p->f32 ? "<f4" : "<f8", p->nz, p->ny + 2 * SH, p->nx + 2 * SH);
 	pad = 64 - (10 + len + 1) % 64;
 	if (pad == 64)
 		pad = 0;
@@ -178,13 +188,23 @@ int sp_write_npy(const stencil_problem_t *p, const char *path, const void *field
 	hdr[len++] = '\n';
 	if (!(f = fopen(path, "wb")))
 		return -1;
-	unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(len & 0xff),
-	                         (unsigned char)(len >> 8)};
-	ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre && fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
+	unsigned char pre[10] = {0x93,
+				 'N',
+				 'U',
+				 'M',
+				 'P',
+				 'Y',
+				 1,
+				 0,
+				 (unsigned char)(len & 0xff),
+				 (unsigned char)(len >> 8)};
+	ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre &&
+	     fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
 	for (int k = 0; ok && k < p->nz; k++)
 		for (int j = 0; ok && j < p->ny + 2 * SH; j++)
-			ok = fwrite((const char *)field + ((ptrdiff_t)k * sk + (ptrdiff_t)j * sj) * (ptrdiff_t)es,
-			            1, row, f) == row;
+			ok = fwrite((const char *)field +
+					    ((ptrdiff_t)k * sk + (ptrdiff_t)j * sj) * (ptrdiff_t)es,
+				    1, row, f) == row;
 	if (fclose(f) != 0)
 		ok = 0;
 	if (!ok && errno == 0)

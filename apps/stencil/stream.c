@@ -26,8 +26,8 @@ sp_stream_t *sp_stream_create(size_t n, int nthreads)
 		sp_stream_destroy(s);
 		return NULL;
 	}
-	/* first touch by the threads that run the triad, with the same static schedule */
-	#pragma omp parallel for schedule(static) num_threads(nthreads)
+/* first touch by the threads that run the triad, with the same static schedule */
+#pragma omp parallel for schedule(static) num_threads(nthreads)
 	for (size_t i = 0; i < n; i++) {
 		s->a[i] = 0.0;
 		s->b[i] = 1.0;
@@ -43,7 +43,7 @@ double sp_stream_triad(sp_stream_t *s)
 	const double q = 3.0;
 	const size_t n = s->n;
 	double t0 = app_now();
-	#pragma omp parallel for schedule(static) num_threads(s->nthreads)
+#pragma omp parallel for schedule(static) num_threads(s->nthreads)
 	for (size_t i = 0; i < n; i++)
 		a[i] = b[i] + q * c[i];
 	double t = app_now() - t0;

@@ -3,10 +3,10 @@
 # tsr_map of the poisoned field returns TSR_ETASK with the task's message on every rank, and the
 # program goes on (tsr_fence, destroy, tsr_finalize) without TSR_EDIVERGE or MPI_Abort. One TAP
 # line per run: every rank prints "taskfail rank R: PASS" and mpirun's status is 0
-# (tests/mpi/taskfail.c). A run is killed after TSR_MPI_TIMEOUT seconds (default 600): a hang is
-# a failure.
+# (tests/mpi/taskfail.c; 1 s when quiet). A run is killed after TSR_MPI_TIMEOUT seconds (default 60
+# times CK_TIMEOUT_MULTIPLIER, as in mpi.sh): a hang is a failure.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
-limit=${TSR_MPI_TIMEOUT:-600}
+limit=${TSR_MPI_TIMEOUT:-$(scaled 60)}
 echo "1..2"
 i=0
 for np in 2 4; do

@@ -244,6 +244,7 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 
 static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv, int reads,
 		       int write, tsr_accessor_t *acc);
+static int unmap_locally(struct tsr_region *r, tsr_field_t f);
 
 int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc)
 {
@@ -274,13 +275,11 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	if ((rc = tsr__dist_check("tsr_map")))
 		return rc;
 	rc = tsr__dist_agree(map_locally(r, f, priv, reads, write, acc));
-	if (rc && r->root->mapped[f]) {
-		/* another rank failed: this one gives its mapping back too, and says why */
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", tsr_last_error());
-		tsr_unmap(rid, f);
-		tsr__err(rc, "%s", msg);
-	}
+	if (rc && r->root->mapped[f])
+		/* another rank failed: this one gives its mapping back too (not a call of the
+		 * user's: tsr_unmap would count one on this rank only, and the ranks would
+		 * diverge) */
+		unmap_locally(r, f);
 	return rc;
 }
 
@@ -356,16 +355,24 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 		return rc;
 	uint64_t what[2] = {r->id, (uint64_t)f};
 	tsr__dist_note("tsr_unmap", what, sizeof what);
+	if (unmap_locally(r, f))
+		return TSR_OK;
+	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped",
+			r->fields[f].name, r->name);
+}
+
+/* Give back this rank's mapping of field f of r, uncounted (tsr_map's error path); 0 if none. */
+static int unmap_locally(struct tsr_region *r, tsr_field_t f)
+{
 	for (struct mapping **pm = &mappings; *pm; pm = &(*pm)->next)
 		if ((*pm)->region == r && (*pm)->field == f) {
 			struct mapping *m = *pm;
 			*pm = m->next;
 			mapping_drop(m, 1);
 			r->root->mapped[f] = 0;
-			return TSR_OK;
+			return 1;
 		}
-	return tsr__err(TSR_ESTATE, "tsr_unmap: field '%s' of region '%s' is not mapped",
-			r->fields[f].name, r->name);
+	return 0;
 }
 
 /* The bytes a whole-field copy of r moves; fails with a message naming region and field if

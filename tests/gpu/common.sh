@@ -80,6 +80,13 @@ use_device() {
 	export "${tsr_device_var?}"
 }
 
+# scaled SECONDS: SECONDS times CK_TIMEOUT_MULTIPLIER, rounded up (the tests' one knob for time
+# limits, 4 under make check, 1 where unset: Makefile.am, tests/mpi/common.sh).
+scaled() {
+	awk -v s="$1" -v m="${CK_TIMEOUT_MULTIPLIER:-1}" \
+		'BEGIN { if (!(m + 0 > 0)) m = 1; v = s * m; printf "%d\n", v == int(v) ? v : int(v) + 1 }'
+}
+
 # check NAME COMMAND...: run one check, print ok/not ok and keep the log of a failure.
 tsr_gpu_fail=0
 tsr_gpu_n=0

@@ -8,11 +8,12 @@
 #    its final state per rank: every rank and 1, 2 and 4 ranks must print the same bits;
 #  - tests/mpi/diverge (rank 1 launches one task more): tsr_fence fails with TSR_EDIVERGE naming
 #    both ranks on every rank, and the job ends (tsr_finalize aborts it) before the timeout.
-# Every run is killed after TSR_MPI_TIMEOUT seconds (default 600: cg on 4 oversubscribed ranks took
-# 113 s at load 6-10 and passed 300 s at load 21): a hang is a failure, not a
-# blocked CI. Messages take milliseconds on this 2-core machine: nothing here is timed.
+# Every run is killed after TSR_MPI_TIMEOUT seconds (default 150 times CK_TIMEOUT_MULTIPLIER, 600
+# under make check: cg on 4 oversubscribed ranks takes 6 s when quiet, took 113 s at load 6-10 and
+# passed 300 s at load 21): a hang is a failure, not a blocked CI. Messages take milliseconds on
+# this 2-core machine: nothing here is timed.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
-limit=${TSR_MPI_TIMEOUT:-600}
+limit=${TSR_MPI_TIMEOUT:-$(scaled 150)}
 echo "1..11"
 i=0
 # ok/not ok line for a run; on failure the end of its log

@@ -9,12 +9,16 @@
 # every core three times over (each rank's host thread, worker and StarPU-MPI thread): a program
 # costs about 0.5 s there against 0.08 s on 2 ranks, and 1000 of them would take 8 of make check's
 # 10 minutes. `TSR_MPI_ORACLE_COUNT4=1000 make check` runs the full thousand. A batch whose output stops for
-# TSR_MPI_ORACLE_STALL seconds (default 60; every rank prints "# seed N" before each program), or
-# that does not end in TSR_MPI_ORACLE_TIMEOUT seconds (default 120 + 0.5 s per program and rank),
-# is killed and reported as a hang, with the seed each rank was running.
+# TSR_MPI_ORACLE_STALL seconds (default 60 times CK_TIMEOUT_MULTIPLIER, 240 under make check: at load
+# 13-17 one program took 35 s against 0.08 s when quiet; every rank prints "# seed N" before each
+# program) is killed and reported as a hang, with the seed each rank was running. That watchdog, on
+# progress, is the hang guard: a batch that keeps going is not cut short (at load 17 a program took
+# 3 s, 40 times its quiet time: 1000 would take most of an hour). TSR_MPI_ORACLE_TIMEOUT, if set,
+# also bounds a whole batch in seconds; by default only the stall limit per program does (STALL
+# times the programs). The watchdog looks at the log every 2 s: the batch's end ends the wait.
 # TSR_ORACLE_OWNERS=0 runs the same programs without their random owners.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
-stall=${TSR_MPI_ORACLE_STALL:-60}
+stall=${TSR_MPI_ORACLE_STALL:-$(scaled 60)}
 oracle=$b/tests/oracle/oracle
 echo "1..2"
 i=0
@@ -29,7 +33,7 @@ for cfg in "2 eager 40001" "4 lws 50001"; do
 	else
 		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT4:-300}}
 	fi
-	limit=${TSR_MPI_ORACLE_TIMEOUT:-$((120 + count * np / 2))}
+	limit=${TSR_MPI_ORACLE_TIMEOUT:-$((stall * (count + 1)))}
 	log=$tmp/oracle$np
 	mpi_start "$np" "$limit" "$log" "$oracle" --first "$first" --count "$count" --sched "$sched" --ncpu 1 --progress
 	run=$!

@@ -2,7 +2,7 @@
 # tests/mpi/stats.sh: TSR_STATS=1 on 2 ranks. Each rank prints the figures of its own workers; every
 # line says whose ("tessera stats [rank R of 2]:"), so that two ranks' tables are never read as one.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
-limit=${TSR_MPI_TIMEOUT:-600}
+limit=${TSR_MPI_TIMEOUT:-$(scaled 150)}
 echo "1..1"
 log=$tmp/stats.log
 TSR_STATS=1 mpi_run 2 "$limit" "$log" "$b/tests/mpi/bits"

@@ -171,7 +171,11 @@ END_TEST
  * move only in the last step, and at most NTILES/2 - 1 tasks can (the other worker's last
  * queued ones). Under eager the same program moves colors at most steps (and lockstep waits were
  * seen to time out there, a later step queued ahead of an earlier one), so it is not run here. */
-enum { NCHAIN = 16, SPIN_US = 100, LOCKSTEP_TIMEOUT_S = 5 };
+/* The gates and lockstep waits are condition waits; their ceiling (LOCKSTEP_TIMEOUT_S times
+ * CK_TIMEOUT_MULTIPLIER, under the test's timeout) only turns a deadlock into a failure: on a busy
+ * machine the other worker's thread can be held for seconds. */
+enum { NCHAIN = 16, SPIN_US = 100, LOCKSTEP_TIMEOUT_S = 20 };
+static double lockstep_ceiling;
 
 static atomic_int gates_running, gates_open, chain_done, lockstep_broken;
 
@@ -186,7 +190,7 @@ static void gate_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	atomic_fetch_add(&gates_running, 1);
 	double t0 = tsr_test_now();
 	while (!atomic_load(&gates_open))
-		if (tsr_test_now() - t0 > LOCKSTEP_TIMEOUT_S) {
+		if (tsr_test_now() - t0 > lockstep_ceiling) {
 			atomic_store(&lockstep_broken, 1);
 			return;
 		}
@@ -203,8 +207,8 @@ static void chain_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		return;
 	/* lockstep: wait for the previous step everywhere (a timeout rather than a hang if not) */
 	double t0 = tsr_test_now();
-	while (atomic_load(&chain_done) < step * NTILES)
-		if (tsr_test_now() - t0 > LOCKSTEP_TIMEOUT_S) {
+	while (atomic_load(&chain_done) < step * NTILES && !atomic_load(&lockstep_broken))   /* one timeout is enough */
+		if (tsr_test_now() - t0 > lockstep_ceiling) {
 			atomic_store(&lockstep_broken, 1);
 			break;
 		}
@@ -223,6 +227,7 @@ static void pin_to_arg(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 /* Run the chains under `sched` on 2 CPUs; log[c][s] = worker of color c at step s. */
 static void run_chains(const char *sched, int log_out[NTILES][NCHAIN])
 {
+	lockstep_ceiling = LOCKSTEP_TIMEOUT_S * tsr_test_time_scale();
 	obs_init(sched, 2, NULL, NULL, 0);
 	tsr_region_t line = tsr_test_region_f64("line", tsr_box1(0, NTILES * 16 - 1));
 	tsr_field_t fw;

@@ -130,11 +130,17 @@ START_TEST(index_launch_2d_sum_and_max)
 }
 END_TEST
 
-/* slow_answer sleeps, then returns 21 and raises `done`: the host sees whether it waited. */
+/* slow_answer waits until the host has submitted every launch (`submitted`), then returns 21 and
+ * raises `done`: if a launch blocked on it, the two would wait for each other, and it gives up at
+ * SUBMIT_CEILING_S (times CK_TIMEOUT_MULTIPLIER, under the test's timeout) and says so in
+ * `gave_up`. A condition, not a time: the host may take long to submit on a busy machine. */
+enum { SUBMIT_CEILING_S = 10 };
 static atomic_int done;
+static int submitted, gave_up;
 static void slow_answer(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	usleep(300000);
+	if (!tsr_test_wait_flag(&submitted, SUBMIT_CEILING_S))
+		__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
 	int64_t v = 21;
 	atomic_store(&done, 1);
 	tsr_ctx_return(ctx, &v);
@@ -166,11 +172,12 @@ static void write_future(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(future_feeds_later_tasks_without_host_wait)
 {
 	atomic_store(&done, 0);
+	__atomic_store_n(&submitted, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&gave_up, 0, __ATOMIC_RELEASE);
 	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0), tt = reg("twice", twice, TSR_I64, 0);
 	tsr_task_t tw = reg("write_future", write_future, TSR_NONE, 0);
 	tsr_region_t r = tsr_test_region_f64("out", tsr_box1(0, 5));
 	tsr_future_t a, b, c;
-	double t0 = tsr_test_now();
 	CK_TSR(tsr_launch(ts, 0, NULL, NULL, 0, &a));
 	tsr_req_t qa = tsr_req_future(a);
 	CK_TSR(tsr_launch(tt, 1, &qa, NULL, 0, &b));
@@ -179,9 +186,10 @@ START_TEST(future_feeds_later_tasks_without_host_wait)
 	CK_TSR(tsr_launch(tt, 1, &qb, &plus, sizeof plus, &c));
 	tsr_req_t qc[2] = {tsr_req_future(c), tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0))};
 	CK_TSR(tsr_launch(tw, 2, qc, NULL, 0, NULL));
-	double submit = tsr_test_now() - t0;
-	/* the host did not block on the producer */
-	ck_assert_msg(!atomic_load(&done) || submit < 0.25, "launches blocked for %.3f s", submit);
+	/* the host did not block on the producer: it got here while the producer still waited */
+	__atomic_store_n(&submitted, 1, __ATOMIC_RELEASE);
+	ck_assert_msg(!__atomic_load_n(&gave_up, __ATOMIC_ACQUIRE),
+	              "launches blocked on the producer until it gave up waiting for them");
 	int64_t v;
 	CK_TSR(tsr_future_wait(c, &v, sizeof v));
 	ck_assert_int_eq(v, 2 * 2 * 21 + 3);

@@ -77,6 +77,32 @@ static inline double tsr_test_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The one knob of every time limit in the tests: CK_TIMEOUT_MULTIPLIER, which Check applies to
+ * its per-test timeouts (make check sets it: Makefile.am); 1 where it is unset or not a number. */
+static inline double tsr_test_time_scale(void)
+{
+	const char *e = getenv("CK_TIMEOUT_MULTIPLIER");
+	char *end;
+	double m = e ? strtod(e, &end) : 1;
+	return e && end != e && *end == '\0' && m > 0 ? m : 1;
+}
+
+/* Wait until *flag is nonzero (set by another thread with release semantics), polling every
+ * 100 us (a sleep, not a spin: under valgrind one thread runs at a time). The ceiling, `seconds`
+ * times tsr_test_time_scale(), only guards against a hang: returns 1 once the flag is set, 0
+ * if the ceiling passed first. */
+static inline int tsr_test_wait_flag(const int *flag, double seconds)
+{
+	double until = tsr_test_now() + seconds * tsr_test_time_scale();
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		if (tsr_test_now() > until)
+			return 0;
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
 /* A field space with one field of each given type, named "f0", "f1", ... unless names given. */
 static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const char *const *names, tsr_field_t *fids)
 {

@@ -1,6 +1,7 @@
 /* test_accessor_bounds.c: TSR_AT1/2/3 built with -DTSR_CHECK_BOUNDS (as every test is): an index
  * outside the accessor's bounds fails the task with a message naming task, point, requirement,
- * region, field and index, and touches no memory that is not the task's; in-bounds runs are fine. */
+ * region, field and index, and touches no memory that is not the task's; in-bounds runs are
+ * fine. */
 #include "tsr_test.h"
 
 #ifndef TSR_CHECK_BOUNDS
@@ -13,13 +14,17 @@ static void jacobi(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int64_t *last = args;
 	tsr_accessor_t u, v;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &u) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE, &v))
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &u) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE, &v))
 		return;
 	for (int64_t i = v.lo[0]; i <= v.hi[0]; i++) {
 		if (i == 0 || i == *last)
 			TSR_AT1(&v, double, i) = TSR_AT1(&u, double, i);
 		else
-			TSR_AT1(&v, double, i) = (TSR_AT1(&u, double, i - 1) + TSR_AT1(&u, double, i) + TSR_AT1(&u, double, i + 1)) / 3;
+			TSR_AT1(&v, double, i) =
+				(TSR_AT1(&u, double, i - 1) + TSR_AT1(&u, double, i) +
+				 TSR_AT1(&u, double, i + 1)) /
+				3;
 	}
 }
 
@@ -34,7 +39,8 @@ static struct grid grid_make(void)
 {
 	struct grid g;
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"u", "v"}, f);
 	g.u = f[0];
 	g.v = f[1];
 	CK_TSR(tsr_region_create("grid", tsr_box1(0, 15), fs, &g.r));
@@ -44,8 +50,8 @@ static struct grid grid_make(void)
 		init[i] = i * i;
 	CK_TSR(tsr_region_write(g.r, g.u, init, sizeof init));
 	CK_TSR(tsr_partition_tiles(g.r, tsr_box1(0, 3), "tiles", &g.tiles));
-	CK_TSR(tsr_partition_tiles_halo(g.r, tsr_box1(0, 15), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "halo",
-	                                &g.halo));
+	CK_TSR(tsr_partition_tiles_halo(g.r, tsr_box1(0, 15), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "halo", &g.halo));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "jacobi", .cpu = jacobi}, &g.jacobi));
 	return g;
 }
@@ -55,14 +61,18 @@ START_TEST(read_through_halo_partition_is_in_bounds)
 	struct grid g = grid_make();
 	int64_t last = 15;
 	CK_TSR(tsr_run(g.jacobi, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-	                                         .reqs = TSR_REQS(tsr_req_part(g.halo, TSR_READ, TSR_FIELDS(g.u)),
-	                                                          tsr_req_part(g.tiles, TSR_WRITE, TSR_FIELDS(g.v))),
-	                                         TSR_ARGS(last)}));
+						 .reqs = TSR_REQS(tsr_req_part(g.halo, TSR_READ,
+									       TSR_FIELDS(g.u)),
+								  tsr_req_part(g.tiles, TSR_WRITE,
+									       TSR_FIELDS(g.v))),
+						 TSR_ARGS(last)}));
 	CK_TSR(tsr_fence());
 	double v[16];
 	CK_TSR(tsr_region_read(g.r, g.v, v, sizeof v));
 	for (int i = 1; i < 15; i++)
-		ck_assert_double_eq_tol(v[i], ((i - 1.0) * (i - 1) + i * i + (i + 1.0) * (i + 1)) / 3, 1e-12);
+		ck_assert_double_eq_tol(v[i],
+					((i - 1.0) * (i - 1) + i * i + (i + 1.0) * (i + 1)) / 3,
+					1e-12);
 	CK_TSR(tsr_region_destroy(g.r));
 }
 END_TEST
@@ -73,11 +83,13 @@ START_TEST(read_through_disjoint_tiles_is_reported)
 	int64_t last = 15;
 	/* the mistake of the issue: neighbours read through the disjoint tiles, not the halo */
 	CK_TSR(tsr_run(g.jacobi, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-	                                         .reqs = TSR_REQS(tsr_req_part(g.tiles, TSR_READ, TSR_FIELDS(g.u)),
-	                                                          tsr_req_part(g.tiles, TSR_WRITE, TSR_FIELDS(g.v))),
-	                                         TSR_ARGS(last)}));
-	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "task 'jacobi' point (", "requirement 0", "field 'u'", "region 'grid",
-	           "outside the requested bounds");
+						 .reqs = TSR_REQS(tsr_req_part(g.tiles, TSR_READ,
+									       TSR_FIELDS(g.u)),
+								  tsr_req_part(g.tiles, TSR_WRITE,
+									       TSR_FIELDS(g.v))),
+						 TSR_ARGS(last)}));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "task 'jacobi' point (", "requirement 0", "field 'u'",
+		   "region 'grid", "outside the requested bounds");
 	/* u, which the tasks only read, is unchanged */
 	double u[16];
 	CK_TSR(tsr_region_read(g.r, g.u, u, sizeof u));
@@ -105,16 +117,20 @@ START_TEST(write_past_tile_end_is_reported_and_neighbour_intact)
 	tsr_region_t second;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &second));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_past_end", .cpu = write_past_end}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_past_end",
+						    .cpu = write_past_end},
+				 &t));
 	/* a single launch on the first half only: element 4 is not the task's */
 	tsr_region_t first;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &first));
-	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(first, TSR_WRITE, TSR_FIELDS(0)))}));
-	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "task 'write_past_end'", "index (4)", "field 'x'", "row/halves",
-	           "[0..3]");
+	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(first, TSR_WRITE,
+									  TSR_FIELDS(0)))}));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "task 'write_past_end'", "index (4)", "field 'x'",
+		   "row/halves", "[0..3]");
 	/* the failed task poisoned what it wrote: the whole field cannot be read... */
 	double whole[8];
-	CK_TSR_ERR(tsr_region_read(r, 0, whole, sizeof whole), TSR_ETASK, "task 'write_past_end'", "index (4)");
+	CK_TSR_ERR(tsr_region_read(r, 0, whole, sizeof whole), TSR_ETASK, "task 'write_past_end'",
+		   "index (4)");
 	/* ...but the neighbour's half, which the stray write must not have touched, can */
 	double v[4];
 	CK_TSR(tsr_region_read(second, 0, v, sizeof v));
@@ -139,20 +155,26 @@ START_TEST(three_d_index_checked_in_every_dimension)
 {
 	tsr_region_t r = tsr_test_region_f64("cube", tsr_box3(0, 3, 0, 3, 0, 3));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_at_offset", .cpu = read_at_offset, .ret_type = TSR_F64},
-	                         &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_at_offset",
+						    .cpu = read_at_offset,
+						    .ret_type = TSR_F64},
+				 &t));
 	int64_t inside[3] = {3, 3, 3};
 	tsr_future_t f;
-	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0))), TSR_ARGS(inside),
-	                                  .result = &f}));
+	CK_TSR(tsr_run(t,
+		       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0))),
+				       TSR_ARGS(inside),
+				       .result = &f}));
 	double x;
 	CK_TSR(tsr_future_take(f, &x, sizeof x));
 	CK_TSR(tsr_fence());
 	const int64_t outside[3][3] = {{4, 0, 0}, {0, -1, 0}, {0, 0, 4}};
 	const char *index[3] = {"(4,0,0)", "(0,-1,0)", "(0,0,4)"};
 	for (int d = 0; d < 3; d++) {
-		CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0))),
-		                                  TSR_ARGS(outside[d]), .result = &f}));
+		CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ,
+										  TSR_FIELDS(0))),
+						  TSR_ARGS(outside[d]),
+						  .result = &f}));
 		CK_TSR(tsr_future_destroy(f));
 		CK_TSR_ERR(tsr_fence(), TSR_ETASK, "read_at_offset", index[d], "cube");
 	}
@@ -168,8 +190,9 @@ START_TEST(host_mapping_out_of_bounds_is_reported_data_intact)
 	TSR_AT2(&a, double, 3, 1) = 5.0;
 	/* (4,0) would be (0,1) in memory without the check */
 	TSR_AT2(&a, double, 4, 0) = 7.0;
-	tsr_test_names(tsr_last_error(), "TSR_AT2", (const char *[]){"host mapping", "field 'x'", "region 'grid'", "(4,0)",
-	                                                              "[0..3, 0..1]", NULL});
+	tsr_test_names(tsr_last_error(), "TSR_AT2",
+		       (const char *[]){"host mapping", "field 'x'", "region 'grid'", "(4,0)",
+					"[0..3, 0..1]", NULL});
 	ck_assert_double_eq(TSR_AT2(&a, double, 0, 1), 0.0);
 	ck_assert_double_eq(TSR_AT2(&a, double, 3, 1), 5.0);
 	CK_TSR(tsr_unmap(r, 0));

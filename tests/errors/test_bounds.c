@@ -2,7 +2,6 @@
  * the region, partition, task and color, and nothing is created or launched (data intact). */
 #include "tsr_test.h"
 
-
 START_TEST(region_with_empty_bounds_refused)
 {
 	tsr_fspace_t fs;
@@ -13,7 +12,8 @@ START_TEST(region_with_empty_bounds_refused)
 	CK_TSR_ERR(tsr_region_create("empty", tsr_box1(5, 4), fs, &r), TSR_EBOUNDS, "empty");
 	CK_TSR_ERR(tsr_region_create("flat", tsr_box2(0, 3, 2, 1), fs, &r), TSR_EBOUNDS, "flat");
 	/* each extent fits, but a plane would wrap StarPU's 32-bit leading dimension */
-	CK_TSR_ERR(tsr_region_create("huge", tsr_box3(0, 69999, 0, 69999, 0, 1), fs, &r), TSR_EBOUNDS, "huge", "plane");
+	CK_TSR_ERR(tsr_region_create("huge", tsr_box3(0, 69999, 0, 69999, 0, 1), fs, &r),
+		   TSR_EBOUNDS, "huge", "plane");
 	CK_TSR(tsr_fspace_destroy(fs));
 }
 END_TEST
@@ -32,7 +32,8 @@ START_TEST(tile_colors_of_wrong_dimension_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
-	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "square", &p), TSR_EBOUNDS, "square", "line");
+	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "square", &p), TSR_EBOUNDS,
+		   "square", "line");
 	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(1, 0), "none", &p), TSR_EBOUNDS, "none", "line");
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -43,8 +44,9 @@ START_TEST(halo_domain_outside_region_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
-	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(2, 8), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &p),
-	           TSR_EBOUNDS, "ghost", "line");
+	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(2, 8), tsr_box1(0, 1),
+					    (const int64_t[3]){1, 0, 0}, "ghost", &p),
+		   TSR_EBOUNDS, "ghost", "line");
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -70,9 +72,10 @@ START_TEST(box_of_nested_partition_outside_subregion_refused)
 	tsr_partition_t top, p;
 	tsr_region_t s;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "top", &top));
-	CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){0, 0, 0}, &s));   /* [0..3] */
+	CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){0, 0, 0}, &s)); /* [0..3] */
 	const tsr_box_t b[] = {tsr_box1(2, 5)};
-	CK_TSR_ERR(tsr_partition_boxes(s, 1, b, "across", &p), TSR_EBOUNDS, "across", "line", "top");
+	CK_TSR_ERR(tsr_partition_boxes(s, 1, b, "across", &p), TSR_EBOUNDS, "across", "line",
+		   "top");
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -84,8 +87,10 @@ START_TEST(subregion_color_outside_partition_refused)
 	tsr_partition_t p;
 	tsr_region_t s = {0};
 	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quads", &p));
-	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){1, 5, 0}, &s), TSR_EBOUNDS, "quads", "plane", "5");
-	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){-1, 0, 0}, &s), TSR_EBOUNDS, "quads", "-1");
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){1, 5, 0}, &s), TSR_EBOUNDS,
+		   "quads", "plane", "5");
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){-1, 0, 0}, &s), TSR_EBOUNDS,
+		   "quads", "-1");
 	ck_assert_uint_eq(s.id, 0);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -109,11 +114,12 @@ START_TEST(index_launch_domain_outside_colors_refused)
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "overwrite", .cpu = overwrite}, &t));
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
-	           "tiles", "4");
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box2(0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
-	           "tiles");
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(2, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EBOUNDS, "overwrite", "tiles", "4");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box2(0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EBOUNDS, "overwrite", "tiles");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(2, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EBOUNDS, "overwrite");
 	CK_TSR(tsr_fence());
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -142,11 +148,11 @@ START_TEST(projection_without_color_or_outside_refused)
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "overwrite", .cpu = overwrite}, &t));
 	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), no_color_for_two, NULL);
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
-	           "tiles", "2");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EBOUNDS, "overwrite", "tiles", "2");
 	q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), plus_one, NULL);
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS, "overwrite",
-	           "tiles", "4");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EBOUNDS, "overwrite", "tiles", "4");
 	CK_TSR(tsr_fence());
 	tsr_test_ck_line_intact(r);
 	/* the same projection on a domain that stays inside works */

@@ -6,7 +6,8 @@
 static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, args ? *(const tsr_field_t *)args : 0, TSR_F64, TSR_READ_WRITE, &a))
+	if (tsr_ctx_accessor(ctx, 0, args ? *(const tsr_field_t *)args : 0, TSR_F64, TSR_READ_WRITE,
+			     &a))
 		return;
 	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
 		TSR_AT1(&a, double, i) += 1.0;
@@ -16,7 +17,8 @@ static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static tsr_region_t line(void)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "w"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"u", "w"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("line", tsr_box1(0, 7), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -77,7 +79,8 @@ START_TEST(mapping_blocks_parents_and_children)
 	tsr_req_t q0 = tsr_req_region(s0, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_launch(t, 1, &q0, NULL, 0, NULL), TSR_EBUSY, "incr", "line", "u");
 	tsr_req_t qp = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBUSY, "incr", "line", "u");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EBUSY, "incr", "line", "u");
 	CK_TSR(tsr_unmap(r, 0));
 	CK_TSR(tsr_map(s1, 0, TSR_READ_WRITE, &a));
 	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
@@ -144,14 +147,15 @@ START_TEST(map_write_of_halo_subregion_writes_the_region)
 	tsr_region_t r = line();
 	tsr_partition_t g;
 	tsr_region_t s, s0;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &g));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1),
+					(const int64_t[3]){1, 0, 0}, "ghost", &g));
 	CK_TSR(tsr_partition_subregion(g, (const int64_t[3]){1, 0, 0}, &s));
 	CK_TSR(tsr_partition_subregion(g, (const int64_t[3]){0, 0, 0}, &s0));
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(s, 0, TSR_READ_WRITE, &a));
 	ck_assert_int_eq(a.lo[0], 3);
 	ck_assert_int_eq(a.hi[0], 7);
-	TSR_AT1(&a, double, 3) = 42.0;    /* 3 is in both ghost subregions */
+	TSR_AT1(&a, double, 3) = 42.0; /* 3 is in both ghost subregions */
 	CK_TSR(tsr_unmap(s, 0));
 	CK_TSR(tsr_map(s0, 0, TSR_READ, &a));
 	ck_assert_int_eq(a.hi[0], 4);

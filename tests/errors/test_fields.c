@@ -9,7 +9,8 @@
 static tsr_region_t line(tsr_field_t *x, tsr_field_t *n)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32}, (const char *const[]){"x", "n"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32},
+					  (const char *const[]){"x", "n"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("line", tsr_box1(0, 7), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -17,8 +18,10 @@ static tsr_region_t line(tsr_field_t *x, tsr_field_t *n)
 	int32_t five = 5;
 	CK_TSR(tsr_fill(r, f[0], &three, sizeof three));
 	CK_TSR(tsr_fill(r, f[1], &five, sizeof five));
-	if (x) *x = f[0];
-	if (n) *n = f[1];
+	if (x)
+		*x = f[0];
+	if (n)
+		*n = f[1];
 	return r;
 }
 
@@ -35,7 +38,8 @@ static void ck_intact(tsr_region_t r)
 		ck_assert_msg(v[i] == 3.0, "x[%d] changed to %g", i, v[i]);
 	CK_TSR(tsr_map(r, 1, TSR_READ, &a));
 	for (int i = 0; i < 8; i++)
-		ck_assert_msg(TSR_AT1(&a, int32_t, i) == 5, "n[%d] changed to %d", i, TSR_AT1(&a, int32_t, i));
+		ck_assert_msg(TSR_AT1(&a, int32_t, i) == 5, "n[%d] changed to %d", i,
+			      TSR_AT1(&a, int32_t, i));
 	CK_TSR(tsr_unmap(r, 1));
 }
 
@@ -49,9 +53,11 @@ START_TEST(requirement_field_not_in_region_refused)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
 	tsr_req_t qp = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0, 7));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL), TSR_ENOFIELD, "ghostly", "line");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_ENOFIELD, "ghostly", "line");
 	qp = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(-1));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL), TSR_ENOFIELD, "ghostly", "line");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_ENOFIELD, "ghostly", "line");
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -121,8 +127,8 @@ static void bad_access(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 /* Launch bad_access (named `name`) on `q` asking (field, type, want); expect `code` from the
  * accessor, then TSR_ETASK from tsr_fence with a message naming task, field and region. */
-static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, tsr_type_t type, int want, int code,
-                    const char *field_name)
+static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, tsr_type_t type,
+		    int want, int code, const char *field_name)
 {
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = bad_access}, &t));
@@ -130,8 +136,8 @@ static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, ts
 	const int w[3] = {field, (int)type, want};
 	CK_TSR(tsr_launch(t, 1, &q, w, sizeof w, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, name, field_name, "line");
-	ck_assert_msg(atomic_load(&seen_rc) == code, "accessor returned %s, expected %s", tsr_err_name(atomic_load(&seen_rc)),
-	              tsr_err_name(code));
+	ck_assert_msg(atomic_load(&seen_rc) == code, "accessor returned %s, expected %s",
+		      tsr_err_name(atomic_load(&seen_rc)), tsr_err_name(code));
 	/* reported once: the next fence is clean */
 	CK_TSR(tsr_fence());
 	/* what the failed task could write is poisoned: reading it is refused, naming the task */
@@ -141,7 +147,8 @@ static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, ts
 	/* a WRITE requirement discards the old contents by definition: nothing to keep intact */
 	if (q.priv == TSR_WRITE)
 		return;
-	/* mapping for WRITE replaces the poisoned values: the host sees that the variant wrote nothing */
+	/* mapping for WRITE replaces the poisoned values: the host sees that the variant wrote
+	 * nothing */
 	for (int k = 0; k < q.nfields && q.priv != TSR_READ; k++) {
 		CK_TSR(tsr_map(r, q.fields[k], TSR_WRITE, &a));
 		CK_TSR(tsr_unmap(r, q.fields[k]));
@@ -153,8 +160,10 @@ START_TEST(accessor_type_mismatch_in_task)
 {
 	tsr_field_t x, n;
 	tsr_region_t r = line(&x, &n);
-	in_task(r, "typo", tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(x)), x, TSR_F32, TSR_READ_WRITE, TSR_ETYPE, "x");
-	in_task(r, "typo_n", tsr_req_region(r, TSR_READ, TSR_FIELDS(n)), n, TSR_I64, TSR_READ, TSR_ETYPE, "n");
+	in_task(r, "typo", tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(x)), x, TSR_F32,
+		TSR_READ_WRITE, TSR_ETYPE, "x");
+	in_task(r, "typo_n", tsr_req_region(r, TSR_READ, TSR_FIELDS(n)), n, TSR_I64, TSR_READ,
+		TSR_ETYPE, "n");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -163,7 +172,8 @@ START_TEST(accessor_for_field_not_requested_in_task)
 {
 	tsr_field_t x, n;
 	tsr_region_t r = line(&x, &n);
-	in_task(r, "greedy", tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(x)), n, TSR_I32, TSR_READ, TSR_ENOFIELD, "n");
+	in_task(r, "greedy", tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(x)), n, TSR_I32, TSR_READ,
+		TSR_ENOFIELD, "n");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -172,10 +182,13 @@ START_TEST(write_accessor_on_read_requirement_in_task)
 {
 	tsr_field_t x, n;
 	tsr_region_t r = line(&x, &n);
-	in_task(r, "sneaky", tsr_req_region(r, TSR_READ, TSR_FIELDS(x)), x, TSR_F64, TSR_WRITE, TSR_EPRIV, "x");
-	in_task(r, "sneaky_rw", tsr_req_region(r, TSR_READ, TSR_FIELDS(x)), x, TSR_F64, TSR_READ_WRITE, TSR_EPRIV, "x");
+	in_task(r, "sneaky", tsr_req_region(r, TSR_READ, TSR_FIELDS(x)), x, TSR_F64, TSR_WRITE,
+		TSR_EPRIV, "x");
+	in_task(r, "sneaky_rw", tsr_req_region(r, TSR_READ, TSR_FIELDS(x)), x, TSR_F64,
+		TSR_READ_WRITE, TSR_EPRIV, "x");
 	/* WRITE does not cover READ (Legion's write-discard) */
-	in_task(r, "peek", tsr_req_region(r, TSR_WRITE, TSR_FIELDS(n)), n, TSR_I32, TSR_READ, TSR_EPRIV, "n");
+	in_task(r, "peek", tsr_req_region(r, TSR_WRITE, TSR_FIELDS(n)), n, TSR_I32, TSR_READ,
+		TSR_EPRIV, "n");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -184,9 +197,10 @@ START_TEST(wrong_access_on_reduce_requirement_in_task)
 {
 	tsr_field_t x, n;
 	tsr_region_t r = line(&x, &n);
-	in_task(r, "reader", tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(x)), x, TSR_F64, TSR_READ, TSR_EPRIV, "x");
-	in_task(r, "other_op", tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(x)), x, TSR_F64, TSR_REDUCE(TSR_MAX),
-	        TSR_EPRIV, "x");
+	in_task(r, "reader", tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(x)), x, TSR_F64,
+		TSR_READ, TSR_EPRIV, "x");
+	in_task(r, "other_op", tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(x)), x, TSR_F64,
+		TSR_REDUCE(TSR_MAX), TSR_EPRIV, "x");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -238,7 +252,10 @@ static void answer(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(future_wait_with_wrong_size_refused)
 {
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer", .cpu = answer, .ret_type = TSR_I64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
+						    .cpu = answer,
+						    .ret_type = TSR_I64},
+				 &t));
 	tsr_future_t f;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &f));
 	int32_t small = 0;

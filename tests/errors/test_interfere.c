@@ -17,7 +17,8 @@ static void ck_intact(tsr_region_t r)
 	CK_TSR(tsr_fence());
 	tsr_test_read1(r, 0, v, 12);
 	for (int i = 0; i < 12; i++)
-		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused launch", i, v[i]);
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused launch", i,
+			      v[i]);
 }
 
 /* overwrite: every requirement's field 0 set to -1 where it is writable. */
@@ -52,17 +53,19 @@ START_TEST(write_through_halo_partition_refused)
 {
 	tsr_region_t r = line();
 	tsr_partition_t g;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &g));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2),
+					(const int64_t[3]){1, 0, 0}, "ghost", &g));
 	tsr_task_t t = task("smudge");
 	tsr_req_t q = tsr_req_part(g, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
-	           "ghost");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "smudge", "ghost");
 	q.priv = TSR_READ_WRITE;
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
-	           "ghost");
-	/* even a launch domain of one point: the subregions overlap others, writes through shadow views are lost */
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(1, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
-	           "ghost");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "smudge", "ghost");
+	/* even a launch domain of one point: the subregions overlap others, writes through shadow
+	 * views are lost */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(1, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "smudge", "ghost");
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -76,8 +79,8 @@ START_TEST(write_through_overlapping_box_list_refused)
 	CK_TSR(tsr_partition_boxes(r, 2, b, "overlap", &p));
 	tsr_task_t t = task("smudge");
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "smudge",
-	           "overlap");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "smudge", "overlap");
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -91,7 +94,7 @@ static int all_to_zero(const int64_t point[3], int64_t color[3], void *arg)
 
 static int pair_up(const int64_t point[3], int64_t color[3], void *arg)
 {
-	color[0] = point[0] / 2;   /* points 0,1 -> 0; 2,3 -> 1 */
+	color[0] = point[0] / 2; /* points 0,1 -> 0; 2,3 -> 1 */
 	color[1] = color[2] = 0;
 	return 0;
 }
@@ -103,16 +106,19 @@ START_TEST(two_points_writing_one_subregion_refused)
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
 	tsr_task_t t = task("collide");
 	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), all_to_zero, NULL);
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "collide",
-	           "tiles");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "collide", "tiles");
 	q = tsr_req_part_proj(p, TSR_READ_WRITE, TSR_FIELDS(0), pair_up, NULL);
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "collide",
-	           "tiles");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "collide", "tiles");
 	ck_intact(r);
 	/* READ through the same projection is fine: points may share what they read */
 	q = tsr_req_part_proj(p, TSR_READ, TSR_FIELDS(0), pair_up, NULL);
 	tsr_task_t rd;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "shared_read", .cpu = sum_tile, .ret_type = TSR_F64}, &rd));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "shared_read",
+						    .cpu = sum_tile,
+						    .ret_type = TSR_F64},
+				 &rd));
 	tsr_future_t f;
 	CK_TSR(tsr_index_launch(rd, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));
 	double total;
@@ -129,8 +135,8 @@ START_TEST(index_launch_writing_whole_region_refused)
 	tsr_region_t r = line();
 	tsr_task_t t = task("everyone");
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "everyone",
-	           "line");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "everyone", "line");
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -141,10 +147,13 @@ START_TEST(one_field_through_two_partitions_refused)
 	tsr_region_t r = line();
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	tsr_task_t t = task("mixed");
-	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0)), tsr_req_part(ghost, TSR_READ, TSR_FIELDS(0))};
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "mixed", "x");
+	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0)),
+			  tsr_req_part(ghost, TSR_READ, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "mixed", "x");
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -160,7 +169,8 @@ static int plus(const int64_t point[3], int64_t color[3], void *arg)
 static void copy_from(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t s, d;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, 0, TSR_F64, TSR_WRITE, &d))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &s) ||
+	    tsr_ctx_accessor(ctx, 1, 0, TSR_F64, TSR_WRITE, &d))
 		return;
 	for (int64_t i = 0; i <= d.hi[0] - d.lo[0]; i++)
 		TSR_AT1(&d, double, d.lo[0] + i) = TSR_AT1(&s, double, s.lo[0] + i) + 1.0;
@@ -183,15 +193,15 @@ START_TEST(index_launch_same_partition_checked_point_by_point)
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "copy_from", .cpu = copy_from}, &t));
 	int64_t two = 2, one = 1;
 	tsr_req_t ok[2] = {tsr_req_part_proj(quarters, TSR_READ, TSR_FIELDS(0), plus, &two),
-	                   tsr_req_part(quarters, TSR_WRITE, TSR_FIELDS(0))};
+			   tsr_req_part(quarters, TSR_WRITE, TSR_FIELDS(0))};
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 2, ok, NULL, 0, TSR_REDOP_NONE, NULL));
 	tsr_test_read1(r, 0, v, 12);
 	for (int i = 0; i < 12; i++)
 		ck_assert_double_eq(v[i], i < 6 ? i + 6 + 1.0 : (double)i);
 	tsr_req_t bad[2] = {tsr_req_part_proj(quarters, TSR_READ, TSR_FIELDS(0), plus, &one),
-	                    tsr_req_part(quarters, TSR_WRITE, TSR_FIELDS(0))};
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 2, bad, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE,
-	           "copy_from", "quarters", "point");
+			    tsr_req_part(quarters, TSR_WRITE, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 2, bad, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "copy_from", "quarters", "point");
 	double after[12];
 	tsr_test_read1(r, 0, after, 12);
 	for (int i = 0; i < 12; i++)
@@ -208,14 +218,17 @@ START_TEST(single_launch_region_and_its_subregion_refused)
 	tsr_partition_t tiles, ghost;
 	tsr_region_t s, g0, g1;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &s));
 	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){0, 0, 0}, &g0));
 	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){1, 0, 0}, &g1));
 	tsr_task_t t = task("nested");
-	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)), tsr_req_region(s, TSR_READ, TSR_FIELDS(0))};
+	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)),
+			  tsr_req_region(s, TSR_READ, TSR_FIELDS(0))};
 	CK_TSR_ERR(tsr_launch(t, 2, q, NULL, 0, NULL), TSR_EINTERFERE, "nested", "line");
-	tsr_req_t q2[2] = {tsr_req_region(g0, TSR_WRITE, TSR_FIELDS(0)), tsr_req_region(g1, TSR_READ, TSR_FIELDS(0))};
+	tsr_req_t q2[2] = {tsr_req_region(g0, TSR_WRITE, TSR_FIELDS(0)),
+			   tsr_req_region(g1, TSR_READ, TSR_FIELDS(0))};
 	CK_TSR_ERR(tsr_launch(t, 2, q2, NULL, 0, NULL), TSR_EINTERFERE, "nested", "ghost");
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -228,10 +241,12 @@ START_TEST(runtime_usable_after_interference)
 	tsr_region_t r = line();
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	tsr_task_t t = task("smudge");
 	tsr_req_t bad = tsr_req_part(ghost, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &bad, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "ghost");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 2), 1, &bad, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "ghost");
 	tsr_req_t good = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(1, 1), 1, &good, NULL, 0, TSR_REDOP_NONE, NULL));
 	double v[12];

@@ -21,7 +21,8 @@ static void answer(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(region_use_after_destroy)
 {
-	tsr_region_t r = tsr_test_region_f64("gone", tsr_box1(0, 7)), keep = tsr_test_region_f64("kept", tsr_box1(0, 7));
+	tsr_region_t r = tsr_test_region_f64("gone", tsr_box1(0, 7)),
+		     keep = tsr_test_region_f64("kept", tsr_box1(0, 7));
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
 	CK_TSR(tsr_region_destroy(r));
@@ -61,14 +62,16 @@ START_TEST(partition_and_subregion_use_after_destroy)
 	CK_TSR(tsr_partition_destroy(p));
 	tsr_box_t b;
 	CK_TSR_ERR(tsr_partition_colors(p, &b), TSR_ESTALE, "tsr_partition_colors", "partition");
-	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &s), TSR_ESTALE, "partition");
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &s), TSR_ESTALE,
+		   "partition");
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), TSR_ESTALE);
 	double v = 2.0;
 	CK_TSR_ERR(tsr_fill(s, 0, &v, sizeof v), TSR_ESTALE, "tsr_fill", "region");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_ESTALE, "incr", "partition");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_ESTALE, "incr", "partition");
 	double rv[8];
 	tsr_test_read1(r, 0, rv, 8);
 	for (int i = 0; i < 8; i++)
@@ -84,10 +87,14 @@ START_TEST(fspace_and_future_use_after_destroy)
 	tsr_region_t r;
 	CK_TSR(tsr_fspace_create(&fs));
 	CK_TSR(tsr_fspace_destroy(fs));
-	CK_TSR_ERR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f), TSR_ESTALE, "tsr_fspace_add", "field space");
+	CK_TSR_ERR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f), TSR_ESTALE, "tsr_fspace_add",
+		   "field space");
 	CK_TSR_ERR(tsr_region_create("orphan", tsr_box1(0, 3), fs, &r), TSR_ESTALE, "field space");
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer", .cpu = answer, .ret_type = TSR_I64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
+						    .cpu = answer,
+						    .ret_type = TSR_I64},
+				 &t));
 	tsr_future_t fut;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &fut));
 	CK_TSR(tsr_future_destroy(fut));
@@ -197,13 +204,17 @@ START_TEST(finalize_with_live_objects_reports_and_cleans)
 	CK_TSR(tsr_region_create("leaky", tsr_box2(0, 31, 0, 31), fs, &r));
 	tsr_partition_t p, g;
 	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quads", &p));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, 31, 0, 31), tsr_box2(0, 1, 0, 1), (const int64_t[3]){1, 1, 0}, "ghost", &g));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, 31, 0, 31), tsr_box2(0, 1, 0, 1),
+					(const int64_t[3]){1, 1, 0}, "ghost", &g));
 	tsr_region_t s;
 	tsr_partition_t inner;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 1, 0}, &s));
 	CK_TSR(tsr_partition_tiles(s, tsr_box2(0, 1, 0, 0), "inner", &inner));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer", .cpu = answer, .ret_type = TSR_I64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
+						    .cpu = answer,
+						    .ret_type = TSR_I64},
+				 &t));
 	tsr_future_t fut;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &fut));
 	double one = 1.0;
@@ -240,9 +251,13 @@ START_TEST(calls_before_init_refused)
 	tsr_accessor_t a;
 	double v = 0;
 	CK_TSR_ERR(tsr_fspace_create(&fs), TSR_ESTATE, "tsr_fspace_create");
-	CK_TSR_ERR(tsr_region_create("early", tsr_box1(0, 3), fs, &r), TSR_ESTATE, "tsr_region_create");
-	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "answer", .cpu = answer, .ret_type = TSR_I64}, &t),
-	           TSR_ESTATE, "tsr_task_register");
+	CK_TSR_ERR(tsr_region_create("early", tsr_box1(0, 3), fs, &r), TSR_ESTATE,
+		   "tsr_region_create");
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
+							.cpu = answer,
+							.ret_type = TSR_I64},
+				     &t),
+		   TSR_ESTATE, "tsr_task_register");
 	CK_TSR_ERR(tsr_future_create(TSR_F64, 0, &v, &f), TSR_ESTATE, "tsr_future_create");
 	CK_TSR_ERR(tsr_future_wait(f, &v, sizeof v), TSR_ESTATE, "tsr_future_wait");
 	CK_TSR_ERR(tsr_fill(r, 0, &v, sizeof v), TSR_ESTATE, "tsr_fill");

@@ -1,6 +1,7 @@
 /* test_memory.c: a program that creates, launches with and destroys futures in a loop, with no
  * fence, runs in constant memory: each value is freed once StarPU is done with its handle. So does
- * one that switches between partitions of a field whose edges do not line up (coherence by pieces). */
+ * one that switches between partitions of a field whose edges do not line up (coherence by
+ * pieces). */
 #include <malloc.h>
 #include "tsr_test.h"
 
@@ -46,11 +47,15 @@ static void chain(tsr_task_t t, tsr_future_t *f, int64_t *count, long n)
 START_TEST(future_loop_without_fence_runs_in_constant_memory)
 {
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "next", .cpu = next, .ret_type = TSR_I64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "next",
+						    .cpu = next,
+						    .ret_type = TSR_I64},
+				 &t));
 	tsr_future_t f;
 	int64_t count = 0;
 	CK_TSR(tsr_future_create(TSR_I64, 0, &count, &f));
-	/* warm up StarPU's caches (jobs, memory chunks), then measure the next 180,000 iterations */
+	/* warm up StarPU's caches (jobs, memory chunks), then measure the next 180,000
+	 * iterations */
 	int vg = under_valgrind();
 	chain(t, &f, &count, vg ? 200 : 20000);
 	size_t before = heap_in_use();
@@ -58,15 +63,18 @@ START_TEST(future_loop_without_fence_runs_in_constant_memory)
 	size_t after = heap_in_use();
 	if (getenv("TSR_TEST_VERBOSE"))
 		fprintf(stderr, "heap: %zu bytes before, %zu after\n", before, after);
-	/* the graveyard this replaces kept ~40 bytes per iteration: 7 MB here (measured: 5 KB now) */
+	/* the graveyard this replaces kept ~40 bytes per iteration: 7 MB here (measured: 5 KB
+	 * now) */
 	if (!vg)
-		ck_assert_msg(after < before + (1 << 20), "heap grew by %zu bytes over 180000 iterations",
-		              after > before ? after - before : 0);
+		ck_assert_msg(after<before + (1 << 20),
+				      "heap grew by %zu bytes over 180000 iterations", after>
+					      before
+				      ? after - before
+				      : 0);
 	CK_TSR(tsr_future_destroy(f));
 	CK_TSR(tsr_fence());
 }
 END_TEST
-
 
 /* add: u += 1 over the point's subregion (READ_WRITE); look: reads u through its subregion. */
 static void add(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -88,19 +96,31 @@ static void look(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 /* One round: write through 4 tiles, read through their halos, write through 7 tiles whose edges
  * do not line up with the 4, read through boxes that straddle them, then read it all back. */
-static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_partition_t parts[4], int iters, double *expect)
+static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_partition_t parts[4],
+			 int iters, double *expect)
 {
 	for (int i = 0; i < iters; i++) {
-		CK_TSR(tsr_run(ta, &(tsr_launch_t){.domain = tsr_box1(0, 3), .reqs = TSR_REQS(tsr_req_part(parts[0], TSR_READ_WRITE, TSR_FIELDS(0)))}));
-		CK_TSR(tsr_run(tl, &(tsr_launch_t){.domain = tsr_box1(0, 3), .reqs = TSR_REQS(tsr_req_part(parts[1], TSR_READ, TSR_FIELDS(0)))}));
-		CK_TSR(tsr_run(ta, &(tsr_launch_t){.domain = tsr_box1(0, 6), .reqs = TSR_REQS(tsr_req_part(parts[2], TSR_READ_WRITE, TSR_FIELDS(0)))}));
-		CK_TSR(tsr_run(tl, &(tsr_launch_t){.domain = tsr_box1(0, 2), .reqs = TSR_REQS(tsr_req_part(parts[3], TSR_READ, TSR_FIELDS(0)))}));
+		CK_TSR(tsr_run(ta, &(tsr_launch_t){.domain = tsr_box1(0, 3),
+						   .reqs = TSR_REQS(tsr_req_part(parts[0],
+										 TSR_READ_WRITE,
+										 TSR_FIELDS(0)))}));
+		CK_TSR(tsr_run(tl, &(tsr_launch_t){.domain = tsr_box1(0, 3),
+						   .reqs = TSR_REQS(tsr_req_part(parts[1], TSR_READ,
+										 TSR_FIELDS(0)))}));
+		CK_TSR(tsr_run(ta, &(tsr_launch_t){.domain = tsr_box1(0, 6),
+						   .reqs = TSR_REQS(tsr_req_part(parts[2],
+										 TSR_READ_WRITE,
+										 TSR_FIELDS(0)))}));
+		CK_TSR(tsr_run(tl, &(tsr_launch_t){.domain = tsr_box1(0, 2),
+						   .reqs = TSR_REQS(tsr_req_part(parts[3], TSR_READ,
+										 TSR_FIELDS(0)))}));
 	}
 	*expect += 2.0 * iters;
 	double v[MEM_N];
 	CK_TSR(tsr_region_read(r, 0, v, sizeof v));
 	for (int i = 0; i < MEM_N; i++)
-		ck_assert_msg(v[i] == *expect, "u[%d] = %g after the round, expected %g", i, v[i], *expect);
+		ck_assert_msg(v[i] == *expect, "u[%d] = %g after the round, expected %g", i, v[i],
+			      *expect);
 }
 
 /* Coherence by pieces keeps, per field, the pieces last written and by whom: alternating
@@ -117,8 +137,8 @@ START_TEST(alternating_partitions_run_in_constant_memory)
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t parts[4];
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles4", &parts[0]));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3), (const int64_t[3]){2, 0, 0}, "halo4",
-	                                &parts[1]));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){2, 0, 0}, "halo4", &parts[1]));
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 6), "tiles7", &parts[2]));
 	tsr_box_t boxes[3] = {tsr_box1(5, 30), tsr_box1(20, 47), tsr_box1(40, MEM_N - 1)};
 	CK_TSR(tsr_partition_boxes(r, 3, boxes, "straddle", &parts[3]));
@@ -131,8 +151,12 @@ START_TEST(alternating_partitions_run_in_constant_memory)
 	if (getenv("TSR_TEST_VERBOSE"))
 		fprintf(stderr, "heap: %zu bytes before, %zu after\n", before, after);
 	if (!vg)
-		ck_assert_msg(after < before + (1 << 20), "heap grew by %zu bytes over 6000 rounds of 4 partitions",
-		              after > before ? after - before : 0);
+		ck_assert_msg(
+			after<before + (1 << 20),
+				"heap grew by %zu bytes over 6000 rounds of 4 partitions", after>
+					before
+				? after - before
+				: 0);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_fence());
 }

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
-#include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
+#include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
 
 static tsr_region_t line(const char *name)
@@ -24,7 +24,8 @@ static void ck_intact(tsr_region_t r)
 	CK_TSR(tsr_fence());
 	tsr_test_read1(r, 0, v, 8);
 	for (int i = 0; i < 8; i++)
-		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i,
+			      v[i]);
 }
 
 static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -45,13 +46,14 @@ static tsr_task_t task(const char *name, tsr_variant_fn fn)
 
 START_TEST(task_register_null_output_names_the_task)
 {
-	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "orphan", .cpu = overwrite}, NULL), TSR_EINVAL, "orphan",
-	           "output");
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "orphan", .cpu = overwrite}, NULL),
+		   TSR_EINVAL, "orphan", "output");
 	char longname[100];
 	memset(longname, 'z', sizeof longname - 1);
 	longname[sizeof longname - 1] = 0;
 	tsr_task_t t = {0};
-	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = longname, .cpu = overwrite}, &t), TSR_EINVAL, longname);
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = longname, .cpu = overwrite}, &t),
+		   TSR_EINVAL, longname);
 	ck_assert_int_eq(t.id, 0);
 }
 END_TEST
@@ -61,23 +63,28 @@ START_TEST(interference_names_the_field)
 	tsr_region_t r = line("strip");
 	tsr_task_t t = task("twice", overwrite);
 	/* one launch writing one field of one region twice */
-	tsr_req_t q2[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)), tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))};
-	CK_TSR_ERR(tsr_launch(t, 2, q2, NULL, 0, NULL), TSR_EINTERFERE, "twice", "strip", "field 'x'");
+	tsr_req_t q2[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
+			   tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))};
+	CK_TSR_ERR(tsr_launch(t, 2, q2, NULL, 0, NULL), TSR_EINTERFERE, "twice", "strip",
+		   "field 'x'");
 	/* a write through an aliased partition */
 	tsr_partition_t g, tiles;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &g));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1),
+					(const int64_t[3]){1, 0, 0}, "ghost", &g));
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
 	tsr_req_t q = tsr_req_part(g, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "twice",
-	           "ghost", "field 'x'");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "twice", "ghost", "field 'x'");
 	/* every point writing the whole region */
 	q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "twice",
-	           "strip", "field 'x'");
-	tsr_req_t qs[2] = {tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0)), tsr_req_part(g, TSR_READ, TSR_FIELDS(0))};
-	/* a point writes tile c, which the other point reads through its ghost: the points interfere */
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 2, qs, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINTERFERE, "twice",
-	           "tiles", "ghost", "field 'x'");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "twice", "strip", "field 'x'");
+	tsr_req_t qs[2] = {tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0)),
+			   tsr_req_part(g, TSR_READ, TSR_FIELDS(0))};
+	/* a point writes tile c, which the other point reads through its ghost: the points
+	 * interfere */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 2, qs, NULL, 0, TSR_REDOP_NONE, NULL),
+		   TSR_EINTERFERE, "twice", "tiles", "ghost", "field 'x'");
 	CK_TSR(tsr_partition_destroy(g));
 	CK_TSR(tsr_partition_destroy(tiles));
 	ck_intact(r);
@@ -100,20 +107,27 @@ static void fold_max(void *acc, const void *val)
 START_TEST(redop_register_failures_name_the_operator)
 {
 	tsr_redop_t op = TSR_REDOP_NONE;
-	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, NULL, &op), TSR_EINVAL, "biggest", "fold");
-	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, NULL, fold_max, &op), TSR_EINVAL, "biggest", "identity");
-	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, NULL), TSR_EINVAL, "biggest", "output");
-	CK_TSR_ERR(tsr_redop_register("blobby", TSR_BYTES, 0, id_max, fold_max, &op), TSR_EINVAL, "blobby");
-	CK_TSR_ERR(tsr_redop_register("nothing", TSR_NONE, 0, id_max, fold_max, &op), TSR_EINVAL, "nothing");
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, NULL, &op), TSR_EINVAL,
+		   "biggest", "fold");
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, NULL, fold_max, &op), TSR_EINVAL,
+		   "biggest", "identity");
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, NULL), TSR_EINVAL,
+		   "biggest", "output");
+	CK_TSR_ERR(tsr_redop_register("blobby", TSR_BYTES, 0, id_max, fold_max, &op), TSR_EINVAL,
+		   "blobby");
+	CK_TSR_ERR(tsr_redop_register("nothing", TSR_NONE, 0, id_max, fold_max, &op), TSR_EINVAL,
+		   "nothing");
 	char longname[100];
 	memset(longname, 'q', sizeof longname - 1);
 	longname[sizeof longname - 1] = 0;
-	CK_TSR_ERR(tsr_redop_register(longname, TSR_I64, 0, id_max, fold_max, &op), TSR_EINVAL, longname);
+	CK_TSR_ERR(tsr_redop_register(longname, TSR_I64, 0, id_max, fold_max, &op), TSR_EINVAL,
+		   longname);
 	ck_assert_int_eq(op.id, TSR_REDOP_NONE.id);
 	/* one name, one operator: a second registration would make messages ambiguous */
 	CK_TSR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &op));
 	tsr_redop_t again = TSR_REDOP_NONE;
-	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &again), TSR_EINVAL, "biggest", "already");
+	CK_TSR_ERR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &again), TSR_EINVAL,
+		   "biggest", "already");
 	ck_assert_int_eq(again.id, TSR_REDOP_NONE.id);
 }
 END_TEST
@@ -145,8 +159,10 @@ START_TEST(reduce_privileges_print_their_operator)
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "peek", "hits", "counts", "REDUCE(biggest)");
 	/* two operators in one message: each keeps its own name */
-	tsr_req_t two[2] = {tsr_req_region(r, TSR_REDUCE(TSR_MIN), TSR_FIELDS(f)), tsr_req_region(r, TSR_REDUCE(big), TSR_FIELDS(f))};
-	CK_TSR_ERR(tsr_launch(t, 2, two, NULL, 0, NULL), TSR_EINTERFERE, "peek", "REDUCE(min)", "REDUCE(biggest)", "hits");
+	tsr_req_t two[2] = {tsr_req_region(r, TSR_REDUCE(TSR_MIN), TSR_FIELDS(f)),
+			    tsr_req_region(r, TSR_REDUCE(big), TSR_FIELDS(f))};
+	CK_TSR_ERR(tsr_launch(t, 2, two, NULL, 0, NULL), TSR_EINTERFERE, "peek", "REDUCE(min)",
+		   "REDUCE(biggest)", "hits");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -173,7 +189,8 @@ START_TEST(null_context_inside_a_task_names_the_task)
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "careless", "point (1)", "null context");
 	/* on the host it is a plain error that does not fail the next fence */
 	tsr_accessor_t a;
-	CK_TSR_ERR(tsr_ctx_accessor(NULL, 0, 0, TSR_F64, TSR_READ, &a), TSR_EINVAL, "tsr_ctx_accessor", "null context");
+	CK_TSR_ERR(tsr_ctx_accessor(NULL, 0, 0, TSR_F64, TSR_READ, &a), TSR_EINVAL,
+		   "tsr_ctx_accessor", "null context");
 	CK_TSR(tsr_partition_destroy(tiles));
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -197,11 +214,13 @@ static void bad_type(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(names_with_format_directives_printed_verbatim)
 {
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){EVIL_FIELD}, &f);
+	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64},
+					  (const char *const[]){EVIL_FIELD}, &f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create(EVIL_REGION, tsr_box1(0, 7), fs, &r));
 	tsr_region_t none = {0};
-	CK_TSR_ERR(tsr_region_create(EVIL_REGION, tsr_box1(1, 0), fs, &none), TSR_EBOUNDS, EVIL_REGION);
+	CK_TSR_ERR(tsr_region_create(EVIL_REGION, tsr_box1(1, 0), fs, &none), TSR_EBOUNDS,
+		   EVIL_REGION);
 	CK_TSR(tsr_fspace_destroy(fs));
 	double three = 3.0;
 	CK_TSR(tsr_fill(r, f, &three, sizeof three));
@@ -212,9 +231,11 @@ START_TEST(names_with_format_directives_printed_verbatim)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), EVIL_PART, &p));
 	tsr_region_t s;
-	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){5, 0, 0}, &s), TSR_EBOUNDS, EVIL_PART, EVIL_REGION);
+	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){5, 0, 0}, &s), TSR_EBOUNDS,
+		   EVIL_PART, EVIL_REGION);
 	/* task: a NULL output, a bad requirement, then an error from inside the variant */
-	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = EVIL_TASK, .cpu = bad_type}, NULL), TSR_EINVAL, EVIL_TASK);
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = EVIL_TASK, .cpu = bad_type}, NULL),
+		   TSR_EINVAL, EVIL_TASK);
 	tsr_task_t t = task(EVIL_TASK, bad_type);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(7));
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_ENOFIELD, EVIL_TASK, EVIL_REGION);
@@ -237,14 +258,18 @@ START_TEST(bogus_reduction_operator_refused_without_result)
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
 	tsr_task_t t = task("sloppy", overwrite);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
-	/* TSR_REDUCE(TSR_MAX) where an operator belongs no longer compiles (tests/errors/operator_mix.sh);
-	 * an id forced through TSR_REDOP_ID is still checked at run time */
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(TSR_REDUCE(TSR_MAX)), NULL), TSR_EINVAL,
-	           "sloppy", "operator 1032", "privilege REDUCE(max)", ".redop = TSR_MAX");
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(-3), NULL), TSR_EINVAL, "sloppy",
-	           "operator -3");
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(TSR_REDOP_USER + 3), NULL), TSR_EINVAL,
-	           "sloppy", "operator 19");
+	/* TSR_REDUCE(TSR_MAX) where an operator belongs no longer compiles
+	 * (tests/errors/operator_mix.sh); an id forced through TSR_REDOP_ID is still checked at run
+	 * time */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0,
+				    TSR_REDOP_ID(TSR_REDUCE(TSR_MAX)), NULL),
+		   TSR_EINVAL, "sloppy", "operator 1032", "privilege REDUCE(max)",
+		   ".redop = TSR_MAX");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_ID(-3), NULL),
+		   TSR_EINVAL, "sloppy", "operator -3");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0,
+				    TSR_REDOP_ID(TSR_REDOP_USER + 3), NULL),
+		   TSR_EINVAL, "sloppy", "operator 19");
 	CK_TSR(tsr_partition_destroy(tiles));
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -257,8 +282,9 @@ START_TEST(unknown_policy_lists_every_policy)
 	tsr_config_init(&cfg);
 	cfg.quiet = 1;
 	cfg.sched = "fastest";
-	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "fastest", "tsr-locality", "tsr-critpath", "eager", "dmda");
-	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence");   /* nothing started */
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "fastest", "tsr-locality", "tsr-critpath", "eager",
+		   "dmda");
+	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence"); /* nothing started */
 }
 END_TEST
 
@@ -309,7 +335,8 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	setenv("TSR_DEPS", "explict", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_DEPS", "'explict'");
 #ifndef TSR_STARPU_NOTIFY_FIXED
-	/* explicit dependences race on a StarPU 1.4 without the notify fix: asked for, they are refused */
+	/* explicit dependences race on a StarPU 1.4 without the notify fix: asked for, they are
+	 * refused */
 	setenv("TSR_DEPS", "explicit", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_DEPS=explicit", "notify fix");
 #endif
@@ -332,17 +359,20 @@ START_TEST(null_and_misplaced_arguments_name_the_object)
 	CK_TSR_ERR(tsr_fill(r, 0, NULL, sizeof(double)), TSR_EINVAL, "pressure", "x", "null value");
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, NULL), TSR_EINVAL, "pressure", "x", "null accessor");
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
-	CK_TSR_ERR(tsr_region_create("velocity", tsr_box1(0, 3), fs, NULL), TSR_EINVAL, "velocity", "null output");
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	CK_TSR_ERR(tsr_region_create("velocity", tsr_box1(0, 3), fs, NULL), TSR_EINVAL, "velocity",
+		   "null output");
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t p = {0};
-	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (int64_t[3]){-1, 0, 0}, "rim", &p), TSR_EINVAL,
-	           "rim", "pressure", "negative halo");
+	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1),
+					    (int64_t[3]){-1, 0, 0}, "rim", &p),
+		   TSR_EINVAL, "rim", "pressure", "negative halo");
 	tsr_partition_t halves;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &halves));
 	tsr_req_t q = tsr_req_part(halves, TSR_READ, 1, &f);
-	CK_TSR_ERR(tsr_launch(task("reader", overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL, "reader", "halves",
-	           "single launch");
+	CK_TSR_ERR(tsr_launch(task("reader", overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL,
+		   "reader", "halves", "single launch");
 	CK_TSR(tsr_partition_destroy(halves));
 	ck_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -364,29 +394,34 @@ START_TEST(finalize_reports_a_failed_task_before_what_was_alive)
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, 1, &f);
 	CK_TSR(tsr_launch(task("probe", fail_now), 1, &q, NULL, 0, NULL));
 	int rc = tsr_finalize();
-	ck_assert_msg(rc == TSR_ETASK, "tsr_finalize returned %s (%s), expected TSR_ETASK", tsr_err_name(rc),
-	              tsr_last_error());
-	tsr_test_names(tsr_last_error(), "tsr_finalize", (const char *[]){"probe", "the sensor is unplugged", "leftover",
-	                                                                   "still alive", NULL});
+	ck_assert_msg(rc == TSR_ETASK, "tsr_finalize returned %s (%s), expected TSR_ETASK",
+		      tsr_err_name(rc), tsr_last_error());
+	tsr_test_names(tsr_last_error(), "tsr_finalize",
+		       (const char *[]){"probe", "the sensor is unplugged", "leftover",
+					"still alive", NULL});
 	ck_assert_msg(strstr(tsr_last_error(), "probe") < strstr(tsr_last_error(), "leftover"),
-	              "the task's failure must come first: %s", tsr_last_error());
+		      "the task's failure must come first: %s", tsr_last_error());
 }
 END_TEST
 
 /* Tessera's codes and negative errno values (StarPU's returns, which Tessera's internal calls
- * pass along) never meet: TSR_ENODEV once equalled -ENOMEM, so the two could be confused silently. */
+ * pass along) never meet: TSR_ENODEV once equalled -ENOMEM, so the two could be confused
+ * silently. */
 START_TEST(error_codes_are_apart_from_errno)
 {
-	static const int codes[] = {TSR_EINVAL, TSR_EBOUNDS, TSR_ETYPE, TSR_EPRIV, TSR_EINTERFERE, TSR_ESTALE,
-	                            TSR_ENOFIELD, TSR_ENOMEM, TSR_ESTARPU, TSR_ESTATE, TSR_ELIVE, TSR_ENODEV,
-	                            TSR_EBUSY, TSR_ETASK, TSR_EDIVERGE};
+	static const int codes[] = {TSR_EINVAL,     TSR_EBOUNDS, TSR_ETYPE,    TSR_EPRIV,
+				    TSR_EINTERFERE, TSR_ESTALE,  TSR_ENOFIELD, TSR_ENOMEM,
+				    TSR_ESTARPU,    TSR_ESTATE,  TSR_ELIVE,    TSR_ENODEV,
+				    TSR_EBUSY,      TSR_ETASK,   TSR_EDIVERGE};
 	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
-		ck_assert_int_lt(codes[i], -4095);   /* below Linux's MAX_ERRNO, the largest errno */
+		/* below Linux's MAX_ERRNO, the largest errno */
+		ck_assert_int_lt(codes[i], -4095);
 		ck_assert_str_ne(tsr_err_name(codes[i]), "TSR_EUNKNOWN");
 		ck_assert_str_ne(tsr_strerror(codes[i]), "unknown error code");
 	}
 	for (int e = 1; e <= 4095; e++)
-		ck_assert_msg(!strcmp(tsr_err_name(-e), "TSR_EUNKNOWN"), "-%d (an errno) is Tessera's %s", e, tsr_err_name(-e));
+		ck_assert_msg(!strcmp(tsr_err_name(-e), "TSR_EUNKNOWN"),
+			      "-%d (an errno) is Tessera's %s", e, tsr_err_name(-e));
 	ck_assert_str_eq(tsr_err_name(-ENOMEM), "TSR_EUNKNOWN");
 	ck_assert_str_eq(tsr_err_name(-ENODEV), "TSR_EUNKNOWN");
 	ck_assert_str_eq(tsr_err_name(TSR_OK), "TSR_OK");

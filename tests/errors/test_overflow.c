@@ -4,7 +4,6 @@
  * creates nothing (tsr_finalize in the teardown finds nothing alive) and leaves data intact. */
 #include "tsr_test.h"
 
-
 static tsr_fspace_t one_field(const char *name, tsr_type_t type, size_t bytes)
 {
 	tsr_fspace_t fs;
@@ -23,7 +22,8 @@ START_TEST(box_volume_that_does_not_fit_is_minus_one)
 	/* 3 x 3074457345618258603 = 2^63 + 1 points: used to come back negative */
 	ck_assert_int_eq(tsr_box_volume(tsr_box2(0, 2, 0, 3074457345618258602LL)), -1);
 	/* the largest counts that fit are still exact */
-	ck_assert_int_eq(tsr_box_volume(tsr_box2(0, (1LL << 31) - 1, 0, (1LL << 31) - 1)), 1LL << 62);
+	ck_assert_int_eq(tsr_box_volume(tsr_box2(0, (1LL << 31) - 1, 0, (1LL << 31) - 1)),
+			 1LL << 62);
 	ck_assert_int_eq(tsr_box_volume(tsr_box1(1, INT64_MAX)), INT64_MAX);
 	/* empty and invalid boxes keep their documented 0 */
 	ck_assert_int_eq(tsr_box_volume(tsr_box1(INT64_MAX, INT64_MIN)), 0);
@@ -35,12 +35,14 @@ END_TEST
 
 START_TEST(region_whose_bytes_overflow_refused)
 {
-	/* 2^21 x 2^10 x 2^30 = 2^61 f64 points: every extent and the plane fit StarPU's 32 bits, but
-	 * 2^61 x 8 bytes wraps to 0 */
+	/* 2^21 x 2^10 x 2^30 = 2^61 f64 points: every extent and the plane fit StarPU's 32 bits,
+	 * but 2^61 x 8 bytes wraps to 0 */
 	tsr_fspace_t fs = one_field("phi", TSR_F64, 0);
 	tsr_region_t r = {0};
-	CK_TSR_ERR(tsr_region_create("galaxy", tsr_box3(0, (1 << 21) - 1, 0, (1 << 10) - 1, 0, (1 << 30) - 1), fs, &r),
-	           TSR_EBOUNDS, "galaxy", "phi", "overflow");
+	CK_TSR_ERR(tsr_region_create("galaxy",
+				     tsr_box3(0, (1 << 21) - 1, 0, (1 << 10) - 1, 0, (1 << 30) - 1),
+				     fs, &r),
+		   TSR_EBOUNDS, "galaxy", "phi", "overflow");
 	ck_assert_int_eq(r.id, 0);
 	CK_TSR(tsr_fspace_destroy(fs));
 }
@@ -51,7 +53,8 @@ START_TEST(bytes_field_whose_array_overflows_refused)
 	/* 4 elements of 2^62 bytes: 2^64 bytes, a 0-byte allocation once wrapped */
 	tsr_fspace_t fs = one_field("blob", TSR_BYTES, (size_t)1 << 62);
 	tsr_region_t r = {0};
-	CK_TSR_ERR(tsr_region_create("four", tsr_box1(0, 3), fs, &r), TSR_EBOUNDS, "four", "blob", "overflow");
+	CK_TSR_ERR(tsr_region_create("four", tsr_box1(0, 3), fs, &r), TSR_EBOUNDS, "four", "blob",
+		   "overflow");
 	ck_assert_int_eq(r.id, 0);
 	CK_TSR(tsr_fspace_destroy(fs));
 }
@@ -61,10 +64,10 @@ START_TEST(region_of_2_64_points_refused)
 {
 	tsr_fspace_t fs = one_field("x", TSR_F64, 0);
 	tsr_region_t r = {0};
-	CK_TSR_ERR(tsr_region_create("everything", tsr_box1(INT64_MIN, INT64_MAX), fs, &r), TSR_EBOUNDS, "everything",
-	           "64 bits");
-	CK_TSR_ERR(tsr_region_create("half", tsr_box2(0, 2, 0, 3074457345618258602LL), fs, &r), TSR_EBOUNDS, "half",
-	           "64 bits");
+	CK_TSR_ERR(tsr_region_create("everything", tsr_box1(INT64_MIN, INT64_MAX), fs, &r),
+		   TSR_EBOUNDS, "everything", "64 bits");
+	CK_TSR_ERR(tsr_region_create("half", tsr_box2(0, 2, 0, 3074457345618258602LL), fs, &r),
+		   TSR_EBOUNDS, "half", "64 bits");
 	ck_assert_int_eq(r.id, 0);
 	CK_TSR(tsr_fspace_destroy(fs));
 }
@@ -75,8 +78,8 @@ START_TEST(halo_of_int64_max_clips_to_the_region)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1), (const int64_t[3]){INT64_MAX, 0, 0}, "all",
-	                                &p));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1),
+					(const int64_t[3]){INT64_MAX, 0, 0}, "all", &p));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), 0);
 	for (int64_t c = 0; c < 2; c++) {
 		tsr_region_t s;
@@ -101,9 +104,9 @@ START_TEST(halo_at_the_ends_of_int64_clips)
 	tsr_region_t bottom = tsr_test_region_f64("bottom", tsr_box1(INT64_MIN, INT64_MIN + 7));
 	tsr_partition_t pt, pb;
 	CK_TSR(tsr_partition_tiles_halo(top, tsr_box1(INT64_MAX - 7, INT64_MAX), tsr_box1(0, 1),
-	                                (const int64_t[3]){1, 0, 0}, "rim", &pt));
+					(const int64_t[3]){1, 0, 0}, "rim", &pt));
 	CK_TSR(tsr_partition_tiles_halo(bottom, tsr_box1(INT64_MIN, INT64_MIN + 7), tsr_box1(0, 1),
-	                                (const int64_t[3]){INT64_MAX, 0, 0}, "rim", &pb));
+					(const int64_t[3]){INT64_MAX, 0, 0}, "rim", &pb));
 	tsr_region_t s;
 	tsr_box_t b;
 	CK_TSR(tsr_partition_subregion(pt, (const int64_t[3]){1, 0, 0}, &s));
@@ -140,9 +143,10 @@ START_TEST(color_space_too_large_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = {0};
-	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(INT64_MIN, INT64_MAX), "myriad", &p), TSR_EBOUNDS, "myriad", "line",
-	           "64 bits");
-	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(0, (int64_t)1 << 40), "myriad", &p), TSR_EBOUNDS, "myriad", "line");
+	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(INT64_MIN, INT64_MAX), "myriad", &p),
+		   TSR_EBOUNDS, "myriad", "line", "64 bits");
+	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(0, (int64_t)1 << 40), "myriad", &p), TSR_EBOUNDS,
+		   "myriad", "line");
 	ck_assert_int_eq(p.id, 0);
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -166,10 +170,12 @@ START_TEST(launch_domain_too_large_refused)
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "everywhere", .cpu = overwrite}, &t));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, INT64_MAX), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EBOUNDS,
-	           "everywhere", "64 bits");
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box3(INT64_MIN, INT64_MAX, 0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
-	           TSR_EBOUNDS, "everywhere", "64 bits");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, INT64_MAX), 1, &q, NULL, 0, TSR_REDOP_NONE,
+				    NULL),
+		   TSR_EBOUNDS, "everywhere", "64 bits");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box3(INT64_MIN, INT64_MAX, 0, 1, 0, 1), 1, &q, NULL, 0,
+				    TSR_REDOP_NONE, NULL),
+		   TSR_EBOUNDS, "everywhere", "64 bits");
 	CK_TSR(tsr_fence());
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -185,7 +191,8 @@ START_TEST(bad_dimension_is_einval)
 	tsr_box_t four = tsr_box3(0, 1, 0, 1, 0, 1);
 	four.dim = 4;
 	tsr_region_t bad = {0};
-	CK_TSR_ERR(tsr_region_create("tesseract", four, fs, &bad), TSR_EINVAL, "tesseract", "1-3 dimensional");
+	CK_TSR_ERR(tsr_region_create("tesseract", four, fs, &bad), TSR_EINVAL, "tesseract",
+		   "1-3 dimensional");
 	tsr_box_t zero = tsr_box1(0, 1);
 	zero.dim = 0;
 	tsr_partition_t p = {0};
@@ -193,7 +200,8 @@ START_TEST(bad_dimension_is_einval)
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hyper", .cpu = overwrite}, &t));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, four, 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINVAL, "hyper");
+	CK_TSR_ERR(tsr_index_launch(t, four, 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINVAL,
+		   "hyper");
 	ck_assert_int_eq(bad.id, 0);
 	ck_assert_int_eq(p.id, 0);
 	CK_TSR(tsr_fspace_destroy(fs));

@@ -14,7 +14,8 @@ static atomic_int ran;
 static tsr_region_t grid(tsr_partition_t *tiles)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"u", "v"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("grid", tsr_box1(0, 7), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -114,7 +115,8 @@ static tsr_future_t launch_residual(tsr_partition_t tiles, int bad)
 	tsr_future_t f;
 	atomic_store(&fail_point, bad);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_index_launch(reg("residual", residual, TSR_F64), tsr_box1(0, 3), 1, &q, NULL, 0, TSR_MAX, &f));
+	CK_TSR(tsr_index_launch(reg("residual", residual, TSR_F64), tsr_box1(0, 3), 1, &q, NULL, 0,
+				TSR_MAX, &f));
 	return f;
 }
 
@@ -124,8 +126,8 @@ static void ck_values(tsr_region_t r, tsr_field_t f, double want)
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(r, f, TSR_READ, &a));
 	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		ck_assert_msg(TSR_AT1(&a, double, i) == want, "element %lld is %g, expected %g", (long long)i,
-		              TSR_AT1(&a, double, i), want);
+		ck_assert_msg(TSR_AT1(&a, double, i) == want, "element %lld is %g, expected %g",
+			      (long long)i, TSR_AT1(&a, double, i), want);
 	CK_TSR(tsr_unmap(r, f));
 }
 
@@ -135,8 +137,10 @@ START_TEST(failed_point_poisons_its_reduction)
 	tsr_region_t r = grid(&tiles);
 	tsr_future_t f = launch_residual(tiles, 2);
 	double m = 12345.0;
-	/* not the MAX of the other points, not -inf: an error naming the task, the point, region and field */
-	CK_TSR_ERR(tsr_future_wait(f, &m, sizeof m), TSR_ETASK, "residual", "point (2)", "grid", "'u'", "f32");
+	/* not the MAX of the other points, not -inf: an error naming the task, the point, region
+	 * and field */
+	CK_TSR_ERR(tsr_future_wait(f, &m, sizeof m), TSR_ETASK, "residual", "point (2)", "grid",
+		   "'u'", "f32");
 	ck_assert_double_eq(m, 12345.0);
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual", "point (2)");
 	/* once the poisoned tile is rewritten, the same launch with no failure gives the value */
@@ -169,7 +173,8 @@ START_TEST(poison_flows_through_futures_and_skips_consumers)
 	tsr_region_t out = tsr_test_region_f64("out", tsr_box1(0, 3));
 	tsr_future_t f0 = launch_residual(tiles, 1);
 	atomic_store(&ran, 0);
-	/* two generations of futures computed from the failed one, then data written from the last */
+	/* two generations of futures computed from the failed one, then data written from the
+	 * last */
 	tsr_future_t f1, f2;
 	tsr_req_t q0 = tsr_req_future(f0);
 	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q0, NULL, 0, &f1));
@@ -181,10 +186,12 @@ START_TEST(poison_flows_through_futures_and_skips_consumers)
 	CK_TSR(tsr_future_destroy(f0));
 	CK_TSR(tsr_future_destroy(f1));
 	double v = -1.0;
-	CK_TSR_ERR(tsr_future_wait(f2, &v, sizeof v), TSR_ETASK, "residual", "point (1)", "grid", "'u'");
+	CK_TSR_ERR(tsr_future_wait(f2, &v, sizeof v), TSR_ETASK, "residual", "point (1)", "grid",
+		   "'u'");
 	ck_assert_double_eq(v, -1.0);
 	tsr_accessor_t a;
-	CK_TSR_ERR(tsr_map(out, 0, TSR_READ, &a), TSR_ETASK, "'x'", "'out'", "residual", "point (1)");
+	CK_TSR_ERR(tsr_map(out, 0, TSR_READ, &a), TSR_ETASK, "'x'", "'out'", "residual",
+		   "point (1)");
 	/* no consumer ran */
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
 	ck_assert_int_eq(atomic_load(&ran), 0);
@@ -203,11 +210,13 @@ START_TEST(map_of_data_a_failed_task_wrote)
 	CK_TSR(tsr_future_destroy(f));
 	tsr_accessor_t a;
 	/* the region, and the tile the failed point owned, are refused for READ and READ_WRITE */
-	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "tsr_map", "'u'", "'grid'", "residual", "point (3)");
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "tsr_map", "'u'", "'grid'", "residual",
+		   "point (3)");
 	tsr_region_t t3, t0;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){3, 0, 0}, &t3));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
-	CK_TSR_ERR(tsr_map(t3, 0, TSR_READ_WRITE, &a), TSR_ETASK, "'u'", "grid/tiles(3)", "residual", "point (3)");
+	CK_TSR_ERR(tsr_map(t3, 0, TSR_READ_WRITE, &a), TSR_ETASK, "'u'", "grid/tiles(3)",
+		   "residual", "point (3)");
 	/* a tile a healthy point wrote, and the field nobody wrote, are fine */
 	ck_values(t0, 0, 2.0);
 	ck_values(r, 1, 2.0);
@@ -224,7 +233,8 @@ START_TEST(readers_of_poisoned_data_do_not_run)
 	tsr_future_t f = launch_residual(tiles, 0);
 	CK_TSR(tsr_future_destroy(f));
 	atomic_store(&ran, 0);
-	/* a reader of the whole region and a reader of the poisoned tile: skipped, their futures poisoned */
+	/* a reader of the whole region and a reader of the poisoned tile: skipped, their futures
+	 * poisoned */
 	tsr_region_t t0, t1;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
@@ -267,7 +277,8 @@ START_TEST(a_full_write_heals_poisoned_data)
 	CK_TSR(tsr_future_destroy(f));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){5.0}, sizeof(double), NULL));
+	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){5.0}, sizeof(double),
+			  NULL));
 	ck_values(r, 0, 5.0);
 	/* a WRITE of a box that does not cover the failed one leaves it poisoned */
 	f = launch_residual(tiles, 1);
@@ -276,7 +287,8 @@ START_TEST(a_full_write_heals_poisoned_data)
 	tsr_region_t t0;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
 	q = tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0}, sizeof(double), NULL));
+	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0}, sizeof(double),
+			  NULL));
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "residual", "point (1)");
 	ck_values(t0, 0, 9.0);
 	/* a host WRITE mapping discards the old values too */
@@ -293,7 +305,8 @@ END_TEST
 START_TEST(host_ctx_error_with_null_context_is_harmless)
 {
 	tsr_ctx_error(NULL, "nothing to see in %s", "main");
-	tsr_test_names(tsr_last_error(), "tsr_ctx_error", (const char *[]){"tsr_ctx_error", "main", NULL});
+	tsr_test_names(tsr_last_error(), "tsr_ctx_error",
+		       (const char *[]){"tsr_ctx_error", "main", NULL});
 	/* no task failed: the fence is clean, futures and data work */
 	CK_TSR(tsr_fence());
 	tsr_future_t f;

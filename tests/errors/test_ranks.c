@@ -23,7 +23,8 @@ START_TEST(rank_minus_one_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){1, 0, 0}, -1), TSR_EBOUNDS, "halves", "(1)", "rank -1");
+	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){1, 0, 0}, -1), TSR_EBOUNDS,
+		   "halves", "(1)", "rank -1");
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -34,8 +35,8 @@ START_TEST(rank_of_missing_process_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 1), TSR_EBOUNDS, "halves", "(0)", "rank 1",
-	           "1 rank");
+	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 1), TSR_EBOUNDS, "halves",
+		   "(0)", "rank 1", "1 rank");
 	/* rank 0 is the one that exists */
 	CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
 	tsr_test_ck_line_intact(r);
@@ -47,8 +48,10 @@ START_TEST(rank_of_color_outside_partition_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){2, 0, 0}, 0), TSR_EBOUNDS, "halves", "(2)");
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){-1, 0, 0}, 0), TSR_EBOUNDS, "halves", "(-1)");
+	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){2, 0, 0}, 0), TSR_EBOUNDS, "halves",
+		   "(2)");
+	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){-1, 0, 0}, 0), TSR_EBOUNDS,
+		   "halves", "(-1)");
 	CK_TSR_ERR(tsr_partition_set_rank(p, NULL, 0), TSR_EINVAL, "halves", "color");
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
@@ -60,10 +63,10 @@ START_TEST(rank_of_stale_partition_refused)
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
 	CK_TSR(tsr_partition_destroy(p));
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE, "tsr_partition_set_rank",
-	           "partition");
-	CK_TSR_ERR(tsr_partition_set_rank((tsr_partition_t){0}, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE,
-	           "tsr_partition_set_rank", "partition");
+	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE,
+		   "tsr_partition_set_rank", "partition");
+	CK_TSR_ERR(tsr_partition_set_rank((tsr_partition_t){0}, (const int64_t[3]){0, 0, 0}, 0),
+		   TSR_ESTALE, "tsr_partition_set_rank", "partition");
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -99,8 +102,10 @@ START_TEST(mapper_rank_out_of_range_refused)
 		CK_TSR(tsr_set_mapper(rank_mapper, (void *)&bad[k]));
 		/* index launch: point 0 is fine, point 1 is not; no point may be submitted */
 		CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 1),
-		                                      .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD, TSR_FIELDS(0)))}),
-		           TSR_EBOUNDS, "spoil", "(1)", rank);
+						      .reqs = TSR_REQS(
+							      tsr_req_part(p, TSR_WRITE_DISCARD,
+									   TSR_FIELDS(0)))}),
+			   TSR_EBOUNDS, "spoil", "(1)", rank);
 		CK_TSR(tsr_fence());
 		tsr_test_ck_line_intact(r);
 	}
@@ -131,10 +136,12 @@ START_TEST(other_colors_keep_their_rank)
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = spoil}, &t));
 	CK_TSR(tsr_set_mapper(record_rank, seen));
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 5),
-	                                  .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD, TSR_FIELDS(0)))}));
+					  .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD,
+									TSR_FIELDS(0)))}));
 	CK_TSR(tsr_set_mapper(NULL, NULL));
 	for (int c = 0; c < 6; c++)
-		ck_assert_msg(seen[c] == 0, "color %d of 'sixths' runs on rank %d in one process", c, seen[c]);
+		ck_assert_msg(seen[c] == 0, "color %d of 'sixths' runs on rank %d in one process",
+			      c, seen[c]);
 	/* and every point ran: the whole line was overwritten */
 	double v[8];
 	tsr_test_read1(r, 0, v, 8);

@@ -9,16 +9,43 @@
 
 /* ------------------------------------------------------------ inside a task */
 /* What the variant `nested` tried: each call's code and message, read by the host after a fence. */
-enum { C_FENCE, C_WAIT, C_MAP, C_UNMAP, C_FINALIZE, C_INIT, C_LAUNCH, C_INDEX_LAUNCH, C_FILL, C_COPY, C_CREATE,
-       C_DESTROY, C_FUTURE_CREATE, C_FUTURE_DESTROY, C_PAUSE, C_REGISTER, NCALLS };
-static const char *call_name[NCALLS] = {"tsr_fence", "tsr_future_wait", "tsr_map", "tsr_unmap", "tsr_finalize",
-	"tsr_init", "tsr_launch", "tsr_index_launch", "tsr_fill", "tsr_copy", "tsr_region_create", "tsr_region_destroy",
-	"tsr_future_create", "tsr_future_destroy", "tsr_pause", "tsr_task_register"};
+enum {
+	C_FENCE,
+	C_WAIT,
+	C_MAP,
+	C_UNMAP,
+	C_FINALIZE,
+	C_INIT,
+	C_LAUNCH,
+	C_INDEX_LAUNCH,
+	C_FILL,
+	C_COPY,
+	C_CREATE,
+	C_DESTROY,
+	C_FUTURE_CREATE,
+	C_FUTURE_DESTROY,
+	C_PAUSE,
+	C_REGISTER,
+	NCALLS
+};
+static const char *call_name[NCALLS] = {"tsr_fence",         "tsr_future_wait",
+					"tsr_map",           "tsr_unmap",
+					"tsr_finalize",      "tsr_init",
+					"tsr_launch",        "tsr_index_launch",
+					"tsr_fill",          "tsr_copy",
+					"tsr_region_create", "tsr_region_destroy",
+					"tsr_future_create", "tsr_future_destroy",
+					"tsr_pause",         "tsr_task_register"};
 static int call_rc[NCALLS];
 static char call_msg[NCALLS][512];
 
 /* Handles the variant is given to misuse. */
-struct victims { tsr_region_t r; tsr_partition_t p; tsr_future_t f; tsr_task_t t; };
+struct victims {
+	tsr_region_t r;
+	tsr_partition_t p;
+	tsr_future_t f;
+	tsr_task_t t;
+};
 
 static void record(int k, int rc)
 {
@@ -43,7 +70,8 @@ static void nested(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	record(C_FINALIZE, tsr_finalize());
 	record(C_INIT, tsr_init(NULL));
 	record(C_LAUNCH, tsr_launch(v->t, 0, NULL, NULL, 0, NULL));
-	record(C_INDEX_LAUNCH, tsr_index_launch(v->t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	record(C_INDEX_LAUNCH,
+	       tsr_index_launch(v->t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	record(C_FILL, tsr_fill(v->r, 0, &x, sizeof x));
 	record(C_COPY, tsr_copy(v->r, 0, v->r, 0));
 	record(C_CREATE, tsr_region_create("inner", tsr_box1(0, 1), fs, &r2));
@@ -51,7 +79,8 @@ static void nested(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	record(C_FUTURE_CREATE, tsr_future_create(TSR_F64, 0, &x, &f2));
 	record(C_FUTURE_DESTROY, tsr_future_destroy(v->f));
 	record(C_PAUSE, tsr_pause());
-	record(C_REGISTER, tsr_task_register(&(tsr_task_desc_t){.name = "inner", .cpu = nested}, &t2));
+	record(C_REGISTER,
+	       tsr_task_register(&(tsr_task_desc_t){.name = "inner", .cpu = nested}, &t2));
 }
 
 static void noop(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -74,9 +103,10 @@ START_TEST(blocking_and_submitting_calls_inside_a_task_are_refused)
 	/* the refusals are not task failures: the fence is clean */
 	CK_TSR(tsr_fence());
 	for (int k = 0; k < NCALLS; k++) {
-		ck_assert_msg(call_rc[k] == TSR_ESTATE, "%s inside a task returned %s: %s", call_name[k],
-		              tsr_err_name(call_rc[k]), call_msg[k]);
-		tsr_test_names(call_msg[k], call_name[k], (const char *[]){call_name[k], "task 'nested'", NULL});
+		ck_assert_msg(call_rc[k] == TSR_ESTATE, "%s inside a task returned %s: %s",
+			      call_name[k], tsr_err_name(call_rc[k]), call_msg[k]);
+		tsr_test_names(call_msg[k], call_name[k],
+			       (const char *[]){call_name[k], "task 'nested'", NULL});
 	}
 	/* nothing was done: the data, the future and the runtime are as before */
 	double d[4];
@@ -92,9 +122,16 @@ START_TEST(blocking_and_submitting_calls_inside_a_task_are_refused)
 END_TEST
 
 /* -------------------------------------------------------- a second host thread */
-struct intruder { tsr_region_t r; tsr_future_t f; tsr_task_t t; int rc[8]; char msg[8][512]; };
-static const char *intruder_call[8] = {"tsr_fill", "tsr_map", "tsr_launch", "tsr_fence", "tsr_future_wait",
-	"tsr_region_destroy", "tsr_finalize", "tsr_init"};
+struct intruder {
+	tsr_region_t r;
+	tsr_future_t f;
+	tsr_task_t t;
+	int rc[8];
+	char msg[8][512];
+};
+static const char *intruder_call[8] = {"tsr_fill",     "tsr_map",         "tsr_launch",
+				       "tsr_fence",    "tsr_future_wait", "tsr_region_destroy",
+				       "tsr_finalize", "tsr_init"};
 
 /* Each call's code and this thread's message (tsr_last_error is per thread). */
 static void keep(struct intruder *in, int k, int rc)
@@ -130,13 +167,15 @@ START_TEST(calls_from_a_second_thread_are_refused)
 	ck_assert_int_eq(pthread_create(&th, NULL, intrude, &in), 0);
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	for (int k = 0; k < 7; k++) {
-		ck_assert_msg(in.rc[k] == TSR_ESTATE, "%s from a second thread returned %s: %s", intruder_call[k],
-		              tsr_err_name(in.rc[k]), in.msg[k]);
-		tsr_test_names(in.msg[k], intruder_call[k], (const char *[]){intruder_call[k], "thread", NULL});
+		ck_assert_msg(in.rc[k] == TSR_ESTATE, "%s from a second thread returned %s: %s",
+			      intruder_call[k], tsr_err_name(in.rc[k]), in.msg[k]);
+		tsr_test_names(in.msg[k], intruder_call[k],
+			       (const char *[]){intruder_call[k], "thread", NULL});
 	}
 	/* a second tsr_init is refused because the runtime is up */
 	ck_assert_int_eq(in.rc[7], TSR_ESTATE);
-	tsr_test_names(in.msg[7], "tsr_init", (const char *[]){"tsr_init", "already initialized", NULL});
+	tsr_test_names(in.msg[7], "tsr_init",
+		       (const char *[]){"tsr_init", "already initialized", NULL});
 	/* the owner's data, future and runtime are untouched */
 	double d[4];
 	tsr_test_read1(in.r, 0, d, 4);
@@ -212,10 +251,12 @@ START_TEST(concurrent_init_has_one_winner_and_finalize_leaves_no_thread)
 	for (int i = 0; i < NRACERS; i++) {
 		if (init_rc[i] == TSR_OK) {
 			winners++;
-			ck_assert_msg(finalize_rc[i] == TSR_OK, "the winner's finalize returned %s", tsr_err_name(finalize_rc[i]));
+			ck_assert_msg(finalize_rc[i] == TSR_OK, "the winner's finalize returned %s",
+				      tsr_err_name(finalize_rc[i]));
 			continue;
 		}
-		ck_assert_msg(init_rc[i] == TSR_ESTATE, "a losing tsr_init returned %s", tsr_err_name(init_rc[i]));
+		ck_assert_msg(init_rc[i] == TSR_ESTATE, "a losing tsr_init returned %s",
+			      tsr_err_name(init_rc[i]));
 	}
 	ck_assert_int_eq(winners, 1);
 	/* StarPU's workers are gone with the runtime */

@@ -25,7 +25,8 @@ static void check(int rc, const char *what)
 {
 	if (rc == TSR_OK)
 		return;
-	fprintf(stderr, "bits (rank %d): %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc), tsr_last_error());
+	fprintf(stderr, "bits (rank %d): %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc),
+		tsr_last_error());
 	exit(1);
 }
 
@@ -34,7 +35,8 @@ static void check(int rc, const char *what)
 static void stencil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t u, v;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &u) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE_DISCARD, &v))
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &u) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_WRITE_DISCARD, &v))
 		return;
 	int64_t pt[3];
 	tsr_ctx_point(ctx, pt);
@@ -45,12 +47,14 @@ static void stencil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 			const int64_t dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
 			for (int k = 0; k < 4; k++) {
 				int64_t xx = x + dx[k], yy = y + dy[k];
-				if (xx >= u.lo[0] && xx <= u.hi[0] && yy >= u.lo[1] && yy <= u.hi[1]) {
+				if (xx >= u.lo[0] && xx <= u.hi[0] && yy >= u.lo[1] &&
+				    yy <= u.hi[1]) {
 					s += TSR_AT2(&u, double, xx, yy);
 					n++;
 				}
 			}
-			TSR_AT2(&v, double, x, y) = s / n + 1e-3 * (double)(pt[0] + 3 * pt[1]) / 7.0;
+			TSR_AT2(&v, double, x, y) =
+				s / n + 1e-3 * (double)(pt[0] + 3 * pt[1]) / 7.0;
 		}
 }
 
@@ -59,7 +63,8 @@ static void stencil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void charge(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t v, q;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &v) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_REDUCE(TSR_SUM), &q))
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &v) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_REDUCE(TSR_SUM), &q))
 		return;
 	double mean = 0.0;
 	for (int64_t y = v.lo[1]; y <= v.hi[1]; y++)
@@ -71,7 +76,8 @@ static void charge(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const double scale[3] = {0.1, 0x1p-30, 1e-9};
 	for (int64_t y = q.lo[1]; y <= q.hi[1]; y++)
 		for (int64_t x = q.lo[0]; x <= q.hi[0]; x++)
-			TSR_AT2(&q, double, x, y) += mean * scale[(x + y + pt[0]) % 3] + 0x1p20 * (double)(pt[1] & 1);
+			TSR_AT2(&q, double, x, y) +=
+				mean * scale[(x + y + pt[0]) % 3] + 0x1p20 * (double)(pt[1] & 1);
 }
 
 /* A partial dot product of v with q over the tile, scaled by the previous step's dot (a future,
@@ -79,7 +85,8 @@ static void charge(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void dot(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t v, q;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &v) || tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ, &q))
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ, &v) ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ, &q))
 		return;
 	const double *prev = tsr_ctx_future(ctx, 2);
 	if (!prev)
@@ -114,7 +121,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--help")) {
 		puts("usage: bits    (under mpirun -np N, or alone)");
-		puts("Runs a halo loop, an aliased REDUCE and a future SUM; prints 'bits rank R of N: HASH' of the final state.");
+		puts("Runs a halo loop, an aliased REDUCE and a future SUM; prints 'bits rank R of "
+		     "N: HASH' of the final state.");
 		return 0;
 	}
 	check(tsr_init(NULL), "tsr_init");
@@ -125,14 +133,16 @@ int main(int argc, char **argv)
 	check(tsr_fspace_add(fs, "v", TSR_F64, 0, &v), "tsr_fspace_add v");
 	check(tsr_fspace_add(fs, "q", TSR_F64, 0, &q), "tsr_fspace_add q");
 	tsr_region_t grid;
-	check(tsr_region_create("grid", tsr_box2(0, NX - 1, 0, NY - 1), fs, &grid), "tsr_region_create");
+	check(tsr_region_create("grid", tsr_box2(0, NX - 1, 0, NY - 1), fs, &grid),
+	      "tsr_region_create");
 	check(tsr_fspace_destroy(fs), "tsr_fspace_destroy");
 
 	tsr_box_t colors = tsr_box2(0, 3, 0, 2);
 	const int64_t halo[3] = {1, 1, 0};
 	tsr_partition_t tiles, halos;
 	check(tsr_partition_tiles(grid, colors, "tiles", &tiles), "tsr_partition_tiles");
-	check(tsr_partition_tiles_halo(grid, tsr_box2(0, NX - 1, 0, NY - 1), colors, halo, "halos", &halos),
+	check(tsr_partition_tiles_halo(grid, tsr_box2(0, NX - 1, 0, NY - 1), colors, halo, "halos",
+				       &halos),
 	      "tsr_partition_tiles_halo");
 	/* the halo tiles' points run on the ranks in reverse order of the default blocks */
 	int ncolors = 12;
@@ -143,9 +153,13 @@ int main(int argc, char **argv)
 	}
 
 	tsr_task_t t_stencil, t_charge, t_dot;
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "stencil", .cpu = stencil}, &t_stencil), "register stencil");
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "charge", .cpu = charge}, &t_charge), "register charge");
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "dot", .cpu = dot, .ret_type = TSR_F64}, &t_dot), "register dot");
+	check(tsr_task_register(&(tsr_task_desc_t){.name = "stencil", .cpu = stencil}, &t_stencil),
+	      "register stencil");
+	check(tsr_task_register(&(tsr_task_desc_t){.name = "charge", .cpu = charge}, &t_charge),
+	      "register charge");
+	check(tsr_task_register(&(tsr_task_desc_t){.name = "dot", .cpu = dot, .ret_type = TSR_F64},
+				&t_dot),
+	      "register dot");
 
 	/* initial state: u from the host (every rank writes the same values), q from a fill */
 	static double init[NX * NY];
@@ -161,21 +175,31 @@ int main(int argc, char **argv)
 	uint64_t h = 0xcbf29ce484222325ull;
 	tsr_field_t from = u, to = v;
 	for (int step = 0; step < STEPS; step++) {
-		check(tsr_run(t_stencil, &(tsr_launch_t){.domain = colors,
-		                                         .reqs = TSR_REQS(tsr_req_part(halos, TSR_READ, TSR_FIELDS(from)),
-		                                                          tsr_req_part(tiles, TSR_WRITE_DISCARD, TSR_FIELDS(to)))}),
+		check(tsr_run(t_stencil,
+			      &(tsr_launch_t){.domain = colors,
+					      .reqs = TSR_REQS(tsr_req_part(halos, TSR_READ,
+									    TSR_FIELDS(from)),
+							       tsr_req_part(tiles,
+									    TSR_WRITE_DISCARD,
+									    TSR_FIELDS(to)))}),
 		      "launch stencil");
-		check(tsr_run(t_charge, &(tsr_launch_t){.domain = colors,
-		                                        .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ, TSR_FIELDS(to)),
-		                                                         tsr_req_part(halos, TSR_REDUCE(TSR_SUM), TSR_FIELDS(q)))}),
+		check(tsr_run(t_charge,
+			      &(tsr_launch_t){.domain = colors,
+					      .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ,
+									    TSR_FIELDS(to)),
+							       tsr_req_part(halos,
+									    TSR_REDUCE(TSR_SUM),
+									    TSR_FIELDS(q)))}),
 		      "launch charge");
 		tsr_future_t d;
 		check(tsr_run(t_dot, &(tsr_launch_t){.domain = colors,
-		                                     .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ, TSR_FIELDS(to)),
-		                                                      tsr_req_part(tiles, TSR_READ, TSR_FIELDS(q)),
-		                                                      tsr_req_future(prev)),
-		                                     .redop = TSR_SUM,
-		                                     .result = &d}),
+						     .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ,
+										   TSR_FIELDS(to)),
+								      tsr_req_part(tiles, TSR_READ,
+										   TSR_FIELDS(q)),
+								      tsr_req_future(prev)),
+						     .redop = TSR_SUM,
+						     .result = &d}),
 		      "launch dot");
 		check(tsr_future_destroy(prev), "tsr_future_destroy");
 		prev = d;

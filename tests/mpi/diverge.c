@@ -13,7 +13,8 @@ static void check(int rc, const char *what)
 {
 	if (rc == TSR_OK)
 		return;
-	fprintf(stderr, "diverge (rank %d): %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc), tsr_last_error());
+	fprintf(stderr, "diverge (rank %d): %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc),
+		tsr_last_error());
 	exit(1);
 }
 
@@ -31,7 +32,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--help")) {
 		puts("usage: mpirun -np N diverge    (N >= 2)");
-		puts("Rank 1 launches one task more than the others: tsr_fence must fail with TSR_EDIVERGE on every rank.");
+		puts("Rank 1 launches one task more than the others: tsr_fence must fail with "
+		     "TSR_EDIVERGE on every rank.");
 		return 0;
 	}
 	check(tsr_init(NULL), "tsr_init");
@@ -49,14 +51,18 @@ int main(int argc, char **argv)
 	tsr_partition_t tiles;
 	check(tsr_partition_tiles(line, tsr_box1(0, 3), "tiles", &tiles), "tsr_partition_tiles");
 	tsr_task_t t;
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "touch", .cpu = touch}, &t), "tsr_task_register");
-	tsr_launch_t how = {.domain = tsr_box1(0, 3), .reqs = TSR_REQS(tsr_req_part(tiles, TSR_WRITE_DISCARD, TSR_FIELDS(x)))};
+	check(tsr_task_register(&(tsr_task_desc_t){.name = "touch", .cpu = touch}, &t),
+	      "tsr_task_register");
+	tsr_launch_t how = {.domain = tsr_box1(0, 3),
+			    .reqs = TSR_REQS(
+				    tsr_req_part(tiles, TSR_WRITE_DISCARD, TSR_FIELDS(x)))};
 	check(tsr_run(t, &how), "tsr_run");
 	/* the mistake under test: a launch that only rank 1 makes */
 	if (tsr_rank() == 1)
 		check(tsr_run(t, &how), "tsr_run (rank 1 only)");
 	int rc = tsr_fence();
-	printf("diverge rank %d: tsr_fence: %s: %s\n", tsr_rank(), tsr_err_name(rc), rc ? tsr_last_error() : "");
+	printf("diverge rank %d: tsr_fence: %s: %s\n", tsr_rank(), tsr_err_name(rc),
+	       rc ? tsr_last_error() : "");
 	fflush(stdout);
 	rc = tsr_finalize();
 	/* not reached when the runtime is right: tsr_finalize of diverged ranks ends the job */

@@ -20,13 +20,15 @@ static void check(int rc, const char *what)
 {
 	if (rc == TSR_OK)
 		return;
-	printf("taskfail rank %d: FAIL %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc), tsr_last_error());
+	printf("taskfail rank %d: FAIL %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc),
+	       tsr_last_error());
 	exit(1);
 }
 
 static void fail(const char *why, int rc)
 {
-	printf("taskfail rank %d: FAIL %s (%s: %s)\n", tsr_rank(), why, tsr_err_name(rc), rc ? tsr_last_error() : "");
+	printf("taskfail rank %d: FAIL %s (%s: %s)\n", tsr_rank(), why, tsr_err_name(rc),
+	       rc ? tsr_last_error() : "");
 	failed = 1;
 }
 
@@ -50,7 +52,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--help")) {
 		puts("usage: mpirun -np N taskfail    (N >= 2)");
-		puts("A task fails on rank 1's tile: tsr_map of its field must fail with TSR_ETASK on every rank, and the");
+		puts("A task fails on rank 1's tile: tsr_map of its field must fail with TSR_ETASK "
+		     "on every rank, and the");
 		puts("program must go on to tsr_finalize without TSR_EDIVERGE.");
 		return 0;
 	}
@@ -69,27 +72,37 @@ int main(int argc, char **argv)
 	check(tsr_region_create("line", tsr_box1(0, 15), fs, &line), "tsr_region_create");
 	tsr_partition_t halves;
 	check(tsr_partition_tiles(line, tsr_box1(0, 1), "halves", &halves), "tsr_partition_tiles");
-	check(tsr_partition_set_rank(halves, (const int64_t[3]){0, 0, 0}, 0), "tsr_partition_set_rank");
-	check(tsr_partition_set_rank(halves, (const int64_t[3]){1, 0, 0}, 1), "tsr_partition_set_rank");
+	check(tsr_partition_set_rank(halves, (const int64_t[3]){0, 0, 0}, 0),
+	      "tsr_partition_set_rank");
+	check(tsr_partition_set_rank(halves, (const int64_t[3]){1, 0, 0}, 1),
+	      "tsr_partition_set_rank");
 	tsr_task_t t;
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = spoil}, &t), "tsr_task_register");
+	check(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = spoil}, &t),
+	      "tsr_task_register");
 	tsr_launch_t how = {.domain = tsr_box1(0, 1),
-	                    .reqs = TSR_REQS(tsr_req_part(halves, TSR_WRITE_DISCARD, TSR_FIELDS(x)))};
+			    .reqs = TSR_REQS(
+				    tsr_req_part(halves, TSR_WRITE_DISCARD, TSR_FIELDS(x)))};
 	check(tsr_run(t, &how), "tsr_run");
 
 	tsr_accessor_t a;
 	int rc = tsr_map(line, x, TSR_READ, &a);
-	printf("taskfail rank %d: tsr_map: %s: %s\n", me, tsr_err_name(rc), rc ? tsr_last_error() : "");
+	printf("taskfail rank %d: tsr_map: %s: %s\n", me, tsr_err_name(rc),
+	       rc ? tsr_last_error() : "");
 	if (rc == TSR_OK) {
 		fail("tsr_map of the poisoned field succeeded", rc);
 		check(tsr_unmap(line, x), "tsr_unmap");
-	} else if (rc != TSR_ETASK || !strstr(tsr_last_error(), "spoil") || !strstr(tsr_last_error(), SAID)) {
-		fail("tsr_map must return TSR_ETASK with the task's message (its name and \"" SAID "\")", rc);
+	} else if (rc != TSR_ETASK || !strstr(tsr_last_error(), "spoil") ||
+		   !strstr(tsr_last_error(), SAID)) {
+		fail("tsr_map must return TSR_ETASK with the task's message (its name and \"" SAID
+		     "\")",
+		     rc);
 	}
 
 	rc = tsr_fence();
-	printf("taskfail rank %d: tsr_fence: %s: %s\n", me, tsr_err_name(rc), rc ? tsr_last_error() : "");
-	if (rc != TSR_ETASK || !strstr(tsr_last_error(), "spoil") || !strstr(tsr_last_error(), SAID))
+	printf("taskfail rank %d: tsr_fence: %s: %s\n", me, tsr_err_name(rc),
+	       rc ? tsr_last_error() : "");
+	if (rc != TSR_ETASK || !strstr(tsr_last_error(), "spoil") ||
+	    !strstr(tsr_last_error(), SAID))
 		fail("tsr_fence must return TSR_ETASK with the task's message", rc);
 	fflush(stdout);
 
@@ -106,7 +119,8 @@ int main(int argc, char **argv)
 	/* after tsr_finalize: tsr_rank() is no longer the runtime's */
 	printf("taskfail rank %d: tsr_finalize: %s\n", me, tsr_err_name(rc));
 	if (rc) {
-		printf("taskfail rank %d: FAIL tsr_finalize: %s: %s\n", me, tsr_err_name(rc), tsr_last_error());
+		printf("taskfail rank %d: FAIL tsr_finalize: %s: %s\n", me, tsr_err_name(rc),
+		       tsr_last_error());
 		failed = 1;
 	}
 	if (!failed)

@@ -14,15 +14,16 @@
  * override the configuration these tests depend on; each test runs forked, so clearing is local. */
 static inline void obs_clean_env(void)
 {
-	static const char *const vars[] = {"TSR_SCHED", "TSR_NCPU", "TSR_NCUDA", "TSR_TRACE", "TSR_DAG", "TSR_STATS",
-	                                   "STARPU_SCHED", NULL};
+	static const char *const vars[] = {"TSR_SCHED", "TSR_NCPU",  "TSR_NCUDA",    "TSR_TRACE",
+					   "TSR_DAG",   "TSR_STATS", "STARPU_SCHED", NULL};
 	for (int i = 0; vars[i]; i++)
 		unsetenv(vars[i]);
 }
 
 /* Start the runtime with `sched` (NULL: StarPU's default) on `ncpu` CPU workers (-1: default)
  * and no GPU, writing the given trace / graph files (NULL: none). */
-static inline void obs_init(const char *sched, int ncpu, const char *trace, const char *dag, int stats)
+static inline void obs_init(const char *sched, int ncpu, const char *trace, const char *dag,
+			    int stats)
 {
 	obs_clean_env();
 	tsr_config_t cfg;

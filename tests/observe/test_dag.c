@@ -33,7 +33,8 @@ static void bump(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void smooth(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t a, b;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &b))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &b))
 		return;
 	double s = 0;
 	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
@@ -46,7 +47,8 @@ static void smooth(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void look(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t a, b;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a) || tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_READ, &b))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a) ||
+	    tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_READ, &b))
 		return;
 	double s = 0;
 	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
@@ -62,7 +64,8 @@ static void fold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_REDUCE(op), &b))
 		return;
 	for (int64_t i = b.lo[0]; i <= b.hi[0]; i++)
-		TSR_AT1(&b, double, i) = op.id == TSR_SUM.id ? TSR_AT1(&b, double, i) + 1.0 : fmax(TSR_AT1(&b, double, i), 100.0);
+		TSR_AT1(&b, double, i) = op.id == TSR_SUM.id ? TSR_AT1(&b, double, i) + 1.0
+							     : fmax(TSR_AT1(&b, double, i), 100.0);
 }
 
 static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)
@@ -73,7 +76,10 @@ static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)
 }
 
 /* -------------------------------------------------------------- the graph */
-struct edge { int from, to; char label[128]; };
+struct edge {
+	int from, to;
+	char label[128];
+};
 
 static int edge_cmp(const void *x, const void *y)
 {
@@ -86,7 +92,8 @@ static int edge_cmp(const void *x, const void *y)
 }
 
 /* Read nodes ("tN [label=\"N: name\"]") and edges ("tA -> tB [label=\"...\"]") of a dot file. */
-static int read_dot(const char *path, char nodes[][128], int maxn, int *nnodes, struct edge *edges, int maxe)
+static int read_dot(const char *path, char nodes[][128], int maxn, int *nnodes, struct edge *edges,
+		    int maxe)
 {
 	char *text = obs_slurp(path), *s = text, *line;
 	ck_assert_msg(strncmp(text, "digraph", 7) == 0, "%s does not start a digraph", path);
@@ -103,7 +110,7 @@ static int read_dot(const char *path, char nodes[][128], int maxn, int *nnodes, 
 			ne++;
 		} else if (sscanf(line, " t%d [label=\"%d: %127[^\"]\"];", &a, &k, lab) == 3) {
 			ck_assert_int_eq(a, k);
-			ck_assert_int_eq(a, *nnodes);   /* nodes are numbered in submission order */
+			ck_assert_int_eq(a, *nnodes); /* nodes are numbered in submission order */
 			ck_assert_int_lt(a, maxn);
 			snprintf(nodes[a], 128, "%s", lab);
 			(*nnodes)++;
@@ -114,7 +121,7 @@ static int read_dot(const char *path, char nodes[][128], int maxn, int *nnodes, 
 }
 
 static void check_graph(const char *path, int nwant_nodes, const char *const *want_nodes, int nwant,
-                        const struct edge *want)
+			const struct edge *want)
 {
 	char nodes[64][128];
 	struct edge got[128];
@@ -132,8 +139,11 @@ static void check_graph(const char *path, int nwant_nodes, const char *const *wa
 	int i = 0, j = 0;
 	while (i < ng || j < nwant) {
 		int c = i == ng ? 1 : j == nwant ? -1 : edge_cmp(&got[i], &w[j]);
-		ck_assert_msg(c == 0, c < 0 ? "unexpected edge t%d -> t%d \"%s\"" : "missing edge t%d -> t%d \"%s\"",
-		              c < 0 ? got[i].from : w[j].from, c < 0 ? got[i].to : w[j].to, c < 0 ? got[i].label : w[j].label);
+		ck_assert_msg(c == 0,
+			      c < 0 ? "unexpected edge t%d -> t%d \"%s\""
+				    : "missing edge t%d -> t%d \"%s\"",
+			      c < 0 ? got[i].from : w[j].from, c < 0 ? got[i].to : w[j].to,
+			      c < 0 ? got[i].label : w[j].label);
 		i++;
 		j++;
 	}
@@ -157,7 +167,8 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t tiles, halo;
 	CK_TSR(tsr_partition_tiles(g, tsr_box1(0, 1), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(g, tsr_box1(0, 7), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "halo", &halo));
+	CK_TSR(tsr_partition_tiles_halo(g, tsr_box1(0, 7), tsr_box1(0, 1),
+					(const int64_t[3]){1, 0, 0}, "halo", &halo));
 	tsr_task_t tset = reg("set", set, TSR_NONE), tbump = reg("bump", bump, TSR_NONE);
 	tsr_task_t tsmooth = reg("smooth", smooth, TSR_NONE), tlook = reg("look", look, TSR_F64);
 	tsr_task_t tfold = reg("fold", fold, TSR_NONE);
@@ -166,13 +177,17 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 
 	/* t0, t1: set a through tiles (a: t0 W [0,3], t1 W [4,7]) */
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(fa));
-	CK_TSR(tsr_index_launch(tset, two, 1, &q, &(double){1.0}, sizeof(double), TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(tset, two, 1, &q, &(double){1.0}, sizeof(double), TSR_REDOP_NONE,
+				NULL));
 	/* t2, t3: read a through halo, write b through tiles.
-	 * t2 reads a[0,4]: t1 W [4,7] overlaps (edge, does not cover), t0 W [0,3] (edge, does not cover).
-	 * t3 reads a[3,7]: t2 is a READ (no edge), t1 and t0 overlap (edges). b is new: no edge. */
-	tsr_req_t qs[2] = {tsr_req_part(halo, TSR_READ, TSR_FIELDS(fa)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(fb))};
+	 * t2 reads a[0,4]: t1 W [4,7] overlaps (edge, does not cover), t0 W [0,3] (edge, does not
+	 * cover). t3 reads a[3,7]: t2 is a READ (no edge), t1 and t0 overlap (edges). b is new: no
+	 * edge. */
+	tsr_req_t qs[2] = {tsr_req_part(halo, TSR_READ, TSR_FIELDS(fa)),
+			   tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(fb))};
 	CK_TSR(tsr_index_launch(tsmooth, two, 2, qs, NULL, 0, TSR_REDOP_NONE, NULL));
-	/* t4: read a and b whole. a: reads t3, t2 (no edge), t1, t0 (edges). b: t3, t2 W (edges). */
+	/* t4: read a and b whole. a: reads t3, t2 (no edge), t1, t0 (edges). b: t3, t2 W
+	 * (edges). */
 	tsr_req_t ql = tsr_req_region(g, TSR_READ, TSR_FIELDS(fa, fb));
 	CK_TSR(tsr_launch(tlook, 1, &ql, NULL, 0, &f1));
 	/* t5: write a whole: every earlier access to a conflicts (t4, t3, t2 READ; t1, t0 WRITE);
@@ -200,7 +215,7 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 	 * after t2, t3: b = 1+1+1+1+1 = 5 on both tiles (halo sums of five ones);
 	 * f1 = sum(a) + sum(b) = 8 + 40; after t5..t9: a = 3, b = 7; f2 = 24 + 56; t11: b = 100. */
 	double v1, v2;
-	CK_TSR(tsr_fence());   /* a task that failed its accessor would show here */
+	CK_TSR(tsr_fence()); /* a task that failed its accessor would show here */
 	CK_TSR(tsr_future_wait(f1, &v1, sizeof v1));
 	CK_TSR(tsr_future_wait(f2, &v2, sizeof v2));
 	ck_assert_double_eq(v1, 48.0);
@@ -212,25 +227,46 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 	CK_TSR(tsr_future_destroy(f1));
 	CK_TSR(tsr_future_destroy(f2));
 	CK_TSR(tsr_region_destroy(g));
-	CK_TSR(tsr_finalize());   /* the graph is written here */
+	CK_TSR(tsr_finalize()); /* the graph is written here */
 
-	static const char *const nodes[] = {"set(0)", "set(1)", "smooth(0)", "smooth(1)", "look", "set",
-	                                    "bump(0)", "bump(1)", "fold", "fold", "look", "fold"};
+	static const char *const nodes[] = {"set(0)", "set(1)", "smooth(0)", "smooth(1)",
+					    "look",   "set",    "bump(0)",   "bump(1)",
+					    "fold",   "fold",   "look",      "fold"};
 	static const struct edge want[] = {
-		{1, 2, "g/halo(0).a WRITE->READ"}, {0, 2, "g/halo(0).a WRITE->READ"},
-		{1, 3, "g/halo(1).a WRITE->READ"}, {0, 3, "g/halo(1).a WRITE->READ"},
-		{1, 4, "g.a WRITE->READ"}, {0, 4, "g.a WRITE->READ"},
-		{3, 4, "g.b WRITE->READ"}, {2, 4, "g.b WRITE->READ"},
-		{4, 5, "g.a READ->WRITE"}, {3, 5, "g.a READ->WRITE"}, {2, 5, "g.a READ->WRITE"},
-		{1, 5, "g.a WRITE->WRITE"}, {0, 5, "g.a WRITE->WRITE"},
-		{5, 6, "g/tiles(0).a WRITE->READ_WRITE"}, {5, 7, "g/tiles(1).a WRITE->READ_WRITE"},
-		{4, 8, "g.b READ->REDUCE(sum)"}, {3, 8, "g.b WRITE->REDUCE(sum)"}, {2, 8, "g.b WRITE->REDUCE(sum)"},
-		{4, 9, "g.b READ->REDUCE(sum)"}, {3, 9, "g.b WRITE->REDUCE(sum)"}, {2, 9, "g.b WRITE->REDUCE(sum)"},
-		{7, 10, "g.a READ_WRITE->READ"}, {6, 10, "g.a READ_WRITE->READ"}, {5, 10, "g.a WRITE->READ"},
-		{9, 10, "g.b REDUCE(sum)->READ"}, {8, 10, "g.b REDUCE(sum)->READ"}, {3, 10, "g.b WRITE->READ"},
+		{1, 2, "g/halo(0).a WRITE->READ"},
+		{0, 2, "g/halo(0).a WRITE->READ"},
+		{1, 3, "g/halo(1).a WRITE->READ"},
+		{0, 3, "g/halo(1).a WRITE->READ"},
+		{1, 4, "g.a WRITE->READ"},
+		{0, 4, "g.a WRITE->READ"},
+		{3, 4, "g.b WRITE->READ"},
+		{2, 4, "g.b WRITE->READ"},
+		{4, 5, "g.a READ->WRITE"},
+		{3, 5, "g.a READ->WRITE"},
+		{2, 5, "g.a READ->WRITE"},
+		{1, 5, "g.a WRITE->WRITE"},
+		{0, 5, "g.a WRITE->WRITE"},
+		{5, 6, "g/tiles(0).a WRITE->READ_WRITE"},
+		{5, 7, "g/tiles(1).a WRITE->READ_WRITE"},
+		{4, 8, "g.b READ->REDUCE(sum)"},
+		{3, 8, "g.b WRITE->REDUCE(sum)"},
+		{2, 8, "g.b WRITE->REDUCE(sum)"},
+		{4, 9, "g.b READ->REDUCE(sum)"},
+		{3, 9, "g.b WRITE->REDUCE(sum)"},
+		{2, 9, "g.b WRITE->REDUCE(sum)"},
+		{7, 10, "g.a READ_WRITE->READ"},
+		{6, 10, "g.a READ_WRITE->READ"},
+		{5, 10, "g.a WRITE->READ"},
+		{9, 10, "g.b REDUCE(sum)->READ"},
+		{8, 10, "g.b REDUCE(sum)->READ"},
+		{3, 10, "g.b WRITE->READ"},
 		{2, 10, "g.b WRITE->READ"},
-		{10, 11, "g.b READ->REDUCE(max)"}, {9, 11, "g.b REDUCE(sum)->REDUCE(max)"}, {8, 11, "g.b REDUCE(sum)->REDUCE(max)"},
-		{4, 11, "g.b READ->REDUCE(max)"}, {3, 11, "g.b WRITE->REDUCE(max)"}, {2, 11, "g.b WRITE->REDUCE(max)"},
+		{10, 11, "g.b READ->REDUCE(max)"},
+		{9, 11, "g.b REDUCE(sum)->REDUCE(max)"},
+		{8, 11, "g.b REDUCE(sum)->REDUCE(max)"},
+		{4, 11, "g.b READ->REDUCE(max)"},
+		{3, 11, "g.b WRITE->REDUCE(max)"},
+		{2, 11, "g.b WRITE->REDUCE(max)"},
 	};
 	check_graph(obs_path("g.dot"), 12, nodes, (int)(sizeof want / sizeof want[0]), want);
 	obs_rmdir();
@@ -264,7 +300,8 @@ START_TEST(dag_of_chains_and_fan_out)
 	tsr_req_t ql = tsr_req_region(r, TSR_READ, TSR_FIELDS(fa, fb));
 	for (int i = 0; i < 3; i++)
 		CK_TSR(tsr_launch(tlook, 1, &ql, NULL, 0, &f[i]));
-	/* t9: a write after the readers depends on all three, and on t4, the earlier write it covers */
+	/* t9: a write after the readers depends on all three, and on t4, the earlier write it
+	 * covers */
 	CK_TSR(tsr_launch(tbump, 1, &qa, &fa, sizeof fa, NULL));
 	for (int i = 0; i < 3; i++) {
 		double v;
@@ -274,15 +311,16 @@ START_TEST(dag_of_chains_and_fan_out)
 	}
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
-	static const char *const nodes[] = {"bump", "bump", "bump", "bump", "bump", "bump", "look", "look", "look", "bump"};
+	static const char *const nodes[] = {"bump", "bump", "bump", "bump", "bump",
+					    "bump", "look", "look", "look", "bump"};
 	static const struct edge want[] = {
 		{0, 2, "r.a READ_WRITE->READ_WRITE"}, {2, 4, "r.a READ_WRITE->READ_WRITE"},
 		{1, 3, "r.b READ_WRITE->READ_WRITE"}, {3, 5, "r.b READ_WRITE->READ_WRITE"},
-		{4, 6, "r.a READ_WRITE->READ"}, {5, 6, "r.b READ_WRITE->READ"},
-		{4, 7, "r.a READ_WRITE->READ"}, {5, 7, "r.b READ_WRITE->READ"},
-		{4, 8, "r.a READ_WRITE->READ"}, {5, 8, "r.b READ_WRITE->READ"},
-		{8, 9, "r.a READ->READ_WRITE"}, {7, 9, "r.a READ->READ_WRITE"}, {6, 9, "r.a READ->READ_WRITE"},
-		{4, 9, "r.a READ_WRITE->READ_WRITE"},
+		{4, 6, "r.a READ_WRITE->READ"},       {5, 6, "r.b READ_WRITE->READ"},
+		{4, 7, "r.a READ_WRITE->READ"},       {5, 7, "r.b READ_WRITE->READ"},
+		{4, 8, "r.a READ_WRITE->READ"},       {5, 8, "r.b READ_WRITE->READ"},
+		{8, 9, "r.a READ->READ_WRITE"},       {7, 9, "r.a READ->READ_WRITE"},
+		{6, 9, "r.a READ->READ_WRITE"},       {4, 9, "r.a READ_WRITE->READ_WRITE"},
 	};
 	check_graph(obs_path("c.dot"), 10, nodes, (int)(sizeof want / sizeof want[0]), want);
 	obs_rmdir();
@@ -295,7 +333,7 @@ START_TEST(dag_links_tiles_color_to_color)
 {
 	obs_mkdir();
 	obs_clean_env();
-	setenv("TSR_DAG", obs_path("t.dot"), 1);   /* the environment route */
+	setenv("TSR_DAG", obs_path("t.dot"), 1); /* the environment route */
 	setenv("TSR_NCPU", "2", 1);
 	CK_TSR(tsr_init(NULL));
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 15));
@@ -305,7 +343,8 @@ START_TEST(dag_links_tiles_color_to_color)
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	tsr_field_t fx = 0;
 	for (int i = 0; i < 3; i++)
-		CK_TSR(tsr_index_launch(tbump, tsr_box1(0, 3), 1, &q, &fx, sizeof fx, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(tbump, tsr_box1(0, 3), 1, &q, &fx, sizeof fx,
+					TSR_REDOP_NONE, NULL));
 	double v[16];
 	tsr_test_read1(r, 0, v, 16);
 	for (int i = 0; i < 16; i++)
@@ -323,7 +362,8 @@ START_TEST(dag_links_tiles_color_to_color)
 		for (int c = 0; c < 4; c++, k++) {
 			want[k].from = (l - 1) * 4 + c;
 			want[k].to = l * 4 + c;
-			snprintf(want[k].label, sizeof want[k].label, "line/q(%d).x READ_WRITE->READ_WRITE", c);
+			snprintf(want[k].label, sizeof want[k].label,
+				 "line/q(%d).x READ_WRITE->READ_WRITE", c);
 		}
 	check_graph(obs_path("t.dot"), 12, nodes, 8, want);
 	obs_rmdir();

@@ -29,7 +29,8 @@ static tsr_task_t reg(const char *name, tsr_variant_fn fn)
 static tsr_region_t grid(tsr_partition_t *tiles)
 {
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32}, (const char *const[]){"who"}, &f);
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32}, (const char *const[]){"who"}, &f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("grid", tsr_box1(0, NCOLORS * TILE - 1), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -60,7 +61,7 @@ static void launch_where(tsr_task_t t, tsr_partition_t tiles)
 /* What the mapper saw, filled on the submitting thread. */
 struct seen {
 	int calls;
-	int bad_query;          /* a query field differed from what the launch implies */
+	int bad_query; /* a query field differed from what the launch implies */
 	int owner[NCOLORS];
 	int entry_worker[NCOLORS];
 };
@@ -70,9 +71,9 @@ static void pin_modulo(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 {
 	struct seen *s = arg;
 	s->calls++;
-	if (strcmp(q->task_name, "where") || q->point_dim != 1 || q->point[0] < 0 || q->point[0] >= NCOLORS ||
-	    q->domain.dim != 1 || q->domain.lo[0] != 0 || q->domain.hi[0] != NCOLORS - 1 || m->worker != q->owner ||
-	    m->kind != TSR_WORKER_ANY)
+	if (strcmp(q->task_name, "where") || q->point_dim != 1 || q->point[0] < 0 ||
+	    q->point[0] >= NCOLORS || q->domain.dim != 1 || q->domain.lo[0] != 0 ||
+	    q->domain.hi[0] != NCOLORS - 1 || m->worker != q->owner || m->kind != TSR_WORKER_ANY)
 		s->bad_query++;
 	else
 		s->owner[q->point[0]] = q->owner;
@@ -95,12 +96,14 @@ START_TEST(mapper_pins_each_point_to_its_worker)
 		int who[NCOLORS];
 		read_workers(r, who);
 		for (int c = 0; c < NCOLORS; c++)
-			ck_assert_msg(who[c] == c % nw, "launch %d color %d ran on worker %d, mapper said %d", l, c, who[c], c % nw);
+			ck_assert_msg(who[c] == c % nw,
+				      "launch %d color %d ran on worker %d, mapper said %d", l, c,
+				      who[c], c % nw);
 	}
 	ck_assert_int_eq(s.calls, 4 * NCOLORS);
 	ck_assert_int_eq(s.bad_query, 0);
 	for (int c = 0; c < NCOLORS; c++)
-		ck_assert_int_eq(s.owner[c], -1);   /* no owners set */
+		ck_assert_int_eq(s.owner[c], -1); /* no owners set */
 	/* NULL: back to the default, no more calls */
 	CK_TSR(tsr_set_mapper(NULL, NULL));
 	launch_where(t, tiles);
@@ -191,13 +194,14 @@ START_TEST(mapper_invalid_worker_fails_the_launch)
 	int bad = 99;
 	CK_TSR(tsr_set_mapper(worker_from_arg, &bad));
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINVAL,
-	           "where", "99");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
+				    NULL),
+		   TSR_EINVAL, "where", "99");
 	tsr_req_t qr = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_launch(t, 1, &qr, NULL, 0, NULL), TSR_EINVAL, "where", "99");
 	bad = -2;
 	CK_TSR_ERR(tsr_launch(t, 1, &qr, NULL, 0, NULL), TSR_EINVAL, "where", "-2");
-	bad = tsr_worker_count();   /* one past the last */
+	bad = tsr_worker_count(); /* one past the last */
 	CK_TSR_ERR(tsr_launch(t, 1, &qr, NULL, 0, NULL), TSR_EINVAL, "where");
 	/* -1 is "anywhere": fine */
 	bad = -1;
@@ -208,7 +212,8 @@ START_TEST(mapper_invalid_worker_fails_the_launch)
 }
 END_TEST
 
-/* A launch refused for the mapping of one point runs no point at all: a failed call has no effect. */
+/* A launch refused for the mapping of one point runs no point at all: a failed call has no
+ * effect. */
 static void last_point_from_arg(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 {
 	const tsr_mapping_t *bad = arg;
@@ -227,14 +232,17 @@ START_TEST(mapper_refusal_runs_no_point)
 	tsr_mapping_t bad = {TSR_WORKER_ANY, 99, 0};
 	CK_TSR(tsr_set_mapper(last_point_from_arg, &bad));
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINVAL,
-	           "where", "99");
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
+				    NULL),
+		   TSR_EINVAL, "where", "99");
 	read_workers(r, who);
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_msg(who[c] == -7, "color %d was written by a launch that failed", c);
-	bad = (tsr_mapping_t){TSR_WORKER_CUDA, -1, 0};   /* no worker can run it: the task has no CUDA variant */
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_ENODEV,
-	           "where");
+	/* no worker can run it: the task has no CUDA variant */
+	bad = (tsr_mapping_t){TSR_WORKER_CUDA, -1, 0};
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
+				    NULL),
+		   TSR_ENODEV, "where");
 	read_workers(r, who);
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_msg(who[c] == -7, "color %d was written by a launch that failed", c);
@@ -266,7 +274,8 @@ static void rank(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		TSR_AT1(&w, int32_t, i) = k;
 }
 
-/* priority = point (0..4) for the ranked points, 5 (first) for the gate: inside the prio policy's default range */
+/* priority = point (0..4) for the ranked points, 5 (first) for the gate: inside the prio policy's
+ * default range */
 static void prio_by_point(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 {
 	m->priority = q->point_dim ? (int)q->point[0] % 5 : 5;
@@ -292,7 +301,8 @@ START_TEST(mapper_priority_orders_ready_tasks)
 	int pos[NCOLORS];
 	read_workers(r, pos);
 	for (int c = 0; c < 5; c++)
-		ck_assert_msg(pos[c] == 4 - c, "point %d (priority %d) ran in position %d", c, c, pos[c]);
+		ck_assert_msg(pos[c] == 4 - c, "point %d (priority %d) ran in position %d", c, c,
+			      pos[c]);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
 }
@@ -326,8 +336,9 @@ START_TEST(partition_owner_pins_colors)
 		int who[NCOLORS];
 		read_workers(r, who);
 		for (int c = 0; c < 6; c++)
-			ck_assert_msg(who[c] == (c + 1) % nw, "launch %d color %d ran on worker %d, owner is %d", l, c, who[c],
-			              (c + 1) % nw);
+			ck_assert_msg(who[c] == (c + 1) % nw,
+				      "launch %d color %d ran on worker %d, owner is %d", l, c,
+				      who[c], (c + 1) % nw);
 	}
 	/* the mapper sees the owner, and on entry the mapping already says "owner" */
 	struct seen s = {0};
@@ -365,19 +376,26 @@ START_TEST(partition_owner_errors_name_the_partition)
 	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){NCOLORS, 0, 0}, 0), TSR_EBOUNDS, "tiles", "(8)");
-	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){-1, 0, 0}, 0), TSR_EBOUNDS, "tiles", "(-1)");
-	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){1, 0, 0}, 99), TSR_EINVAL, "tiles", "99");
-	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){1, 0, 0}, -2), TSR_EINVAL, "tiles", "-2");
-	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){1, 0, 0}, tsr_worker_count()), TSR_EINVAL, "tiles");
+	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){NCOLORS, 0, 0}, 0),
+		   TSR_EBOUNDS, "tiles", "(8)");
+	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){-1, 0, 0}, 0), TSR_EBOUNDS,
+		   "tiles", "(-1)");
+	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){1, 0, 0}, 99), TSR_EINVAL,
+		   "tiles", "99");
+	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){1, 0, 0}, -2), TSR_EINVAL,
+		   "tiles", "-2");
+	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){1, 0, 0}, tsr_worker_count()),
+		   TSR_EINVAL, "tiles");
 	CK_TSR_ERR(tsr_partition_set_owner(tiles, NULL, 0), TSR_EINVAL, "tiles");
-	CK_TSR_ERR(tsr_partition_set_owner((tsr_partition_t){0xdead}, (const int64_t[3]){1, 0, 0}, 0), TSR_ESTALE,
-	           "tsr_partition_set_owner");
+	CK_TSR_ERR(tsr_partition_set_owner((tsr_partition_t){0xdead}, (const int64_t[3]){1, 0, 0},
+					   0),
+		   TSR_ESTALE, "tsr_partition_set_owner");
 	/* a destroyed partition is stale */
 	tsr_partition_t p2;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p2));
 	CK_TSR(tsr_partition_destroy(p2));
-	CK_TSR_ERR(tsr_partition_set_owner(p2, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE, "tsr_partition_set_owner");
+	CK_TSR_ERR(tsr_partition_set_owner(p2, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE,
+		   "tsr_partition_set_owner");
 	/* the failed calls pinned nothing: the mapper sees no owner anywhere */
 	struct seen s = {0};
 	CK_TSR(tsr_set_mapper(record_owner, &s));
@@ -407,9 +425,11 @@ START_TEST(policy_list_has_starpu_and_tessera_policies)
 	const char *names[128], *desc[128];
 	ck_assert_int_le(total, 128);
 	ck_assert_int_eq(tsr_policy_list(names, desc, 128), total);
-	static const char *const must[] = {"tsr-locality", "tsr-critpath", "eager", "lws", "ws", "prio", "dmda", NULL};
+	static const char *const must[] = {"tsr-locality", "tsr-critpath", "eager", "lws",
+					   "ws",           "prio",         "dmda",  NULL};
 	for (int i = 0; must[i]; i++)
-		ck_assert_msg(listed(must[i], names, total) >= 0, "policy '%s' is not listed", must[i]);
+		ck_assert_msg(listed(must[i], names, total) >= 0, "policy '%s' is not listed",
+			      must[i]);
 	for (int i = 0; i < total; i++) {
 		ck_assert_msg(desc[i] && *desc[i], "policy '%s' has no description", names[i]);
 		ck_assert_msg(listed(names[i], names, i) < 0, "policy '%s' listed twice", names[i]);

@@ -15,10 +15,15 @@ enum { NTILES = 8, TILE = 1 << 15, N = NTILES * TILE, NSTEPS = 20 };
 static void relax(const double *src, double *dst, int64_t lo, int64_t hi, int64_t n)
 {
 	for (int64_t i = lo; i <= hi; i++)
-		dst[i] = (i == 0 || i == n - 1) ? src[i] : 0.25 * src[i - 1] + 0.5 * src[i] + 0.25 * src[i + 1];
+		dst[i] = (i == 0 || i == n - 1)
+				 ? src[i]
+				 : 0.25 * src[i - 1] + 0.5 * src[i] + 0.25 * src[i + 1];
 }
 
-struct step_args { int step; int src, dst; };
+struct step_args {
+	int step;
+	int src, dst;
+};
 
 /* req 0: halo of the source field (READ); req 1: tile of the destination field (WRITE);
  * req 2: this color's column of the log (READ_WRITE): log[color, step] = worker. */
@@ -28,7 +33,8 @@ static void step_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t s, d, log;
 	int64_t p[3];
 	tsr_ctx_point(ctx, p);
-	if (tsr_ctx_accessor(ctx, 0, a->src, TSR_F64, TSR_READ, &s) || tsr_ctx_accessor(ctx, 1, a->dst, TSR_F64, TSR_WRITE, &d) ||
+	if (tsr_ctx_accessor(ctx, 0, a->src, TSR_F64, TSR_READ, &s) ||
+	    tsr_ctx_accessor(ctx, 1, a->dst, TSR_F64, TSR_WRITE, &d) ||
 	    tsr_ctx_accessor(ctx, 2, 0, TSR_I32, TSR_READ_WRITE, &log))
 		return;
 	/* global index i is at s.ptr + (i - s.lo) and d.ptr + (i - d.lo): shift the bases so that
@@ -74,8 +80,8 @@ static double run_stencil(const char *sched, int ncpu)
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t tiles, halo, cols;
 	CK_TSR(tsr_partition_tiles(line, tsr_box1(0, NTILES - 1), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(line, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1), (const int64_t[3]){1, 0, 0}, "halo",
-	                                &halo));
+	CK_TSR(tsr_partition_tiles_halo(line, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1),
+					(const int64_t[3]){1, 0, 0}, "halo", &halo));
 	/* one column of the log per color: colors (c, 0) of a 2-D tiling, projected from point c */
 	CK_TSR(tsr_partition_tiles(log, tsr_box2(0, NTILES - 1, 0, 0), "cols", &cols));
 
@@ -91,10 +97,14 @@ static double run_stencil(const char *sched, int ncpu)
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "relax", .cpu = step_task}, &t));
 	for (int s = 0; s < NSTEPS; s++) {
 		struct step_args a = {s, fu[s % 2], fu[(s + 1) % 2]};
-		/* the written tiles come before the log: the policy's color is the first written partition's */
-		tsr_req_t q[3] = {tsr_req_part(halo, TSR_READ, 1, &fu[s % 2]), tsr_req_part(tiles, TSR_WRITE, 1, &fu[(s + 1) % 2]),
-		                  tsr_req_part_proj(cols, TSR_READ_WRITE, TSR_FIELDS(fw), column_of, NULL)};
-		CK_TSR(tsr_index_launch(t, tsr_box1(0, NTILES - 1), 3, q, &a, sizeof a, TSR_REDOP_NONE, NULL));
+		/* the written tiles come before the log: the policy's color is the first written
+		 * partition's */
+		tsr_req_t q[3] = {tsr_req_part(halo, TSR_READ, 1, &fu[s % 2]),
+				  tsr_req_part(tiles, TSR_WRITE, 1, &fu[(s + 1) % 2]),
+				  tsr_req_part_proj(cols, TSR_READ_WRITE, TSR_FIELDS(fw), column_of,
+						    NULL)};
+		CK_TSR(tsr_index_launch(t, tsr_box1(0, NTILES - 1), 3, q, &a, sizeof a,
+					TSR_REDOP_NONE, NULL));
 	}
 	/* sequential: the same steps in order */
 	for (int s = 0; s < NSTEPS; s++) {
@@ -107,8 +117,9 @@ static double run_stencil(const char *sched, int ncpu)
 	ck_assert_ptr_nonnull(got);
 	tsr_test_read1(line, fu[NSTEPS % 2], got, N);
 	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(memcmp(&got[i], &ref[i], sizeof(double)) == 0, "%s, %d CPUs: u[%ld] = %.17g, sequential %.17g",
-		              sched, ncpu, (long)i, got[i], ref[i]);
+		ck_assert_msg(memcmp(&got[i], &ref[i], sizeof(double)) == 0,
+			      "%s, %d CPUs: u[%ld] = %.17g, sequential %.17g", sched, ncpu, (long)i,
+			      got[i], ref[i]);
 
 	/* the worker of every (color, step): each color's most frequent worker, and how often */
 	tsr_accessor_t a;
@@ -118,7 +129,8 @@ static double run_stencil(const char *sched, int ncpu)
 		int count[64] = {0}, best = 0;
 		for (int s = 0; s < NSTEPS; s++) {
 			int w = TSR_AT2(&a, int32_t, c, s);
-			ck_assert_msg(w >= 0 && w < tsr_worker_count(), "color %d step %d: worker %d", c, s, w);
+			ck_assert_msg(w >= 0 && w < tsr_worker_count(),
+				      "color %d step %d: worker %d", c, s, w);
 			count[w]++;
 			if (count[w] > count[best])
 				best = w;
@@ -137,14 +149,16 @@ static double run_stencil(const char *sched, int ncpu)
 
 START_TEST(locality_1_cpu_matches_sequential)
 {
-	ck_assert_double_eq(run_stencil("tsr-locality", 1), 1.0);   /* one worker: trivially */
+	ck_assert_double_eq(run_stencil("tsr-locality", 1), 1.0); /* one worker: trivially */
 }
 END_TEST
 
 START_TEST(locality_2_cpus_matches_sequential)
 {
 	double same = run_stencil("tsr-locality", 2);
-	fprintf(stderr, "# tsr-locality, 2 CPUs, stencil: %.0f%% of tasks on their color's usual worker\n", 100 * same);
+	fprintf(stderr,
+		"# tsr-locality, 2 CPUs, stencil: %.0f%% of tasks on their color's usual worker\n",
+		100 * same);
 }
 END_TEST
 
@@ -203,11 +217,13 @@ static void chain_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	int64_t p[3];
 	tsr_accessor_t x, log;
 	tsr_ctx_point(ctx, p);
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x) || tsr_ctx_accessor(ctx, 1, 0, TSR_I32, TSR_READ_WRITE, &log))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x) ||
+	    tsr_ctx_accessor(ctx, 1, 0, TSR_I32, TSR_READ_WRITE, &log))
 		return;
 	/* lockstep: wait for the previous step everywhere (a timeout rather than a hang if not) */
 	double t0 = tsr_test_now();
-	while (atomic_load(&chain_done) < step * NTILES && !atomic_load(&lockstep_broken))   /* one timeout is enough */
+	/* one timeout is enough */
+	while (atomic_load(&chain_done) < step * NTILES && !atomic_load(&lockstep_broken))
 		if (tsr_test_now() - t0 > lockstep_ceiling) {
 			atomic_store(&lockstep_broken, 1);
 			break;
@@ -231,7 +247,8 @@ static void run_chains(const char *sched, int log_out[NTILES][NCHAIN])
 	obs_init(sched, 2, NULL, NULL, 0);
 	tsr_region_t line = tsr_test_region_f64("line", tsr_box1(0, NTILES * 16 - 1));
 	tsr_field_t fw;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32}, (const char *const[]){"worker"}, &fw);
+	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32},
+					  (const char *const[]){"worker"}, &fw);
 	tsr_region_t log;
 	CK_TSR(tsr_region_create("log", tsr_box2(0, NTILES - 1, 0, NCHAIN - 1), fs, &log));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -241,12 +258,14 @@ static void run_chains(const char *sched, int log_out[NTILES][NCHAIN])
 	tsr_task_t tg, tc;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gate", .cpu = gate_task}, &tg));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "chain", .cpu = chain_task}, &tc));
-	/* make the partitions' plans active first, so that no runtime task is queued behind the gates */
+	/* make the partitions' plans active first, so that no runtime task is queued behind the
+	 * gates */
 	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(0)),
-	                  tsr_req_part_proj(cols, TSR_READ_WRITE, TSR_FIELDS(fw), column_of, NULL)};
+			  tsr_req_part_proj(cols, TSR_READ_WRITE, TSR_FIELDS(fw), column_of, NULL)};
 	int warm = 0;
 	atomic_store(&chain_done, 0);
-	CK_TSR(tsr_index_launch(tc, tsr_box1(0, NTILES - 1), 2, q, &warm, sizeof warm, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(tc, tsr_box1(0, NTILES - 1), 2, q, &warm, sizeof warm,
+				TSR_REDOP_NONE, NULL));
 	CK_TSR(tsr_fence());
 	atomic_store(&chain_done, 0);
 	for (int w = 0; w < 2; w++) {
@@ -257,7 +276,8 @@ static void run_chains(const char *sched, int log_out[NTILES][NCHAIN])
 	while (atomic_load(&gates_running) < 2)
 		;
 	for (int s = 0; s < NCHAIN; s++)
-		CK_TSR(tsr_index_launch(tc, tsr_box1(0, NTILES - 1), 2, q, &s, sizeof s, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(tc, tsr_box1(0, NTILES - 1), 2, q, &s, sizeof s,
+					TSR_REDOP_NONE, NULL));
 	atomic_store(&gates_open, 1);
 	CK_TSR(tsr_fence());
 	ck_assert_msg(!atomic_load(&lockstep_broken), "a gate or a lockstep wait timed out");
@@ -284,8 +304,10 @@ START_TEST(locality_keeps_each_color_on_its_worker)
 	for (int c = 0; c < NTILES; c++) {
 		home[c] = log[c][0];
 		for (int s = 1; s < NCHAIN - 1; s++)
-			ck_assert_msg(log[c][s] == home[c], "color %d ran on worker %d at step 0 but on worker %d at step %d", c,
-			              home[c], log[c][s], s);
+			ck_assert_msg(log[c][s] == home[c],
+				      "color %d ran on worker %d at step 0 but on worker %d at "
+				      "step %d",
+				      c, home[c], log[c][s], s);
 		moved_last += log[c][NCHAIN - 1] != home[c];
 	}
 	ck_assert_int_le(moved_last, NTILES / 2 - 1);

@@ -1,12 +1,14 @@
-/* test_trace.c: TSR_TRACE (Chrome trace events: one "X" event per task with its name, color, worker,
- * start and end) and TSR_STATS / tsr_stats_get (exact counts per task name, times, the table and the
- * idle fraction printed at finalize), on small programs whose tasks are known in advance. */
+/* test_trace.c: TSR_TRACE (Chrome trace events: one "X" event per task with its name, color,
+ * worker, start and end) and TSR_STATS / tsr_stats_get (exact counts per task name, times, the
+ * table and the idle fraction printed at finalize), on small programs whose tasks are known in
+ * advance. */
 #include <fcntl.h>
 #include "observe.h"
 
 /* ------------------------------------------------------------------ tasks */
 
-/* Spin (not sleep) so that a task's measured duration has a known lower bound even on a loaded machine. */
+/* Spin (not sleep) so that a task's measured duration has a known lower bound even on a loaded
+ * machine. */
 static void spin_us(double us)
 {
 	double t0 = tsr_test_now();
@@ -20,7 +22,8 @@ static void work(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	int64_t p[3];
 	tsr_accessor_t x, w;
 	tsr_ctx_point(ctx, p);
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x) || tsr_ctx_accessor(ctx, 0, 1, TSR_I32, TSR_WRITE, &w))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x) ||
+	    tsr_ctx_accessor(ctx, 0, 1, TSR_I32, TSR_WRITE, &w))
 		return;
 	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++) {
 		TSR_AT1(&x, double, i) = (double)p[0];
@@ -34,7 +37,8 @@ static void solo(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	int k = *(const int *)args;
 	tsr_accessor_t x, log;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x) || tsr_ctx_accessor(ctx, 1, 0, TSR_I32, TSR_READ_WRITE, &log))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x) ||
+	    tsr_ctx_accessor(ctx, 1, 0, TSR_I32, TSR_READ_WRITE, &log))
 		return;
 	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
 		TSR_AT1(&x, double, i) += 1.0;
@@ -79,8 +83,10 @@ static void traced_program(struct observed *obs)
 
 	tsr_task_t tw = reg("work", work), ts = reg("solo", solo);
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(fx, fw));
-	CK_TSR(tsr_index_launch(tw, tsr_box1(0, NPOINTS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
-	tsr_req_t qs[2] = {tsr_req_region(v, TSR_READ_WRITE, TSR_FIELDS(fx)), tsr_req_region(log, TSR_READ_WRITE, TSR_FIELDS(fl))};
+	CK_TSR(tsr_index_launch(tw, tsr_box1(0, NPOINTS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
+				NULL));
+	tsr_req_t qs[2] = {tsr_req_region(v, TSR_READ_WRITE, TSR_FIELDS(fx)),
+			   tsr_req_region(log, TSR_READ_WRITE, TSR_FIELDS(fl))};
 	for (int k = 0; k < NSOLO; k++)
 		CK_TSR(tsr_launch(ts, 2, qs, &k, sizeof k, NULL));
 
@@ -115,14 +121,19 @@ static const char *const flatten_py =
 	"    ph = e.get('ph')\n"
 	"    if ph == 'X':\n"
 	"        a = e['args']\n"
-	"        print('X\\t%s\\t%s\\t%s\\t%d\\t%d\\t%.3f\\t%.3f' % (e['name'], a['task'], a['color'], a['worker'], e['tid'],"
+	"        print('X\\t%s\\t%s\\t%s\\t%d\\t%d\\t%.3f\\t%.3f' % (e['name'], a['task'], "
+	"a['color'], a['worker'], e['tid'],"
 	" e['ts'], e['dur']))\n"
 	"    elif ph == 'M' and e.get('name') == 'thread_name':\n"
 	"        print('T\\t%d\\t%s' % (e['tid'], e['args']['name']))\n"
 	"    elif ph == 'C':\n"
 	"        print('C\\t%s\\t%d' % (e['name'], e['args']['bytes']))\n";
 
-struct xev { char name[64], task[64], color[32]; int worker, tid; double ts, dur; };
+struct xev {
+	char name[64], task[64], color[32];
+	int worker, tid;
+	double ts, dur;
+};
 
 /* Next tab-separated field of *s (empty fields allowed). */
 static char *field(char **s)
@@ -132,14 +143,16 @@ static char *field(char **s)
 	return f;
 }
 
-/* Check the JSON, and return its X events (*nthreads: thread_name entries, *ncounters: C events). */
+/* Check the JSON, and return its X events (*nthreads: thread_name entries, *ncounters: C
+ * events). */
 static int read_trace(const char *trace, struct xev *ev, int max, int *nthreads, int *ncounters)
 {
 	char cmd[1600];
 	snprintf(cmd, sizeof cmd, OBS_PYTHON " -m json.tool '%s' > /dev/null", trace);
 	ck_assert_msg(system(cmd) == 0, "%s is not valid JSON (python3 -m json.tool)", trace);
 	obs_write_file(obs_path("flatten.py"), flatten_py);
-	snprintf(cmd, sizeof cmd, OBS_PYTHON " '%s' '%s' > '%s'", obs_path("flatten.py"), trace, obs_path("events.tsv"));
+	snprintf(cmd, sizeof cmd, OBS_PYTHON " '%s' '%s' > '%s'", obs_path("flatten.py"), trace,
+		 obs_path("events.tsv"));
 	ck_assert_msg(system(cmd) == 0, "%s lacks a field of the Chrome trace-event format", trace);
 	char *text = obs_slurp(obs_path("events.tsv")), *s = text, *line;
 	int n = 0;
@@ -174,7 +187,7 @@ static void check_trace(const char *trace, const struct observed *obs, int nwork
 	int nthreads, ncounters;
 	int n = read_trace(trace, ev, 64, &nthreads, &ncounters);
 	ck_assert_int_eq(n, NPOINTS + NSOLO);
-	ck_assert_int_eq(nthreads, nworkers);   /* one named timeline per worker */
+	ck_assert_int_eq(nthreads, nworkers); /* one named timeline per worker */
 	int seen_point[NPOINTS] = {0}, seen_solo = 0;
 	const struct xev *solo_ev[NSOLO] = {NULL};
 	double last_work_end = 0;
@@ -182,9 +195,10 @@ static void check_trace(const char *trace, const struct observed *obs, int nwork
 		const struct xev *e = &ev[i];
 		ck_assert_int_ge(e->worker, 0);
 		ck_assert_int_lt(e->worker, nworkers);
-		ck_assert_int_eq(e->tid, e->worker);   /* the timeline is the worker's */
+		ck_assert_int_eq(e->tid, e->worker); /* the timeline is the worker's */
 		ck_assert(e->ts >= 0);
-		ck_assert_msg(e->dur >= 200 - 1e-3, "event %s lasted %.3f us, the task spins 200 us", e->name, e->dur);
+		ck_assert_msg(e->dur >= 200 - 1e-3,
+			      "event %s lasted %.3f us, the task spins 200 us", e->name, e->dur);
 		if (!strcmp(e->task, "work")) {
 			int p = -1;
 			ck_assert_int_eq(sscanf(e->color, "(%d)", &p), 1);
@@ -200,7 +214,7 @@ static void check_trace(const char *trace, const struct observed *obs, int nwork
 		} else {
 			ck_assert_str_eq(e->task, "solo");
 			ck_assert_str_eq(e->name, "solo");
-			ck_assert_str_eq(e->color, "");   /* a single launch has no color */
+			ck_assert_str_eq(e->color, ""); /* a single launch has no color */
 			ck_assert_int_lt(seen_solo, NSOLO);
 			solo_ev[seen_solo++] = e;
 		}
@@ -217,12 +231,14 @@ static void check_trace(const char *trace, const struct observed *obs, int nwork
 				solo_ev[i] = solo_ev[j];
 				solo_ev[j] = t;
 			}
-	ck_assert_msg(solo_ev[0]->ts >= last_work_end - 1e-3, "first solo starts at %.3f before the last work ends at %.3f",
-	              solo_ev[0]->ts, last_work_end);
+	ck_assert_msg(solo_ev[0]->ts >= last_work_end - 1e-3,
+		      "first solo starts at %.3f before the last work ends at %.3f", solo_ev[0]->ts,
+		      last_work_end);
 	for (int i = 1; i < NSOLO; i++)
 		ck_assert_msg(solo_ev[i]->ts >= solo_ev[i - 1]->ts + solo_ev[i - 1]->dur - 1e-3,
-		              "solo tasks overlap in the trace: [%.3f +%.3f] and [%.3f +%.3f]", solo_ev[i - 1]->ts,
-		              solo_ev[i - 1]->dur, solo_ev[i]->ts, solo_ev[i]->dur);
+			      "solo tasks overlap in the trace: [%.3f +%.3f] and [%.3f +%.3f]",
+			      solo_ev[i - 1]->ts, solo_ev[i - 1]->dur, solo_ev[i]->ts,
+			      solo_ev[i]->dur);
 	/* the k-th solo in time is the k-th launched: its worker is the one logged at log[k] */
 	for (int k = 0; k < NSOLO; k++)
 		ck_assert_int_eq(solo_ev[k]->worker, obs->solo_worker[k]);
@@ -235,7 +251,7 @@ START_TEST(trace_file_from_config_has_one_event_per_task)
 	int nw = tsr_worker_count();
 	struct observed obs;
 	traced_program(&obs);
-	CK_TSR(tsr_finalize());   /* the trace is written here */
+	CK_TSR(tsr_finalize()); /* the trace is written here */
 	check_trace(obs_path("trace.json"), &obs, nw);
 	obs_rmdir();
 }
@@ -302,14 +318,15 @@ START_TEST(trace_and_graph_escape_names)
 		ck_assert_str_eq(ev[i].task, "say \"hi\" \\");
 		ck_assert_str_eq(ev[i].name, "say \"hi\" \\");
 	}
-	/* dot: every quote inside a label is escaped, so each line has an even number of bare quotes */
+	/* dot: every quote inside a label is escaped, so each line has an even number of bare
+	 * quotes */
 	char *dot = obs_slurp(obs_path("q.dot")), *s = dot, *line;
 	int edges = 0;
 	while ((line = strsep(&s, "\n"))) {
 		int bare = 0;
 		for (char *c = line; *c; c++) {
 			if (*c == '\\' && c[1]) {
-				c++;   /* an escaped character */
+				c++; /* an escaped character */
 				continue;
 			}
 			bare += *c == '"';
@@ -336,18 +353,21 @@ static void spin_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	spin_us(SPIN_US);
 }
 
-/* NALPHA "alpha" single launches and NBETA_LAUNCHES index launches of NBETA_POINTS "beta" points. */
+/* NALPHA "alpha" single launches and NBETA_LAUNCHES index launches of NBETA_POINTS "beta"
+ * points. */
 static void stats_program(void)
 {
 	tsr_region_t r = tsr_test_region_f64("s", tsr_box1(0, NBETA_POINTS * 4 - 1));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NBETA_POINTS - 1), "tiles", &p));
 	tsr_task_t ta = reg("alpha", spin_task), tb = reg("beta", spin_task);
-	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)), qp = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
+	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)),
+		  qp = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	for (int i = 0; i < NALPHA; i++)
 		CK_TSR(tsr_launch(ta, 1, &qr, NULL, 0, NULL));
 	for (int i = 0; i < NBETA_LAUNCHES; i++)
-		CK_TSR(tsr_index_launch(tb, tsr_box1(0, NBETA_POINTS - 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(tb, tsr_box1(0, NBETA_POINTS - 1), 1, &qp, NULL, 0,
+					TSR_REDOP_NONE, NULL));
 	CK_TSR(tsr_fence());
 	double v[NBETA_POINTS * 4];
 	tsr_test_read1(r, 0, v, NBETA_POINTS * 4);
@@ -361,7 +381,8 @@ static const tsr_task_stats_t *find_row(const tsr_task_stats_t *rows, int n, con
 	const tsr_task_stats_t *found = NULL;
 	for (int i = 0; i < n; i++)
 		if (!strcmp(rows[i].name, name)) {
-			ck_assert_msg(found == NULL, "two rows for task '%s' on CPU-only workers", name);
+			ck_assert_msg(found == NULL, "two rows for task '%s' on CPU-only workers",
+				      name);
 			found = &rows[i];
 		}
 	ck_assert_msg(found != NULL, "no statistics row for task '%s'", name);
@@ -372,15 +393,18 @@ static void check_rows(void)
 {
 	tsr_task_stats_t rows[16];
 	int n = tsr_stats_get(rows, 16);
-	ck_assert_msg(n == 2, "expected rows for alpha and beta only, got %d (%s)", n, n < 0 ? tsr_last_error() : "");
+	ck_assert_msg(n == 2, "expected rows for alpha and beta only, got %d (%s)", n,
+		      n < 0 ? tsr_last_error() : "");
 	const tsr_task_stats_t *a = find_row(rows, n, "alpha"), *b = find_row(rows, n, "beta");
 	ck_assert_int_eq(a->count, NALPHA);
 	ck_assert_int_eq(b->count, NBETA_POINTS * NBETA_LAUNCHES);
 	ck_assert_int_eq(a->kind, TSR_WORKER_CPU);
 	ck_assert_int_eq(b->kind, TSR_WORKER_CPU);
-	/* every task spins SPIN_US of wall time, so the totals have a lower bound whatever the load */
+	/* every task spins SPIN_US of wall time, so the totals have a lower bound whatever the
+	 * load */
 	ck_assert_msg(a->total_us >= NALPHA * SPIN_US * 0.999, "alpha total %.1f us", a->total_us);
-	ck_assert_msg(b->total_us >= NBETA_POINTS * NBETA_LAUNCHES * SPIN_US * 0.999, "beta total %.1f us", b->total_us);
+	ck_assert_msg(b->total_us >= NBETA_POINTS * NBETA_LAUNCHES * SPIN_US * 0.999,
+		      "beta total %.1f us", b->total_us);
 	/* max bounds the copy */
 	ck_assert_int_eq(tsr_stats_get(rows, 1), 1);
 	ck_assert_int_eq(tsr_stats_get(rows, 0), 0);
@@ -401,7 +425,7 @@ START_TEST(stats_count_every_task_by_name)
 	int n = tsr_stats_get(rows, 16);
 	ck_assert_int_eq(find_row(rows, n, "alpha")->count, NALPHA + 1);
 	CK_TSR(tsr_region_destroy(r));
-	freopen("/dev/null", "w", stderr);   /* the table printed at finalize is checked below */
+	freopen("/dev/null", "w", stderr); /* the table printed at finalize is checked below */
 	CK_TSR(tsr_finalize());
 }
 END_TEST
@@ -461,13 +485,16 @@ START_TEST(stats_table_printed_at_finalize)
 		long count;
 		double total_ms, mean_us, idle;
 		int nwork;
-		if (sscanf(line, "tessera stats: idle fraction %lf over %d workers", &idle, &nwork) == 2) {
+		if (sscanf(line, "tessera stats: idle fraction %lf over %d workers", &idle,
+			   &nwork) == 2) {
 			got_idle++;
 			ck_assert(idle >= 0.0 && idle <= 1.0);
 			ck_assert_int_eq(nwork, nw);
-		} else if (sscanf(line, "tessera stats: %63s %7s %ld %lf %lf", name, kind, &count, &total_ms, &mean_us) == 5) {
+		} else if (sscanf(line, "tessera stats: %63s %7s %ld %lf %lf", name, kind, &count,
+				  &total_ms, &mean_us) == 5) {
 			ck_assert_str_eq(kind, "cpu");
-			ck_assert_msg(mean_us >= SPIN_US * 0.999, "%s: mean %.2f us", name, mean_us);
+			ck_assert_msg(mean_us >= SPIN_US * 0.999, "%s: mean %.2f us", name,
+				      mean_us);
 			ck_assert(total_ms * 1e3 >= count * SPIN_US * 0.999);
 			if (!strcmp(name, "alpha")) {
 				got_alpha++;

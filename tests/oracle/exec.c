@@ -15,32 +15,41 @@ static tsr_task_t g_task[TSR_I64 + 1];
 /* What both variants do before the body: check the arguments, get every accessor and future
  * (device pointers on a CUDA worker), and wait the op's delay. 0 on success; on failure the
  * error is reported on ctx. */
-int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF], const void *fut[])
+int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF],
+	      const void *fut[])
 {
 	const or_kargs_t *a = args;
 	if (arglen != sizeof *a) {
-		tsr_ctx_error(ctx, "oracle task got %zu bytes of arguments, expected %zu", arglen, sizeof *a);
+		tsr_ctx_error(ctx, "oracle task got %zu bytes of arguments, expected %zu", arglen,
+			      sizeof *a);
 		return -1;
 	}
 	for (int r = 0; r < a->nreq; r++) {
 		const or_kreq_t *q = &a->req[r];
 		if (q->kind == RQ_FUTURE) {
 			if (!(fut[r] = tsr_ctx_future(ctx, r))) {
-				tsr_ctx_error(ctx, "oracle task: tsr_ctx_future(%d) failed: %s", r, tsr_last_error());
+				tsr_ctx_error(ctx, "oracle task: tsr_ctx_future(%d) failed: %s", r,
+					      tsr_last_error());
 				return -1;
 			}
 			continue;
 		}
 		for (int k = 0; k < q->nf; k++) {
-			int rc = tsr_ctx_accessor(ctx, r, q->field[k], (tsr_type_t)q->type[k], q->priv, &acc[r][k]);
+			int rc = tsr_ctx_accessor(ctx, r, q->field[k], (tsr_type_t)q->type[k],
+						  q->priv, &acc[r][k]);
 			if (rc) {
-				tsr_ctx_error(ctx, "oracle task: tsr_ctx_accessor(req %d, field %d) returned %s: %s", r, q->field[k],
-				              tsr_err_name(rc), tsr_last_error());
+				tsr_ctx_error(ctx,
+					      "oracle task: tsr_ctx_accessor(req %d, field %d) "
+					      "returned %s: %s",
+					      r, q->field[k], tsr_err_name(rc), tsr_last_error());
 				return -1;
 			}
-			if (acc[r][k].type != (tsr_type_t)q->type[k] || acc[r][k].elem_size != tsr_type_size((tsr_type_t)q->type[k])) {
-				tsr_ctx_error(ctx, "oracle task: accessor of req %d field %d has type %d size %zu", r, q->field[k],
-				              acc[r][k].type, acc[r][k].elem_size);
+			if (acc[r][k].type != (tsr_type_t)q->type[k] ||
+			    acc[r][k].elem_size != tsr_type_size((tsr_type_t)q->type[k])) {
+				tsr_ctx_error(ctx,
+					      "oracle task: accessor of req %d field %d has type "
+					      "%d size %zu",
+					      r, q->field[k], acc[r][k].type, acc[r][k].elem_size);
 				return -1;
 			}
 		}
@@ -51,7 +60,8 @@ int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t ac
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		do
 			clock_gettime(CLOCK_MONOTONIC, &t);
-		while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < a->delay_us);
+		while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 <
+		       a->delay_us);
 	}
 	return 0;
 }
@@ -70,24 +80,28 @@ static void variant(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (a->ret_type != TSR_NONE) {
 		int rc = tsr_ctx_return(ctx, &ret);
 		if (rc)
-			tsr_ctx_error(ctx, "oracle task: tsr_ctx_return returned %s: %s", tsr_err_name(rc), tsr_last_error());
+			tsr_ctx_error(ctx, "oracle task: tsr_ctx_return returned %s: %s",
+				      tsr_err_name(rc), tsr_last_error());
 	}
 }
 
 int or_exec_register(void)
 {
-	static const char *names[] = {"oracle_none", "oracle_f32", "oracle_f64", "oracle_i32", "oracle_i64"};
+	static const char *names[] = {"oracle_none", "oracle_f32", "oracle_f64", "oracle_i32",
+				      "oracle_i64"};
 	for (int t = TSR_NONE; t <= TSR_I64; t++) {
 		tsr_task_desc_t d = {.name = names[t], .cpu = variant, .ret_type = (tsr_type_t)t};
 #ifdef TSR_ORACLE_CUDA
-		d.cuda = or_cuda_variant;   /* kernel_cuda.cu: the same body on the GPU */
+		d.cuda = or_cuda_variant; /* kernel_cuda.cu: the same body on the GPU */
 #endif
 #ifdef STARPU_USE_OPENCL
-		d.opencl = or_opencl_variant;   /* kernel_opencl.c: the same body over the device's buffers */
+		/* kernel_opencl.c: the same body over the device's buffers */
+		d.opencl = or_opencl_variant;
 #endif
 		int rc = tsr_task_register(&d, &g_task[t]);
 		if (rc) {
-			fprintf(stderr, "oracle: tsr_task_register(%s) returned %s: %s\n", names[t], tsr_err_name(rc), tsr_last_error());
+			fprintf(stderr, "oracle: tsr_task_register(%s) returned %s: %s\n", names[t],
+				tsr_err_name(rc), tsr_last_error());
 			return rc;
 		}
 	}
@@ -111,14 +125,14 @@ typedef struct {
 	or_interp_t in;
 	tsr_region_t node[OR_MAXNODE];
 	tsr_partition_t part[OR_MAXPART];
-	unsigned char part_state[OR_MAXPART];  /* 0 not created, 1 alive, 2 destroyed */
+	unsigned char part_state[OR_MAXPART]; /* 0 not created, 1 alive, 2 destroyed */
 	tsr_future_t fut[OR_MAXFUT];
 	unsigned char fut_state[OR_MAXFUT];
 	int root_live[OR_MAXROOT];
-	proj_arg_t proj[OR_MAXREQ];  /* must outlive the launch call that uses them */
-	int mapped_node, mapped_field;  /* -1: nothing mapped */
-	int skip;                       /* op not given to Tessera (or_exec_skip), -1: none */
-	const char *where;            /* op being run, for messages */
+	proj_arg_t proj[OR_MAXREQ];    /* must outlive the launch call that uses them */
+	int mapped_node, mapped_field; /* -1: nothing mapped */
+	int skip;                      /* op not given to Tessera (or_exec_skip), -1: none */
+	const char *where;             /* op being run, for messages */
 	char *msg;
 	size_t len;
 	int failed;
@@ -163,7 +177,8 @@ static void point_str(int dim, const int64_t x[3], char *buf, size_t len)
 	else if (dim == 2)
 		snprintf(buf, len, "(%lld,%lld)", (long long)x[0], (long long)x[1]);
 	else
-		snprintf(buf, len, "(%lld,%lld,%lld)", (long long)x[0], (long long)x[1], (long long)x[2]);
+		snprintf(buf, len, "(%lld,%lld,%lld)", (long long)x[0], (long long)x[1],
+			 (long long)x[2]);
 }
 
 /* Compare what Tessera mapped for field f of node n with the interpreter's array, bit for bit. */
@@ -174,12 +189,17 @@ static void compare(ex_t *e, int n, int f, const tsr_accessor_t *got)
 	tsr_type_t t = p->root[nd->root].type[f];
 	char name[200], bs[96], bs2[96];
 	or_node_name(p, n, name, sizeof name);
-	tsr_box_t gb = {got->dim, {got->lo[0], got->lo[1], got->lo[2]}, {got->hi[0], got->hi[1], got->hi[2]}};
-	if (!same_box(gb, nd->box) || got->type != t || got->elem_size != tsr_type_size(t) || !got->ptr) {
+	tsr_box_t gb = {got->dim,
+			{got->lo[0], got->lo[1], got->lo[2]},
+			{got->hi[0], got->hi[1], got->hi[2]}};
+	if (!same_box(gb, nd->box) || got->type != t || got->elem_size != tsr_type_size(t) ||
+	    !got->ptr) {
 		or_box_str(gb, bs, sizeof bs);
 		or_box_str(nd->box, bs2, sizeof bs2);
-		fail(e, "region %s field f%d: mapped accessor has bounds %s type %d size %zu ptr %p, expected %s %s", name, f, bs,
-		     got->type, got->elem_size, got->ptr, bs2, tsr_type_name(t));
+		fail(e,
+		     "region %s field f%d: mapped accessor has bounds %s type %d size %zu ptr %p, "
+		     "expected %s %s",
+		     name, f, bs, got->type, got->elem_size, got->ptr, bs2, tsr_type_name(t));
 		return;
 	}
 	tsr_accessor_t want = or_interp_acc(&e->in, n, f, TSR_READ);
@@ -196,10 +216,17 @@ static void compare(ex_t *e, int n, int f, const tsr_accessor_t *got)
 	if (bad) {
 		char ps[64], vg[64], vw[64];
 		point_str(nd->box.dim, first, ps, sizeof ps);
-		or_value_str(t, (const char *)got->ptr + or_elem_offset(got, first) * got->elem_size, vg, sizeof vg);
-		or_value_str(t, (const char *)want.ptr + or_elem_offset(&want, first) * want.elem_size, vw, sizeof vw);
-		fail(e, "region %s field f%d (%s) point %s: expected %s got %s (%lld of %lld elements differ)", name, f,
-		     tsr_type_name(t), ps, vw, vg, (long long)bad, (long long)tsr_box_volume(nd->box));
+		or_value_str(t,
+			     (const char *)got->ptr + or_elem_offset(got, first) * got->elem_size,
+			     vg, sizeof vg);
+		or_value_str(t,
+			     (const char *)want.ptr + or_elem_offset(&want, first) * want.elem_size,
+			     vw, sizeof vw);
+		fail(e,
+		     "region %s field f%d (%s) point %s: expected %s got %s (%lld of %lld elements "
+		     "differ)",
+		     name, f, tsr_type_name(t), ps, vw, vg, (long long)bad,
+		     (long long)tsr_box_volume(nd->box));
 	}
 }
 
@@ -245,7 +272,9 @@ static void set_owners(ex_t *e, int pi)
 		return;
 	for (int i = 0; i < pt->nsub && !e->failed; i++)
 		if (pt->owner[i] >= 0)
-			call(e, tsr_partition_set_rank(e->part[pi], e->p->node[pt->first + i].color, pt->owner[i] % tsr_nranks()),
+			call(e,
+			     tsr_partition_set_rank(e->part[pi], e->p->node[pt->first + i].color,
+						    pt->owner[i] % tsr_nranks()),
 			     "tsr_partition_set_rank");
 }
 
@@ -258,15 +287,19 @@ static void part_create(ex_t *e, int pi)
 	tsr_region_t par = e->node[pt->parent];
 	int rc;
 	if (pt->kind == PK_TILES)
-		rc = call(e, tsr_partition_tiles(par, pt->colors, name, &e->part[pi]), "tsr_partition_tiles");
+		rc = call(e, tsr_partition_tiles(par, pt->colors, name, &e->part[pi]),
+			  "tsr_partition_tiles");
 	else if (pt->kind == PK_HALO)
-		rc = call(e, tsr_partition_tiles_halo(par, pt->domain, pt->colors, pt->halo, name, &e->part[pi]),
-		          "tsr_partition_tiles_halo");
+		rc = call(e,
+			  tsr_partition_tiles_halo(par, pt->domain, pt->colors, pt->halo, name,
+						   &e->part[pi]),
+			  "tsr_partition_tiles_halo");
 	else {
 		tsr_box_t boxes[OR_MAXCOLORS];
 		for (int i = 0; i < pt->nsub; i++)
 			boxes[i] = p->node[pt->first + i].box;
-		rc = call(e, tsr_partition_boxes(par, pt->nsub, boxes, name, &e->part[pi]), "tsr_partition_boxes");
+		rc = call(e, tsr_partition_boxes(par, pt->nsub, boxes, name, &e->part[pi]),
+			  "tsr_partition_boxes");
 	}
 	if (rc)
 		return;
@@ -277,13 +310,16 @@ static void part_create(ex_t *e, int pi)
 	if (dis != pt->disjoint)
 		fail(e, "tsr_partition_is_disjoint(p%d) = %d, expected %d", pi, dis, pt->disjoint);
 	tsr_box_t colors;
-	if (!call(e, tsr_partition_colors(e->part[pi], &colors), "tsr_partition_colors") && !same_box(colors, pt->colors))
+	if (!call(e, tsr_partition_colors(e->part[pi], &colors), "tsr_partition_colors") &&
+	    !same_box(colors, pt->colors))
 		fail(e, "tsr_partition_colors(p%d) differs from the colors it was made with", pi);
 	for (int i = 0; i < pt->nsub && !e->failed; i++) {
 		const or_node_t *nd = &p->node[pt->first + i];
 		tsr_box_t b;
-		if (call(e, tsr_partition_subregion(e->part[pi], nd->color, &e->node[pt->first + i]), "tsr_partition_subregion")
-		    || call(e, tsr_region_bounds(e->node[pt->first + i], &b), "tsr_region_bounds"))
+		if (call(e,
+			 tsr_partition_subregion(e->part[pi], nd->color, &e->node[pt->first + i]),
+			 "tsr_partition_subregion") ||
+		    call(e, tsr_region_bounds(e->node[pt->first + i], &b), "tsr_region_bounds"))
 			return;
 		if (!same_box(b, nd->box)) {
 			char n[200], bs[96], bs2[96];
@@ -318,7 +354,8 @@ static void launch(ex_t *e, const or_op_t *op)
 		else {
 			e->proj[r].p = p;
 			e->proj[r].q = q;
-			reqs[r] = tsr_req_part_proj(e->part[q->obj], q->priv, q->nf, q->fields, project, &e->proj[r]);
+			reqs[r] = tsr_req_part_proj(e->part[q->obj], q->priv, q->nf, q->fields,
+						    project, &e->proj[r]);
 		}
 	}
 	or_kargs_t ka;
@@ -327,10 +364,13 @@ static void launch(ex_t *e, const or_op_t *op)
 	tsr_future_t *res = op->fut >= 0 ? &f : NULL;
 	int rc;
 	if (op->kind == OP_LAUNCH)
-		rc = call(e, tsr_launch(g_task[op->ret_type], op->nreq, reqs, &ka, sizeof ka, res), "tsr_launch");
+		rc = call(e, tsr_launch(g_task[op->ret_type], op->nreq, reqs, &ka, sizeof ka, res),
+			  "tsr_launch");
 	else
-		rc = call(e, tsr_index_launch(g_task[op->ret_type], op->domain, op->nreq, reqs, &ka, sizeof ka, op->redop, res),
-		          "tsr_index_launch");
+		rc = call(e,
+			  tsr_index_launch(g_task[op->ret_type], op->domain, op->nreq, reqs, &ka,
+					   sizeof ka, op->redop, res),
+			  "tsr_index_launch");
 	if (!rc && res) {
 		e->fut[op->fut] = f;
 		e->fut_state[op->fut] = 1;
@@ -355,7 +395,9 @@ static void run_op(ex_t *e, int i)
 	if (i == e->skip) {
 		/* injected fault: the launch never reaches Tessera; its future holds a zero */
 		uint64_t zero = 0;
-		if (op->fut >= 0 && !call(e, tsr_future_create(op->ret_type, 0, &zero, &e->fut[op->fut]), "tsr_future_create"))
+		if (op->fut >= 0 &&
+		    !call(e, tsr_future_create(op->ret_type, 0, &zero, &e->fut[op->fut]),
+			  "tsr_future_create"))
 			e->fut_state[op->fut] = 1;
 		or_interp_op(&e->in, i);
 		return;
@@ -376,7 +418,8 @@ static void run_op(ex_t *e, int i)
 		break;
 	}
 	case OP_COPY:
-		call(e, tsr_copy(e->node[op->obj], op->field, e->node[op->obj2], op->field2), "tsr_copy");
+		call(e, tsr_copy(e->node[op->obj], op->field, e->node[op->obj2], op->field2),
+		     "tsr_copy");
 		break;
 	case OP_LAUNCH:
 	case OP_INDEX:
@@ -390,12 +433,16 @@ static void run_op(ex_t *e, int i)
 		if (call(e, tsr_map(e->node[op->obj], op->field, op->priv, &acc), "tsr_map(write)"))
 			break;
 		e->mapped_node = op->obj, e->mapped_field = op->field;
-		tsr_box_t gb = {acc.dim, {acc.lo[0], acc.lo[1], acc.lo[2]}, {acc.hi[0], acc.hi[1], acc.hi[2]}};
+		tsr_box_t gb = {acc.dim,
+				{acc.lo[0], acc.lo[1], acc.lo[2]},
+				{acc.hi[0], acc.hi[1], acc.hi[2]}};
 		tsr_type_t t = p->root[p->node[op->obj].root].type[op->field];
-		if (!same_box(gb, p->node[op->obj].box) || acc.type != t || acc.elem_size != tsr_type_size(t) || !acc.ptr)
-			fail(e, "tsr_map(%s) returned an accessor with other bounds or type", or_priv_str(op->priv));
+		if (!same_box(gb, p->node[op->obj].box) || acc.type != t ||
+		    acc.elem_size != tsr_type_size(t) || !acc.ptr)
+			fail(e, "tsr_map(%s) returned an accessor with other bounds or type",
+			     or_priv_str(op->priv));
 		else if (op->priv == TSR_READ_WRITE)
-			compare(e, op->obj, op->field, &acc);  /* it must see the current values */
+			compare(e, op->obj, op->field, &acc); /* it must see the current values */
 		if (!e->failed)
 			or_host_write(&acc, op->priv, op->ival);
 		if (!call(e, tsr_unmap(e->node[op->obj], op->field), "tsr_unmap"))
@@ -405,7 +452,8 @@ static void run_op(ex_t *e, int i)
 	case OP_FUT_CREATE: {
 		uint64_t v = 0;
 		or_from_i64(p->fut_type[op->fut], op->ival, &v);
-		if (!call(e, tsr_future_create(p->fut_type[op->fut], 0, &v, &e->fut[op->fut]), "tsr_future_create"))
+		if (!call(e, tsr_future_create(p->fut_type[op->fut], 0, &v, &e->fut[op->fut]),
+			  "tsr_future_create"))
 			e->fut_state[op->fut] = 1;
 		break;
 	}
@@ -420,7 +468,8 @@ static void run_op(ex_t *e, int i)
 		call(e, tsr_fence(), "tsr_fence");
 		break;
 	}
-	/* the interpreter goes second: a host READ_WRITE above compared against the values before it */
+	/* the interpreter goes second: a host READ_WRITE above compared against the values before
+	 * it */
 	or_interp_op(&e->in, i);
 }
 
@@ -479,10 +528,15 @@ int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len)
 			char fname[16];
 			tsr_field_t fid;
 			snprintf(fname, sizeof fname, "f%d", f);
-			if (!call(e, tsr_fspace_add(fs, fname, p->root[r].type[f], 0, &fid), "tsr_fspace_add") && fid != f)
-				fail(e, "tsr_fspace_add gave field id %d to field number %d", fid, f);
+			if (!call(e, tsr_fspace_add(fs, fname, p->root[r].type[f], 0, &fid),
+				  "tsr_fspace_add") &&
+			    fid != f)
+				fail(e, "tsr_fspace_add gave field id %d to field number %d", fid,
+				     f);
 		}
-		if (!e->failed && !call(e, tsr_region_create(name, p->root[r].bounds, fs, &e->node[r]), "tsr_region_create"))
+		if (!e->failed &&
+		    !call(e, tsr_region_create(name, p->root[r].bounds, fs, &e->node[r]),
+			  "tsr_region_create"))
 			e->root_live[r] = 1;
 		/* the region keeps its fields: the field space may go now */
 		call(e, tsr_fspace_destroy(fs), "tsr_fspace_destroy");

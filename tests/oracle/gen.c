@@ -8,7 +8,10 @@
 long or_gen_dropped;
 unsigned or_avoid;
 
-static const struct { const char *name; unsigned bit; } avoid_names[] = {
+static const struct {
+	const char *name;
+	unsigned bit;
+} avoid_names[] = {
 	{"aliased-write", OR_AVOID_ALIASED_WRITE},
 	{"same-field-copy", OR_AVOID_SAME_FIELD_COPY},
 	{"redop-switch", OR_AVOID_REDOP_SWITCH},
@@ -23,7 +26,8 @@ int or_parse_avoid(const char *list, unsigned *mask)
 		size_t n = strcspn(list, ",");
 		int found = 0;
 		for (size_t i = 0; i < sizeof avoid_names / sizeof avoid_names[0]; i++)
-			if (strlen(avoid_names[i].name) == n && !strncmp(list, avoid_names[i].name, n))
+			if (strlen(avoid_names[i].name) == n &&
+			    !strncmp(list, avoid_names[i].name, n))
 				*mask |= avoid_names[i].bit, found = 1;
 		if (!found)
 			return -1;
@@ -38,7 +42,8 @@ const char *or_avoid_str(unsigned mask, char *buf, size_t len)
 	buf[0] = 0;
 	for (size_t i = 0; i < sizeof avoid_names / sizeof avoid_names[0]; i++)
 		if (mask & avoid_names[i].bit)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "", avoid_names[i].name);
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
+					      avoid_names[i].name);
 	if (!mask)
 		snprintf(buf, len, "none");
 	return buf;
@@ -50,7 +55,8 @@ void or_box_str(tsr_box_t b, char *buf, size_t len)
 	size_t n = 0;
 	buf[0] = 0;
 	for (int d = 0; d < b.dim && n < len; d++)
-		n += (size_t)snprintf(buf + n, len - n, "%s[%lld..%lld]", d ? "x" : "", (long long)b.lo[d], (long long)b.hi[d]);
+		n += (size_t)snprintf(buf + n, len - n, "%s[%lld..%lld]", d ? "x" : "",
+				      (long long)b.lo[d], (long long)b.hi[d]);
 }
 
 static void color_str(int dim, const int64_t c[3], char *buf, size_t len)
@@ -60,7 +66,8 @@ static void color_str(int dim, const int64_t c[3], char *buf, size_t len)
 	else if (dim == 2)
 		snprintf(buf, len, "%lld,%lld", (long long)c[0], (long long)c[1]);
 	else
-		snprintf(buf, len, "%lld,%lld,%lld", (long long)c[0], (long long)c[1], (long long)c[2]);
+		snprintf(buf, len, "%lld,%lld,%lld", (long long)c[0], (long long)c[1],
+			 (long long)c[2]);
 }
 
 void or_node_name(const or_prog_t *p, int n, char *buf, size_t len)
@@ -85,12 +92,16 @@ const char *or_redop_str(tsr_redop_t op)
 
 const char *or_priv_str(tsr_privilege_t priv)
 {
-	static const char *red[] = {"?", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)", "REDUCE(max)"};
+	static const char *red[] = {"?", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)",
+				    "REDUCE(max)"};
 	if (TSR_PRIV_IS_REDUCE(priv)) {
 		int op = TSR_PRIV_REDOP(priv).id;
 		return op >= 1 && op <= 4 ? red[op] : red[0];
 	}
-	return priv == TSR_READ ? "READ" : priv == TSR_WRITE ? "WRITE" : priv == TSR_READ_WRITE ? "READ_WRITE" : "?";
+	return priv == TSR_READ         ? "READ"
+	       : priv == TSR_WRITE      ? "WRITE"
+	       : priv == TSR_READ_WRITE ? "READ_WRITE"
+					: "?";
 }
 
 static int root_of_req(const or_prog_t *p, const or_req_t *q)
@@ -151,9 +162,14 @@ static int boxes_overlap(tsr_box_t a, tsr_box_t b)
 	return a.dim == b.dim && tsr_box_intersect(a, b, &o);
 }
 
-#define FAIL(...) do { snprintf(msg, len, __VA_ARGS__); return -1; } while (0)
+#define FAIL(...)                                \
+	do {                                     \
+		snprintf(msg, len, __VA_ARGS__); \
+		return -1;                       \
+	} while (0)
 
-static int check_fields(const or_prog_t *p, int root, const or_req_t *q, unsigned used[OR_MAXROOT], char *msg, size_t len)
+static int check_fields(const or_prog_t *p, int root, const or_req_t *q, unsigned used[OR_MAXROOT],
+			char *msg, size_t len)
 {
 	if (q->nf < 1 || q->nf > p->root[root].nf)
 		FAIL("bad field count %d", q->nf);
@@ -171,8 +187,8 @@ static int check_fields(const or_prog_t *p, int root, const or_req_t *q, unsigne
 static int check_priv(tsr_privilege_t priv)
 {
 	if (TSR_PRIV_IS_REDUCE(priv))
-		return priv == TSR_REDUCE(TSR_SUM) || priv == TSR_REDUCE(TSR_PROD) || priv == TSR_REDUCE(TSR_MIN)
-		       || priv == TSR_REDUCE(TSR_MAX);
+		return priv == TSR_REDUCE(TSR_SUM) || priv == TSR_REDUCE(TSR_PROD) ||
+		       priv == TSR_REDUCE(TSR_MIN) || priv == TSR_REDUCE(TSR_MAX);
 	return priv == TSR_READ || priv == TSR_WRITE || priv == TSR_READ_WRITE;
 }
 
@@ -181,7 +197,8 @@ static int check_part_geometry(const or_prog_t *p, int pi, char *msg, size_t len
 	const or_part_t *pt = &p->part[pi];
 	tsr_box_t pb = p->node[pt->parent].box;
 	if (pt->nsub != (int)tsr_box_volume(pt->colors) || pt->nsub < 1 || pt->nsub > OR_MAXCOLORS)
-		FAIL("partition p%d: %d subregions for %lld colors", pi, pt->nsub, (long long)tsr_box_volume(pt->colors));
+		FAIL("partition p%d: %d subregions for %lld colors", pi, pt->nsub,
+		     (long long)tsr_box_volume(pt->colors));
 	int disjoint = 1;
 	for (int i = 0; i < pt->nsub; i++) {
 		const or_node_t *a = &p->node[pt->first + i];
@@ -192,7 +209,8 @@ static int check_part_geometry(const or_prog_t *p, int pi, char *msg, size_t len
 				disjoint = 0;
 	}
 	if (disjoint != pt->disjoint)
-		FAIL("partition p%d: disjoint flag %d but boxes say %d", pi, pt->disjoint, disjoint);
+		FAIL("partition p%d: disjoint flag %d but boxes say %d", pi, pt->disjoint,
+		     disjoint);
 	return 0;
 }
 
@@ -215,8 +233,8 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 	int is_index = op->kind == OP_INDEX;
 	if (op->nreq < 0 || op->nreq > OR_MAXREQ)
 		FAIL("bad requirement count %d", op->nreq);
-	if (op->ret_type != TSR_NONE && op->ret_type != TSR_F32 && op->ret_type != TSR_F64 && op->ret_type != TSR_I32
-	    && op->ret_type != TSR_I64)
+	if (op->ret_type != TSR_NONE && op->ret_type != TSR_F32 && op->ret_type != TSR_F64 &&
+	    op->ret_type != TSR_I32 && op->ret_type != TSR_I64)
 		FAIL("bad return type");
 	if (op->fut >= 0) {
 		if (op->fut >= p->nfut || s->fut_state[op->fut] != 0)
@@ -253,8 +271,10 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 				FAIL("requirement %d: region node %d is not alive", r, q->obj);
 			if (is_index && q->priv != TSR_READ && !TSR_PRIV_IS_REDUCE(q->priv))
 				FAIL("requirement %d: every point would write the same region", r);
-			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && !writable(p, q->obj))
-				FAIL("requirement %d: write below an aliased partition (avoided)", r);
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) &&
+			    !writable(p, q->obj))
+				FAIL("requirement %d: write below an aliased partition (avoided)",
+				     r);
 		} else if (q->kind == RQ_PART) {
 			if (!is_index)
 				FAIL("requirement %d: partition in a single launch", r);
@@ -262,13 +282,21 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 				FAIL("requirement %d: partition p%d is not alive", r, q->obj);
 			const or_part_t *pt = &p->part[q->obj];
 			if (pt->colors.dim != op->domain.dim)
-				FAIL("requirement %d: partition p%d colors and domain differ in dimension", r, q->obj);
+				FAIL("requirement %d: partition p%d colors and domain differ in "
+				     "dimension",
+				     r, q->obj);
 			if (!q->proj && !tsr_box_contains(pt->colors, op->domain))
-				FAIL("requirement %d: domain not inside the colors of p%d", r, q->obj);
-			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && (!pt->disjoint || q->proj))
-				FAIL("requirement %d: write through aliased partition p%d or a non-identity projection", r, q->obj);
-			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && !writable(p, pt->parent))
-				FAIL("requirement %d: write below an aliased partition (avoided)", r);
+				FAIL("requirement %d: domain not inside the colors of p%d", r,
+				     q->obj);
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) &&
+			    (!pt->disjoint || q->proj))
+				FAIL("requirement %d: write through aliased partition p%d or a "
+				     "non-identity projection",
+				     r, q->obj);
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) &&
+			    !writable(p, pt->parent))
+				FAIL("requirement %d: write below an aliased partition (avoided)",
+				     r);
 		} else {
 			FAIL("requirement %d: bad kind", r);
 		}
@@ -305,7 +333,9 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 					else if (*t == 0)
 						*t = -1;
 					else
-						FAIL("requirement %d: two points write the same element", r);
+						FAIL("requirement %d: two points write the same "
+						     "element",
+						     r);
 				}
 			} while (or_box_next(p->node[n].box, x));
 		} while (or_box_next(dom, point));
@@ -318,15 +348,20 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 				double b = s->bound[root][f][e];
 				if (t <= 0)
 					continue;
-				double nb = q->priv == TSR_REDUCE(TSR_SUM) ? b + 3.0 * t
-				          : q->priv == TSR_REDUCE(TSR_PROD) ? ldexp(b, t) : fmax(b, 500.0);
+				double nb = q->priv == TSR_REDUCE(TSR_SUM)    ? b + 3.0 * t
+					    : q->priv == TSR_REDUCE(TSR_PROD) ? ldexp(b, t)
+									      : fmax(b, 500.0);
 				if (nb > lim)
-					FAIL("requirement %d: %s on field %d of r%d may reach %.0f (limit %.0f)", r, or_priv_str(q->priv), f,
-					     root, nb, lim);
+					FAIL("requirement %d: %s on field %d of r%d may reach %.0f "
+					     "(limit %.0f)",
+					     r, or_priv_str(q->priv), f, root, nb, lim);
 				int first = s->redop[root][f];
-				if ((or_avoid & OR_AVOID_REDOP_SWITCH) && first && first != TSR_PRIV_REDOP(q->priv).id)
-					FAIL("requirement %d: %s on field %d of r%d, reduced with %s before (avoided)", r,
-					     or_priv_str(q->priv), f, root, or_redop_str(TSR_REDOP_ID(first)));
+				if ((or_avoid & OR_AVOID_REDOP_SWITCH) && first &&
+				    first != TSR_PRIV_REDOP(q->priv).id)
+					FAIL("requirement %d: %s on field %d of r%d, reduced with "
+					     "%s before (avoided)",
+					     r, or_priv_str(q->priv), f, root,
+					     or_redop_str(TSR_REDOP_ID(first)));
 			}
 		}
 	}
@@ -352,8 +387,9 @@ static void apply_launch(sim_t *s, const or_op_t *op)
 				if (t < 0)
 					*b = 500.0;
 				else if (t > 0)
-					*b = q->priv == TSR_REDUCE(TSR_SUM) ? *b + 3.0 * t
-					   : q->priv == TSR_REDUCE(TSR_PROD) ? ldexp(*b, t) : fmax(*b, 500.0);
+					*b = q->priv == TSR_REDUCE(TSR_SUM)    ? *b + 3.0 * t
+					     : q->priv == TSR_REDUCE(TSR_PROD) ? ldexp(*b, t)
+									       : fmax(*b, 500.0);
 			}
 		}
 	}
@@ -398,7 +434,8 @@ static int sim_step(sim_t *s, int i, char *msg, size_t len)
 		destroy_part(s, op->obj);
 		return 0;
 	case OP_FILL:
-		if (!node_alive(s, op->obj) || !field_ok(p, op->obj, op->field) || op->ival < -100000 || op->ival > 100000)
+		if (!node_alive(s, op->obj) || !field_ok(p, op->obj, op->field) ||
+		    op->ival < -100000 || op->ival > 100000)
 			FAIL("fill of a dead node, a bad field or a large value");
 		if (!writable(p, op->obj))
 			FAIL("fill below an aliased partition (avoided)");
@@ -417,11 +454,12 @@ static int sim_step(sim_t *s, int i, char *msg, size_t len)
 		}
 		return 0;
 	case OP_COPY: {
-		if (!node_alive(s, op->obj) || !node_alive(s, op->obj2) || !field_ok(p, op->obj, op->field)
-		    || !field_ok(p, op->obj2, op->field2))
+		if (!node_alive(s, op->obj) || !node_alive(s, op->obj2) ||
+		    !field_ok(p, op->obj, op->field) || !field_ok(p, op->obj2, op->field2))
 			FAIL("copy between dead nodes or bad fields");
 		const or_node_t *a = &p->node[op->obj], *b = &p->node[op->obj2];
-		if (p->root[a->root].type[op->field] != p->root[b->root].type[op->field2] || a->box.dim != b->box.dim)
+		if (p->root[a->root].type[op->field] != p->root[b->root].type[op->field2] ||
+		    a->box.dim != b->box.dim)
 			FAIL("copy between different types or dimensions");
 		for (int d = 0; d < a->box.dim; d++)
 			if (a->box.hi[d] - a->box.lo[d] != b->box.hi[d] - b->box.lo[d])
@@ -430,13 +468,15 @@ static int sim_step(sim_t *s, int i, char *msg, size_t len)
 			FAIL("copy between overlapping boxes of one field");
 		if (!writable(p, op->obj2))
 			FAIL("copy into a region below an aliased partition (avoided)");
-		if (a->root == b->root && op->field == op->field2 && (or_avoid & OR_AVOID_SAME_FIELD_COPY))
+		if (a->root == b->root && op->field == op->field2 &&
+		    (or_avoid & OR_AVOID_SAME_FIELD_COPY))
 			FAIL("copy within one field (avoided)");
 		int64_t x[3], y[3];
 		or_box_first(a->box, x);
 		or_box_first(b->box, y);
 		do {
-			s->bound[b->root][op->field2][elem_index(p, b->root, y)] = s->bound[a->root][op->field][elem_index(p, a->root, x)];
+			s->bound[b->root][op->field2][elem_index(p, b->root, y)] =
+				s->bound[a->root][op->field][elem_index(p, a->root, x)];
 			or_box_next(b->box, y);
 		} while (or_box_next(a->box, x));
 		return 0;
@@ -448,7 +488,8 @@ static int sim_step(sim_t *s, int i, char *msg, size_t len)
 		apply_launch(s, op);
 		return 0;
 	case OP_FUT_CREATE:
-		if (op->fut < 0 || op->fut >= p->nfut || s->fut_state[op->fut] != 0 || op->ival < -100 || op->ival > 100)
+		if (op->fut < 0 || op->fut >= p->nfut || s->fut_state[op->fut] != 0 ||
+		    op->ival < -100 || op->ival > 100)
 			FAIL("future F%d created twice or with a large value", op->fut);
 		s->fut_state[op->fut] = 1;
 		return 0;
@@ -487,7 +528,8 @@ int or_validate(const or_prog_t *p, char *msg, size_t len)
 		if (rt->bounds.dim < 1 || rt->bounds.dim > 3 || rt->nf < 1 || rt->nf > OR_MAXF)
 			rc = -1, snprintf(msg, len, "root r%d malformed", r);
 		for (int d = 0; d < rt->bounds.dim && !rc; d++)
-			if (rt->bounds.hi[d] < rt->bounds.lo[d] || rt->bounds.hi[d] - rt->bounds.lo[d] >= OR_MAXEXT)
+			if (rt->bounds.hi[d] < rt->bounds.lo[d] ||
+			    rt->bounds.hi[d] - rt->bounds.lo[d] >= OR_MAXEXT)
 				rc = -1, snprintf(msg, len, "root r%d has a bad extent", r);
 	}
 	for (int i = 0; i < p->nop && !rc; i++)
@@ -526,7 +568,7 @@ static uint64_t next(gen_t *g)
 	return z ^ (z >> 31);
 }
 
-static int rnd(gen_t *g, int n)  /* uniform in [0, n) */
+static int rnd(gen_t *g, int n) /* uniform in [0, n) */
 {
 	return n <= 1 ? 0 : (int)(next(g) % (uint64_t)n);
 }
@@ -639,7 +681,8 @@ static int add_subs(gen_t *g, int pi, const tsr_box_t *boxes, int n)
 
 /* Tiles of `domain` over `colors`, each grown by halo and clipped to `clip`: the remainder of an
  * uneven split goes to the first tiles, as tessera.h says. */
-static int tile_boxes(tsr_box_t domain, tsr_box_t colors, const int64_t halo[3], tsr_box_t clip, tsr_box_t *out)
+static int tile_boxes(tsr_box_t domain, tsr_box_t colors, const int64_t halo[3], tsr_box_t clip,
+		      tsr_box_t *out)
 {
 	int n = (int)tsr_box_volume(colors);
 	for (int c = 0; c < n; c++) {
@@ -700,9 +743,10 @@ static int gen_part_create(gen_t *g, or_op_t *op)
 		pt->kind = PK_HALO;
 		pt->domain = chance(g, 1, 3) ? pb : rnd_subbox(g, pb);
 		pt->colors = rnd_colors(g, pt->domain);
-		if (pt->domain.hi[0] > pt->domain.lo[0] && pt->colors.hi[0] == 0 && 2 * tsr_box_volume(pt->colors) <= OR_MAXCOLORS
-		    && chance(g, 2, 3))
-			pt->colors.hi[0] = 1;  /* one tile has no neighbour to overlap: prefer two */
+		if (pt->domain.hi[0] > pt->domain.lo[0] && pt->colors.hi[0] == 0 &&
+		    2 * tsr_box_volume(pt->colors) <= OR_MAXCOLORS && chance(g, 2, 3))
+			/* one tile has no neighbour to overlap: prefer two */
+			pt->colors.hi[0] = 1;
 		if (!chance(g, 1, 5))
 			for (int d = 0; d < pb.dim; d++)
 				pt->halo[d] = rnd(g, 3);
@@ -785,7 +829,7 @@ static void set_result(gen_t *g, or_op_t *op, int is_index)
 	op->fut = -1;
 	op->redop = TSR_REDOP_NONE;
 	if (op->ret_type == TSR_NONE || g->p->nfut >= OR_MAXFUT || chance(g, 1, 8))
-		return;  /* a returned value nobody asks for is dropped */
+		return; /* a returned value nobody asks for is dropped */
 	if (is_index)
 		op->redop = TSR_REDOP_ID(TSR_SUM.id + rnd(g, 4));
 	op->ret_mode = op->redop.id == TSR_PROD.id;
@@ -853,7 +897,8 @@ static int gen_index(gen_t *g, or_op_t *op)
 			if (!tsr_box_contains(pt->colors, op->domain) || chance(g, 3, 10)) {
 				q->proj = 1;
 				for (int d = 0; d < pt->colors.dim; d++)
-					q->shift[d] = rnd(g, (int)(pt->colors.hi[d] - pt->colors.lo[d] + 1));
+					q->shift[d] = rnd(g, (int)(pt->colors.hi[d] -
+								   pt->colors.lo[d] + 1));
 			}
 			q->priv = rnd_priv(g, pt->disjoint && !q->proj && writable(p, pt->parent));
 			if (!pick_fields(g, p->node[pt->parent].root, used, q))
@@ -891,15 +936,18 @@ static int gen_copy(gen_t *g, or_op_t *op)
 				continue;
 			int same = 1;
 			for (int d = 0; d < na->box.dim; d++)
-				same &= na->box.hi[d] - na->box.lo[d] == nb->box.hi[d] - nb->box.lo[d];
+				same &= na->box.hi[d] - na->box.lo[d] ==
+					nb->box.hi[d] - nb->box.lo[d];
 			if (!same)
 				continue;
 			for (int fa = 0; fa < p->root[na->root].nf; fa++)
 				for (int fb = 0; fb < p->root[nb->root].nf; fb++) {
-					if (p->root[na->root].type[fa] != p->root[nb->root].type[fb])
+					if (p->root[na->root].type[fa] !=
+					    p->root[nb->root].type[fb])
 						continue;
-					if (na->root == nb->root && fa == fb
-					    && (boxes_overlap(na->box, nb->box) || (or_avoid & OR_AVOID_SAME_FIELD_COPY)))
+					if (na->root == nb->root && fa == fb &&
+					    (boxes_overlap(na->box, nb->box) ||
+					     (or_avoid & OR_AVOID_SAME_FIELD_COPY)))
 						continue;
 					if (rnd(g, ++seen) == 0) {
 						op->obj = a;
@@ -928,7 +976,8 @@ static int gen_op(gen_t *g, or_op_t *op)
 	while (r >= w[kind])
 		r -= w[kind++];
 	switch (kind) {
-	case OP_PART_CREATE: return gen_part_create(g, op);
+	case OP_PART_CREATE:
+		return gen_part_create(g, op);
 	case OP_PART_DESTROY:
 		op->kind = kind;
 		op->obj = rnd_alive_part(g);
@@ -942,16 +991,22 @@ static int gen_op(gen_t *g, or_op_t *op)
 			return 0;
 		op->field = rnd(g, p->root[p->node[op->obj].root].nf);
 		op->ival = kind == OP_FILL ? rnd(g, 101) - 50 : rnd(g, 1000);
-		op->priv = kind == OP_MAP_READ ? TSR_READ : chance(g, 1, 2) ? TSR_WRITE : TSR_READ_WRITE;
+		op->priv = kind == OP_MAP_READ ? TSR_READ
+			   : chance(g, 1, 2)   ? TSR_WRITE
+					       : TSR_READ_WRITE;
 		if (kind != OP_MAP_READ && !writable(p, op->obj))
-			op->kind = OP_MAP_READ, op->priv = TSR_READ;  /* keep the random sequence the same */
+			/* keep the random sequence the same */
+			op->kind = OP_MAP_READ, op->priv = TSR_READ;
 		return 1;
-	case OP_COPY: return gen_copy(g, op);
+	case OP_COPY:
+		return gen_copy(g, op);
 	case OP_FENCE:
 		op->kind = kind;
 		return 1;
-	case OP_LAUNCH: return gen_launch(g, op);
-	case OP_INDEX: return gen_index(g, op);
+	case OP_LAUNCH:
+		return gen_launch(g, op);
+	case OP_INDEX:
+		return gen_index(g, op);
 	case OP_FUT_CREATE:
 		if (p->nfut >= OR_MAXFUT)
 			return 0;
@@ -991,7 +1046,8 @@ static void try_commit(gen_t *g, or_op_t *op, int npart, int nnode, int nfut)
 	}
 	or_gen_dropped++;
 	if (getenv("TSR_ORACLE_DEBUG"))
-		fprintf(stderr, "oracle generator: seed %llu: dropped op: %s\n", (unsigned long long)p->seed, msg);
+		fprintf(stderr, "oracle generator: seed %llu: dropped op: %s\n",
+			(unsigned long long)p->seed, msg);
 	p->npart = npart;
 	p->nnode = nnode;
 	p->nfut = nfut;
@@ -1007,7 +1063,8 @@ static void gen_classic(gen_t *gp)
 	for (int r = 0; r < p->nroot; r++) {
 		or_root_t *rt = &p->root[r];
 		if (r > 0 && chance(&g, 1, 3)) {
-			/* same shape as an earlier region, elsewhere: copies between regions become possible */
+			/* same shape as an earlier region, elsewhere: copies between regions become
+			 * possible */
 			rt->bounds = p->root[rnd(&g, r)].bounds;
 			int64_t sh = rnd(&g, 5) - 2;
 			for (int d = 0; d < rt->bounds.dim; d++)
@@ -1050,7 +1107,6 @@ static void gen_classic(gen_t *gp)
 	*gp = g;
 }
 
-
 /* ----------------------------------------------------------------- shapes
  * Families of programs that stress coherence by pieces: a read depends only on the earlier
  * writers of the pieces it overlaps, so the families switch partitions of one field at every
@@ -1058,7 +1114,8 @@ static void gen_classic(gen_t *gp)
  * in one launch. Every op still goes through the validator (try_commit). */
 int or_shape = OR_SHAPE_MIX;
 
-static const char *const shape_names[OR_NSHAPES] = {"mix", "pieces", "classic", "alternate", "overlap", "nested", "war"};
+static const char *const shape_names[OR_NSHAPES] = {"mix",     "pieces", "classic", "alternate",
+						    "overlap", "nested", "war"};
 
 int or_parse_shape(const char *name, int *shape)
 {
@@ -1105,7 +1162,9 @@ static int shape_root(gen_t *g, int min_nf, int max_dim)
 	if (rt->bounds.dim > max_dim)
 		rt->bounds.dim = max_dim;
 	for (int d = 0; d < rt->bounds.dim; d++) {
-		int64_t ext = rt->bounds.dim == 1 ? 8 + rnd(g, 5) : rt->bounds.dim == 2 ? 4 + rnd(g, 7) : 3 + rnd(g, 3);
+		int64_t ext = rt->bounds.dim == 1   ? 8 + rnd(g, 5)
+			      : rt->bounds.dim == 2 ? 4 + rnd(g, 7)
+						    : 3 + rnd(g, 3);
 		rt->bounds.lo[d] = chance(g, 1, 2) ? 0 : rnd(g, 9) - 4;
 		rt->bounds.hi[d] = rt->bounds.lo[d] + ext - 1;
 	}
@@ -1156,8 +1215,8 @@ static tsr_box_t shape_colors(gen_t *g, tsr_box_t domain, int max_k, int max_col
 
 /* Commit the creation of a partition of parent whose subregions are boxes (one per color);
  * -1 when there is no room left or the validator refuses it. */
-static int shape_part(gen_t *g, int parent, int kind, tsr_box_t colors, tsr_box_t domain, const int64_t halo[3],
-                      const tsr_box_t *boxes)
+static int shape_part(gen_t *g, int parent, int kind, tsr_box_t colors, tsr_box_t domain,
+		      const int64_t halo[3], const tsr_box_t *boxes)
 {
 	or_prog_t *p = g->p;
 	int n = (int)tsr_box_volume(colors);
@@ -1185,14 +1244,16 @@ static int shape_part(gen_t *g, int parent, int kind, tsr_box_t colors, tsr_box_
 }
 
 /* Tiles of domain (inside parent) over colors, grown by halo (NULL: plain tiles of the parent). */
-static int shape_tiles(gen_t *g, int parent, tsr_box_t domain, tsr_box_t colors, const int64_t *halo)
+static int shape_tiles(gen_t *g, int parent, tsr_box_t domain, tsr_box_t colors,
+		       const int64_t *halo)
 {
 	static const int64_t none[3] = {0, 0, 0};
 	tsr_box_t boxes[OR_MAXCOLORS];
 	if (tsr_box_volume(colors) > OR_MAXCOLORS)
 		return -1;
 	tile_boxes(domain, colors, halo ? halo : none, g->p->node[parent].box, boxes);
-	return shape_part(g, parent, halo ? PK_HALO : PK_TILES, colors, domain, halo ? halo : none, boxes);
+	return shape_part(g, parent, halo ? PK_HALO : PK_TILES, colors, domain, halo ? halo : none,
+			  boxes);
 }
 
 /* Halo tiles of the whole parent with a halo of 1 to max_w points along every dimension. */
@@ -1214,7 +1275,8 @@ static void tile_starts(int64_t lo, int64_t hi, int k, int64_t *start)
 		start[i] = lo + i * q + (i < rem ? i : rem);
 }
 
-/* Boxes of a grid whose cuts along dimension d are start[d][0..k[d]] (product, dimension 0 fastest). */
+/* Boxes of a grid whose cuts along dimension d are start[d][0..k[d]] (product, dimension 0
+ * fastest). */
 static int grid_boxes(tsr_box_t b, const int k[3], int64_t start[3][OR_MAXEXT + 1], tsr_box_t *out)
 {
 	int n = 0;
@@ -1337,7 +1399,8 @@ static int req_fields(gen_t *g, int root, int field, unsigned used[OR_MAXROOT], 
 
 /* One requirement of op on partition pi (RQ_PART) or node n (RQ_REGION); a write the rules do
  * not allow there becomes a READ. */
-static void add_req(gen_t *g, or_op_t *op, int kind, int obj, tsr_privilege_t priv, int field, unsigned used[OR_MAXROOT])
+static void add_req(gen_t *g, or_op_t *op, int kind, int obj, tsr_privilege_t priv, int field,
+		    unsigned used[OR_MAXROOT])
 {
 	or_prog_t *p = g->p;
 	if (op->nreq >= OR_MAXREQ)
@@ -1350,7 +1413,8 @@ static void add_req(gen_t *g, or_op_t *op, int kind, int obj, tsr_privilege_t pr
 	if (kind == RQ_PART) {
 		const or_part_t *pt = &p->part[obj];
 		if (!tsr_box_contains(pt->colors, op->domain)) {
-			q->proj = 1;  /* another color space of the same dimension: a cyclic shift */
+			/* another color space of the same dimension: a cyclic shift */
+			q->proj = 1;
 			for (int d = 0; d < pt->colors.dim; d++)
 				q->shift[d] = rnd(g, (int)box_ext(pt->colors, d));
 		}
@@ -1377,7 +1441,8 @@ static void finish_launch(gen_t *g, or_op_t *op, int fp_order)
 	add_futures(g, op);
 	set_result(g, op, op->kind == OP_INDEX);
 	op->ival = rnd(g, 201) - 100;
-	op->delay_us = chance(g, 1, 6) ? 1 + rnd(g, 120) : 0;  /* shorter than classic's: more points per launch */
+	/* shorter than classic's: more points per launch */
+	op->delay_us = chance(g, 1, 6) ? 1 + rnd(g, 120) : 0;
 	op->fp_order = fp_order >= 0 ? fp_order : chance(g, 1, 2);
 	try_commit(g, op, g->p->npart, g->p->nnode, g->p->nfut);
 }
@@ -1385,8 +1450,8 @@ static void finish_launch(gen_t *g, or_op_t *op, int fp_order)
 /* An index launch over the colors of pi (or part of them) that uses pi with priv on field
  * (-1: some fields) and, when pi2 >= 0, pi2 with priv2 on field2 (another field of the same
  * root, or one of another root). */
-static void index_through(gen_t *g, int pi, tsr_privilege_t priv, int field, int pi2, tsr_privilege_t priv2, int field2,
-                          int fp_order)
+static void index_through(gen_t *g, int pi, tsr_privilege_t priv, int field, int pi2,
+			  tsr_privilege_t priv2, int field2, int fp_order)
 {
 	unsigned used[OR_MAXROOT] = {0};
 	or_op_t op;
@@ -1396,7 +1461,7 @@ static void index_through(gen_t *g, int pi, tsr_privilege_t priv, int field, int
 	add_req(g, &op, RQ_PART, pi, priv, field, used);
 	if (pi2 >= 0 && g->p->part[pi2].colors.dim == op.domain.dim)
 		add_req(g, &op, RQ_PART, pi2, priv2, field2, used);
-	if (op.nreq == 2 && chance(g, 1, 2)) {  /* the write first, sometimes */
+	if (op.nreq == 2 && chance(g, 1, 2)) { /* the write first, sometimes */
 		or_req_t t = op.req[0];
 		op.req[0] = op.req[1];
 		op.req[1] = t;
@@ -1405,8 +1470,8 @@ static void index_through(gen_t *g, int pi, tsr_privilege_t priv, int field, int
 }
 
 /* A single launch on node n with priv on field and, when n2 >= 0, on n2 with priv2 on field2. */
-static void single_on(gen_t *g, int n, tsr_privilege_t priv, int field, int n2, tsr_privilege_t priv2, int field2,
-                      int fp_order)
+static void single_on(gen_t *g, int n, tsr_privilege_t priv, int field, int n2,
+		      tsr_privilege_t priv2, int field2, int fp_order)
 {
 	unsigned used[OR_MAXROOT] = {0};
 	or_op_t op;
@@ -1496,18 +1561,18 @@ static void alternate_part(gen_t *g, int root)
 	tsr_box_t rb = g->p->node[root].box;
 	int k[3] = {1, 1, 1}, d = rnd(g, rb.dim);
 	switch (rnd(g, 6)) {
-	case 0:  /* tiles along one dimension only (x, y or z) */
+	case 0: /* tiles along one dimension only (x, y or z) */
 		k[d] = 2 + rnd(g, 3);
 		shape_tiles(g, root, rb, colors_of(rb, k), NULL);
 		return;
-	case 1:  /* tiles along every dimension */
+	case 1: /* tiles along every dimension */
 		shape_tiles(g, root, rb, shape_colors(g, rb, 3, 9), NULL);
 		return;
 	case 2:
-	case 3:  /* halo tiles of width 1 or 2 */
+	case 3: /* halo tiles of width 1 or 2 */
 		shape_halo(g, root, shape_colors(g, rb, 3, 6), 2);
 		return;
-	case 4:  /* uneven disjoint cuts */
+	case 4: /* uneven disjoint cuts */
 		shape_cuts(g, root, -1);
 		return;
 	default:
@@ -1533,10 +1598,12 @@ static void gen_alternate(gen_t *g)
 		const or_part_t *pt = &p->part[pi];
 		int k = rnd(g, 100);
 		if (k < 40) {
-			/* write through a disjoint one, read (or reduce) through an aliased one; now and
-			 * then a second partition of the same field's root on other fields */
+			/* write through a disjoint one, read (or reduce) through an aliased one;
+			 * now and then a second partition of the same field's root on other
+			 * fields */
 			int pi2 = chance(g, 1, 3) ? other_part(g, pi, -1) : -1;
-			index_through(g, pi, pt->disjoint ? write_priv(g) : read_priv(g), -1, pi2, read_priv(g), -1, -1);
+			index_through(g, pi, pt->disjoint ? write_priv(g) : read_priv(g), -1, pi2,
+				      read_priv(g), -1, -1);
 		} else if (k < 62) {
 			tsr_privilege_t priv = chance(g, 1, 2) ? write_priv(g) : read_priv(g);
 			single_on(g, rnd_sub(g, pi), priv, -1, -1, TSR_READ, -1, -1);
@@ -1566,7 +1633,7 @@ static void straddle(gen_t *g, const int64_t *start, int i0, int span, int64_t *
 	int64_t b0 = start[i0 + span - 1], b1 = start[i0 + span] - 1;
 	*lo = a0 + rnd(g, (int)(a1 - a0 + 1));
 	*hi = b0 + rnd(g, (int)(b1 - b0 + 1));
-	if (*hi < *lo) {  /* span 1: any interval inside the tile */
+	if (*hi < *lo) { /* span 1: any interval inside the tile */
 		int64_t t = *lo;
 		*lo = *hi;
 		*hi = t;
@@ -1629,11 +1696,13 @@ static int overlap_boxes(gen_t *g, int t, tsr_box_t *boxes)
 				}
 			}
 			for (int d = 0; d < pb.dim; d++)
-				straddle(g, start[d], rnd(g, k[d] - span[d] + 1), span[d], &b.lo[d], &b.hi[d]);
+				straddle(g, start[d], rnd(g, k[d] - span[d] + 1), span[d], &b.lo[d],
+					 &b.hi[d]);
 		}
 		boxes[i] = b;
 	}
-	boxes[n] = boxes[0];  /* a second copy of a box: the list is aliased even when the rest is not */
+	/* a second copy of a box: the list is aliased even when the rest is not */
+	boxes[n] = boxes[0];
 	if (boxes[n].lo[0] > pb.lo[0])
 		boxes[n].lo[0]--;
 	return n + 1;
@@ -1651,37 +1720,46 @@ static void gen_overlap(gen_t *g)
 	int k[3] = {1, 1, 1};
 	for (int d = 0; d < rb.dim; d++)
 		k[d] = (int)box_ext(p->part[tiles].colors, d) + 1;
-	int mis = chance(g, 1, 2) ? shape_cuts(g, root, tiles) : shape_tiles(g, root, rb, colors_of(rb, k), NULL);
+	int mis = chance(g, 1, 2) ? shape_cuts(g, root, tiles)
+				  : shape_tiles(g, root, rb, colors_of(rb, k), NULL);
 	tsr_box_t boxes[8];
 	int nb = overlap_boxes(g, tiles, boxes);
 	int alias = shape_part(g, root, PK_BOXES, tsr_box1(0, nb - 1), rb, NULL, boxes);
 	nb = overlap_boxes(g, chance(g, 1, 2) && mis >= 0 ? mis : tiles, boxes);
-	int alias2 = chance(g, 1, 2) ? shape_part(g, root, PK_BOXES, tsr_box1(0, nb - 1), rb, NULL, boxes) : -1;
+	int alias2 = chance(g, 1, 2)
+			     ? shape_part(g, root, PK_BOXES, tsr_box1(0, nb - 1), rb, NULL, boxes)
+			     : -1;
 	if (alias < 0 || mis < 0)
 		return;
 	int target = shape_target(g);
 	for (int step = 0, tries = 0; p->nop < target && tries < 200; tries++, step++) {
-		int writer = step % 4 == 0 ? tiles : mis, reader = alias2 >= 0 && chance(g, 1, 3) ? alias2 : alias;
+		int writer = step % 4 == 0 ? tiles : mis,
+		    reader = alias2 >= 0 && chance(g, 1, 3) ? alias2 : alias;
 		int r = rnd(g, 100);
 		if (step % 2 == 0) {
 			/* write through tiles (the aligned or the misaligned ones) */
 			if (r < 60)
 				index_through(g, writer, write_priv(g), -1, -1, TSR_READ, -1, -1);
 			else if (r < 85)
-				single_on(g, rnd_sub(g, writer), write_priv(g), -1, -1, TSR_READ, -1, -1);
+				single_on(g, rnd_sub(g, writer), write_priv(g), -1, -1, TSR_READ,
+					  -1, -1);
 			else
-				host_op(g, chance(g, 1, 2) ? OP_MAP_WRITE : OP_FILL, rnd_sub(g, writer));
+				host_op(g, chance(g, 1, 2) ? OP_MAP_WRITE : OP_FILL,
+					rnd_sub(g, writer));
 		} else {
 			/* read through the overlapping boxes */
 			if (r < 50)
 				index_through(g, reader, read_priv(g), -1, -1, TSR_READ, -1, -1);
 			else if (r < 70)
-				single_on(g, rnd_sub(g, reader), TSR_READ, -1, chance(g, 1, 2) ? rnd_sub(g, writer) : -1, write_priv(g),
-				          -1, -1);
+				single_on(g, rnd_sub(g, reader), TSR_READ, -1,
+					  chance(g, 1, 2) ? rnd_sub(g, writer) : -1, write_priv(g),
+					  -1, -1);
 			else if (r < 85)
 				host_op(g, OP_MAP_READ, rnd_sub(g, reader));
 			else if (r < 92)
-				single_on(g, rnd_sub(g, reader), write_priv(g), -1, -1, TSR_READ, -1, -1);  /* a write into a box */
+				/* a write into a box */
+				single_on(g, rnd_sub(g, reader), write_priv(g), -1, -1, TSR_READ,
+					  -1, -1);
 			else
 				classic_op(g);
 		}
@@ -1717,10 +1795,14 @@ static void build_nest(gen_t *g, nest_t *s)
 	or_prog_t *p = g->p;
 	tsr_box_t rb = p->node[s->root].box;
 	s->tiles = shape_tiles(g, s->root, rb, shape_colors(g, rb, 3, 6), NULL);
-	s->tile = s->tiles >= 0 ? (chance(g, 1, 2) ? largest_sub(p, s->tiles) : rnd_sub(g, s->tiles)) : -1;
+	s->tile = s->tiles >= 0
+			  ? (chance(g, 1, 2) ? largest_sub(p, s->tiles) : rnd_sub(g, s->tiles))
+			  : -1;
 	s->sub_tiles = s->tile >= 0 ? nested_tiles_of(g, s->tile) : -1;
 	tsr_box_t tb = s->tile >= 0 ? p->node[s->tile].box : rb;
-	s->sub_halo = s->tile >= 0 && tsr_box_volume(tb) >= 2 ? shape_halo(g, s->tile, shape_colors(g, tb, 3, 6), 1) : -1;
+	s->sub_halo = s->tile >= 0 && tsr_box_volume(tb) >= 2
+			      ? shape_halo(g, s->tile, shape_colors(g, tb, 3, 6), 1)
+			      : -1;
 	s->deep = s->sub_tiles >= 0 ? nested_tiles_of(g, largest_sub(p, s->sub_tiles)) : -1;
 	s->halo = shape_halo(g, s->root, shape_colors(g, rb, 3, 6), 2);
 	s->halo_sub = s->halo >= 0 ? rnd_sub(g, s->halo) : -1;
@@ -1753,7 +1835,8 @@ static void gen_nested(gen_t *g)
 	for (int tries = 0; p->nop < target && tries < 200; tries++) {
 		int k = rnd(g, 100);
 		if (k < 28) {
-			/* read the nested ones: through a partition, one subregion, or on the host */
+			/* read the nested ones: through a partition, one subregion, or on the
+			 * host */
 			int pi = pick_of(g, nested, 4);
 			if (pi < 0)
 				pi = s.tiles;
@@ -1775,18 +1858,21 @@ static void gen_nested(gen_t *g)
 			else if (j == 2)
 				host_op(g, OP_MAP_WRITE, n);
 			else if (alive_part(g, s.sibling))
-				index_through(g, s.sibling, write_priv(g), -1, -1, TSR_READ, -1, -1);
+				index_through(g, s.sibling, write_priv(g), -1, -1, TSR_READ, -1,
+					      -1);
 		} else if (k < 63) {
 			int pi = pick_of(g, writers, 4);
 			if (pi >= 0)
-				index_through(g, pi, write_priv(g), -1, pick_of(g, nested, 4), TSR_READ, -1, -1);
+				index_through(g, pi, write_priv(g), -1, pick_of(g, nested, 4),
+					      TSR_READ, -1, -1);
 		} else if (k < 88) {
 			/* ordered reductions into tiles and halos, interleaved */
 			int pi = pick_of(g, reducers, 5);
 			if (pi >= 0 && chance(g, 2, 3))
 				index_through(g, pi, rnd_reduce(g), -1, -1, TSR_READ, -1, 1);
 			else if (pi >= 0)
-				single_on(g, rnd_sub(g, pi), rnd_reduce(g), -1, -1, TSR_READ, -1, 1);
+				single_on(g, rnd_sub(g, pi), rnd_reduce(g), -1, -1, TSR_READ, -1,
+					  1);
 		} else {
 			classic_op(g);
 		}
@@ -1816,10 +1902,12 @@ static void gen_war(gen_t *g)
 		if (k < 50) {
 			index_through(g, reader, TSR_READ, fr, tiles, write_priv(g), fw, -1);
 		} else if (k < 60 && other >= 0) {
-			/* read through tiles of other counts (shifted projection) while writing the tiles */
+			/* read through tiles of other counts (shifted projection) while writing the
+			 * tiles */
 			index_through(g, tiles, write_priv(g), fw, other, read_priv(g), fr, -1);
 		} else if (k < 75) {
-			single_on(g, rnd_sub(g, reader), TSR_READ, fr, rnd_sub(g, tiles), write_priv(g), fw, -1);
+			single_on(g, rnd_sub(g, reader), TSR_READ, fr, rnd_sub(g, tiles),
+				  write_priv(g), fw, -1);
 		} else if (k < 83) {
 			host_op(g, OP_MAP_READ, rnd_sub(g, chance(g, 1, 2) ? reader : tiles));
 		} else if (k < 88) {
@@ -1840,11 +1928,21 @@ void or_generate(uint64_t seed, or_prog_t *p)
 	p->shape = or_shape_of(seed, or_shape);
 	sim_init(g.sim, p);
 	switch (p->shape) {
-	case OR_SHAPE_ALTERNATE: gen_alternate(&g); break;
-	case OR_SHAPE_OVERLAP: gen_overlap(&g); break;
-	case OR_SHAPE_NESTED: gen_nested(&g); break;
-	case OR_SHAPE_WAR: gen_war(&g); break;
-	default: gen_classic(&g); break;
+	case OR_SHAPE_ALTERNATE:
+		gen_alternate(&g);
+		break;
+	case OR_SHAPE_OVERLAP:
+		gen_overlap(&g);
+		break;
+	case OR_SHAPE_NESTED:
+		gen_nested(&g);
+		break;
+	case OR_SHAPE_WAR:
+		gen_war(&g);
+		break;
+	default:
+		gen_classic(&g);
+		break;
 	}
 	free(g.sim);
 	or_draw_owners(p);
@@ -1856,13 +1954,17 @@ void or_draw_owners(or_prog_t *p)
 {
 	for (int pi = 0; pi < p->npart; pi++) {
 		or_part_t *pt = &p->part[pi];
-		gen_t g = {(p->seed ^ 0x6f776e657273ull) * 0x9e3779b97f4a7c15ull + (uint64_t)pi * 0xbf58476d1ce4e5b9ull, p, NULL};
-		/* half of the partitions keep the default (blocks of colors); the others move a third of
-		 * their colors, or all of them, to ranks drawn here (taken modulo the number of ranks) */
+		gen_t g = {(p->seed ^ 0x6f776e657273ull) * 0x9e3779b97f4a7c15ull +
+				   (uint64_t)pi * 0xbf58476d1ce4e5b9ull,
+			   p, NULL};
+		/* half of the partitions keep the default (blocks of colors); the others move a
+		 * third of their colors, or all of them, to ranks drawn here (taken modulo the
+		 * number of ranks) */
 		int moved = chance(&g, 1, 2) ? 0 : chance(&g, 1, 3) ? 3 : 1;
 		for (int i = 0; i < OR_MAXCOLORS; i++) {
 			int32_t v = (int32_t)(next(&g) >> 33);
-			pt->owner[i] = i < pt->nsub && moved && (moved == 3 || chance(&g, 1, 3)) ? v : -1;
+			pt->owner[i] =
+				i < pt->nsub && moved && (moved == 3 || chance(&g, 1, 3)) ? v : -1;
 		}
 	}
 }
@@ -1884,14 +1986,16 @@ static void print_req(FILE *out, const or_prog_t *p, const or_req_t *q)
 	else {
 		or_node_name(p, p->part[q->obj].parent, name, sizeof name);
 		size_t n = strlen(name);
-		snprintf(name + n, sizeof name - n, "/p%d%s", q->obj, p->part[q->obj].disjoint ? "" : "(aliased)");
+		snprintf(name + n, sizeof name - n, "/p%d%s", q->obj,
+			 p->part[q->obj].disjoint ? "" : "(aliased)");
 	}
 	fprintf(out, "%s %s {", name, or_priv_str(q->priv));
 	for (int k = 0; k < q->nf; k++)
 		fprintf(out, "%sf%d", k ? "," : "", q->fields[k]);
 	fprintf(out, "}");
 	if (q->proj)
-		fprintf(out, " proj shift(%lld,%lld,%lld)", (long long)q->shift[0], (long long)q->shift[1], (long long)q->shift[2]);
+		fprintf(out, " proj shift(%lld,%lld,%lld)", (long long)q->shift[0],
+			(long long)q->shift[1], (long long)q->shift[2]);
 }
 
 void or_print_op(FILE *out, const or_prog_t *p, int i)
@@ -1905,11 +2009,14 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 		or_node_name(p, pt->parent, a, sizeof a);
 		or_box_str(pt->colors, bs, sizeof bs);
 		fprintf(out, "create p%d = %s of %s colors %s", op->obj,
-		        pt->kind == PK_TILES ? "tiles" : pt->kind == PK_HALO ? "halo tiles" : "boxes", a, bs);
+			pt->kind == PK_TILES  ? "tiles"
+			: pt->kind == PK_HALO ? "halo tiles"
+					      : "boxes",
+			a, bs);
 		if (pt->kind == PK_HALO) {
 			or_box_str(pt->domain, bs, sizeof bs);
-			fprintf(out, " domain %s halo (%lld,%lld,%lld)", bs, (long long)pt->halo[0], (long long)pt->halo[1],
-			        (long long)pt->halo[2]);
+			fprintf(out, " domain %s halo (%lld,%lld,%lld)", bs, (long long)pt->halo[0],
+				(long long)pt->halo[1], (long long)pt->halo[2]);
 		}
 		fprintf(out, " %s:", pt->disjoint ? "disjoint" : "aliased");
 		for (int s = 0; s < pt->nsub; s++) {
@@ -1918,10 +2025,13 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 		}
 		for (int s = 0; s < pt->nsub; s++)
 			if (pt->owner[s] >= 0)
-				fprintf(out, " (owner of subregion %d: %d mod ranks)", s, (int)pt->owner[s]);
+				fprintf(out, " (owner of subregion %d: %d mod ranks)", s,
+					(int)pt->owner[s]);
 		break;
 	}
-	case OP_PART_DESTROY: fprintf(out, "destroy p%d", op->obj); break;
+	case OP_PART_DESTROY:
+		fprintf(out, "destroy p%d", op->obj);
+		break;
 	case OP_FILL:
 		or_node_name(p, op->obj, a, sizeof a);
 		fprintf(out, "fill %s f%d = %lld", a, op->field, (long long)op->ival);
@@ -1938,8 +2048,8 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 		if (op->kind == OP_MAP_READ)
 			fprintf(out, "map %s %s f%d READ: check", a, bs, op->field);
 		else
-			fprintf(out, "map %s %s f%d %s: host write salt %lld", a, bs, op->field, or_priv_str(op->priv),
-			        (long long)op->ival);
+			fprintf(out, "map %s %s f%d %s: host write salt %lld", a, bs, op->field,
+				or_priv_str(op->priv), (long long)op->ival);
 		break;
 	case OP_LAUNCH:
 	case OP_INDEX:
@@ -1955,7 +2065,8 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 		if (op->fp_order)
 			fprintf(out, " (fractional float reductions)");
 		if (op->fut >= 0)
-			fprintf(out, op->kind == OP_INDEX ? " -> F%d by %s" : " -> F%d", op->fut, or_redop_str(op->redop));
+			fprintf(out, op->kind == OP_INDEX ? " -> F%d by %s" : " -> F%d", op->fut,
+				or_redop_str(op->redop));
 		fprintf(out, ":");
 		for (int r = 0; r < op->nreq; r++) {
 			fprintf(out, r ? "; " : " ");
@@ -1963,11 +2074,18 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 		}
 		break;
 	case OP_FUT_CREATE:
-		fprintf(out, "F%d = future %s %lld", op->fut, type_str(p->fut_type[op->fut]), (long long)op->ival);
+		fprintf(out, "F%d = future %s %lld", op->fut, type_str(p->fut_type[op->fut]),
+			(long long)op->ival);
 		break;
-	case OP_FUT_WAIT: fprintf(out, "wait F%d: check", op->obj); break;
-	case OP_FUT_DESTROY: fprintf(out, "destroy F%d", op->obj); break;
-	case OP_FENCE: fprintf(out, "fence"); break;
+	case OP_FUT_WAIT:
+		fprintf(out, "wait F%d: check", op->obj);
+		break;
+	case OP_FUT_DESTROY:
+		fprintf(out, "destroy F%d", op->obj);
+		break;
+	case OP_FENCE:
+		fprintf(out, "fence");
+		break;
 	}
 	fprintf(out, "\n");
 }
@@ -1975,8 +2093,10 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 void or_print_prog(FILE *out, const or_prog_t *p)
 {
 	char bs[96];
-	fprintf(out, "program seed %llu (shape %s): %d regions, %d partitions, %d futures, %d ops\n",
-	        (unsigned long long)p->seed, or_shape_str(p->shape), p->nroot, p->npart, p->nfut, p->nop);
+	fprintf(out,
+		"program seed %llu (shape %s): %d regions, %d partitions, %d futures, %d ops\n",
+		(unsigned long long)p->seed, or_shape_str(p->shape), p->nroot, p->npart, p->nfut,
+		p->nop);
 	for (int r = 0; r < p->nroot; r++) {
 		or_box_str(p->root[r].bounds, bs, sizeof bs);
 		fprintf(out, "  region r%d %s fields", r, bs);
@@ -1986,7 +2106,8 @@ void or_print_prog(FILE *out, const or_prog_t *p)
 	}
 	for (int i = 0; i < p->nop; i++)
 		or_print_op(out, p, i);
-	fprintf(out, "  end: check every field of every region and every live future, destroy everything\n");
+	fprintf(out, "  end: check every field of every region and every live future, destroy "
+		     "everything\n");
 }
 
 static int fp_type(tsr_type_t t)
@@ -2013,14 +2134,18 @@ static int war_in_launch(const or_prog_t *p, const or_op_t *op)
 {
 	for (int a = 0; a < op->nreq; a++) {
 		const or_req_t *r = &op->req[a];
-		if (r->kind == RQ_FUTURE || r->priv != TSR_READ || (r->kind == RQ_PART && p->part[r->obj].disjoint))
+		if (r->kind == RQ_FUTURE || r->priv != TSR_READ ||
+		    (r->kind == RQ_PART && p->part[r->obj].disjoint))
 			continue;
 		for (int b = 0; b < op->nreq; b++) {
 			const or_req_t *w = &op->req[b];
-			if (w->kind == RQ_FUTURE || (w->priv != TSR_WRITE && w->priv != TSR_READ_WRITE))
+			if (w->kind == RQ_FUTURE ||
+			    (w->priv != TSR_WRITE && w->priv != TSR_READ_WRITE))
 				continue;
-			const or_node_t *nr = &p->node[req_node(p, r)], *nw = &p->node[req_node(p, w)];
-			if (nr->root == nw->root && w->obj != r->obj && boxes_overlap(nr->box, nw->box))
+			const or_node_t *nr = &p->node[req_node(p, r)],
+					*nw = &p->node[req_node(p, w)];
+			if (nr->root == nw->root && w->obj != r->obj &&
+			    boxes_overlap(nr->box, nw->box))
 				return 1;
 		}
 	}
@@ -2054,7 +2179,7 @@ static long straddling(const or_prog_t *p, int pi)
 
 void or_stats_add(or_stats_t *s, const or_prog_t *p)
 {
-	int last[OR_MAXROOT][OR_MAXF];  /* partition of the last index launch on each field */
+	int last[OR_MAXROOT][OR_MAXF]; /* partition of the last index launch on each field */
 	memset(last, -1, sizeof last);
 	if (p->shape >= 0 && p->shape < OR_NSHAPES)
 		s->shape[p->shape]++;
@@ -2074,15 +2199,17 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 				*l = q->obj;
 			}
 		}
-		s->fp_future += op->fp_order && op->kind == OP_INDEX && op->fut >= 0 && fp_type(op->ret_type)
-		                && (op->redop.id == TSR_SUM.id || op->redop.id == TSR_PROD.id);
+		s->fp_future += op->fp_order && op->kind == OP_INDEX && op->fut >= 0 &&
+				fp_type(op->ret_type) &&
+				(op->redop.id == TSR_SUM.id || op->redop.id == TSR_PROD.id);
 		if (op->kind == OP_PART_CREATE) {
 			const or_part_t *pt = &p->part[op->obj];
 			s->halo_parts += pt->kind == PK_HALO && !pt->disjoint;
 			s->box_parts += pt->kind == PK_BOXES;
 			s->overlap_box_parts += pt->kind == PK_BOXES && !pt->disjoint;
 			s->nested_parts += p->node[pt->parent].depth > 0;
-			s->deep_parts += p->node[pt->parent].depth >= 2 || below_aliased(p, pt->parent);
+			s->deep_parts +=
+				p->node[pt->parent].depth >= 2 || below_aliased(p, pt->parent);
 			s->straddle_boxes += straddling(p, op->obj);
 		}
 		for (int r = 0; r < op->nreq; r++) {
@@ -2090,12 +2217,16 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 			s->fut_consumed += q->kind == RQ_FUTURE;
 			s->proj_shift += q->kind == RQ_PART && q->proj;
 			if (op->fp_order && TSR_PRIV_IS_REDUCE(q->priv) && q->kind != RQ_FUTURE)
-				s->fp_reduce += fp_type(req_type(p, q)) && q->priv != TSR_REDUCE(TSR_MIN) && q->priv != TSR_REDUCE(TSR_MAX);
+				s->fp_reduce += fp_type(req_type(p, q)) &&
+						q->priv != TSR_REDUCE(TSR_MIN) &&
+						q->priv != TSR_REDUCE(TSR_MAX);
 			if (op->kind == OP_INDEX && TSR_PRIV_IS_REDUCE(q->priv)) {
-				s->reduce_aliased += q->kind == RQ_PART && !p->part[q->obj].disjoint;
+				s->reduce_aliased +=
+					q->kind == RQ_PART && !p->part[q->obj].disjoint;
 				s->reduce_region_index += q->kind == RQ_REGION;
 			}
-			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) && q->kind != RQ_FUTURE) {
+			if ((q->priv == TSR_WRITE || q->priv == TSR_READ_WRITE) &&
+			    q->kind != RQ_FUTURE) {
 				int n = q->kind == RQ_REGION ? q->obj : p->part[q->obj].parent;
 				s->write_nested += p->node[n].depth >= 1 + (q->kind == RQ_PART);
 			}

@@ -11,7 +11,8 @@ int or_interp_init(or_interp_t *s, const or_prog_t *p)
 	for (int r = 0; r < p->nroot; r++)
 		for (int f = 0; f < p->root[r].nf; f++) {
 			/* regions start zero-initialised, as tsr_region_create promises */
-			s->data[r][f] = calloc((size_t)tsr_box_volume(p->root[r].bounds), tsr_type_size(p->root[r].type[f]));
+			s->data[r][f] = calloc((size_t)tsr_box_volume(p->root[r].bounds),
+					       tsr_type_size(p->root[r].type[f]));
 			if (!s->data[r][f]) {
 				or_interp_free(s);
 				return -1;
@@ -113,12 +114,15 @@ void or_partial_open(or_partial_t *b, tsr_box_t box, tsr_accessor_t data, tsr_re
 
 void or_partial_fold(or_partial_t *b)
 {
-	tsr_box_t box = {b->acc.dim, {b->acc.lo[0], b->acc.lo[1], b->acc.lo[2]}, {b->acc.hi[0], b->acc.hi[1], b->acc.hi[2]}};
+	tsr_box_t box = {b->acc.dim,
+			 {b->acc.lo[0], b->acc.lo[1], b->acc.lo[2]},
+			 {b->acc.hi[0], b->acc.hi[1], b->acc.hi[2]}};
 	int64_t x[3];
 	or_box_first(box, x);
 	do
-		or_fold(b->data.type, b->op, (char *)b->data.ptr + or_elem_offset(&b->data, x) * b->data.elem_size,
-		        (char *)b->buf + or_elem_offset(&b->acc, x) * b->acc.elem_size);
+		or_fold(b->data.type, b->op,
+			(char *)b->data.ptr + or_elem_offset(&b->data, x) * b->data.elem_size,
+			(char *)b->buf + or_elem_offset(&b->acc, x) * b->acc.elem_size);
 	while (or_box_next(box, x));
 	free(b->buf);
 	b->buf = NULL;
@@ -127,8 +131,8 @@ void or_partial_fold(or_partial_t *b)
 /* One (point) task: accessors straight on the arrays, except that a REDUCE goes into a private
  * buffer at the identity, folded into the data right after the task (requirements and fields in
  * order). Points run in color order, so this is the fold order Tessera promises. */
-static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, int pdim, const int64_t point[3],
-                     void *ret)
+static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, int pdim,
+		     const int64_t point[3], void *ret)
 {
 	const or_prog_t *p = s->p;
 	tsr_accessor_t acc[OR_MAXREQ][OR_MAXF];
@@ -228,7 +232,7 @@ void or_interp_op(or_interp_t *s, int i)
 			s->fut[op->fut] = total;
 		break;
 	}
-	default:  /* partitions, host reads and future waits change no data */
+	default: /* partitions, host reads and future waits change no data */
 		break;
 	}
 }

@@ -17,11 +17,28 @@ OR_HD int64_t or_to_i64(tsr_type_t t, const void *v)
 {
 	double d;
 	switch (t) {
-	case TSR_I32: { int32_t x; memcpy(&x, v, 4); return x; }
-	case TSR_I64: { int64_t x; memcpy(&x, v, 8); return x; }
-	case TSR_F32: { float x; memcpy(&x, v, 4); d = x; break; }
-	case TSR_F64: { memcpy(&d, v, 8); break; }
-	default: return 0;
+	case TSR_I32: {
+		int32_t x;
+		memcpy(&x, v, 4);
+		return x;
+	}
+	case TSR_I64: {
+		int64_t x;
+		memcpy(&x, v, 8);
+		return x;
+	}
+	case TSR_F32: {
+		float x;
+		memcpy(&x, v, 4);
+		d = x;
+		break;
+	}
+	case TSR_F64: {
+		memcpy(&d, v, 8);
+		break;
+	}
+	default:
+		return 0;
 	}
 	/* A wrong value from the runtime may be anything: keep the conversion defined. */
 	if (!(d > -9.0e18 && d < 9.0e18))
@@ -32,20 +49,38 @@ OR_HD int64_t or_to_i64(tsr_type_t t, const void *v)
 OR_HD void or_from_i64(tsr_type_t t, int64_t v, void *out)
 {
 	switch (t) {
-	case TSR_I32: { int32_t x = (int32_t)(uint32_t)(uint64_t)v; memcpy(out, &x, 4); break; }
-	case TSR_I64: memcpy(out, &v, 8); break;
-	case TSR_F32: { float x = (float)v; memcpy(out, &x, 4); break; }
-	case TSR_F64: { double x = (double)v; memcpy(out, &x, 8); break; }
-	default: break;
+	case TSR_I32: {
+		int32_t x = (int32_t)(uint32_t)(uint64_t)v;
+		memcpy(out, &x, 4);
+		break;
+	}
+	case TSR_I64:
+		memcpy(out, &v, 8);
+		break;
+	case TSR_F32: {
+		float x = (float)v;
+		memcpy(out, &x, 4);
+		break;
+	}
+	case TSR_F64: {
+		double x = (double)v;
+		memcpy(out, &x, 8);
+		break;
+	}
+	default:
+		break;
 	}
 }
 
 double or_type_limit(tsr_type_t t)
 {
 	switch (t) {
-	case TSR_I32: return 1073741824.0;  /* 2^30: sums of two stay in int32 */
-	case TSR_F32: return 8388608.0;     /* 2^23: every integer below is exact in a float */
-	default: return 4503599627370496.0; /* 2^52: exact in a double, 3x fits in int64 */
+	case TSR_I32:
+		return 1073741824.0; /* 2^30: sums of two stay in int32 */
+	case TSR_F32:
+		return 8388608.0; /* 2^23: every integer below is exact in a float */
+	default:
+		return 4503599627370496.0; /* 2^52: exact in a double, 3x fits in int64 */
 	}
 }
 
@@ -53,26 +88,39 @@ void or_identity(tsr_type_t t, tsr_redop_t op, void *out)
 {
 	switch (t) {
 	case TSR_I32: {
-		int32_t x = op.id == TSR_SUM.id ? 0 : op.id == TSR_PROD.id ? 1 : op.id == TSR_MIN.id ? INT32_MAX : INT32_MIN;
+		int32_t x = op.id == TSR_SUM.id    ? 0
+			    : op.id == TSR_PROD.id ? 1
+			    : op.id == TSR_MIN.id  ? INT32_MAX
+						   : INT32_MIN;
 		memcpy(out, &x, 4);
 		break;
 	}
 	case TSR_I64: {
-		int64_t x = op.id == TSR_SUM.id ? 0 : op.id == TSR_PROD.id ? 1 : op.id == TSR_MIN.id ? INT64_MAX : INT64_MIN;
+		int64_t x = op.id == TSR_SUM.id    ? 0
+			    : op.id == TSR_PROD.id ? 1
+			    : op.id == TSR_MIN.id  ? INT64_MAX
+						   : INT64_MIN;
 		memcpy(out, &x, 8);
 		break;
 	}
 	case TSR_F32: {
-		float x = op.id == TSR_SUM.id ? 0.0f : op.id == TSR_PROD.id ? 1.0f : op.id == TSR_MIN.id ? INFINITY : -INFINITY;
+		float x = op.id == TSR_SUM.id    ? 0.0f
+			  : op.id == TSR_PROD.id ? 1.0f
+			  : op.id == TSR_MIN.id  ? INFINITY
+						 : -INFINITY;
 		memcpy(out, &x, 4);
 		break;
 	}
 	case TSR_F64: {
-		double x = op.id == TSR_SUM.id ? 0.0 : op.id == TSR_PROD.id ? 1.0 : op.id == TSR_MIN.id ? INFINITY : -INFINITY;
+		double x = op.id == TSR_SUM.id    ? 0.0
+			   : op.id == TSR_PROD.id ? 1.0
+			   : op.id == TSR_MIN.id  ? INFINITY
+						  : -INFINITY;
 		memcpy(out, &x, 8);
 		break;
 	}
-	default: break;
+	default:
+		break;
 	}
 }
 
@@ -86,8 +134,10 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		memcpy(&a, acc, 4);
 		memcpy(&b, val, 4);
 		uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-		int32_t r = op.id == TSR_SUM.id ? (int32_t)(ua + ub) : op.id == TSR_PROD.id ? (int32_t)(ua * ub)
-		          : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
+		int32_t r = op.id == TSR_SUM.id    ? (int32_t)(ua + ub)
+			    : op.id == TSR_PROD.id ? (int32_t)(ua * ub)
+			    : op.id == TSR_MIN.id  ? (b < a ? b : a)
+						   : (b > a ? b : a);
 		memcpy(acc, &r, 4);
 		break;
 	}
@@ -96,8 +146,10 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		memcpy(&a, acc, 8);
 		memcpy(&b, val, 8);
 		uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-		int64_t r = op.id == TSR_SUM.id ? (int64_t)(ua + ub) : op.id == TSR_PROD.id ? (int64_t)(ua * ub)
-		          : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
+		int64_t r = op.id == TSR_SUM.id    ? (int64_t)(ua + ub)
+			    : op.id == TSR_PROD.id ? (int64_t)(ua * ub)
+			    : op.id == TSR_MIN.id  ? (b < a ? b : a)
+						   : (b > a ? b : a);
 		memcpy(acc, &r, 8);
 		break;
 	}
@@ -105,7 +157,10 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		float a, b;
 		memcpy(&a, acc, 4);
 		memcpy(&b, val, 4);
-		float r = op.id == TSR_SUM.id ? a + b : op.id == TSR_PROD.id ? a * b : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
+		float r = op.id == TSR_SUM.id    ? a + b
+			  : op.id == TSR_PROD.id ? a * b
+			  : op.id == TSR_MIN.id  ? (b < a ? b : a)
+						 : (b > a ? b : a);
 		memcpy(acc, &r, 4);
 		break;
 	}
@@ -113,32 +168,52 @@ OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 		double a, b;
 		memcpy(&a, acc, 8);
 		memcpy(&b, val, 8);
-		double r = op.id == TSR_SUM.id ? a + b : op.id == TSR_PROD.id ? a * b : op.id == TSR_MIN.id ? (b < a ? b : a) : (b > a ? b : a);
+		double r = op.id == TSR_SUM.id    ? a + b
+			   : op.id == TSR_PROD.id ? a * b
+			   : op.id == TSR_MIN.id  ? (b < a ? b : a)
+						  : (b > a ? b : a);
 		memcpy(acc, &r, 8);
 		break;
 	}
-	default: break;
+	default:
+		break;
 	}
 }
 
 void or_value_str(tsr_type_t t, const void *v, char *buf, size_t len)
 {
 	switch (t) {
-	case TSR_I32: { int32_t x; memcpy(&x, v, 4); snprintf(buf, len, "%d", x); break; }
-	case TSR_I64: { int64_t x; memcpy(&x, v, 8); snprintf(buf, len, "%lld", (long long)x); break; }
+	case TSR_I32: {
+		int32_t x;
+		memcpy(&x, v, 4);
+		snprintf(buf, len, "%d", x);
+		break;
+	}
+	case TSR_I64: {
+		int64_t x;
+		memcpy(&x, v, 8);
+		snprintf(buf, len, "%lld", (long long)x);
+		break;
+	}
 	case TSR_F32: {
-		float x; uint32_t b;
-		memcpy(&x, v, 4); memcpy(&b, v, 4);
+		float x;
+		uint32_t b;
+		memcpy(&x, v, 4);
+		memcpy(&b, v, 4);
 		snprintf(buf, len, "%.9g (0x%08x)", x, b);
 		break;
 	}
 	case TSR_F64: {
-		double x; uint64_t b;
-		memcpy(&x, v, 8); memcpy(&b, v, 8);
+		double x;
+		uint64_t b;
+		memcpy(&x, v, 8);
+		memcpy(&b, v, 8);
 		snprintf(buf, len, "%.17g (0x%016llx)", x, (unsigned long long)b);
 		break;
 	}
-	default: snprintf(buf, len, "?"); break;
+	default:
+		snprintf(buf, len, "?");
+		break;
 	}
 }
 
@@ -255,16 +330,19 @@ OR_HD static double fp_contribution(tsr_redop_t op, uint64_t h)
 	return (double)((int64_t)(h % 1000) - 500) * scale[(h >> 12) % 4];
 }
 
-OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
-               const void *const fut[], void *ret)
+OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3],
+		     tsr_accessor_t acc[][OR_MAXF], const void *const fut[], void *ret)
 {
-	/* 1. what the task reads: every READ / READ_WRITE element and every future, before any write */
+	/* 1. what the task reads: every READ / READ_WRITE element and every future, before any
+	 * write */
 	uint64_t h = 1469598103934665603ull;
 	int64_t fsum = 0;
 	for (int r = 0; r < a->nreq; r++) {
 		const or_kreq_t *q = &a->req[r];
 		if (q->kind == RQ_FUTURE) {
-			fsum = wrap((uint64_t)fsum + (uint64_t)or_to_i64((tsr_type_t)q->type[0], fut[r]) * (uint64_t)(r + 1));
+			fsum = wrap((uint64_t)fsum +
+				    (uint64_t)or_to_i64((tsr_type_t)q->type[0], fut[r]) *
+					    (uint64_t)(r + 1));
 			continue;
 		}
 		if (q->priv != TSR_READ && q->priv != TSR_READ_WRITE)
@@ -275,7 +353,8 @@ OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_
 			tsr_box_t b = acc_box(ac);
 			or_box_first(b, x);
 			do
-				h = (h ^ (uint64_t)(or_to_i64(ac->type, elem(ac, x)) + 0x9e37)) * 1099511628211ull;
+				h = (h ^ (uint64_t)(or_to_i64(ac->type, elem(ac, x)) + 0x9e37)) *
+				    1099511628211ull;
 			while (or_box_next(b, x));
 		}
 	}
@@ -297,7 +376,9 @@ OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_
 				void *e = elem(ac, x);
 				if (TSR_PRIV_IS_REDUCE(q->priv)) {
 					tsr_redop_t op = TSR_PRIV_REDOP(q->priv);
-					uint64_t hh = mix((uint64_t)(c * 31 + lin(x) * 17 + pl * 7 + a->arg * 3 + q->field[k] * 5) + (uint64_t)fsum);
+					uint64_t hh = mix((uint64_t)(c * 31 + lin(x) * 17 + pl * 7 +
+								     a->arg * 3 + q->field[k] * 5) +
+							  (uint64_t)fsum);
 					unsigned char v[8];
 					if (a->fp_order && is_float(t))
 						from_double(t, fp_contribution(op, hh), v);
@@ -305,8 +386,13 @@ OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_
 						or_from_i64(t, contribution(op, t, hh), v);
 					or_fold(t, op, e, v);
 				} else {
-					int64_t old = q->priv == TSR_READ_WRITE ? or_to_i64(t, e) : 0;
-					int64_t v = m1000(wrap(3 * (uint64_t)old + (uint64_t)(c + 7 * lin(x) + 11 * pl + a->arg + 101 * q->field[k]) + (uint64_t)fsum));
+					int64_t old =
+						q->priv == TSR_READ_WRITE ? or_to_i64(t, e) : 0;
+					int64_t v =
+						m1000(wrap(3 * (uint64_t)old +
+							   (uint64_t)(c + 7 * lin(x) + 11 * pl +
+								      a->arg + 101 * q->field[k]) +
+							   (uint64_t)fsum));
 					or_from_i64(t, v, e);
 				}
 			} while (or_box_next(b, x));
@@ -316,18 +402,20 @@ OR_HD void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_
 	/* 3. the return value */
 	if (a->ret_type != TSR_NONE) {
 		int64_t v;
-		if (a->ret_mode) {  /* product of the returns: stays tiny (at most 2^4) */
+		if (a->ret_mode) { /* product of the returns: stays tiny (at most 2^4) */
 			v = (pl >= 0 && pl < 4 && c % 2 == 0) ? 2 : ((c + pl) % 3 == 0 ? -1 : 1);
 		} else {
 			v = m1000(wrap((uint64_t)(3 * c + 13 * pl + a->arg) + (uint64_t)fsum));
 		}
 		if (a->fp_order && is_float((tsr_type_t)a->ret_type)) {
-			/* products stay small and positive; sums mix magnitudes 2^-20 to 2^20 apart, plus a
-			 * fraction, so that a sum of three returns rounds differently in another order */
+			/* products stay small and positive; sums mix magnitudes 2^-20 to 2^20
+			 * apart, plus a fraction, so that a sum of three returns rounds differently
+			 * in another order */
 			const double mag[3] = {1.0, 0x1p20, 0x1p-20};
 			uint64_t hr = mix((uint64_t)(c * 29 + pl * 11 + a->arg) + (uint64_t)fsum);
 			double d = a->ret_mode ? fp_contribution(TSR_PROD, hr)
-			                       : (double)v * mag[(hr >> 20) % 3] + fp_contribution(TSR_SUM, hr);
+					       : (double)v * mag[(hr >> 20) % 3] +
+							 fp_contribution(TSR_SUM, hr);
 			from_double((tsr_type_t)a->ret_type, d, ret);
 			return;
 		}
@@ -342,8 +430,10 @@ void or_host_write(tsr_accessor_t *acc, tsr_privilege_t priv, int64_t salt)
 	or_box_first(b, x);
 	do {
 		void *e = elem(acc, x);
-		int64_t v = priv == TSR_READ_WRITE ? m1000(wrap(2 * (uint64_t)or_to_i64(acc->type, e) + (uint64_t)(lin(x) + salt)))
-		                                   : m1000(3 * lin(x) + salt);
+		int64_t v = priv == TSR_READ_WRITE
+				    ? m1000(wrap(2 * (uint64_t)or_to_i64(acc->type, e) +
+						 (uint64_t)(lin(x) + salt)))
+				    : m1000(3 * lin(x) + salt);
 		or_from_i64(acc->type, v, e);
 	} while (or_box_next(b, x));
 }
@@ -367,7 +457,8 @@ void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a)
 			k->type[0] = p->fut_type[q->obj];
 			continue;
 		}
-		int root = q->kind == RQ_REGION ? p->node[q->obj].root : p->node[p->part[q->obj].parent].root;
+		int root = q->kind == RQ_REGION ? p->node[q->obj].root
+						: p->node[p->part[q->obj].parent].root;
 		k->nf = q->nf;
 		for (int i = 0; i < q->nf; i++) {
 			k->field[i] = q->fields[i];

@@ -39,8 +39,8 @@ static void unmap_all(cl_command_queue q, const struct mapped *maps, int n)
 
 /* Map every region accessor's box; acc[r][k].ptr becomes the host address of its element at lo.
  * Returns how many mappings were made (all of them, or -1 after an error on ctx). */
-static int map_regions(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a, tsr_accessor_t acc[][OR_MAXF],
-                       struct mapped *maps)
+static int map_regions(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a,
+		       tsr_accessor_t acc[][OR_MAXF], struct mapped *maps)
 {
 	int n = 0;
 	for (int r = 0; r < a->nreq; r++) {
@@ -48,12 +48,17 @@ static int map_regions(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a, 
 			continue;
 		for (int k = 0; k < a->req[r].nf; k++) {
 			tsr_accessor_t *x = &acc[r][k];
-			cl_map_flags flags = x->priv == TSR_READ ? CL_MAP_READ : CL_MAP_READ | CL_MAP_WRITE;
+			cl_map_flags flags =
+				x->priv == TSR_READ ? CL_MAP_READ : CL_MAP_READ | CL_MAP_WRITE;
 			cl_int err;
-			void *host = clEnqueueMapBuffer(q, (cl_mem)x->ptr, CL_TRUE, flags, x->offset, span_bytes(x), 0, NULL, NULL,
-			                                &err);
+			void *host =
+				clEnqueueMapBuffer(q, (cl_mem)x->ptr, CL_TRUE, flags, x->offset,
+						   span_bytes(x), 0, NULL, NULL, &err);
 			if (err != CL_SUCCESS) {
-				tsr_ctx_error(ctx, "oracle task: mapping requirement %d field %d: OpenCL error %d", r, k, err);
+				tsr_ctx_error(ctx,
+					      "oracle task: mapping requirement %d field %d: "
+					      "OpenCL error %d",
+					      r, k, err);
 				unmap_all(q, maps, n);
 				return -1;
 			}
@@ -69,15 +74,18 @@ static int map_regions(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a, 
 
 /* Each future's value, read from its buffer into host memory (vals[r]). */
 static int read_futures(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a, const void *fut[],
-                        uint64_t vals[OR_MAXREQ])
+			uint64_t vals[OR_MAXREQ])
 {
 	for (int r = 0; r < a->nreq; r++) {
 		if (a->req[r].kind != RQ_FUTURE)
 			continue;
-		cl_int err = clEnqueueReadBuffer(q, (cl_mem)fut[r], CL_TRUE, 0, type_bytes(a->req[r].type[0]), &vals[r], 0,
-		                                 NULL, NULL);
+		cl_int err =
+			clEnqueueReadBuffer(q, (cl_mem)fut[r], CL_TRUE, 0,
+					    type_bytes(a->req[r].type[0]), &vals[r], 0, NULL, NULL);
 		if (err != CL_SUCCESS) {
-			tsr_ctx_error(ctx, "oracle task: reading future requirement %d: OpenCL error %d", r, err);
+			tsr_ctx_error(ctx,
+				      "oracle task: reading future requirement %d: OpenCL error %d",
+				      r, err);
 			return -1;
 		}
 		fut[r] = &vals[r];
@@ -87,7 +95,8 @@ static int read_futures(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a,
 
 /* The return slot is a buffer: an index launch's reduction slot holds the identity, folded into
  * as tsr_ctx_return does on a CPU; a single launch's slot is written. */
-static void write_return(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a, const uint64_t *ret)
+static void write_return(tsr_ctx_t *ctx, cl_command_queue q, const or_kargs_t *a,
+			 const uint64_t *ret)
 {
 	cl_mem slot = tsr_ctx_return_slot(ctx);
 	if (!slot || a->ret_type == TSR_NONE)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "oracle.h"
 
-int or_selftest(FILE *out);  /* selftest.c */
+int or_selftest(FILE *out); /* selftest.c */
 
 /* Valid programs that the runtime refuses today (see README): not generated unless asked. */
 #define OR_DEFAULT_AVOID "none"
@@ -27,44 +27,66 @@ static double now(void)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: oracle [options]\n"
-	        "Random Tessera programs, run by Tessera and by a plain sequential interpreter, compared bit for bit.\n"
-	        "With no mode option: the `make check` run (TAP): a self-test, then batches of programs under\n"
-	        "eager, lws, dmda, tsr-locality and tsr-critpath with 1 and 2 CPU workers, each batch in its own process:\n"
-	        "classic programs, then the coherence-by-pieces families (--shape pieces, 2/5 as many per batch),\n"
-	        "each followed by fault injection; with --shape NAME every batch is of that shape.\n"
-	        "  --seed N        run the one program of seed N (exit 0 if it matches, 1 if not)\n"
-	        "  --first N       first seed of a batch (default: TSR_ORACLE_SEED or 1)\n"
-	        "  --count K       programs per batch (default: TSR_ORACLE_COUNT or 1000)\n"
-	        "  --sched NAME    scheduling policy for --seed / --first (default: TSR_SCHED or StarPU's)\n"
-	        "  --ncpu N        CPU workers for --seed / --first (default: TSR_NCPU or StarPU's)\n"
-	        "  --ncuda N       CUDA workers for --seed / --first (default 0); then --ncpu 0 (the default\n"
-	        "                  with --ncuda) means no CPU worker: every task runs the CUDA variant\n"
-	        "  --nopencl N     OpenCL workers, as --ncuda (POCL's CPU device needs STARPU_OPENCL_ON_CPUS=1,\n"
-	        "                  which the oracle sets when it is not set); with no OpenCL device: exit 77\n"
-	        "  --keep LIST     with --seed: keep only these ops (comma-separated op numbers)\n"
-	        "  --repeat R      run each program R times (failures that depend on timing)\n"
-	        "  --minimize      with --seed: drop ops while the program still fails the same way (mismatch,\n"
-	        "                  crash or hang; each try in a fresh process); print what is left\n"
-	        "  --print         with --seed: print the program and stop\n"
-	        "  --dry           run the interpreter only (no Tessera): with --seed or --first/--count\n"
-	        "  --selftest      only the self-test of generator, validator and interpreter\n"
-	        "  --timeout S     check mode: a program running longer than S seconds is a hang (default 60 times\n"
-	        "                  CK_TIMEOUT_MULTIPLIER, which make check sets to 4; fault injection gets twice that)\n"
-	        "  --shape NAME    family of programs: mix (default: half classic, half pieces, by a hash of the seed),\n"
-	        "                  pieces (alternate, overlap, nested, war in turn: seed modulo 4), classic, alternate,\n"
-	        "                  overlap, nested, war (README, \"Shapes\")\n"
-	        "  --avoid LIST    valid programs not to generate (the runtime refuses them): aliased-write,\n"
-	        "                  same-field-copy, or none (default: TSR_ORACLE_AVOID or " OR_DEFAULT_AVOID ")\n"
-	        "  -v              print the program and each op as it runs\n"
-	        "  --progress      batch mode: print \"# seed N\" before each program (the last names a hang)\n"
-	        "  --help          this text\n"
-	        "Replay a failure printed by make check: oracle --seed N --sched S --ncpu C -v\n");
+		"usage: oracle [options]\n"
+		"Random Tessera programs, run by Tessera and by a plain sequential interpreter, "
+		"compared bit for bit.\n"
+		"With no mode option: the `make check` run (TAP): a self-test, then batches of "
+		"programs under\n"
+		"eager, lws, dmda, tsr-locality and tsr-critpath with 1 and 2 CPU workers, each "
+		"batch in its own process:\n"
+		"classic programs, then the coherence-by-pieces families (--shape pieces, 2/5 as "
+		"many per batch),\n"
+		"each followed by fault injection; with --shape NAME every batch is of that "
+		"shape.\n"
+		"  --seed N        run the one program of seed N (exit 0 if it matches, 1 if not)\n"
+		"  --first N       first seed of a batch (default: TSR_ORACLE_SEED or 1)\n"
+		"  --count K       programs per batch (default: TSR_ORACLE_COUNT or 1000)\n"
+		"  --sched NAME    scheduling policy for --seed / --first (default: TSR_SCHED or "
+		"StarPU's)\n"
+		"  --ncpu N        CPU workers for --seed / --first (default: TSR_NCPU or "
+		"StarPU's)\n"
+		"  --ncuda N       CUDA workers for --seed / --first (default 0); then --ncpu 0 "
+		"(the default\n"
+		"                  with --ncuda) means no CPU worker: every task runs the CUDA "
+		"variant\n"
+		"  --nopencl N     OpenCL workers, as --ncuda (POCL's CPU device needs "
+		"STARPU_OPENCL_ON_CPUS=1,\n"
+		"                  which the oracle sets when it is not set); with no OpenCL "
+		"device: exit 77\n"
+		"  --keep LIST     with --seed: keep only these ops (comma-separated op numbers)\n"
+		"  --repeat R      run each program R times (failures that depend on timing)\n"
+		"  --minimize      with --seed: drop ops while the program still fails the same "
+		"way (mismatch,\n"
+		"                  crash or hang; each try in a fresh process); print what is "
+		"left\n"
+		"  --print         with --seed: print the program and stop\n"
+		"  --dry           run the interpreter only (no Tessera): with --seed or "
+		"--first/--count\n"
+		"  --selftest      only the self-test of generator, validator and interpreter\n"
+		"  --timeout S     check mode: a program running longer than S seconds is a hang "
+		"(default 60 times\n"
+		"                  CK_TIMEOUT_MULTIPLIER, which make check sets to 4; fault "
+		"injection gets twice that)\n"
+		"  --shape NAME    family of programs: mix (default: half classic, half pieces, by "
+		"a hash of the seed),\n"
+		"                  pieces (alternate, overlap, nested, war in turn: seed modulo "
+		"4), classic, alternate,\n"
+		"                  overlap, nested, war (README, \"Shapes\")\n"
+		"  --avoid LIST    valid programs not to generate (the runtime refuses them): "
+		"aliased-write,\n"
+		"                  same-field-copy, or none (default: TSR_ORACLE_AVOID "
+		"or " OR_DEFAULT_AVOID ")\n"
+		"  -v              print the program and each op as it runs\n"
+		"  --progress      batch mode: print \"# seed N\" before each program (the last "
+		"names a hang)\n"
+		"  --help          this text\n"
+		"Replay a failure printed by make check: oracle --seed N --sched S --ncpu C -v\n");
 }
 
 typedef struct {
 	uint64_t seed, first;
-	int have_seed, have_first, count, repeat, minimize, print, dry, selftest, verbose, progress, ncpu;
+	int have_seed, have_first, count, repeat, minimize, print, dry, selftest, verbose, progress,
+		ncpu;
 	double timeout;
 	const char *sched, *keep;
 } opts_t;
@@ -92,34 +114,37 @@ static int start_runtime(const char *sched, int ncpu)
 		cfg.sched = sched;
 		unsetenv("TSR_SCHED");
 	}
-	if (ncpu > 0 || or_devices()) {   /* with device workers, 0 CPU workers is a configuration */
+	/* with device workers, 0 CPU workers is a configuration */
+	if (ncpu > 0 || or_devices()) {
 		cfg.ncpu = ncpu;
 		unsetenv("TSR_NCPU");
 	}
-	cfg.ncuda = or_ncuda;  /* a CUDA variant exists when built with nvcc (kernel_cuda.cu) */
+	cfg.ncuda = or_ncuda; /* a CUDA variant exists when built with nvcc (kernel_cuda.cu) */
 	unsetenv("TSR_NCUDA");
-	cfg.nopencl = or_nopencl;   /* kernel_opencl.c */
+	cfg.nopencl = or_nopencl; /* kernel_opencl.c */
 	unsetenv("TSR_NOPENCL");
 	if (or_nopencl > 0)
-		setenv("STARPU_OPENCL_ON_CPUS", "1", 0);   /* POCL's device is a CPU */
+		setenv("STARPU_OPENCL_ON_CPUS", "1", 0); /* POCL's device is a CPU */
 	int rc = tsr_init(&cfg);
 	if (rc) {
-		printf("# tsr_init(sched=%s, ncpu=%d) returned %s: %s\n", sched ? sched : "default", ncpu, tsr_err_name(rc),
-		       tsr_last_error());
+		printf("# tsr_init(sched=%s, ncpu=%d) returned %s: %s\n", sched ? sched : "default",
+		       ncpu, tsr_err_name(rc), tsr_last_error());
 		return rc;
 	}
 	if (or_nopencl > 0 && tsr_nopencl_workers() == 0) {
-		printf("# no OpenCL device: StarPU started no OpenCL worker (is an OpenCL platform such as POCL installed?)\n");
+		printf("# no OpenCL device: StarPU started no OpenCL worker (is an OpenCL platform "
+		       "such as POCL installed?)\n");
 		tsr_finalize();
 		or_no_device = 1;
 		return OR_NO_DEVICE;
 	}
 	if ((sched && (!tsr_sched_name() || strcmp(tsr_sched_name(), sched))) ||
-	    ((ncpu > 0 || or_devices()) && tsr_ncpu_workers() != ncpu) || tsr_ncuda_workers() != or_ncuda ||
-	    tsr_nopencl_workers() != or_nopencl) {
-		printf("# runtime runs sched=%s with %d CPU, %d CUDA and %d OpenCL workers, asked for %s, %d, %d and %d\n",
-		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers(), sched, ncpu, or_ncuda,
-		       or_nopencl);
+	    ((ncpu > 0 || or_devices()) && tsr_ncpu_workers() != ncpu) ||
+	    tsr_ncuda_workers() != or_ncuda || tsr_nopencl_workers() != or_nopencl) {
+		printf("# runtime runs sched=%s with %d CPU, %d CUDA and %d OpenCL workers, asked "
+		       "for %s, %d, %d and %d\n",
+		       tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(),
+		       tsr_nopencl_workers(), sched, ncpu, or_ncuda, or_nopencl);
 		tsr_finalize();
 		return TSR_ESTATE;
 	}
@@ -206,9 +231,10 @@ static void replay_hint(FILE *out, uint64_t seed, const opts_t *o)
 	if (or_nopencl > 0)
 		fprintf(out, " --nopencl %d", or_nopencl);
 	char av[96];
-	/* the seed's own shape: the same program as mix or pieces gave it, and it says what it is */
+	/* the seed's own shape: the same program as mix or pieces gave it, and it says what it
+	 * is */
 	fprintf(out, " --shape %s --avoid %s -v\n", or_shape_str(or_shape_of(seed, or_shape)),
-	        or_avoid_str(or_avoid, av, sizeof av));
+		or_avoid_str(or_avoid, av, sizeof av));
 }
 
 enum { RUN_PASS, RUN_MISMATCH, RUN_CRASH, RUN_HANG };
@@ -233,7 +259,7 @@ static int try_prog(const or_prog_t *p, const opts_t *o, char *msg, size_t len)
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
 		if (fd >= 0)
-			dup2(fd, 1);  /* the parent reports */
+			dup2(fd, 1); /* the parent reports */
 		if (!o->dry && start_runtime(o->sched, o->ncpu))
 			_exit(3);
 		int f = run_prog(p, o, 0, shared, 1024);
@@ -285,7 +311,8 @@ static int minimize(const opts_t *o)
 		keep[cand->op_id[i]] = 1;
 	char why[1024], last[1024];
 	int kind = try_prog(cand, o, last, sizeof last);
-	printf("seed %llu: %s%s%s\n", (unsigned long long)o->seed, run_kind[kind], kind ? ": " : "", kind ? last : "");
+	printf("seed %llu: %s%s%s\n", (unsigned long long)o->seed, run_kind[kind], kind ? ": " : "",
+	       kind ? last : "");
 	if (kind == RUN_PASS) {
 		free(full);
 		free(cand);
@@ -299,7 +326,8 @@ static int minimize(const opts_t *o)
 			keep[id] = 0;
 			*cand = *full;
 			or_filter(cand, keep);
-			if (!or_validate(cand, why, sizeof why) && try_prog(cand, o, why, sizeof why) == kind) {
+			if (!or_validate(cand, why, sizeof why) &&
+			    try_prog(cand, o, why, sizeof why) == kind) {
 				changed = 1;
 				snprintf(last, sizeof last, "%s", why);
 				if (o->verbose)
@@ -313,7 +341,8 @@ static int minimize(const opts_t *o)
 	or_filter(cand, keep);
 	printf("minimal program (%d of %d ops):\n", cand->nop, full->nop);
 	or_print_prog(stdout, cand);
-	printf("%s: %s\nreplay: tests/oracle/oracle --seed %llu --keep ", run_kind[kind], last, (unsigned long long)o->seed);
+	printf("%s: %s\nreplay: tests/oracle/oracle --seed %llu --keep ", run_kind[kind], last,
+	       (unsigned long long)o->seed);
 	for (int i = 0; i < cand->nop; i++)
 		printf("%s%d", i ? "," : "", cand->op_id[i]);
 	if (o->sched)
@@ -327,7 +356,8 @@ static int minimize(const opts_t *o)
 	if (o->repeat > 1)
 		printf(" --repeat %d", o->repeat);
 	char av[96];
-	printf(" --shape %s --avoid %s -v\n", or_shape_str(or_shape_of(o->seed, or_shape)), or_avoid_str(or_avoid, av, sizeof av));
+	printf(" --shape %s --avoid %s -v\n", or_shape_str(or_shape_of(o->seed, or_shape)),
+	       or_avoid_str(or_avoid, av, sizeof av));
 	free(full);
 	free(cand);
 	return 1;
@@ -352,9 +382,11 @@ static int replay(const opts_t *o)
 	char msg[1024];
 	if (o->verbose)
 		printf("running under %s with %d CPU, %d CUDA and %d OpenCL workers:\n",
-		       tsr_sched_name() ? tsr_sched_name() : "?", tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers());
+		       tsr_sched_name() ? tsr_sched_name() : "?", tsr_ncpu_workers(),
+		       tsr_ncuda_workers(), tsr_nopencl_workers());
 	int failed = run_prog(p, o, o->verbose, msg, sizeof msg);
-	printf("seed %llu: %s%s\n", (unsigned long long)o->seed, failed ? "MISMATCH: " : "match", failed ? msg : "");
+	printf("seed %llu: %s%s\n", (unsigned long long)o->seed, failed ? "MISMATCH: " : "match",
+	       failed ? msg : "");
 	free(p);
 	if (!o->dry && stop_runtime())
 		failed = 1;
@@ -363,8 +395,9 @@ static int replay(const opts_t *o)
 
 /* What a batch's process shares with its parent, so that a hang or a crash names its seed. */
 typedef struct {
-	volatile uint64_t current;   /* seed running now */
-	volatile double started;     /* when it started (CLOCK_MONOTONIC, shared by all processes) */
+	volatile uint64_t current; /* seed running now */
+	/* when it started (CLOCK_MONOTONIC, shared by all processes) */
+	volatile double started;
 	volatile int done, failed, finalize_failed;
 	volatile uint64_t failed_seeds[8]; /* the first ones, for the TAP line */
 } shared_t;
@@ -384,13 +417,15 @@ static int batch(const opts_t *o, uint64_t first, int count, shared_t *sh)
 		}
 		or_prog_t *p = make_prog(seed, NULL);
 		if (o->progress)
-			printf("# seed %llu\n", (unsigned long long)seed);  /* the last one names a hang (tests/mpi/oracle.sh) */
+			/* the last one names a hang (tests/mpi/oracle.sh) */
+			printf("# seed %llu\n", (unsigned long long)seed);
 		if (o->verbose)
 			or_print_prog(stdout, p);
 		if (run_prog(p, o, o->verbose, msg, sizeof msg)) {
 			failed++;
-			printf("# FAIL seed %llu (sched %s, ncpu %d, ncuda %d): %s\n", (unsigned long long)seed,
-			       o->sched ? o->sched : "default", o->ncpu, or_ncuda, msg);
+			printf("# FAIL seed %llu (sched %s, ncpu %d, ncuda %d): %s\n",
+			       (unsigned long long)seed, o->sched ? o->sched : "default", o->ncpu,
+			       or_ncuda, msg);
 			replay_hint(stdout, seed, o);
 			if (sh && failed <= 8)
 				sh->failed_seeds[failed - 1] = seed;
@@ -412,13 +447,15 @@ static int batch(const opts_t *o, uint64_t first, int count, shared_t *sh)
 
 /* One configuration in child processes; a child that hangs or crashes is replaced by one that
  * goes on after the seed it was running. */
-static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu, uint64_t first, int count)
+static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu, uint64_t first,
+		      int count)
 {
 	/* the children inherit or_shape: the caller sets it for the batch */
 	opts_t o = *base;
 	o.sched = sched;
 	o.ncpu = ncpu;
-	shared_t *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	shared_t *sh =
+		mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		printf("not ok %d - sched=%s ncpu=%d: mmap failed\n", tapno, sched, ncpu);
 		return 1;
@@ -459,22 +496,28 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
 		int ran = sh->done;
 		failed += sh->failed;
 		for (int k = 0; k < sh->failed && k < 8; k++)
-			nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0, " %llu",
-			                       (unsigned long long)sh->failed_seeds[k]);
+			nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0,
+					       " %llu", (unsigned long long)sh->failed_seeds[k]);
 		if (sh->failed > 8)
-			nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0, " ...");
+			nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0,
+					       " ...");
 		if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == 3) {
 			failed++;
-			nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0, " (tsr_init)");
+			nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0,
+					       " (tsr_init)");
 			break;
 		}
 		if (ran == count - done) {
 			/* every program ran; tsr_finalize may still have failed, crashed or hung */
 			if (hung || WIFSIGNALED(status) || sh->finalize_failed) {
 				failed++;
-				printf("# tsr_finalize (sched %s, ncpu %d) %s\n", sched, ncpu, hung ? "hangs (killed)"
-				       : WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "failed");
-				nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0, " (finalize)");
+				printf("# tsr_finalize (sched %s, ncpu %d) %s\n", sched, ncpu,
+				       hung                  ? "hangs (killed)"
+				       : WIFSIGNALED(status) ? strsignal(WTERMSIG(status))
+							     : "failed");
+				nb += (size_t)snprintf(bad + nb,
+						       nb < sizeof bad ? sizeof bad - nb : 0,
+						       " (finalize)");
 			}
 			done = count;
 			break;
@@ -482,12 +525,15 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
 		/* the child died inside the program of seed sh->current */
 		uint64_t seed = sh->current;
 		failed++;
-		printf("# FAIL seed %llu (sched %s, ncpu %d): %s\n", (unsigned long long)seed, sched, ncpu,
-		       hung ? "no progress: the program hangs (killed)"
-		            : WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "runtime start or stop failed");
+		printf("# FAIL seed %llu (sched %s, ncpu %d): %s\n", (unsigned long long)seed,
+		       sched, ncpu,
+		       hung                  ? "no progress: the program hangs (killed)"
+		       : WIFSIGNALED(status) ? strsignal(WTERMSIG(status))
+					     : "runtime start or stop failed");
 		replay_hint(stdout, seed, &o);
-		nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0, " %llu (%s)", (unsigned long long)seed,
-		                       hung ? "hang" : "crash");
+		nb += (size_t)snprintf(bad + nb, nb < sizeof bad ? sizeof bad - nb : 0,
+				       " %llu (%s)", (unsigned long long)seed,
+				       hung ? "hang" : "crash");
 		done += ran + 1;
 		restarts++;
 	}
@@ -497,9 +543,12 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
 	if (or_ncuda > 0)
 		snprintf(devs, sizeof devs, " ncuda=%d", or_ncuda);
 	if (or_nopencl > 0)
-		snprintf(devs + strlen(devs), sizeof devs - strlen(devs), " nopencl=%d", or_nopencl);
-	printf("%s %d - oracle shape=%s sched=%s ncpu=%d%s: %d programs (seeds %llu..%llu) in %.1f s", ok ? "ok" : "not ok",
-	       tapno, or_shape_str(or_shape), sched, ncpu, devs, count, (unsigned long long)first, (unsigned long long)(first + count - 1), t);
+		snprintf(devs + strlen(devs), sizeof devs - strlen(devs), " nopencl=%d",
+			 or_nopencl);
+	printf("%s %d - oracle shape=%s sched=%s ncpu=%d%s: %d programs (seeds %llu..%llu) in %.1f "
+	       "s",
+	       ok ? "ok" : "not ok", tapno, or_shape_str(or_shape), sched, ncpu, devs, count,
+	       (unsigned long long)first, (unsigned long long)(first + count - 1), t);
 	if (!ok)
 		printf(": %d failed, seeds%s", failed, bad);
 	printf("\n");
@@ -512,8 +561,9 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
  * withheld from Tessera, and most of them must then fail. */
 static int injection(int tapno, const opts_t *o, uint64_t first, int count)
 {
-	struct { volatile int eligible, detected; } *sh =
-		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct {
+		volatile int eligible, detected;
+	} *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		printf("not ok %d - fault injection: mmap failed\n", tapno);
 		return 1;
@@ -523,7 +573,8 @@ static int injection(int tapno, const opts_t *o, uint64_t first, int count)
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (start_runtime("eager", or_devices() ? 1 : 2))   /* with a device: data moves between nodes */
+		/* with a device: data moves between nodes */
+		if (start_runtime("eager", or_devices() ? 1 : 2))
 			_exit(1);
 		char msg[1024];
 		for (int k = 0; k < count; k++) {
@@ -547,10 +598,12 @@ static int injection(int tapno, const opts_t *o, uint64_t first, int count)
 		}
 		usleep(20000);
 	}
-	int ok = pid > 0 && WIFEXITED(status) && sh->eligible >= count / 2 && sh->detected * 10 >= sh->eligible * 7;
-	printf("%s %d - oracle sees a launch withheld from Tessera in %d of %d programs (shape %s, seeds %llu..%llu)\n",
-	       ok ? "ok" : "not ok", tapno, sh->detected, sh->eligible, or_shape_str(or_shape), (unsigned long long)first,
-	       (unsigned long long)(first + count - 1));
+	int ok = pid > 0 && WIFEXITED(status) && sh->eligible >= count / 2 &&
+		 sh->detected * 10 >= sh->eligible * 7;
+	printf("%s %d - oracle sees a launch withheld from Tessera in %d of %d programs (shape %s, "
+	       "seeds %llu..%llu)\n",
+	       ok ? "ok" : "not ok", tapno, sh->detected, sh->eligible, or_shape_str(or_shape),
+	       (unsigned long long)first, (unsigned long long)(first + count - 1));
 	munmap((void *)sh, 4096);
 	return !ok;
 }
@@ -562,11 +615,13 @@ struct or_config {
 	int ncpu;
 };
 static const struct or_config cpu_configs[] = {
-	{"eager", 1}, {"eager", 2}, {"lws", 1}, {"lws", 2}, {"dmda", 1}, {"dmda", 2},
-	{"tsr-locality", 1}, {"tsr-locality", 2}, {"tsr-critpath", 1}, {"tsr-critpath", 2},
+	{"eager", 1},        {"eager", 2},        {"lws", 1},          {"lws", 2},
+	{"dmda", 1},         {"dmda", 2},         {"tsr-locality", 1}, {"tsr-locality", 2},
+	{"tsr-critpath", 1}, {"tsr-critpath", 2},
 };
 static const struct or_config device_configs[] = {
-	{"eager", 0}, {"eager", 1}, {"eager", 2}, {"lws", 0}, {"lws", 1}, {"lws", 2}, {"dmda", 0}, {"dmda", 1}, {"dmda", 2},
+	{"eager", 0}, {"eager", 1}, {"eager", 2}, {"lws", 0},  {"lws", 1},
+	{"lws", 2},   {"dmda", 0},  {"dmda", 1},  {"dmda", 2},
 };
 
 static const struct or_config *check_configs(int *n)
@@ -588,7 +643,8 @@ static int run_shape(int *tapno, const opts_t *o, int shape, uint64_t first, int
 	int saved = or_shape, bad = 0;
 	or_shape = shape;
 	for (int c = 0; c < n; c++)
-		bad += run_config((*tapno)++, o, cfg[c].sched, cfg[c].ncpu, first + (uint64_t)c * (uint64_t)count, count);
+		bad += run_config((*tapno)++, o, cfg[c].sched, cfg[c].ncpu,
+				  first + (uint64_t)c * (uint64_t)count, count);
 	or_shape = saved;
 	return bad;
 }
@@ -623,16 +679,19 @@ static int check_mode(const opts_t *o, int shape_given)
 	check_configs(&nconfig);
 	printf("1..%d\n", 1 + nconfig * (both ? 2 : 1) + (both ? 2 : 1));
 	char av[96];
-	printf("# not generated (TSR_ORACLE_AVOID / --avoid): %s\n", or_avoid_str(or_avoid, av, sizeof av));
+	printf("# not generated (TSR_ORACLE_AVOID / --avoid): %s\n",
+	       or_avoid_str(or_avoid, av, sizeof av));
 	fflush(stdout);
 	double t0 = now();
 	if (or_selftest(stdout)) {
 		printf("not ok 1 - oracle self-test (generator, validator, interpreter)\n");
 		bad++;
 	} else {
-		printf("ok 1 - oracle self-test (generator, validator, interpreter) in %.1f s\n", now() - t0);
+		printf("ok 1 - oracle self-test (generator, validator, interpreter) in %.1f s\n",
+		       now() - t0);
 	}
-	/* every batch gets its own seeds: the classic seeds are those of before the families came */
+	/* every batch gets its own seeds: the classic seeds are those of before the families
+	 * came */
 	int main_shape = both ? OR_SHAPE_CLASSIC : or_shape;
 	uint64_t next = o->first;
 	bad += run_shape(&tapno, o, main_shape, next, o->count);
@@ -661,7 +720,8 @@ int main(int argc, char **argv)
 	const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
 	o.timeout = 60 * (mult && atof(mult) > 0 ? atof(mult) : 1);
 	o.repeat = 1;
-	const char *avoid = getenv("TSR_ORACLE_AVOID") ? getenv("TSR_ORACLE_AVOID") : OR_DEFAULT_AVOID;
+	const char *avoid =
+		getenv("TSR_ORACLE_AVOID") ? getenv("TSR_ORACLE_AVOID") : OR_DEFAULT_AVOID;
 	const char *shape = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -728,7 +788,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (shape && or_parse_shape(shape, &or_shape)) {
-		fprintf(stderr, "oracle: unknown --shape '%s' (mix, pieces, classic, alternate, overlap, nested, war)\n", shape);
+		fprintf(stderr,
+			"oracle: unknown --shape '%s' (mix, pieces, classic, alternate, overlap, "
+			"nested, war)\n",
+			shape);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -746,12 +809,14 @@ int main(int argc, char **argv)
 		int f = batch(&o, o.first, o.count, NULL);
 		if (or_no_device)
 			return OR_NO_DEVICE;
-		printf("%d of %d programs failed (seeds %llu..%llu) in %.1f s\n", f, o.count, (unsigned long long)o.first,
-		       (unsigned long long)(o.first + o.count - 1), now() - t0);
+		printf("%d of %d programs failed (seeds %llu..%llu) in %.1f s\n", f, o.count,
+		       (unsigned long long)o.first, (unsigned long long)(o.first + o.count - 1),
+		       now() - t0);
 		return f ? 1 : 0;
 	}
 	if (or_devices() && !device_present()) {
-		printf("1..0 # SKIP no device: StarPU starts no %s worker here\n", or_ncuda > 0 ? "CUDA" : "OpenCL");
+		printf("1..0 # SKIP no device: StarPU starts no %s worker here\n",
+		       or_ncuda > 0 ? "CUDA" : "OpenCL");
 		return OR_NO_DEVICE;
 	}
 	return check_mode(&o, shape != NULL);

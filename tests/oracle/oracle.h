@@ -8,20 +8,20 @@
 #include <tessera.h>
 
 #ifdef __cplusplus
-extern "C" {   /* kernel_cuda.cu */
+extern "C" { /* kernel_cuda.cu */
 #endif
 
 /* Capacities: small on purpose, a program must run in milliseconds. */
 #define OR_MAXROOT 3
 #define OR_MAXF 3
-#define OR_MAXEXT 12       /* points per dimension of a root region */
+#define OR_MAXEXT 12 /* points per dimension of a root region */
 #define OR_MAXPART 16
-#define OR_MAXNODE 192     /* root regions + every subregion of every partition */
-#define OR_MAXCOLORS 27    /* subregions per partition, and points per index launch */
+#define OR_MAXNODE 192  /* root regions + every subregion of every partition */
+#define OR_MAXCOLORS 27 /* subregions per partition, and points per index launch */
 #define OR_MAXOP 64
 #define OR_MAXFUT 48
 #define OR_MAXREQ 6
-#define OR_MAXDEPTH 3      /* nesting levels of partitions below a root */
+#define OR_MAXDEPTH 3 /* nesting levels of partitions below a root */
 
 /* A root region: a box and up to three typed fields (field ids 0..nf-1). */
 typedef struct {
@@ -32,11 +32,11 @@ typedef struct {
 
 /* A region node is a root (node i == root i for i < nroot) or a subregion of a partition. */
 typedef struct {
-	int root;          /* root region it lives in */
-	int part;          /* partition it is a subregion of; -1 for a root */
-	int64_t color[3];  /* its color in that partition */
-	tsr_box_t box;     /* its points, in the root's coordinates */
-	int depth;         /* 0 for a root, 1 for a subregion of a root's partition, ... */
+	int root;         /* root region it lives in */
+	int part;         /* partition it is a subregion of; -1 for a root */
+	int64_t color[3]; /* its color in that partition */
+	tsr_box_t box;    /* its points, in the root's coordinates */
+	int depth;        /* 0 for a root, 1 for a subregion of a root's partition, ... */
 } or_node_t;
 
 enum { PK_TILES, PK_HALO, PK_BOXES };
@@ -47,19 +47,31 @@ typedef struct {
 	int parent;
 	int kind;
 	tsr_box_t colors;
-	tsr_box_t domain;  /* PK_HALO: the box that is tiled before the halo is added */
+	tsr_box_t domain; /* PK_HALO: the box that is tiled before the halo is added */
 	int64_t halo[3];
 	int nsub, first;
 	int disjoint;
 	/* several ranks: owner[i] >= 0 asks the executor for tsr_partition_set_rank(subregion i,
 	 * owner[i] % tsr_nranks()); -1 keeps the default owner. The interpreter ignores it (one
-	 * process: every owner is rank 0). Drawn apart from the generator's stream (or_draw_owners). */
+	 * process: every owner is rank 0). Drawn apart from the generator's stream
+	 * (or_draw_owners). */
 	int32_t owner[OR_MAXCOLORS];
 } or_part_t;
 
 enum {
-	OP_PART_CREATE, OP_PART_DESTROY, OP_FILL, OP_COPY, OP_LAUNCH, OP_INDEX, OP_MAP_READ,
-	OP_MAP_WRITE, OP_FUT_CREATE, OP_FUT_WAIT, OP_FUT_DESTROY, OP_FENCE, OP_NKINDS
+	OP_PART_CREATE,
+	OP_PART_DESTROY,
+	OP_FILL,
+	OP_COPY,
+	OP_LAUNCH,
+	OP_INDEX,
+	OP_MAP_READ,
+	OP_MAP_WRITE,
+	OP_FUT_CREATE,
+	OP_FUT_WAIT,
+	OP_FUT_DESTROY,
+	OP_FENCE,
+	OP_NKINDS
 };
 enum { RQ_REGION = 1, RQ_PART = 2, RQ_FUTURE = 3 };
 
@@ -77,7 +89,8 @@ typedef struct {
 
 typedef struct {
 	int kind;
-	int obj, obj2;        /* partition / node / future; OP_COPY: source node, destination node */
+	/* partition / node / future; OP_COPY: source node, destination node */
+	int obj, obj2;
 	int field, field2;    /* OP_COPY: source field, destination field */
 	tsr_privilege_t priv; /* OP_MAP_WRITE: TSR_WRITE or TSR_READ_WRITE */
 	int64_t ival;         /* fill value, host-write salt, future value, launch argument */
@@ -87,46 +100,56 @@ typedef struct {
 	tsr_box_t domain;     /* OP_INDEX: launch domain */
 	int nreq;
 	or_req_t req[OR_MAXREQ];
-	int fut;              /* future produced (launches, OP_FUT_CREATE); -1: none */
-	int delay_us;         /* launches: Tessera's point tasks spin this long first, so that later
-	                       * ops are submitted while they are still pending */
-	int fp_order;         /* launches: float reductions (REDUCE and returns) use fractional values
-	                       * whose folds round, so that the result depends on the fold order */
+	int fut; /* future produced (launches, OP_FUT_CREATE); -1: none */
+	/* launches: Tessera's point tasks spin this long first, so that later ops are submitted
+	 * while they are still pending */
+	int delay_us;
+	/* launches: float reductions (REDUCE and returns) use fractional values whose folds round,
+	 * so that the result depends on the fold order */
+	int fp_order;
 } or_op_t;
 
 typedef struct {
 	uint64_t seed;
-	int shape;            /* the family that made it (OR_SHAPE_CLASSIC ... OR_SHAPE_WAR) */
+	int shape; /* the family that made it (OR_SHAPE_CLASSIC ... OR_SHAPE_WAR) */
 	int nroot, nnode, npart, nfut, nop;
 	or_root_t root[OR_MAXROOT];
 	or_node_t node[OR_MAXNODE];
 	or_part_t part[OR_MAXPART];
 	tsr_type_t fut_type[OR_MAXFUT];
 	or_op_t op[OR_MAXOP];
-	int op_id[OR_MAXOP];  /* index of the op in the unfiltered program (for --keep) */
+	int op_id[OR_MAXOP]; /* index of the op in the unfiltered program (for --keep) */
 } or_prog_t;
 
 /* ---- generator (gen.c) */
 /* Valid programs the generator can be told not to make (when the runtime refuses them, so that
  * the refusal does not hide other failures); the validator refuses them too. */
 enum {
-	OR_AVOID_ALIASED_WRITE = 1,    /* WRITE / READ_WRITE / fill / copy into / host write of a region below an aliased partition */
-	OR_AVOID_SAME_FIELD_COPY = 2,  /* tsr_copy between two disjoint parts of one field */
-	OR_AVOID_REDOP_SWITCH = 4,     /* one field reduced with two different operators in one program */
+	/* WRITE / READ_WRITE / fill / copy into / host write of a region below an aliased
+	 * partition */
+	OR_AVOID_ALIASED_WRITE = 1,
+	OR_AVOID_SAME_FIELD_COPY = 2, /* tsr_copy between two disjoint parts of one field */
+	/* one field reduced with two different operators in one program */
+	OR_AVOID_REDOP_SWITCH = 4,
 };
 extern unsigned or_avoid;
-int or_parse_avoid(const char *list, unsigned *mask);  /* "aliased-write,same-field-copy" or "none" */
+/* "aliased-write,same-field-copy" or "none" */
+int or_parse_avoid(const char *list, unsigned *mask);
 const char *or_avoid_str(unsigned mask, char *buf, size_t len);
 /* Shapes: families of programs (README, "Shapes"). MIX and PIECES pick one of the others from
  * the seed; the rest are concrete. or_generate makes a program of the shape or_shape. */
 enum {
-	OR_SHAPE_MIX,        /* default: half classic, half one of the four coherence-by-pieces families */
-	OR_SHAPE_PIECES,     /* one of alternate, overlap, nested, war */
-	OR_SHAPE_CLASSIC,    /* everything at random (the original generator) */
-	OR_SHAPE_ALTERNATE,  /* many partitions of one field, switching partition at every step */
-	OR_SHAPE_OVERLAP,    /* overlapping box lists that straddle tiles; WAR through misaligned tiles */
-	OR_SHAPE_NESTED,     /* tiles and halos of tiles and of halo subregions, writes to parents, reductions */
-	OR_SHAPE_WAR,        /* one launch reads through halos and writes through tiles, other fields */
+	/* default: half classic, half one of the four coherence-by-pieces families */
+	OR_SHAPE_MIX,
+	OR_SHAPE_PIECES,    /* one of alternate, overlap, nested, war */
+	OR_SHAPE_CLASSIC,   /* everything at random (the original generator) */
+	OR_SHAPE_ALTERNATE, /* many partitions of one field, switching partition at every step */
+	/* overlapping box lists that straddle tiles; WAR through misaligned tiles */
+	OR_SHAPE_OVERLAP,
+	/* tiles and halos of tiles and of halo subregions, writes to parents, reductions */
+	OR_SHAPE_NESTED,
+	/* one launch reads through halos and writes through tiles, other fields */
+	OR_SHAPE_WAR,
 	OR_NSHAPES
 };
 extern int or_shape;
@@ -151,19 +174,23 @@ const char *or_priv_str(tsr_privilege_t priv);
 const char *or_redop_str(tsr_redop_t op);
 /* Counters of what generated programs contain (for coverage diagnostics). */
 typedef struct {
-	long ops[OP_NKINDS], reduce_aliased, reduce_region_index, write_nested, proj_shift, fut_consumed,
-		halo_parts, box_parts, overlap_box_parts, nested_parts, dropped,
-		fp_reduce, fp_future,  /* fractional float SUM/PROD: REDUCE requirements, index launch futures */
-		switches,              /* index launches on a field whose previous one went through another partition */
-		war_in_launch,         /* launches reading one field through an aliased partition or overlapping
-		                        * region and writing another field of the same root through a disjoint one */
-		straddle_boxes,        /* subregions of aliased box lists that overlap 2 or more subregions of a
-		                        * disjoint partition of the same parent */
-		deep_parts,            /* partitions three levels down, or of a subregion of an aliased partition */
-		shape[OR_NSHAPES];     /* programs per concrete shape */
+	long ops[OP_NKINDS], reduce_aliased, reduce_region_index, write_nested, proj_shift,
+		fut_consumed, halo_parts, box_parts, overlap_box_parts, nested_parts, dropped,
+		/* fractional float SUM/PROD: REDUCE requirements, index launch futures */
+		fp_reduce, fp_future,
+		/* index launches on a field whose previous one went through another partition */
+		/* launches reading one field through an aliased partition or overlapping region and
+		   writing another field of the same root through a disjoint one */
+		switches, war_in_launch,
+		/* subregions of aliased box lists that overlap 2 or more subregions of a disjoint
+		   partition of the same parent */
+		straddle_boxes,
+		/* partitions three levels down, or of a subregion of an aliased partition */
+		deep_parts, shape[OR_NSHAPES]; /* programs per concrete shape */
 } or_stats_t;
 void or_stats_add(or_stats_t *s, const or_prog_t *p);
-extern long or_gen_dropped; /* ops the generator built but the validator refused (a generator bug) */
+/* ops the generator built but the validator refused (a generator bug) */
+extern long or_gen_dropped;
 
 /* ---- kernels (kernel.c): the task body and host writes, run identically by both executors */
 typedef struct {
@@ -175,19 +202,21 @@ typedef struct {
 	int32_t nreq, ret_type, ret_mode, delay_us, fp_order;
 	int64_t arg;
 	or_kreq_t req[OR_MAXREQ];
-	int32_t ret_op;    /* index launches: reduction of the returns (a CUDA variant folds into its slot) */
+	/* index launches: reduction of the returns (a CUDA variant folds into its slot) */
+	int32_t ret_op;
 } or_kargs_t;
 
 void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a);
 /* Run the body of one (point) task. pdim is 0 for a single launch. acc[r][k] is field k of
  * requirement r, fut[r] the value of a future requirement, ret receives the return value. */
 void or_kernel(const or_kargs_t *a, int pdim, const int64_t point[3], tsr_accessor_t acc[][OR_MAXF],
-               const void *const fut[], void *ret);
+	       const void *const fut[], void *ret);
 void or_host_write(tsr_accessor_t *acc, tsr_privilege_t priv, int64_t salt);
 /* exec.c: a variant's accessors and futures; kernel_cuda.cu: the CUDA variant. */
-int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF], const void *fut[]);
+int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t acc[][OR_MAXF],
+	      const void *fut[]);
 void or_cuda_variant(tsr_ctx_t *ctx, const void *args, size_t arglen);
-void or_opencl_variant(tsr_ctx_t *ctx, const void *args, size_t arglen);   /* kernel_opencl.c */
+void or_opencl_variant(tsr_ctx_t *ctx, const void *args, size_t arglen); /* kernel_opencl.c */
 size_t or_elem_offset(const tsr_accessor_t *a, const int64_t x[3]);
 int or_box_next(tsr_box_t b, int64_t x[3]); /* iterate points: dimension 0 fastest */
 void or_box_first(tsr_box_t b, int64_t x[3]);
@@ -208,14 +237,15 @@ typedef struct {
 	tsr_accessor_t acc;  /* over buf */
 	tsr_accessor_t data; /* over the interpreter's array */
 	tsr_redop_t op;
-	int point;           /* index of the launch point in color order */
+	int point; /* index of the launch point in color order */
 } or_partial_t;
-void or_partial_open(or_partial_t *b, tsr_box_t box, tsr_accessor_t data, tsr_redop_t op, int point);
+void or_partial_open(or_partial_t *b, tsr_box_t box, tsr_accessor_t data, tsr_redop_t op,
+		     int point);
 void or_partial_fold(or_partial_t *b);
 typedef struct {
 	const or_prog_t *p;
-	void *data[OR_MAXROOT][OR_MAXF];  /* plain arrays, dimension 0 fastest */
-	uint64_t fut[OR_MAXFUT];          /* future values (type of fut_type) */
+	void *data[OR_MAXROOT][OR_MAXF]; /* plain arrays, dimension 0 fastest */
+	uint64_t fut[OR_MAXFUT];         /* future values (type of fut_type) */
 } or_interp_t;
 int or_interp_init(or_interp_t *s, const or_prog_t *p);
 void or_interp_free(or_interp_t *s);
@@ -227,7 +257,7 @@ void or_project(const or_prog_t *p, const or_req_t *q, const int64_t point[3], i
 int or_part_color_node(const or_prog_t *p, int part, const int64_t color[3]);
 
 /* ---- Tessera executor (exec.c) */
-int or_exec_register(void);  /* register the tasks once per tsr_init */
+int or_exec_register(void); /* register the tasks once per tsr_init */
 /* Run p under Tessera and the interpreter in lockstep. Returns 0 if everything matched;
  * otherwise 1 with the first failure in msg. verbose prints each op as it runs. */
 int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len);

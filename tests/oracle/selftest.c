@@ -14,7 +14,8 @@ static void check(FILE *out, int ok, const char *fmt, const char *detail)
 {
 	if (!ok) {
 		nfail++;
-		fprintf(out, "# self-test FAILED: %s%s%s\n", fmt, detail ? ": " : "", detail ? detail : "");
+		fprintf(out, "# self-test FAILED: %s%s%s\n", fmt, detail ? ": " : "",
+			detail ? detail : "");
 	}
 }
 
@@ -103,9 +104,9 @@ static void hand_cases(FILE *out)
 	or_op_t *op = add(p, OP_FILL);
 	op->obj = 0, op->field = 0, op->ival = 7;
 	op = add(p, OP_FILL);
-	op->obj = 2, op->field = 0, op->ival = -3;  /* p0[1] = [2..3]x[0..2] */
+	op->obj = 2, op->field = 0, op->ival = -3; /* p0[1] = [2..3]x[0..2] */
 	op = add(p, OP_COPY);
-	op->obj = 2, op->field = 0, op->obj2 = 1, op->field2 = 0;  /* p0[1] -> p0[0] */
+	op->obj = 2, op->field = 0, op->obj2 = 1, op->field2 = 0; /* p0[1] -> p0[0] */
 	op = add(p, OP_MAP_WRITE);
 	op->obj = 1, op->field = 0, op->priv = TSR_READ_WRITE, op->ival = 5;
 	char why[256];
@@ -153,9 +154,14 @@ static void hand_cases(FILE *out)
 static void invalid_cases(FILE *out)
 {
 	static const char *what[] = {
-		"WRITE through an aliased partition", "one field in two requirements", "subregion of a destroyed partition",
-		"REDUCE(prod) that overflows an i32", "copy between overlapping boxes of one field",
-		"WRITE on a region from every point", "future used after destroy", "partition used before creation",
+		"WRITE through an aliased partition",
+		"one field in two requirements",
+		"subregion of a destroyed partition",
+		"REDUCE(prod) that overflows an i32",
+		"copy between overlapping boxes of one field",
+		"WRITE on a region from every point",
+		"future used after destroy",
+		"partition used before creation",
 	};
 	for (int c = 0; c < 8; c++) {
 		or_prog_t *p = hand_prog();
@@ -188,7 +194,8 @@ static void invalid_cases(FILE *out)
 			break;
 		case 4:
 			op = add(p, OP_COPY);
-			op->obj = 3, op->field = 1, op->obj2 = 4, op->field2 = 1;  /* p1[0] and p1[1] overlap */
+			/* p1[0] and p1[1] overlap */
+			op->obj = 3, op->field = 1, op->obj2 = 4, op->field2 = 1;
 			break;
 		case 5:
 			op = add(p, OP_INDEX);
@@ -290,13 +297,15 @@ static void parallel_launch(or_interp_t *s, int i, uint64_t *rs, uint64_t *fold_
 				if (!TSR_PRIV_IS_REDUCE(q->priv))
 					continue;
 				or_partial_t *b = &bufs[nb++];
-				or_partial_open(b, p->node[n].box, acc[r][f], TSR_PRIV_REDOP(q->priv), order[k]);
+				or_partial_open(b, p->node[n].box, acc[r][f],
+						TSR_PRIV_REDOP(q->priv), order[k]);
 				acc[r][f] = b->acc;
 			}
 		}
 		rets[order[k]] = 0;
-		or_kernel(&ka, op->kind == OP_INDEX ? dom.dim : 0, op->kind == OP_INDEX ? pt : (int64_t[3]){0, 0, 0}, acc, fut,
-		          &rets[order[k]]);
+		or_kernel(&ka, op->kind == OP_INDEX ? dom.dim : 0,
+			  op->kind == OP_INDEX ? pt : (int64_t[3]){0, 0, 0}, acc, fut,
+			  &rets[order[k]]);
 	}
 	int border[OR_MAXCOLORS * OR_MAXREQ * OR_MAXF];
 	fold_order(bufs, nb, npts, border, fold_rs);
@@ -324,7 +333,8 @@ static int same_results(const or_prog_t *p, const or_interp_t *a, const or_inter
 	for (int r = 0; r < p->nroot; r++)
 		for (int f = 0; f < p->root[r].nf; f++)
 			if (memcmp(a->data[r][f], b->data[r][f],
-			           (size_t)tsr_box_volume(p->root[r].bounds) * tsr_type_size(p->root[r].type[f])))
+				   (size_t)tsr_box_volume(p->root[r].bounds) *
+					   tsr_type_size(p->root[r].type[f])))
 				return 0;
 	for (int f = 0; f < p->nfut; f++)
 		if (memcmp(&a->fut[f], &b->fut[f], tsr_type_size(p->fut_type[f])))
@@ -378,11 +388,16 @@ static int launch_with_effect(const or_op_t *op)
  * what it exists for (README, "Shapes"). */
 static void shape_cases(FILE *out)
 {
-	static const struct { int shape; const char *feature; } fam[] = {
-		{OR_SHAPE_ALTERNATE, "index launches on a field through another partition than the one before"},
+	static const struct {
+		int shape;
+		const char *feature;
+	} fam[] = {
+		{OR_SHAPE_ALTERNATE,
+		 "index launches on a field through another partition than the one before"},
 		{OR_SHAPE_OVERLAP, "aliased boxes that straddle 2 or more disjoint pieces"},
 		{OR_SHAPE_NESTED, "partitions three levels down or below an aliased partition"},
-		{OR_SHAPE_WAR, "launches reading one field through halos and writing another through tiles"},
+		{OR_SHAPE_WAR,
+		 "launches reading one field through halos and writing another through tiles"},
 	};
 	int saved = or_shape;
 	or_prog_t *a = malloc(sizeof *a), *b = malloc(sizeof *b);
@@ -392,15 +407,17 @@ static void shape_cases(FILE *out)
 		or_shape = fam[k].shape;
 		or_stats_t st;
 		memset(&st, 0, sizeof st);
-		long dropped0 = or_gen_dropped, nops = 0, order_bad = 0, sensitive = 0, perturbed = 0;
+		long dropped0 = or_gen_dropped, nops = 0, order_bad = 0, sensitive = 0,
+		     perturbed = 0;
 		char why[512], d[700];
 		const uint64_t n = NSEEDS / 5;
 		for (uint64_t seed = 1; seed <= n; seed++) {
 			or_generate(seed, a);
 			or_generate(seed, b);
 			if (!same_listing(a, b) || or_validate(a, why, sizeof why)) {
-				snprintf(d, sizeof d, "shape %s seed %llu: %s", or_shape_str(or_shape), (unsigned long long)seed,
-				         same_listing(a, b) ? why : "two listings differ");
+				snprintf(d, sizeof d, "shape %s seed %llu: %s",
+					 or_shape_str(or_shape), (unsigned long long)seed,
+					 same_listing(a, b) ? why : "two listings differ");
 				check(out, 0, "family programs are deterministic and valid", d);
 				break;
 			}
@@ -426,20 +443,31 @@ static void shape_cases(FILE *out)
 			or_interp_free(&s1);
 		}
 		long feature = fam[k].shape == OR_SHAPE_ALTERNATE ? st.switches
-		             : fam[k].shape == OR_SHAPE_OVERLAP ? st.straddle_boxes
-		             : fam[k].shape == OR_SHAPE_NESTED ? st.deep_parts : st.war_in_launch;
-		fprintf(out, "# self-test: shape %s: %llu programs, %ld ops (part+ %ld, index %ld, launch %ld, map %ld, fill %ld); "
-		             "%s: %ld; overlapping box lists %ld, halo-aliased %ld, nested %ld, reduce through aliased %ld; a "
-		             "changed launch argument changed the results in %ld of %ld programs\n",
-		        or_shape_str(or_shape), (unsigned long long)n, nops, st.ops[OP_PART_CREATE], st.ops[OP_INDEX],
-		        st.ops[OP_LAUNCH], st.ops[OP_MAP_READ] + st.ops[OP_MAP_WRITE], st.ops[OP_FILL], fam[k].feature, feature,
-		        st.overlap_box_parts, st.halo_parts, st.nested_parts, st.reduce_aliased, sensitive, perturbed);
+			       : fam[k].shape == OR_SHAPE_OVERLAP ? st.straddle_boxes
+			       : fam[k].shape == OR_SHAPE_NESTED  ? st.deep_parts
+								  : st.war_in_launch;
+		fprintf(out,
+			"# self-test: shape %s: %llu programs, %ld ops (part+ %ld, index %ld, "
+			"launch %ld, map %ld, fill %ld); "
+			"%s: %ld; overlapping box lists %ld, halo-aliased %ld, nested %ld, reduce "
+			"through aliased %ld; a "
+			"changed launch argument changed the results in %ld of %ld programs\n",
+			or_shape_str(or_shape), (unsigned long long)n, nops, st.ops[OP_PART_CREATE],
+			st.ops[OP_INDEX], st.ops[OP_LAUNCH],
+			st.ops[OP_MAP_READ] + st.ops[OP_MAP_WRITE], st.ops[OP_FILL], fam[k].feature,
+			feature, st.overlap_box_parts, st.halo_parts, st.nested_parts,
+			st.reduce_aliased, sensitive, perturbed);
 		snprintf(d, sizeof d, "shape %s", or_shape_str(or_shape));
-		check(out, or_gen_dropped == dropped0, "a family never builds an op its validator refuses", d);
-		check(out, order_bad == 0, "family results do not depend on the order points run in", d);
-		check(out, nops >= (long)n * 25, "family programs are long (25 ops or more on average)", d);
-		check(out, feature >= (long)n, "each family makes what it exists for (once per program on average)", d);
-		check(out, sensitive * 10 >= perturbed * 7, "family results depend on the launch arguments (>= 70%)", d);
+		check(out, or_gen_dropped == dropped0,
+		      "a family never builds an op its validator refuses", d);
+		check(out, order_bad == 0,
+		      "family results do not depend on the order points run in", d);
+		check(out, nops >= (long)n * 25,
+		      "family programs are long (25 ops or more on average)", d);
+		check(out, feature >= (long)n,
+		      "each family makes what it exists for (once per program on average)", d);
+		check(out, sensitive * 10 >= perturbed * 7,
+		      "family results depend on the launch arguments (>= 70%)", d);
 	}
 	/* the default and "pieces" choose every family from the seed */
 	or_stats_t mix;
@@ -463,7 +491,7 @@ int or_selftest(FILE *out)
 	nfail = 0;
 	unsigned avoid = or_avoid;
 	int shape = or_shape;
-	or_avoid = 0;  /* the full generator first; the restricted one at the end */
+	or_avoid = 0; /* the full generator first; the restricted one at the end */
 	or_shape = OR_SHAPE_CLASSIC;
 	hand_cases(out);
 	invalid_cases(out);
@@ -472,7 +500,8 @@ int or_selftest(FILE *out)
 		abort();
 	or_stats_t st;
 	memset(&st, 0, sizeof st);
-	long dropped0 = or_gen_dropped, nops = 0, order_bad = 0, sensitive = 0, perturbed = 0, order_seen = 0;
+	long dropped0 = or_gen_dropped, nops = 0, order_bad = 0, sensitive = 0, perturbed = 0,
+	     order_seen = 0;
 	char why[512];
 	for (uint64_t seed = 1; seed <= NSEEDS; seed++) {
 		or_generate(seed, a);
@@ -495,7 +524,9 @@ int or_selftest(FILE *out)
 		run_interp(a, &s1, NULL, NULL);
 		run_interp(a, &s2, &rs, NULL);
 		if (!same_results(a, &s1, &s2) && order_bad++ < 3)
-			fprintf(out, "# seed %llu: results depend on the order in which points run\n", (unsigned long long)seed);
+			fprintf(out,
+				"# seed %llu: results depend on the order in which points run\n",
+				(unsigned long long)seed);
 		or_interp_free(&s2);
 		/* folds in another order than color order must show in some programs' bits */
 		uint64_t frs = seed * 7919;
@@ -506,7 +537,8 @@ int or_selftest(FILE *out)
 		 * comparison would be blind to wrong inputs */
 		int launches[OR_MAXOP], nl = 0;
 		for (int i = 0; i < b->nop; i++)
-			if (launch_with_effect(&b->op[i]))  /* a launch that only reads changes nothing */
+			/* a launch that only reads changes nothing */
+			if (launch_with_effect(&b->op[i]))
 				launches[nl++] = i;
 		if (nl) {
 			b->op[launches[seed % (uint64_t)nl]].ival += 1;
@@ -517,28 +549,42 @@ int or_selftest(FILE *out)
 		}
 		or_interp_free(&s1);
 	}
-	check(out, order_bad == 0, "results do not depend on the order points run in (folds in color order)", NULL);
-	fprintf(out, "# self-test: fractional float reductions: %ld REDUCE requirements, %ld index launch futures; "
-	             "folding out of color order changed the results of %ld of %d programs\n",
-	        st.fp_reduce, st.fp_future, order_seen, NSEEDS);
-	check(out, order_seen * 33 >= NSEEDS, "folding out of color order changes the bits (>= 3% of programs)", NULL);
-	check(out, or_gen_dropped == dropped0, "the generator never builds an op its validator refuses", NULL);
-	fprintf(out, "# self-test: %d programs, %ld ops; ops by kind: part+ %ld part- %ld fill %ld copy %ld launch %ld "
-	             "index %ld map-read %ld map-write %ld fut+ %ld wait %ld fut- %ld fence %ld\n",
-	        NSEEDS, nops, st.ops[0], st.ops[1], st.ops[2], st.ops[3], st.ops[4], st.ops[5], st.ops[6], st.ops[7],
-	        st.ops[8], st.ops[9], st.ops[10], st.ops[11]);
-	fprintf(out, "# self-test: halo-aliased %ld, box lists %ld (overlapping %ld), nested partitions %ld, reduce through "
-	             "aliased %ld, index reduce on a region %ld, shifted projections %ld, futures consumed %ld, writes below "
-	             "a partition %ld; a changed launch argument changed the results in %ld of %ld programs\n",
-	        st.halo_parts, st.box_parts, st.overlap_box_parts, st.nested_parts, st.reduce_aliased, st.reduce_region_index,
-	        st.proj_shift, st.fut_consumed, st.write_nested, sensitive, perturbed);
+	check(out, order_bad == 0,
+	      "results do not depend on the order points run in (folds in color order)", NULL);
+	fprintf(out,
+		"# self-test: fractional float reductions: %ld REDUCE requirements, %ld index "
+		"launch futures; "
+		"folding out of color order changed the results of %ld of %d programs\n",
+		st.fp_reduce, st.fp_future, order_seen, NSEEDS);
+	check(out, order_seen * 33 >= NSEEDS,
+	      "folding out of color order changes the bits (>= 3% of programs)", NULL);
+	check(out, or_gen_dropped == dropped0,
+	      "the generator never builds an op its validator refuses", NULL);
+	fprintf(out,
+		"# self-test: %d programs, %ld ops; ops by kind: part+ %ld part- %ld fill %ld copy "
+		"%ld launch %ld "
+		"index %ld map-read %ld map-write %ld fut+ %ld wait %ld fut- %ld fence %ld\n",
+		NSEEDS, nops, st.ops[0], st.ops[1], st.ops[2], st.ops[3], st.ops[4], st.ops[5],
+		st.ops[6], st.ops[7], st.ops[8], st.ops[9], st.ops[10], st.ops[11]);
+	fprintf(out,
+		"# self-test: halo-aliased %ld, box lists %ld (overlapping %ld), nested partitions "
+		"%ld, reduce through "
+		"aliased %ld, index reduce on a region %ld, shifted projections %ld, futures "
+		"consumed %ld, writes below "
+		"a partition %ld; a changed launch argument changed the results in %ld of %ld "
+		"programs\n",
+		st.halo_parts, st.box_parts, st.overlap_box_parts, st.nested_parts,
+		st.reduce_aliased, st.reduce_region_index, st.proj_shift, st.fut_consumed,
+		st.write_nested, sensitive, perturbed);
 	/* every feature must actually be exercised, or the oracle tests less than it claims */
-	int covered = st.halo_parts && st.box_parts && st.overlap_box_parts && st.nested_parts && st.reduce_aliased
-	              && st.reduce_region_index && st.proj_shift && st.fut_consumed && st.write_nested;
+	int covered = st.halo_parts && st.box_parts && st.overlap_box_parts && st.nested_parts &&
+		      st.reduce_aliased && st.reduce_region_index && st.proj_shift &&
+		      st.fut_consumed && st.write_nested;
 	for (int k = 0; k < OP_NKINDS; k++)
 		covered &= st.ops[k] > 0;
 	check(out, covered, "every op kind and feature appears in the generated programs", NULL);
-	check(out, sensitive * 10 >= perturbed * 7, "results depend on the launch arguments (>= 70% of programs)", NULL);
+	check(out, sensitive * 10 >= perturbed * 7,
+	      "results depend on the launch arguments (>= 70% of programs)", NULL);
 	/* with every avoidable kind of program avoided, programs must still be valid and varied */
 	or_avoid = OR_AVOID_ALIASED_WRITE | OR_AVOID_SAME_FIELD_COPY | OR_AVOID_REDOP_SWITCH;
 	long dropped1 = or_gen_dropped, nops1 = 0;
@@ -550,7 +596,8 @@ int or_selftest(FILE *out)
 			break;
 		}
 	}
-	check(out, or_gen_dropped == dropped1 && nops1 > NSEEDS / 5 * 10, "the generator with --avoid drops no op", NULL);
+	check(out, or_gen_dropped == dropped1 && nops1 > NSEEDS / 5 * 10,
+	      "the generator with --avoid drops no op", NULL);
 	/* the families with every avoidable kind of program avoided */
 	long dropped2 = or_gen_dropped;
 	for (int sh = OR_SHAPE_ALTERNATE; sh <= OR_SHAPE_WAR; sh++) {
@@ -558,7 +605,8 @@ int or_selftest(FILE *out)
 		for (uint64_t seed = 1; seed <= NSEEDS / 10; seed++) {
 			or_generate(seed, a);
 			if (or_validate(a, why, sizeof why)) {
-				check(out, 0, "family programs generated with --avoid are valid", why);
+				check(out, 0, "family programs generated with --avoid are valid",
+				      why);
 				break;
 			}
 		}

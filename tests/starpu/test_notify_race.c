@@ -15,14 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void nop(void *buffers[], void *arg) { (void)buffers; (void)arg; }
+static void nop(void *buffers[], void *arg)
+{
+	(void)buffers;
+	(void)arg;
+}
 static struct starpu_codelet cl = {.where = STARPU_CPU, .cpu_funcs = {nop}, .nbuffers = 0};
 
 static struct starpu_task *task(int keep)
 {
 	struct starpu_task *t = starpu_task_create();
 	t->cl = &cl;
-	t->detach = t->destroy = !keep;   /* kept: the host waits for it and destroys it */
+	t->detach = t->destroy = !keep; /* kept: the host waits for it and destroys it */
 	return t;
 }
 
@@ -37,7 +41,7 @@ int main(void)
 	}
 	for (r = 0; r < rounds && !early; r++) {
 		struct starpu_task *q = task(1), *p = task(1), *s[8], *pq[2];
-		starpu_task_end_dep_add(q, 1);   /* q's successors wait for the release below */
+		starpu_task_end_dep_add(q, 1); /* q's successors wait for the release below */
 		if (starpu_task_submit(q))
 			abort();
 		pq[0] = p, pq[1] = q;
@@ -49,7 +53,7 @@ int main(void)
 		}
 		if (starpu_task_submit(p))
 			abort();
-		for (int i = 0; i < 8; i++) {   /* while p may be in its notify loop */
+		for (int i = 0; i < 8; i++) { /* while p may be in its notify loop */
 			s[i] = task(1);
 			starpu_task_declare_deps_array(s[i], 2, pq);
 			if (starpu_task_submit(s[i]))
@@ -71,10 +75,13 @@ int main(void)
 	}
 	starpu_task_wait_for_all();
 	starpu_shutdown();
-	printf("%s 1 - StarPU %d.%d: %ld successors of p and q ready before q ended, in %ld rounds\n",
+	printf("%s 1 - StarPU %d.%d: %ld successors of p and q ready before q ended, in %ld "
+	       "rounds\n",
 	       early ? "not ok" : "ok", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, early, r);
 	if (early)
-		printf("# this StarPU lacks tools/starpu-1.4-notify-cg.patch: Tessera orders tasks through StarPU's\n"
-		       "# implicit dependences on it (TSR_DEPS=explicit is refused); tools/build-starpu.sh applies it\n");
+		printf("# this StarPU lacks tools/starpu-1.4-notify-cg.patch: Tessera orders tasks "
+		       "through StarPU's\n"
+		       "# implicit dependences on it (TSR_DEPS=explicit is refused); "
+		       "tools/build-starpu.sh applies it\n");
 	return early != 0;
 }

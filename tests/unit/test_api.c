@@ -3,7 +3,8 @@
  * (tsr_region_write/read) and tile boxes (tsr_box_tile). */
 #include "tsr_test.h"
 
-/* What each point of a launch saw through tsr_ctx_req (one slot per point, written by the variant). */
+/* What each point of a launch saw through tsr_ctx_req (one slot per point, written by the
+ * variant). */
 #define MAX_POINTS 4
 static tsr_req_info_t seen[MAX_POINTS][3];
 static int seen_status[MAX_POINTS][3];
@@ -20,7 +21,8 @@ static void describe(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_req_describes_each_requirement)
 {
 	tsr_field_t fid[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32}, (const char *const[]){"u", "mask"}, fid);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32},
+					  (const char *const[]){"u", "mask"}, fid);
 	tsr_region_t grid;
 	CK_TSR(tsr_region_create("grid", tsr_box1(0, 7), fs, &grid));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -32,10 +34,11 @@ START_TEST(ctx_req_describes_each_requirement)
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "describe", .cpu = describe}, &t));
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
-	                      .domain = tsr_box1(0, 1),
-	                      .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(fid[1], fid[0])),
-	                                       tsr_req_future(scale)),
-	                  }));
+				  .domain = tsr_box1(0, 1),
+				  .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ_WRITE,
+								TSR_FIELDS(fid[1], fid[0])),
+						   tsr_req_future(scale)),
+			  }));
 	CK_TSR(tsr_fence());
 	for (int p = 0; p < 2; p++) {
 		const tsr_req_info_t *q = &seen[p][0];
@@ -70,7 +73,8 @@ START_TEST(ctx_req_names_region_and_reduction)
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box2(0, 3, 0, 2));
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "describe", .cpu = describe}, &t));
-	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_REDUCE(TSR_MAX), TSR_FIELDS(0)))}));
+	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_REDUCE(TSR_MAX),
+									  TSR_FIELDS(0)))}));
 	CK_TSR(tsr_fence());
 	const tsr_req_info_t *q = &seen[0][0];
 	CK_TSR(seen_status[0][0]);
@@ -105,17 +109,22 @@ static void fill_by_position(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_field_by_position_without_ids_in_args)
 {
 	tsr_field_t fid[3];
-	tsr_fspace_t fs = tsr_test_fspace(3, (const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
+	tsr_fspace_t fs =
+		tsr_test_fspace(3, (const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("r", tsr_box1(0, 9), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_by_position", .cpu = fill_by_position}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_by_position",
+						    .cpu = fill_by_position},
+				 &t));
 	/* fields 2 then 0: position 0 is f2, position 1 is f0; f1 is not requested */
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 2),
-	                                  .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD, TSR_FIELDS(fid[2], fid[0])))}));
+					  .reqs = TSR_REQS(
+						  tsr_req_part(p, TSR_WRITE_DISCARD,
+							       TSR_FIELDS(fid[2], fid[0])))}));
 	double f0[10], f1[10], f2[10];
 	CK_TSR(tsr_region_read(r, fid[0], f0, sizeof f0));
 	CK_TSR(tsr_region_read(r, fid[1], f1, sizeof f1));
@@ -139,8 +148,10 @@ START_TEST(ctx_field_position_out_of_range_fails_task)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 3));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "third_field", .cpu = third_field}, &t));
-	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "third_field", .cpu = third_field},
+				 &t));
+	CK_TSR(tsr_run(t, &(tsr_launch_t){
+				  .reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "third_field", "grid", "requirement 0", "position 2");
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -156,8 +167,10 @@ START_TEST(ctx_req_out_of_range_fails_task)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 3));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "missing_req", .cpu = missing_req}, &t));
-	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "missing_req", .cpu = missing_req},
+				 &t));
+	CK_TSR(tsr_run(t, &(tsr_launch_t){
+				  .reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "missing_req", "requirement 3", "has 1");
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -189,16 +202,19 @@ START_TEST(run_index_launch_with_args_and_result)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "pairs", &p));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum", .cpu = scaled_sum, .ret_type = TSR_F64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
+						    .cpu = scaled_sum,
+						    .ret_type = TSR_F64},
+				 &t));
 	struct scale_args args = {.factor = 0.5};
 	tsr_future_t largest;
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
-	                      .domain = tsr_box1(0, 3),
-	                      .reqs = TSR_REQS(tsr_req_part(p, TSR_READ, TSR_FIELDS(0))),
-	                      TSR_ARGS(args),
-	                      .redop = TSR_MAX,
-	                      .result = &largest,
-	                  }));
+				  .domain = tsr_box1(0, 3),
+				  .reqs = TSR_REQS(tsr_req_part(p, TSR_READ, TSR_FIELDS(0))),
+				  TSR_ARGS(args),
+				  .redop = TSR_MAX,
+				  .result = &largest,
+			  }));
 	double v = 0.0;
 	CK_TSR(tsr_future_take(largest, &v, sizeof v));
 	ck_assert_double_eq(v, 0.5 * (7 + 8));
@@ -208,8 +224,10 @@ START_TEST(run_index_launch_with_args_and_result)
 	tsr_region_t first;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &first));
 	tsr_future_t one;
-	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(first, TSR_READ, TSR_FIELDS(0))),
-	                                  TSR_ARGS(args), .result = &one}));
+	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(
+						  tsr_req_region(first, TSR_READ, TSR_FIELDS(0))),
+					  TSR_ARGS(args),
+					  .result = &one}));
 	CK_TSR(tsr_future_take(one, &v, sizeof v));
 	ck_assert_double_eq(v, 0.5 * (1 + 2));
 	CK_TSR(tsr_region_destroy(r));
@@ -222,29 +240,41 @@ START_TEST(run_result_without_operator_says_what_to_write)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "pairs", &p));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum", .cpu = scaled_sum, .ret_type = TSR_F64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
+						    .cpu = scaled_sum,
+						    .ret_type = TSR_F64},
+				 &t));
 	struct scale_args args = {.factor = 1.0};
 	tsr_future_t f = {0};
 	CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-	                                      .reqs = TSR_REQS(tsr_req_part(p, TSR_READ, TSR_FIELDS(0))),
-	                                      TSR_ARGS(args), .result = &f}),
-	           TSR_EINVAL, "scaled_sum", ".redop = TSR_SUM");
+					      .reqs = TSR_REQS(
+						      tsr_req_part(p, TSR_READ, TSR_FIELDS(0))),
+					      TSR_ARGS(args),
+					      .result = &f}),
+		   TSR_EINVAL, "scaled_sum", ".redop = TSR_SUM");
 	/* the older call says the same in its own words */
 	tsr_req_t req = tsr_req_part(p, TSR_READ, TSR_FIELDS(0));
-	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &req, &args, sizeof args, TSR_REDOP_NONE, &f), TSR_EINVAL,
-	           "scaled_sum", "no reduction operator", "TSR_SUM");
-	/* `.redop = TSR_REDUCE(TSR_MAX)` compiles through brace elision (a -Wmissing-braces warning):
-	 * written here with the braces that elision implies */
+	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &req, &args, sizeof args, TSR_REDOP_NONE,
+				    &f),
+		   TSR_EINVAL, "scaled_sum", "no reduction operator", "TSR_SUM");
+	/* `.redop = TSR_REDUCE(TSR_MAX)` compiles through brace elision (a -Wmissing-braces
+	 * warning): written here with the braces that elision implies */
 	CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-	                                      .reqs = TSR_REQS(tsr_req_part(p, TSR_READ, TSR_FIELDS(0))),
-	                                      TSR_ARGS(args), .redop = {TSR_REDUCE(TSR_MAX)}, .result = &f}),
-	           TSR_EINVAL, "scaled_sum", "privilege REDUCE(max)", ".redop = TSR_MAX");
+					      .reqs = TSR_REQS(
+						      tsr_req_part(p, TSR_READ, TSR_FIELDS(0))),
+					      TSR_ARGS(args),
+					      .redop = {TSR_REDUCE(TSR_MAX)},
+					      .result = &f}),
+		   TSR_EINVAL, "scaled_sum", "privilege REDUCE(max)", ".redop = TSR_MAX");
 	/* an operator on a single launch has nothing to combine */
 	tsr_region_t first;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &first));
-	CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(first, TSR_READ, TSR_FIELDS(0))),
-	                                      TSR_ARGS(args), .redop = TSR_SUM, .result = &f}),
-	           TSR_EINVAL, "scaled_sum", ".domain");
+	CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(first, TSR_READ,
+									      TSR_FIELDS(0))),
+					      TSR_ARGS(args),
+					      .redop = TSR_SUM,
+					      .result = &f}),
+		   TSR_EINVAL, "scaled_sum", ".domain");
 	CK_TSR_ERR(tsr_run(t, NULL), TSR_EINVAL, "scaled_sum");
 	CK_TSR(tsr_fence());
 	CK_TSR(tsr_region_destroy(r));
@@ -294,7 +324,8 @@ START_TEST(region_write_with_wrong_size_refused_data_intact)
 	double in[4] = {1, 2, 3, 4};
 	CK_TSR(tsr_region_write(r, 0, in, sizeof in));
 	double big[5] = {9, 9, 9, 9, 9};
-	CK_TSR_ERR(tsr_region_write(r, 0, big, sizeof big), TSR_EINVAL, "grid", "'x'", "32 bytes", "40");
+	CK_TSR_ERR(tsr_region_write(r, 0, big, sizeof big), TSR_EINVAL, "grid", "'x'", "32 bytes",
+		   "40");
 	CK_TSR_ERR(tsr_region_read(r, 0, big, 3 * sizeof(double)), TSR_EINVAL, "grid", "'x'");
 	CK_TSR_ERR(tsr_region_write(r, 5, in, sizeof in), TSR_ENOFIELD, "grid");
 	CK_TSR_ERR(tsr_region_write(r, 0, NULL, sizeof in), TSR_EINVAL, "null");
@@ -332,12 +363,13 @@ END_TEST
 START_TEST(box_tile_refuses_bad_color_and_too_many_tiles)
 {
 	tsr_box_t tile;
-	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 9), tsr_box1(0, 3), (const int64_t[3]){4, 0, 0}, &tile), TSR_EBOUNDS,
-	           "color (4)", "[0..3]");
-	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 2), tsr_box1(0, 3), (const int64_t[3]){0, 0, 0}, &tile), TSR_EBOUNDS,
-	           "4 colors", "3 points");
-	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 9), tsr_box2(0, 1, 0, 1), (const int64_t[3]){0, 0, 0}, &tile), TSR_EBOUNDS,
-	           "[0..9]");
+	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 9), tsr_box1(0, 3), (const int64_t[3]){4, 0, 0}, &tile),
+		   TSR_EBOUNDS, "color (4)", "[0..3]");
+	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 2), tsr_box1(0, 3), (const int64_t[3]){0, 0, 0}, &tile),
+		   TSR_EBOUNDS, "4 colors", "3 points");
+	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 9), tsr_box2(0, 1, 0, 1), (const int64_t[3]){0, 0, 0},
+				&tile),
+		   TSR_EBOUNDS, "[0..9]");
 	CK_TSR_ERR(tsr_box_tile(tsr_box1(0, 9), tsr_box1(0, 1), NULL, &tile), TSR_EINVAL, "null");
 }
 END_TEST

@@ -45,8 +45,10 @@ START_TEST(box_contains_needs_every_dimension_inside)
 	ck_assert_int_eq(tsr_box_contains(outer, tsr_box2(-1, 3, 4, 5)), 0);
 	/* a 1-D box is not inside a 2-D one, even with matching numbers */
 	ck_assert_int_eq(tsr_box_contains(outer, tsr_box1(0, 3)), 0);
-	ck_assert_int_eq(tsr_box_contains(tsr_box3(0, 4, 0, 4, 0, 4), tsr_box3(1, 1, 2, 2, 4, 4)), 1);
-	ck_assert_int_eq(tsr_box_contains(tsr_box3(0, 4, 0, 4, 0, 4), tsr_box3(1, 1, 2, 2, 4, 5)), 0);
+	ck_assert_int_eq(tsr_box_contains(tsr_box3(0, 4, 0, 4, 0, 4), tsr_box3(1, 1, 2, 2, 4, 4)),
+			 1);
+	ck_assert_int_eq(tsr_box_contains(tsr_box3(0, 4, 0, 4, 0, 4), tsr_box3(1, 1, 2, 2, 4, 5)),
+			 0);
 }
 END_TEST
 
@@ -62,7 +64,9 @@ START_TEST(box_intersect_returns_overlap)
 	ck_assert_int_eq(out.hi[0], 5);
 	ck_assert_int_eq(out.lo[1], 0);
 	ck_assert_int_eq(out.hi[1], 0);
-	ck_assert_int_eq(tsr_box_intersect(tsr_box3(0, 3, 0, 3, 0, 3), tsr_box3(1, 2, 2, 5, 3, 9), &out), 1);
+	ck_assert_int_eq(tsr_box_intersect(tsr_box3(0, 3, 0, 3, 0, 3), tsr_box3(1, 2, 2, 5, 3, 9),
+					   &out),
+			 1);
 	ck_assert_int_eq(tsr_box_volume(out), 2 * 2 * 1);
 }
 END_TEST

@@ -3,7 +3,7 @@
  * result must equal running the same steps sequentially, which a plain C model does here. */
 #include <unistd.h>
 
-#include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
+#include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
 
 #define N 24
@@ -22,9 +22,10 @@ static void set_tiles(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * READ), v through the owned tile (req 1, WRITE). Returns the sum of the halo tile it read. */
 static void stencil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const int64_t *bounds = args;   /* region lo, hi */
+	const int64_t *bounds = args; /* region lo, hi */
 	tsr_accessor_t u, v;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &v))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &v))
 		return;
 	if (u.lo[0] > v.lo[0] - (v.lo[0] > bounds[0]) || u.hi[0] < v.hi[0] + (v.hi[0] < bounds[1]))
 		tsr_ctx_error(ctx, "halo tile does not cover the owned tile's neighbours");
@@ -46,7 +47,8 @@ static void stencil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void scale_whole(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t u, v;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
 		return;
 	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
 		TSR_AT1(&u, double, i) = 0.5 * TSR_AT1(&v, double, i) - 1.0;
@@ -68,20 +70,26 @@ struct world {
 	tsr_region_t r;
 	tsr_field_t u, v;
 	tsr_task_t set, sten, scale, bump;
-	double mu[N], mv[N];   /* the sequential model */
+	double mu[N], mv[N]; /* the sequential model */
 };
 
 static void world_init(struct world *w)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"u", "v"}, f);
 	CK_TSR(tsr_region_create("grid", tsr_box1(0, N - 1), fs, &w->r));
 	CK_TSR(tsr_fspace_destroy(fs));
 	w->u = f[0];
 	w->v = f[1];
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_tiles", .cpu = set_tiles}, &w->set));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "stencil", .cpu = stencil, .ret_type = TSR_F64}, &w->sten));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scale_whole", .cpu = scale_whole}, &w->scale));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_tiles", .cpu = set_tiles},
+				 &w->set));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "stencil",
+						    .cpu = stencil,
+						    .ret_type = TSR_F64},
+				 &w->sten));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scale_whole", .cpu = scale_whole},
+				 &w->scale));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "bump", .cpu = bump}, &w->bump));
 	memset(w->mu, 0, sizeof w->mu);
 	memset(w->mv, 0, sizeof w->mv);
@@ -90,7 +98,8 @@ static void world_init(struct world *w)
 static void model_stencil(struct world *w, int64_t lo, int64_t hi)
 {
 	for (int64_t i = lo; i <= hi; i++)
-		w->mv[i] = 2.0 * w->mu[i] + (i > 0 ? w->mu[i - 1] : 0.0) + (i < N - 1 ? w->mu[i + 1] : 0.0);
+		w->mv[i] = 2.0 * w->mu[i] + (i > 0 ? w->mu[i - 1] : 0.0) +
+			   (i < N - 1 ? w->mu[i + 1] : 0.0);
 }
 
 static void check_model(struct world *w, const char *step)
@@ -99,8 +108,10 @@ static void check_model(struct world *w, const char *step)
 	tsr_test_read1(w->r, w->u, u, N);
 	tsr_test_read1(w->r, w->v, v, N);
 	for (int i = 0; i < N; i++) {
-		ck_assert_msg(u[i] == w->mu[i], "%s: u[%d] = %g, sequential %g", step, i, u[i], w->mu[i]);
-		ck_assert_msg(v[i] == w->mv[i], "%s: v[%d] = %g, sequential %g", step, i, v[i], w->mv[i]);
+		ck_assert_msg(u[i] == w->mu[i], "%s: u[%d] = %g, sequential %g", step, i, u[i],
+			      w->mu[i]);
+		ck_assert_msg(v[i] == w->mv[i], "%s: v[%d] = %g, sequential %g", step, i, v[i],
+			      w->mv[i]);
 	}
 }
 
@@ -111,25 +122,30 @@ START_TEST(write_tiles_read_halo_write_whole)
 	world_init(&w);
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	const int64_t bounds[2] = {0, N - 1};
 	double want_sum[3];
 	tsr_future_t sums[3];
 	for (int k = 0; k < 3; k++) {
 		double base = 100.0 * k;
 		tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-		CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base,
+					TSR_REDOP_NONE, NULL));
 		for (int i = 0; i < N; i++)
 			w.mu[i] = i + base;
-		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
-		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds, TSR_SUM, &sums[k]));
+		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
+				   tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds,
+					TSR_SUM, &sums[k]));
 		model_stencil(&w, 0, N - 1);
 		want_sum[k] = 0;
 		for (int c = 0; c < 4; c++)
 			for (int i = 6 * c - 1; i <= 6 * c + 6; i++)
 				if (i >= 0 && i < N)
 					want_sum[k] += w.mu[i];
-		tsr_req_t qa[2] = {tsr_req_region(w.r, TSR_WRITE, TSR_FIELDS(w.u)), tsr_req_region(w.r, TSR_READ, TSR_FIELDS(w.v))};
+		tsr_req_t qa[2] = {tsr_req_region(w.r, TSR_WRITE, TSR_FIELDS(w.u)),
+				   tsr_req_region(w.r, TSR_READ, TSR_FIELDS(w.v))};
 		CK_TSR(tsr_launch(w.scale, 2, qa, NULL, 0, NULL));
 		for (int i = 0; i < N; i++)
 			w.mu[i] = 0.5 * w.mv[i] - 1.0;
@@ -138,7 +154,8 @@ START_TEST(write_tiles_read_halo_write_whole)
 	for (int k = 0; k < 3; k++) {
 		double s;
 		CK_TSR(tsr_future_wait(sums[k], &s, sizeof s));
-		ck_assert_msg(s == want_sum[k], "round %d: halo sum %g, sequential %g", k, s, want_sum[k]);
+		ck_assert_msg(s == want_sum[k], "round %d: halo sum %g, sequential %g", k, s,
+			      want_sum[k]);
 		CK_TSR(tsr_future_destroy(sums[k]));
 	}
 	CK_TSR(tsr_region_destroy(w.r));
@@ -152,25 +169,31 @@ START_TEST(read_halo_after_whole_region_write)
 	world_init(&w);
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 2), (const int64_t[3]){2, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 2),
+					(const int64_t[3]){2, 0, 0}, "ghost", &ghost));
 	const int64_t bounds[2] = {0, N - 1};
 	/* v = 2 * i through the whole region, u = 0.5 v - 1 = i - 1 */
 	double zero = 0.0;
 	tsr_req_t qv = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 2), 1, &qv, &zero, sizeof zero, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 2), 1, &qv, &zero, sizeof zero, TSR_REDOP_NONE,
+				NULL));
 	for (int i = 0; i < N; i++)
 		w.mu[i] = i;
 	for (int round = 0; round < 4; round++) {
-		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
-		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 2), 2, qs, bounds, sizeof bounds, TSR_REDOP_NONE, NULL));
+		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
+				   tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 2), 2, qs, bounds, sizeof bounds,
+					TSR_REDOP_NONE, NULL));
 		model_stencil(&w, 0, N - 1);
-		tsr_req_t qa[2] = {tsr_req_region(w.r, TSR_WRITE, TSR_FIELDS(w.u)), tsr_req_region(w.r, TSR_READ, TSR_FIELDS(w.v))};
+		tsr_req_t qa[2] = {tsr_req_region(w.r, TSR_WRITE, TSR_FIELDS(w.u)),
+				   tsr_req_region(w.r, TSR_READ, TSR_FIELDS(w.v))};
 		CK_TSR(tsr_launch(w.scale, 2, qa, NULL, 0, NULL));
 		for (int i = 0; i < N; i++)
 			w.mu[i] = 0.5 * w.mv[i] - 1.0;
 		/* and a READ_WRITE through the disjoint tiles in between */
 		tsr_req_t qb = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(w.u));
-		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE,
+					NULL));
 		for (int i = 0; i < N; i++)
 			w.mu[i] += 1.0 + i / 8;
 	}
@@ -191,7 +214,8 @@ START_TEST(alternate_two_disjoint_partitions)
 		tsr_partition_t p = k % 2 ? three : four;
 		int n = k % 2 ? 3 : 4;
 		tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(w.u));
-		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, n - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, n - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
+					NULL));
 		for (int i = 0; i < N; i++)
 			w.mu[i] += 1.0 + i / (N / n);
 	}
@@ -208,7 +232,8 @@ START_TEST(nested_write_then_root_halo_read)
 	world_init(&w);
 	tsr_partition_t top, ghost, low[2];
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "top", &top));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	tsr_region_t half[2];
 	for (int h = 0; h < 2; h++) {
 		CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){h, 0, 0}, &half[h]));
@@ -219,26 +244,30 @@ START_TEST(nested_write_then_root_halo_read)
 		double base = 10.0 * (k + 1);
 		for (int h = 0; h < 2; h++) {
 			tsr_req_t q = tsr_req_part(low[h], TSR_WRITE, TSR_FIELDS(w.u));
-			CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 2), 1, &q, &base, sizeof base, TSR_REDOP_NONE, NULL));
+			CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 2), 1, &q, &base, sizeof base,
+						TSR_REDOP_NONE, NULL));
 		}
 		for (int i = 0; i < N; i++)
 			w.mu[i] = i + base;
-		/* v through a fresh 4-tile partition, created and destroyed each round: u stays open
-		 * through "low" and "ghost" while v's plans come and go */
+		/* v through a fresh 4-tile partition, created and destroyed each round: u stays
+		 * open through "low" and "ghost" while v's plans come and go */
 		tsr_partition_t vt;
 		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "vtiles", &vt));
-		tsr_req_t qs4[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(vt, TSR_WRITE, TSR_FIELDS(w.v))};
-		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs4, bounds, sizeof bounds, TSR_REDOP_NONE, NULL));
+		tsr_req_t qs4[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
+				    tsr_req_part(vt, TSR_WRITE, TSR_FIELDS(w.v))};
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs4, bounds, sizeof bounds,
+					TSR_REDOP_NONE, NULL));
 		model_stencil(&w, 0, N - 1);
 		/* whole first-level subregion 1: u = 0.5 v - 1 there */
 		tsr_req_t qa[2] = {tsr_req_region(half[1], TSR_WRITE, TSR_FIELDS(w.u)),
-		                   tsr_req_region(half[1], TSR_READ, TSR_FIELDS(w.v))};
+				   tsr_req_region(half[1], TSR_READ, TSR_FIELDS(w.v))};
 		CK_TSR(tsr_launch(w.scale, 2, qa, NULL, 0, NULL));
 		for (int i = N / 2; i < N; i++)
 			w.mu[i] = 0.5 * w.mv[i] - 1.0;
 		/* leaves of half 1 read-write again */
 		tsr_req_t qb = tsr_req_part(low[1], TSR_READ_WRITE, TSR_FIELDS(w.u));
-		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(w.bump, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE,
+					NULL));
 		for (int i = N / 2; i < N; i++)
 			w.mu[i] += 1.0 + (i - N / 2) / 4;
 		CK_TSR(tsr_partition_destroy(vt));
@@ -261,17 +290,22 @@ static void set_2d(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 static void five_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const int64_t *nb = args;   /* region extents nx, ny (lo = 0) */
+	const int64_t *nb = args; /* region extents nx, ny (lo = 0) */
 	tsr_accessor_t u, v;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &v))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &v))
 		return;
 	for (int64_t y = v.lo[1]; y <= v.hi[1]; y++)
 		for (int64_t x = v.lo[0]; x <= v.hi[0]; x++) {
 			double s = TSR_AT2(&u, double, x, y);
-			if (x > 0) s += TSR_AT2(&u, double, x - 1, y);
-			if (x < nb[0] - 1) s += TSR_AT2(&u, double, x + 1, y);
-			if (y > 0) s += TSR_AT2(&u, double, x, y - 1);
-			if (y < nb[1] - 1) s += TSR_AT2(&u, double, x, y + 1);
+			if (x > 0)
+				s += TSR_AT2(&u, double, x - 1, y);
+			if (x < nb[0] - 1)
+				s += TSR_AT2(&u, double, x + 1, y);
+			if (y > 0)
+				s += TSR_AT2(&u, double, x, y - 1);
+			if (y < nb[1] - 1)
+				s += TSR_AT2(&u, double, x, y + 1);
 			TSR_AT2(&v, double, x, y) = s;
 		}
 }
@@ -279,7 +313,8 @@ static void five_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void negate_whole(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t u, v;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
 		return;
 	for (int64_t y = u.lo[1]; y <= u.hi[1]; y++)
 		for (int64_t x = u.lo[0]; x <= u.hi[0]; x++)
@@ -290,18 +325,21 @@ START_TEST(stencil_2d_tiles_halo_whole)
 {
 	enum { NX = 9, NY = 7 };
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"u", "v"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"u", "v"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("plane", tsr_box2(0, NX - 1, 0, NY - 1), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t tiles, ghost;
 	tsr_box_t colors = tsr_box2(0, 1, 0, 1);
 	CK_TSR(tsr_partition_tiles(r, colors, "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, NX - 1, 0, NY - 1), colors, (const int64_t[3]){1, 1, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, NX - 1, 0, NY - 1), colors,
+					(const int64_t[3]){1, 1, 0}, "ghost", &ghost));
 	tsr_task_t ts, tf, tn;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_2d", .cpu = set_2d}, &ts));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "five_point", .cpu = five_point}, &tf));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "negate_whole", .cpu = negate_whole}, &tn));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "negate_whole", .cpu = negate_whole},
+				 &tn));
 	const int64_t ext[2] = {NX, NY};
 	double mu[NY][NX], mv[NY][NX];
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(f[0]));
@@ -310,13 +348,17 @@ START_TEST(stencil_2d_tiles_halo_whole)
 		for (int x = 0; x < NX; x++)
 			mu[y][x] = x * x + 3 * y;
 	for (int round = 0; round < 2; round++) {
-		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(f[0])), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(f[1]))};
+		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(f[0])),
+				   tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(f[1]))};
 		CK_TSR(tsr_index_launch(tf, colors, 2, qs, ext, sizeof ext, TSR_REDOP_NONE, NULL));
 		for (int y = 0; y < NY; y++)
 			for (int x = 0; x < NX; x++)
-				mv[y][x] = mu[y][x] + (x > 0 ? mu[y][x - 1] : 0) + (x < NX - 1 ? mu[y][x + 1] : 0) +
-				           (y > 0 ? mu[y - 1][x] : 0) + (y < NY - 1 ? mu[y + 1][x] : 0);
-		tsr_req_t qa[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(f[0])), tsr_req_region(r, TSR_READ, TSR_FIELDS(f[1]))};
+				mv[y][x] = mu[y][x] + (x > 0 ? mu[y][x - 1] : 0) +
+					   (x < NX - 1 ? mu[y][x + 1] : 0) +
+					   (y > 0 ? mu[y - 1][x] : 0) +
+					   (y < NY - 1 ? mu[y + 1][x] : 0);
+		tsr_req_t qa[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(f[0])),
+				   tsr_req_region(r, TSR_READ, TSR_FIELDS(f[1]))};
 		CK_TSR(tsr_launch(tn, 2, qa, NULL, 0, NULL));
 		for (int y = 0; y < NY; y++)
 			for (int x = 0; x < NX; x++)
@@ -326,8 +368,9 @@ START_TEST(stencil_2d_tiles_halo_whole)
 	CK_TSR(tsr_map(r, f[0], TSR_READ, &a));
 	for (int y = 0; y < NY; y++)
 		for (int x = 0; x < NX; x++)
-			ck_assert_msg(TSR_AT2(&a, double, x, y) == mu[y][x], "u(%d,%d) = %g, sequential %g", x, y,
-			              TSR_AT2(&a, double, x, y), mu[y][x]);
+			ck_assert_msg(TSR_AT2(&a, double, x, y) == mu[y][x],
+				      "u(%d,%d) = %g, sequential %g", x, y,
+				      TSR_AT2(&a, double, x, y), mu[y][x]);
 	CK_TSR(tsr_unmap(r, f[0]));
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -340,10 +383,12 @@ START_TEST(host_write_on_tile_then_halo_read)
 	world_init(&w);
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+				NULL));
 	for (int i = 0; i < N; i++)
 		w.mu[i] = i + 1.0;
 	tsr_region_t t2;
@@ -356,14 +401,15 @@ START_TEST(host_write_on_tile_then_halo_read)
 	}
 	CK_TSR(tsr_unmap(t2, w.u));
 	const int64_t bounds[2] = {0, N - 1};
-	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
-	CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds, TSR_REDOP_NONE, NULL));
+	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
+			   tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
+	CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds,
+				TSR_REDOP_NONE, NULL));
 	model_stencil(&w, 0, N - 1);
 	check_model(&w, "after host write and halo read");
 	CK_TSR(tsr_region_destroy(w.r));
 }
 END_TEST
-
 
 /* Dependence precision: a read through a halo tile waits for the writers of the tiles it overlaps
  * and for nobody else. "hold" writes tile 0 and waits until "release", a read through tile 3's
@@ -379,8 +425,8 @@ static void hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t u;
 	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &u))
 		return;
-	/* a condition wait (release has run), not a time: on a busy machine or under valgrind release
-	 * can take seconds to be scheduled; the ceiling only ends a deadlock */
+	/* a condition wait (release has run), not a time: on a busy machine or under valgrind
+	 * release can take seconds to be scheduled; the ceiling only ends a deadlock */
 	if (!tsr_test_wait_flag(&released, HOLD_CEILING_S))
 		__atomic_store_n(&hold_gave_up, 1, __ATOMIC_RELEASE);
 	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
@@ -410,7 +456,8 @@ static void after_hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * the other sleeps, and the test would measure the scheduler instead), a world, hold and release
  * registered in *th and *tr, and tiles and ghost (4 tiles of the world, grown by one element).
  * Returns 0 where StarPU gave fewer than two workers: nothing to test. */
-static int hold_world(struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_partition_t *tiles, tsr_partition_t *ghost)
+static int hold_world(struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_partition_t *tiles,
+		      tsr_partition_t *ghost)
 {
 	CK_TSR(tsr_finalize());
 	tsr_config_t cfg;
@@ -426,7 +473,8 @@ static int hold_world(struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_parti
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, th));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, tr));
 	CK_TSR(tsr_partition_tiles(w->r, tsr_box1(0, 3), "tiles", tiles));
-	CK_TSR(tsr_partition_tiles_halo(w->r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", ghost));
+	CK_TSR(tsr_partition_tiles_halo(w->r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", ghost));
 	return 1;
 }
 
@@ -437,23 +485,34 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 	tsr_partition_t tiles, ghost;
 	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
 		return;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold",
+						    .cpu = after_hold,
+						    .ret_type = TSR_F64},
+				 &ta));
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+				NULL));
 	tsr_region_t t0, g1, g3;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
 	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){1, 0, 0}, &g1));
 	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){3, 0, 0}, &g3));
 	tsr_future_t seen;
-	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(w.u)))}));
-	CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g1, TSR_READ, TSR_FIELDS(w.u))), .result = &seen}));
-	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g3, TSR_READ, TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE,
+									   TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(
+						   tsr_req_region(g1, TSR_READ, TSR_FIELDS(w.u))),
+					   .result = &seen}));
+	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g3, TSR_READ,
+									   TSR_FIELDS(w.u)))}));
 	double v = 0;
 	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
 	CK_TSR(tsr_fence());
 	ck_assert_msg(!hold_gave_up, "the read through tile 3's halo waited for tile 0's writer");
-	ck_assert_msg(v == 7.0, "the read through tile 1's halo saw %g at the edge of tile 0, not the 7 hold wrote", v);
+	ck_assert_msg(v == 7.0,
+		      "the read through tile 1's halo saw %g at the edge of tile 0, not the 7 hold "
+		      "wrote",
+		      v);
 	CK_TSR(tsr_future_destroy(seen));
 	CK_TSR(tsr_region_destroy(w.r));
 }
@@ -464,15 +523,15 @@ END_TEST
  * its 4 tiles written (1.0), and hold running on tile 0 until release runs. */
 static const char *const dep_modes[] = {
 #ifdef TSR_STARPU_NOTIFY_FIXED
-	"explicit",   /* refused on a StarPU 1.4 without the notify fix (runtime/order.c) */
+	"explicit", /* refused on a StarPU 1.4 without the notify fix (runtime/order.c) */
 #endif
 	"implicit"};
 #define NMODES ((int)(sizeof dep_modes / sizeof dep_modes[0]))
 
 static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
-static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_partition_t *tiles,
-                              tsr_partition_t *ghost)
+static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th, tsr_task_t *tr,
+			      tsr_partition_t *tiles, tsr_partition_t *ghost)
 {
 	setenv("TSR_DEPS", mode, 1);
 	int ok = hold_world(w, th, tr, tiles, ghost);
@@ -485,10 +544,12 @@ static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th,
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_tiles", .cpu = fill_each}, &ts));
 	double one = 1.0;
 	tsr_req_t qw = tsr_req_part(*tiles, TSR_WRITE, TSR_FIELDS(w->u));
-	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 3), 1, &qw, &one, sizeof one, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 3), 1, &qw, &one, sizeof one, TSR_REDOP_NONE,
+				NULL));
 	tsr_region_t t0;
 	CK_TSR(tsr_partition_subregion(*tiles, (const int64_t[3]){0, 0, 0}, &t0));
-	CK_TSR(tsr_run(*th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(w->u)))}));
+	CK_TSR(tsr_run(*th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE,
+									    TSR_FIELDS(w->u)))}));
 	return 1;
 }
 
@@ -510,20 +571,35 @@ START_TEST(refused_task_leaves_the_order_of_the_others_intact)
 		tsr_partition_t tiles, ghost;
 		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
 			return;
-		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
-		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only", .cuda = after_hold, .ret_type = TSR_F64}, &tg));
-		tsr_launch_t read_g1 = {.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 1), TSR_READ, TSR_FIELDS(w.u)))};
+		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold",
+							    .cpu = after_hold,
+							    .ret_type = TSR_F64},
+					 &ta));
+		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only",
+							    .cuda = after_hold,
+							    .ret_type = TSR_F64},
+					 &tg));
+		tsr_launch_t read_g1 = {
+			.reqs = TSR_REQS(
+				tsr_req_region(color_of(ghost, 1), TSR_READ, TSR_FIELDS(w.u)))};
 		if (tsr_ncuda_workers() == 0)
-			CK_TSR_ERR(tsr_run(tg, &read_g1), TSR_ENODEV, "gpu_only", "no worker can run it");
+			CK_TSR_ERR(tsr_run(tg, &read_g1), TSR_ENODEV, "gpu_only",
+				   "no worker can run it");
 		tsr_future_t seen;
 		read_g1.result = &seen;
 		CK_TSR(tsr_run(ta, &read_g1));
-		CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ, TSR_FIELDS(w.u)))}));
+		CK_TSR(tsr_run(tr,
+			       &(tsr_launch_t){
+				       .reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ,
+								       TSR_FIELDS(w.u)))}));
 		double v = 0;
 		CK_TSR(tsr_future_wait(seen, &v, sizeof v));
 		CK_TSR(tsr_fence());
-		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", dep_modes[m]);
-		ck_assert_msg(v == 7.0, "%s: the read through tile 1's halo saw %g, not the 7 hold wrote", dep_modes[m], v);
+		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0",
+			      dep_modes[m]);
+		ck_assert_msg(v == 7.0,
+			      "%s: the read through tile 1's halo saw %g, not the 7 hold wrote",
+			      dep_modes[m], v);
 		CK_TSR(tsr_future_destroy(seen));
 		CK_TSR(tsr_region_destroy(w.r));
 	}
@@ -541,20 +617,33 @@ START_TEST(partition_destroyed_while_its_reader_waits)
 		tsr_partition_t tiles, ghost, halves;
 		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
 			return;
-		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold", .cpu = after_hold, .ret_type = TSR_F64}, &ta));
+		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold",
+							    .cpu = after_hold,
+							    .ret_type = TSR_F64},
+					 &ta));
 		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "halves", &halves));
 		tsr_future_t seen;
-		CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0), TSR_READ, TSR_FIELDS(w.u))),
-		                                   .result = &seen}));
+		CK_TSR(tsr_run(ta,
+			       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0),
+									       TSR_READ,
+									       TSR_FIELDS(w.u))),
+					       .result = &seen}));
 		CK_TSR(tsr_partition_destroy(halves));
-		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE), "%s: destroying the partition waited for hold",
-		              dep_modes[m]);
-		CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ, TSR_FIELDS(w.u)))}));
+		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
+			      "%s: destroying the partition waited for hold", dep_modes[m]);
+		CK_TSR(tsr_run(tr,
+			       &(tsr_launch_t){
+				       .reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ,
+								       TSR_FIELDS(w.u)))}));
 		double v = 0;
 		CK_TSR(tsr_future_wait(seen, &v, sizeof v));
 		CK_TSR(tsr_fence());
-		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", dep_modes[m]);
-		ck_assert_msg(v == 7.0, "%s: the read through the destroyed half saw %g, not the 7 hold wrote", dep_modes[m], v);
+		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0",
+			      dep_modes[m]);
+		ck_assert_msg(v == 7.0,
+			      "%s: the read through the destroyed half saw %g, not the 7 hold "
+			      "wrote",
+			      dep_modes[m], v);
 		CK_TSR(tsr_future_destroy(seen));
 		CK_TSR(tsr_region_destroy(w.r));
 	}
@@ -574,19 +663,24 @@ START_TEST(map_waits_only_for_the_writers_it_overlaps)
 		tsr_accessor_t a;
 		tsr_region_t t3 = color_of(tiles, 3);
 		CK_TSR(tsr_map(t3, w.u, TSR_READ, &a));
-		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE), "%s: mapping tile 3 waited for tile 0's writer",
-		              dep_modes[m]);
-		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 1.0, "%s: tile 3 mapped %g, not 1", dep_modes[m],
-		              TSR_AT1(&a, double, a.lo[0]));
+		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
+			      "%s: mapping tile 3 waited for tile 0's writer", dep_modes[m]);
+		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 1.0, "%s: tile 3 mapped %g, not 1",
+			      dep_modes[m], TSR_AT1(&a, double, a.lo[0]));
 		CK_TSR(tsr_unmap(t3, w.u));
-		CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ, TSR_FIELDS(w.u)))}));
+		CK_TSR(tsr_run(tr,
+			       &(tsr_launch_t){
+				       .reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ,
+								       TSR_FIELDS(w.u)))}));
 		tsr_region_t g1 = color_of(ghost, 1);
 		CK_TSR(tsr_map(g1, w.u, TSR_READ, &a));
-		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 7.0, "%s: tile 1's halo mapped %g at tile 0's end, not 7",
-		              dep_modes[m], TSR_AT1(&a, double, a.lo[0]));
+		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 7.0,
+			      "%s: tile 1's halo mapped %g at tile 0's end, not 7", dep_modes[m],
+			      TSR_AT1(&a, double, a.lo[0]));
 		CK_TSR(tsr_unmap(g1, w.u));
 		CK_TSR(tsr_fence());
-		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", dep_modes[m]);
+		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0",
+			      dep_modes[m]);
 		CK_TSR(tsr_region_destroy(w.r));
 	}
 }
@@ -620,9 +714,9 @@ static void slow_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 /* A task that writes tiles 1 and 3 leaves one token for both, tile 1's (group tokens,
  * coherence.c). Once tile 1 is written again (hold), that token stands for hold too: a read of
- * tile 3 must then wait for tile 3's writer only (else hold, waiting for it, gives up at its ceiling),
- * and a write of tile 3 must still wait for a read through the halo that listed tile 1's token
- * before hold (else slow_sum sees the new values). */
+ * tile 3 must then wait for tile 3's writer only (else hold, waiting for it, gives up at its
+ * ceiling), and a write of tile 3 must still wait for a read through the halo that listed tile 1's
+ * token before hold (else slow_sum sees the new values). */
 START_TEST(group_token_stands_for_its_task_only_until_written_again)
 {
 	struct world w;
@@ -631,10 +725,14 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
 		return;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_each", .cpu = fill_each}, &tf));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_sum", .cpu = slow_sum, .ret_type = TSR_F64}, &ts));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_sum",
+						    .cpu = slow_sum,
+						    .ret_type = TSR_F64},
+				 &ts));
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+				NULL));
 	for (int i = 0; i < N; i++)
 		w.mu[i] = i + base;
 	tsr_region_t t1, t3, g3;
@@ -643,9 +741,11 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){3, 0, 0}, &g3));
 	const int q = N / 4;
 	double five = 5.0, nine = 9.0;
-	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE, TSR_FIELDS(w.u)),
-	                                                    tsr_req_region(t3, TSR_WRITE, TSR_FIELDS(w.u))),
-	                                   TSR_ARGS(five)}));
+	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE,
+									   TSR_FIELDS(w.u)),
+							    tsr_req_region(t3, TSR_WRITE,
+									   TSR_FIELDS(w.u))),
+					   TSR_ARGS(five)}));
 	for (int i = q; i < 2 * q; i++)
 		w.mu[i] = five;
 	for (int i = 3 * q; i < N; i++)
@@ -654,11 +754,16 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 	for (int i = 3 * q - 1; i < N; i++)
 		want += w.mu[i];
 	tsr_future_t seen;
-	CK_TSR(tsr_run(ts, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g3, TSR_READ, TSR_FIELDS(w.u))), .result = &seen}));
-	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE, TSR_FIELDS(w.u)))}));
-	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_READ, TSR_FIELDS(w.u)))}));
-	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_WRITE, TSR_FIELDS(w.u))),
-	                                   TSR_ARGS(nine)}));
+	CK_TSR(tsr_run(ts, &(tsr_launch_t){.reqs = TSR_REQS(
+						   tsr_req_region(g3, TSR_READ, TSR_FIELDS(w.u))),
+					   .result = &seen}));
+	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE,
+									   TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_READ,
+									   TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(
+						   tsr_req_region(t3, TSR_WRITE, TSR_FIELDS(w.u))),
+					   TSR_ARGS(nine)}));
 	for (int i = q; i < 2 * q; i++)
 		w.mu[i] = 7.0;
 	for (int i = 3 * q; i < N; i++)
@@ -666,8 +771,11 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 	double v = 0;
 	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
 	CK_TSR(tsr_fence());
-	ck_assert_msg(!hold_gave_up, "the read of tile 3 waited for hold, a later writer of tile 1 only");
-	ck_assert_msg(v == want, "the read through tile 3's halo summed %g, not the %g written before it", v, want);
+	ck_assert_msg(!hold_gave_up,
+		      "the read of tile 3 waited for hold, a later writer of tile 1 only");
+	ck_assert_msg(v == want,
+		      "the read through tile 3's halo summed %g, not the %g written before it", v,
+		      want);
 	double u[N];
 	tsr_test_read1(w.r, w.u, u, N);
 	for (int i = 0; i < N; i++)
@@ -697,20 +805,25 @@ START_TEST(halo_read_after_the_pieces_change)
 	tsr_partition_t four, three, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "four", &four));
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "three", &three));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	const int64_t bounds[2] = {0, N - 1};
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+				NULL));
 	for (int i = 0; i < N; i++)
 		w.mu[i] = i + base;
-	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)), tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.v))};
+	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
+			   tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.v))};
 	tsr_req_t qb = tsr_req_part(three, TSR_READ_WRITE, TSR_FIELDS(w.u));
 	tsr_future_t sums[4];
 	double want_sum[4];
 	for (int round = 0; round < 4; round++) {
-		/* no host access in between: only the analysis orders the halo read after the bumps */
-		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds, TSR_SUM, &sums[round]));
+		/* no host access in between: only the analysis orders the halo read after the
+		 * bumps */
+		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds,
+					TSR_SUM, &sums[round]));
 		model_stencil(&w, 0, N - 1);
 		want_sum[round] = 0;
 		for (int c = 0; c < 4; c++)
@@ -719,7 +832,8 @@ START_TEST(halo_read_after_the_pieces_change)
 					want_sum[round] += w.mu[i];
 		if (round == 3)
 			break;
-		CK_TSR(tsr_index_launch(slow, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(slow, tsr_box1(0, 2), 1, &qb, NULL, 0, TSR_REDOP_NONE,
+					NULL));
 		for (int i = 0; i < N; i++)
 			w.mu[i] += 1.0 + i / 8;
 	}
@@ -727,8 +841,10 @@ START_TEST(halo_read_after_the_pieces_change)
 	for (int round = 0; round < 4; round++) {
 		double sum;
 		CK_TSR(tsr_future_wait(sums[round], &sum, sizeof sum));
-		ck_assert_msg(sum == want_sum[round], "round %d: the halo tiles read %g, sequential %g (%s)", round, sum,
-		              want_sum[round], round == 1 ? "after the pieces changed" : "through cached pieces");
+		ck_assert_msg(sum == want_sum[round],
+			      "round %d: the halo tiles read %g, sequential %g (%s)", round, sum,
+			      want_sum[round],
+			      round == 1 ? "after the pieces changed" : "through cached pieces");
 		CK_TSR(tsr_future_destroy(sums[round]));
 	}
 	CK_TSR(tsr_region_destroy(w.r));
@@ -755,19 +871,24 @@ START_TEST(more_pieces_than_kept_collapse_and_stay_right)
 		double base = 10.0 * round;
 		/* M one-element writes: the pieces pass the limit in the middle of the launch */
 		CK_TSR(tsr_run(set, &(tsr_launch_t){.domain = tsr_box1(0, M - 1),
-		                                    .reqs = TSR_REQS(tsr_req_part(ones, TSR_WRITE, TSR_FIELDS(f))),
-		                                    TSR_ARGS(base)}));
+						    .reqs = TSR_REQS(tsr_req_part(ones, TSR_WRITE,
+										  TSR_FIELDS(f))),
+						    TSR_ARGS(base)}));
 		tsr_test_read1(r, f, v, M);
 		for (int i = 0; i < M; i++)
-			ck_assert_msg(v[i] == i + base, "round %d: u[%d] = %g, sequential %g", round, i, v[i], i + base);
+			ck_assert_msg(v[i] == i + base, "round %d: u[%d] = %g, sequential %g",
+				      round, i, v[i], i + base);
 		/* then two writers over the collapsed field */
 		base += 1.0;
 		CK_TSR(tsr_run(set, &(tsr_launch_t){.domain = tsr_box1(0, 1),
-		                                    .reqs = TSR_REQS(tsr_req_part(halves, TSR_WRITE, TSR_FIELDS(f))),
-		                                    TSR_ARGS(base)}));
+						    .reqs = TSR_REQS(tsr_req_part(halves, TSR_WRITE,
+										  TSR_FIELDS(f))),
+						    TSR_ARGS(base)}));
 		tsr_test_read1(r, f, v, M);
 		for (int i = 0; i < M; i++)
-			ck_assert_msg(v[i] == i + base, "round %d, halves: u[%d] = %g, sequential %g", round, i, v[i], i + base);
+			ck_assert_msg(v[i] == i + base,
+				      "round %d, halves: u[%d] = %g, sequential %g", round, i, v[i],
+				      i + base);
 	}
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -790,10 +911,11 @@ int main(void)
 	tcase_add_test(tc, map_waits_only_for_the_writers_it_overlaps);
 	tcase_add_test(tc, halo_read_after_the_pieces_change);
 	suite_add_tcase(s, tc);
-	/* 40,000 one-element point tasks, each matched against up to 16,384 pieces on the host thread,
-	 * which StarPU's polling workers share the cores with: 11-23 s alone on 2 cores, and more
-	 * than the 30 s of the others beside another test under make check -j2. Like every limit it is
-	 * multiplied by CK_TIMEOUT_MULTIPLIER (4 under make check: it hit 120 s at load 12). */
+	/* 40,000 one-element point tasks, each matched against up to 16,384 pieces on the host
+	 * thread, which StarPU's polling workers share the cores with: 11-23 s alone on 2 cores,
+	 * and more than the 30 s of the others beside another test under make check -j2. Like every
+	 * limit it is multiplied by CK_TIMEOUT_MULTIPLIER (4 under make check: it hit 120 s at load
+	 * 12). */
 	TCase *many = tsr_test_tcase("coherence_many_pieces", 1);
 	tcase_set_timeout(many, 120);
 	tcase_add_test(many, more_pieces_than_kept_collapse_and_stay_right);

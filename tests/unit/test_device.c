@@ -40,8 +40,8 @@ static cl_ulong extent(const tsr_accessor_t *a)
 
 /* One kernel over an accessor's elements (one work-item each, or a single one for a sum):
  * buffer, offset, count, then one more argument. */
-static void run_kernel(tsr_ctx_t *ctx, const char *name, const tsr_accessor_t *a, size_t last_size, const void *last,
-                       int single)
+static void run_kernel(tsr_ctx_t *ctx, const char *name, const tsr_accessor_t *a, size_t last_size,
+		       const void *last, int single)
 {
 	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
 	if (!k)
@@ -54,7 +54,8 @@ static void run_kernel(tsr_ctx_t *ctx, const char *name, const tsr_accessor_t *a
 	clSetKernelArg(k, 2, sizeof n, &n);
 	clSetKernelArg(k, 3, last_size, last);
 	size_t global = single ? 1 : n;
-	cl_int err = clEnqueueNDRangeKernel(tsr_ctx_opencl_queue(ctx), k, 1, NULL, &global, NULL, 0, NULL, NULL);
+	cl_int err = clEnqueueNDRangeKernel(tsr_ctx_opencl_queue(ctx), k, 1, NULL, &global, NULL, 0,
+					    NULL, NULL);
 	if (err != CL_SUCCESS)
 		tsr_ctx_error(ctx, "kernel '%s': OpenCL error %d", name, err);
 }
@@ -116,7 +117,8 @@ static int opencl_device_present(void)
 		_exit(ok ? 0 : 1);
 	}
 	int status = 0;
-	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
 }
 
 static int ncpu_of_tcase;
@@ -135,7 +137,8 @@ static void device_setup(void)
 	CK_TSR(tsr_opencl_program("test_device", kernels, NULL));
 }
 
-static tsr_task_t task_of(const char *name, tsr_variant_fn cpu, tsr_variant_fn opencl, tsr_type_t ret)
+static tsr_task_t task_of(const char *name, tsr_variant_fn cpu, tsr_variant_fn opencl,
+			  tsr_type_t ret)
 {
 	tsr_task_t t;
 	tsr_task_desc_t d = {.name = name, .cpu = cpu, .opencl = opencl, .ret_type = ret};
@@ -159,16 +162,16 @@ static void check_values(tsr_region_t r, double add, const char *what)
 	double v[N];
 	tsr_test_read1(r, 0, v, N);
 	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == (double)i + add, "%s: x[%lld] = %g, expected %g", what, (long long)i, v[i],
-		              (double)i + add);
+		ck_assert_msg(v[i] == (double)i + add, "%s: x[%lld] = %g, expected %g", what,
+			      (long long)i, v[i], (double)i + add);
 }
 
 /* NTILES tiles of r, and the same tiles grown by one point on each side. */
 static void tiles_and_halo(tsr_region_t r, tsr_partition_t *tiles, tsr_partition_t *halo)
 {
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NTILES - 1), "tiles", tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1), (int64_t[3]){1, 0, 0}, "halo",
-	                                halo));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, N - 1), tsr_box1(0, NTILES - 1),
+					(int64_t[3]){1, 0, 0}, "halo", halo));
 }
 
 /* A device-homed field (the default with only device workers): a host map gives a pointer the
@@ -183,7 +186,8 @@ START_TEST(map_of_a_device_homed_field_gives_a_host_pointer)
 	tsr_field_t x = 0;
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, 1, &x);
 	for (int k = 0; k < 3; k++)
-		CK_TSR(tsr_index_launch(add, tsr_box1(0, NTILES - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(add, tsr_box1(0, NTILES - 1), 1, &q, NULL, 0,
+					TSR_REDOP_NONE, NULL));
 	check_values(r, 4.5, "after 3 launches of add");
 	CK_TSR(tsr_partition_destroy(tiles));
 	CK_TSR(tsr_region_destroy(r));
@@ -211,14 +215,16 @@ START_TEST(reductions_run_on_the_device)
 	/* every element ends at the largest color whose halo tile covers it, plus 100 */
 	tsr_task_t raise = task_of("raise", NULL, raise_cl, TSR_NONE);
 	tsr_req_t rq = tsr_req_part(halo, TSR_REDUCE(TSR_MAX), 1, &x);
-	CK_TSR(tsr_index_launch(raise, tsr_box1(0, NTILES - 1), 1, &rq, NULL, 0, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(raise, tsr_box1(0, NTILES - 1), 1, &rq, NULL, 0, TSR_REDOP_NONE,
+				NULL));
 	double v[N];
 	tsr_test_read1(r, 0, v, N);
 	const int64_t per = N / NTILES;
 	for (int64_t i = 0; i < N; i++) {
 		int64_t top = (i + 1) / per < NTILES ? (i + 1) / per : NTILES - 1;
 		double expect = (double)i > 100.0 + (double)top ? (double)i : 100.0 + (double)top;
-		ck_assert_msg(v[i] == expect, "after REDUCE(max): x[%lld] = %g, expected %g", (long long)i, v[i], expect);
+		ck_assert_msg(v[i] == expect, "after REDUCE(max): x[%lld] = %g, expected %g",
+			      (long long)i, v[i], expect);
 	}
 	CK_TSR(tsr_partition_destroy(halo));
 	CK_TSR(tsr_partition_destroy(tiles));
@@ -227,7 +233,8 @@ START_TEST(reductions_run_on_the_device)
 END_TEST
 
 /* TSR_HOME=device, its spelling cuda, and host, whatever workers run: a fresh region is zero and
- * takes a fill, a copy and a host write (Tessera's own fill and copy tasks run where the data is). */
+ * takes a fill, a copy and a host write (Tessera's own fill and copy tasks run where the data
+ * is). */
 START_TEST(fill_copy_and_host_writes_on_either_home)
 {
 	const char *homes[] = {"device", "host", "cuda"};
@@ -239,13 +246,15 @@ START_TEST(fill_copy_and_host_writes_on_either_home)
 		double v[N];
 		tsr_test_read1(a, 0, v, N);
 		for (int64_t i = 0; i < N; i++)
-			ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%lld] = %g", homes[h], (long long)i, v[i]);
+			ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%lld] = %g", homes[h],
+				      (long long)i, v[i]);
 		double seven = 7.25;
 		CK_TSR(tsr_fill(a, 0, &seven, sizeof seven));
 		CK_TSR(tsr_copy(a, 0, b, 0));
 		tsr_test_read1(b, 0, v, N);
 		for (int64_t i = 0; i < N; i++)
-			ck_assert_msg(v[i] == 7.25, "TSR_HOME=%s: b[%lld] = %g after fill and copy", homes[h], (long long)i, v[i]);
+			ck_assert_msg(v[i] == 7.25, "TSR_HOME=%s: b[%lld] = %g after fill and copy",
+				      homes[h], (long long)i, v[i]);
 		write_ramp(a);
 		CK_TSR(tsr_copy(a, 0, b, 0));
 		check_values(b, 0.0, homes[h]);
@@ -271,17 +280,21 @@ START_TEST(host_home_with_device_workers_switches_partitions)
 	tsr_req_t wq = tsr_req_part(tiles, TSR_READ_WRITE, 1, &x);
 	tsr_req_t rq = tsr_req_part(halo, TSR_READ, 1, &x);
 	for (int k = 0; k < 2; k++) {
-		CK_TSR(tsr_index_launch(add, tsr_box1(0, NTILES - 1), 1, &wq, NULL, 0, TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(add, tsr_box1(0, NTILES - 1), 1, &wq, NULL, 0,
+					TSR_REDOP_NONE, NULL));
 		tsr_future_t f;
-		CK_TSR(tsr_index_launch(sumsq, tsr_box1(0, NTILES - 1), 1, &rq, NULL, 0, TSR_SUM, &f));
+		CK_TSR(tsr_index_launch(sumsq, tsr_box1(0, NTILES - 1), 1, &rq, NULL, 0, TSR_SUM,
+					&f));
 		double got, want = 0;
 		const int64_t per = N / NTILES;
 		for (int64_t c = 0; c < NTILES; c++)
 			for (int64_t i = c * per - 1; i <= (c + 1) * per; i++)
 				if (i >= 0 && i < N)
-					want += ((double)i + 1.5 * (k + 1)) * ((double)i + 1.5 * (k + 1));
+					want += ((double)i + 1.5 * (k + 1)) *
+						((double)i + 1.5 * (k + 1));
 		CK_TSR(tsr_future_take(f, &got, sizeof got));
-		ck_assert_msg(got == want, "step %d: halo sum of squares %g, expected %g", k, got, want);
+		ck_assert_msg(got == want, "step %d: halo sum of squares %g, expected %g", k, got,
+			      want);
 	}
 	check_values(r, 3.0, "after 2 steps");
 	CK_TSR(tsr_partition_destroy(halo));
@@ -297,8 +310,8 @@ START_TEST(what_only_a_cpu_can_run_is_refused_by_name)
 	tsr_field_t x = 0;
 	tsr_task_t cpu_only = task_of("host_stats", nothing_cpu, NULL, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, 1, &x);
-	CK_TSR_ERR(tsr_launch(cpu_only, 1, &q, NULL, 0, NULL), TSR_ENODEV, "host_stats", "CPU variant only", "0 CPU",
-	           "1 OpenCL");
+	CK_TSR_ERR(tsr_launch(cpu_only, 1, &q, NULL, 0, NULL), TSR_ENODEV, "host_stats",
+		   "CPU variant only", "0 CPU", "1 OpenCL");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -306,10 +319,13 @@ END_TEST
 /* A program that does not build, and a kernel no program defines: errors, not crashes. */
 START_TEST(opencl_programs_and_kernels_fail_cleanly)
 {
-	CK_TSR_ERR(tsr_opencl_program("broken", "kernel void k(global int *p) { p[0] = undefined_name; }", NULL),
-	           TSR_EINVAL, "broken", "does not build");
+	CK_TSR_ERR(tsr_opencl_program("broken",
+				      "kernel void k(global int *p) { p[0] = undefined_name; }",
+				      NULL),
+		   TSR_EINVAL, "broken", "does not build");
 	CK_TSR_ERR(tsr_opencl_program("", "", NULL), TSR_EINVAL, "name");
-	CK_TSR_ERR(tsr_opencl_program("nosource", NULL, NULL), TSR_EINVAL, "nosource", "null source");
+	CK_TSR_ERR(tsr_opencl_program("nosource", NULL, NULL), TSR_EINVAL, "nosource",
+		   "null source");
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, N - 1));
 	write_ramp(r);
 	CK_TSR(tsr_fence());
@@ -331,7 +347,7 @@ START_TEST(a_kernel_no_program_defines_fails_its_task)
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "lost", "no_such_kernel");
 	double zero = 0;
-	CK_TSR(tsr_fill(r, 0, &zero, sizeof zero));   /* heals the poisoned field */
+	CK_TSR(tsr_fill(r, 0, &zero, sizeof zero)); /* heals the poisoned field */
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -359,7 +375,8 @@ START_TEST(handing_pieces_to_the_root_keeps_the_other_tiles_writes)
 	tsr_field_t x = 0;
 	tsr_task_t add = task_of("add", add_cpu, add_cl, TSR_NONE);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, 1, &x);
-	CK_TSR(tsr_index_launch(add, tsr_box1(0, NTILES - 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(add, tsr_box1(0, NTILES - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
+				NULL));
 	tsr_region_t tile1;
 	CK_TSR(tsr_partition_subregion(tiles, (int64_t[3]){1, 0, 0}, &tile1));
 	CK_TSR(tsr_partition_tiles(tile1, tsr_box1(0, 1), "inner", &inner));
@@ -371,7 +388,8 @@ START_TEST(handing_pieces_to_the_root_keeps_the_other_tiles_writes)
 	const int64_t per = N / NTILES;
 	for (int64_t i = 0; i < N; i++) {
 		double expect = (double)i + (i >= per && i < per + per / 2 ? 3.0 : 1.5);
-		ck_assert_msg(v[i] == expect, "x[%lld] = %g, expected %g", (long long)i, v[i], expect);
+		ck_assert_msg(v[i] == expect, "x[%lld] = %g, expected %g", (long long)i, v[i],
+			      expect);
 	}
 	CK_TSR(tsr_set_mapper(NULL, NULL));
 	CK_TSR(tsr_partition_destroy(tiles));
@@ -407,10 +425,12 @@ static TCase *device_tcase(const char *name, void (*setup)(void))
 
 int main(void)
 {
-	setenv("STARPU_OPENCL_ON_CPUS", "1", 0);   /* POCL's device is a CPU: StarPU skips it otherwise */
+	/* POCL's device is a CPU: StarPU skips it otherwise */
+	setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
 	if (!opencl_device_present()) {
-		printf("1..0 # SKIP no OpenCL device (an OpenCL platform such as pocl-opencl-icd, and a StarPU with OpenCL)\n");
-		return 0;   /* the TAP plan says it */
+		printf("1..0 # SKIP no OpenCL device (an OpenCL platform such as pocl-opencl-icd, "
+		       "and a StarPU with OpenCL)\n");
+		return 0; /* the TAP plan says it */
 	}
 	Suite *s = suite_create("device");
 	TCase *alone = device_tcase("opencl_alone", ncpu0);

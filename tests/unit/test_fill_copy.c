@@ -5,7 +5,10 @@
 START_TEST(fill_every_type)
 {
 	tsr_field_t f[5];
-	tsr_fspace_t fs = tsr_test_fspace(5, (const tsr_type_t[]){TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES}, NULL, f);
+	tsr_fspace_t fs =
+		tsr_test_fspace(5,
+				(const tsr_type_t[]){TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES},
+				NULL, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("all", tsr_box2(0, 3, 0, 2), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -27,8 +30,12 @@ START_TEST(fill_every_type)
 		CK_TSR(tsr_map(r, f[k], TSR_READ, &a));
 		for (int64_t y = 0; y <= 2; y++)
 			for (int64_t x = 0; x <= 3; x++) {
-				const unsigned char *e = (const unsigned char *)a.ptr + (x + y * (int64_t)a.stride[1]) * (int64_t)a.elem_size;
-				ck_assert_msg(memcmp(e, want[k], a.elem_size) == 0, "field %d at (%lld,%lld)", k, (long long)x, (long long)y);
+				const unsigned char *e =
+					(const unsigned char *)a.ptr +
+					(x + y * (int64_t)a.stride[1]) * (int64_t)a.elem_size;
+				ck_assert_msg(memcmp(e, want[k], a.elem_size) == 0,
+					      "field %d at (%lld,%lld)", k, (long long)x,
+					      (long long)y);
 			}
 		CK_TSR(tsr_unmap(r, f[k]));
 	}
@@ -50,7 +57,8 @@ START_TEST(fill_subregion_leaves_the_rest)
 	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
 	for (int64_t y = 0; y <= 5; y++)
 		for (int64_t x = 0; x <= 5; x++)
-			ck_assert_double_eq(TSR_AT2(&a, double, x, y), x >= 3 && y <= 2 ? 9.0 : 1.0);
+			ck_assert_double_eq(TSR_AT2(&a, double, x, y),
+					    x >= 3 && y <= 2 ? 9.0 : 1.0);
 	CK_TSR(tsr_unmap(r, 0));
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -100,7 +108,8 @@ static void iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * and a later write to the source does not reach the copy. */
 START_TEST(copy_between_regions_with_shifted_bounds)
 {
-	tsr_region_t src = tsr_test_region_f64("src", tsr_box1(0, 9)), dst = tsr_test_region_f64("dst", tsr_box1(100, 109));
+	tsr_region_t src = tsr_test_region_f64("src", tsr_box1(0, 9)),
+		     dst = tsr_test_region_f64("dst", tsr_box1(100, 109));
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "iota", .cpu = iota}, &t));
 	tsr_req_t q = tsr_req_region(src, TSR_WRITE, TSR_FIELDS(0));
@@ -122,7 +131,8 @@ END_TEST
 START_TEST(copy_between_fields_and_subregions)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_I32, TSR_I32}, (const char *const[]){"a", "b"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_I32, TSR_I32},
+					  (const char *const[]){"a", "b"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("ab", tsr_box2(0, 3, 0, 3), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -143,7 +153,8 @@ START_TEST(copy_between_fields_and_subregions)
 	CK_TSR(tsr_map(r, f[1], TSR_READ, &a));
 	for (int64_t y = 0; y <= 3; y++)
 		for (int64_t x = 0; x <= 3; x++) {
-			int32_t want = x >= 2 && y >= 2 ? (int32_t)(10 * (y - 2) + (x - 2)) : (int32_t)(10 * y + x);
+			int32_t want = x >= 2 && y >= 2 ? (int32_t)(10 * (y - 2) + (x - 2))
+							: (int32_t)(10 * y + x);
 			ck_assert_int_eq(TSR_AT2(&a, int32_t, x, y), want);
 		}
 	CK_TSR(tsr_unmap(r, f[1]));

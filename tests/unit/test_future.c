@@ -7,7 +7,11 @@
 static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret, size_t bytes)
 {
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn, .ret_type = ret, .ret_bytes = bytes}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name,
+						    .cpu = fn,
+						    .ret_type = ret,
+						    .ret_bytes = bytes},
+				 &t));
 	return t;
 }
 
@@ -48,8 +52,12 @@ START_TEST(single_task_future_of_each_type)
 	ck_assert_int_eq(lv, INT64_C(1) << 50);
 	CK_TSR(tsr_future_destroy(f));
 
-	struct { double a; int32_t b[3]; } st = {1.5, {7, 8, 9}}, stv;
-	CK_TSR(tsr_launch(reg("ret_bytes", ret_arg, TSR_BYTES, sizeof st), 0, NULL, &st, sizeof st, &f));
+	struct {
+		double a;
+		int32_t b[3];
+	} st = {1.5, {7, 8, 9}}, stv;
+	CK_TSR(tsr_launch(reg("ret_bytes", ret_arg, TSR_BYTES, sizeof st), 0, NULL, &st, sizeof st,
+			  &f));
 	memset(&stv, 0, sizeof stv);
 	CK_TSR(tsr_future_wait(f, &stv, sizeof stv));
 	ck_assert_double_eq(stv.a, 1.5);
@@ -58,17 +66,31 @@ START_TEST(single_task_future_of_each_type)
 }
 END_TEST
 
-/* point_value: the point p returns 3 * (p - 2) + 1 (-5, -2, 1, 4, 7 over 0..4), in the task's type. */
+/* point_value: the point p returns 3 * (p - 2) + 1 (-5, -2, 1, 4, 7 over 0..4), in the task's
+ * type. */
 static void point_value(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	int64_t p[3];
 	tsr_ctx_point(ctx, p);
 	int64_t v = 3 * (p[0] - 2) + 1;
 	switch (*(const tsr_type_t *)args) {
-	case TSR_F64: { double d = (double)v; tsr_ctx_return(ctx, &d); break; }
-	case TSR_F32: { float d = (float)v; tsr_ctx_return(ctx, &d); break; }
-	case TSR_I32: { int32_t d = (int32_t)v; tsr_ctx_return(ctx, &d); break; }
-	default: tsr_ctx_return(ctx, &v);
+	case TSR_F64: {
+		double d = (double)v;
+		tsr_ctx_return(ctx, &d);
+		break;
+	}
+	case TSR_F32: {
+		float d = (float)v;
+		tsr_ctx_return(ctx, &d);
+		break;
+	}
+	case TSR_I32: {
+		int32_t d = (int32_t)v;
+		tsr_ctx_return(ctx, &d);
+		break;
+	}
+	default:
+		tsr_ctx_return(ctx, &v);
 	}
 }
 
@@ -79,10 +101,26 @@ static double reduce_points(tsr_type_t type, tsr_redop_t op)
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 4), 0, NULL, &type, sizeof type, op, &f));
 	double out = 0;
 	switch (type) {
-	case TSR_F64: CK_TSR(tsr_future_wait(f, &out, sizeof out)); break;
-	case TSR_F32: { float v; CK_TSR(tsr_future_wait(f, &v, sizeof v)); out = v; break; }
-	case TSR_I32: { int32_t v; CK_TSR(tsr_future_wait(f, &v, sizeof v)); out = v; break; }
-	default: { int64_t v; CK_TSR(tsr_future_wait(f, &v, sizeof v)); out = (double)v; }
+	case TSR_F64:
+		CK_TSR(tsr_future_wait(f, &out, sizeof out));
+		break;
+	case TSR_F32: {
+		float v;
+		CK_TSR(tsr_future_wait(f, &v, sizeof v));
+		out = v;
+		break;
+	}
+	case TSR_I32: {
+		int32_t v;
+		CK_TSR(tsr_future_wait(f, &v, sizeof v));
+		out = v;
+		break;
+	}
+	default: {
+		int64_t v;
+		CK_TSR(tsr_future_wait(f, &v, sizeof v));
+		out = (double)v;
+	}
 	}
 	CK_TSR(tsr_future_destroy(f));
 	return out;
@@ -96,13 +134,25 @@ static void check_reductions(tsr_type_t type)
 	ck_assert_double_eq(reduce_points(type, TSR_PROD), 280.0);
 }
 
-START_TEST(index_launch_reductions_f64) { check_reductions(TSR_F64); }
+START_TEST(index_launch_reductions_f64)
+{
+	check_reductions(TSR_F64);
+}
 END_TEST
-START_TEST(index_launch_reductions_f32) { check_reductions(TSR_F32); }
+START_TEST(index_launch_reductions_f32)
+{
+	check_reductions(TSR_F32);
+}
 END_TEST
-START_TEST(index_launch_reductions_i32) { check_reductions(TSR_I32); }
+START_TEST(index_launch_reductions_i32)
+{
+	check_reductions(TSR_I32);
+}
 END_TEST
-START_TEST(index_launch_reductions_i64) { check_reductions(TSR_I64); }
+START_TEST(index_launch_reductions_i64)
+{
+	check_reductions(TSR_I64);
+}
 END_TEST
 
 /* point_2d: (i, j) returns 10 * i + j. */
@@ -174,7 +224,8 @@ START_TEST(future_feeds_later_tasks_without_host_wait)
 	atomic_store(&done, 0);
 	__atomic_store_n(&submitted, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&gave_up, 0, __ATOMIC_RELEASE);
-	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0), tt = reg("twice", twice, TSR_I64, 0);
+	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0),
+		   tt = reg("twice", twice, TSR_I64, 0);
 	tsr_task_t tw = reg("write_future", write_future, TSR_NONE, 0);
 	tsr_region_t r = tsr_test_region_f64("out", tsr_box1(0, 5));
 	tsr_future_t a, b, c;
@@ -189,7 +240,7 @@ START_TEST(future_feeds_later_tasks_without_host_wait)
 	/* the host did not block on the producer: it got here while the producer still waited */
 	__atomic_store_n(&submitted, 1, __ATOMIC_RELEASE);
 	ck_assert_msg(!__atomic_load_n(&gave_up, __ATOMIC_ACQUIRE),
-	              "launches blocked on the producer until it gave up waiting for them");
+		      "launches blocked on the producer until it gave up waiting for them");
 	int64_t v;
 	CK_TSR(tsr_future_wait(c, &v, sizeof v));
 	ck_assert_int_eq(v, 2 * 2 * 21 + 3);
@@ -209,7 +260,8 @@ END_TEST
 START_TEST(future_destroyed_while_task_reads_it)
 {
 	atomic_store(&done, 0);
-	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0), tt = reg("twice", twice, TSR_I64, 0);
+	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0),
+		   tt = reg("twice", twice, TSR_I64, 0);
 	tsr_future_t a, b;
 	CK_TSR(tsr_launch(ts, 0, NULL, NULL, 0, &a));
 	tsr_req_t qa = tsr_req_future(a);

@@ -22,7 +22,8 @@ static void check_witness(tsr_region_t w)
 	double v[64];
 	tsr_test_read1(w, 0, v, N);
 	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == (double)i + 0.5, "witness[%lld] = %g, expected %g", (long long)i, v[i], (double)i + 0.5);
+		ck_assert_msg(v[i] == (double)i + 0.5, "witness[%lld] = %g, expected %g",
+			      (long long)i, v[i], (double)i + 0.5);
 }
 
 /* A fresh region is zero, takes a fill, a copy and a host write, wherever it lives. */
@@ -35,20 +36,25 @@ static void round_trip(const char *home)
 	double v[64];
 	tsr_test_read1(a, 0, v, N);
 	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%lld] = %g, expected 0", home, (long long)i, v[i]);
+		ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%lld] = %g, expected 0", home,
+			      (long long)i, v[i]);
 	double seven = 7.25;
 	CK_TSR(tsr_fill(a, 0, &seven, sizeof seven));
 	CK_TSR(tsr_copy(a, 0, b, 0));
 	tsr_test_read1(b, 0, v, N);
 	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == 7.25, "TSR_HOME=%s: b[%lld] = %g after fill and copy, expected 7.25", home, (long long)i, v[i]);
+		ck_assert_msg(v[i] == 7.25,
+			      "TSR_HOME=%s: b[%lld] = %g after fill and copy, expected 7.25", home,
+			      (long long)i, v[i]);
 	for (int64_t i = 0; i < N; i++)
 		v[i] = -(double)i;
 	tsr_test_write1(a, 0, v, N);
 	CK_TSR(tsr_copy(a, 0, b, 0));
 	tsr_test_read1(b, 0, v, N);
 	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == -(double)i, "TSR_HOME=%s: b[%lld] = %g after host write and copy", home, (long long)i, v[i]);
+		ck_assert_msg(v[i] == -(double)i,
+			      "TSR_HOME=%s: b[%lld] = %g after host write and copy", home,
+			      (long long)i, v[i]);
 	CK_TSR(tsr_region_destroy(a));
 	CK_TSR(tsr_region_destroy(b));
 }
@@ -66,10 +72,11 @@ START_TEST(home_unknown_value)
 	tsr_region_t w = witness();
 	setenv("TSR_HOME", "gpu0", 1);
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 	tsr_region_t r = {0};
-	CK_TSR_ERR(tsr_region_create("temperature", tsr_box1(0, 9), fs, &r), TSR_EINVAL, "temperature", "TSR_HOME", "gpu0",
-	           "host/device/auto/cuda");
+	CK_TSR_ERR(tsr_region_create("temperature", tsr_box1(0, 9), fs, &r), TSR_EINVAL,
+		   "temperature", "TSR_HOME", "gpu0", "host/device/auto/cuda");
 	unsetenv("TSR_HOME");
 	ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -90,10 +97,11 @@ START_TEST(home_device)
 	} else {
 		setenv("TSR_HOME", "cuda", 1);
 		tsr_field_t f;
-		tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+		tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64},
+						  (const char *const[]){"x"}, &f);
 		tsr_region_t r = {0};
-		CK_TSR_ERR(tsr_region_create("pressure", tsr_box1(0, 9), fs, &r), TSR_ENODEV, "pressure", "TSR_HOME=cuda",
-		           "no device worker");
+		CK_TSR_ERR(tsr_region_create("pressure", tsr_box1(0, 9), fs, &r), TSR_ENODEV,
+			   "pressure", "TSR_HOME=cuda", "no device worker");
 		unsetenv("TSR_HOME");
 		ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
 		CK_TSR(tsr_fspace_destroy(fs));

@@ -67,7 +67,8 @@ START_TEST(single_launches_run_in_program_order)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 7));
 	tsr_task_t ti = reg("iota", iota, TSR_NONE), ta = reg("add", add, TSR_NONE);
-	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)), rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
+		  rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	for (int k = 1; k <= 20; k++) {
 		double d = k;
@@ -175,31 +176,35 @@ static void copy_from_proj(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	int64_t p[3];
 	tsr_ctx_point(ctx, p);
 	tsr_accessor_t x, y;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &x) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &y))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &y))
 		return;
 	if (x.hi[0] - x.lo[0] != y.hi[0] - y.lo[0]) {
 		tsr_ctx_error(ctx, "tiles of different sizes");
 		return;
 	}
 	for (int64_t i = 0; i <= y.hi[0] - y.lo[0]; i++)
-		TSR_AT1(&y, double, y.lo[0] + i) = TSR_AT1(&x, double, x.lo[0] + i) + 1000.0 * (double)p[0];
+		TSR_AT1(&y, double, y.lo[0] + i) =
+			TSR_AT1(&x, double, x.lo[0] + i) + 1000.0 * (double)p[0];
 }
 
 START_TEST(index_launch_with_projection_reads_neighbour_tile)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"x", "y"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"x", "y"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("xy", tsr_box1(0, 7), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
-	tsr_task_t ti = reg("iota", iota, TSR_NONE), tc = reg("copy_from_proj", copy_from_proj, TSR_NONE);
+	tsr_task_t ti = reg("iota", iota, TSR_NONE),
+		   tc = reg("copy_from_proj", copy_from_proj, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	int64_t one = 1;
 	tsr_req_t q[2] = {tsr_req_part_proj(p, TSR_READ, TSR_FIELDS(0), shift_proj, &one),
-	                  tsr_req_part(p, TSR_WRITE, TSR_FIELDS(1))};
+			  tsr_req_part(p, TSR_WRITE, TSR_FIELDS(1))};
 	CK_TSR(tsr_index_launch(tc, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double y[8];
 	tsr_test_read1(r, f[1], y, 8);
@@ -216,7 +221,8 @@ END_TEST
 static void sum_into_tile(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t all, mine;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &all) || tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &mine))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &all) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &mine))
 		return;
 	double s = 0;
 	for (int64_t i = all.lo[0]; i <= all.hi[0]; i++)
@@ -234,10 +240,12 @@ START_TEST(index_launch_passes_region_requirement_whole)
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
-	tsr_task_t ti = reg("iota", iota, TSR_NONE), ts = reg("sum_into_tile", sum_into_tile, TSR_NONE);
+	tsr_task_t ti = reg("iota", iota, TSR_NONE),
+		   ts = reg("sum_into_tile", sum_into_tile, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
-	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)), tsr_req_part(p, TSR_WRITE, TSR_FIELDS(1))};
+	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)),
+			  tsr_req_part(p, TSR_WRITE, TSR_FIELDS(1))};
 	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double y[6];
 	tsr_test_read1(r, f[1], y, 6);
@@ -260,14 +268,17 @@ static void fill_2d(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
 		return;
 	if (a.dim != 2 || a.stride[0] != 1 || a.stride[1] != *parent_nx)
-		tsr_ctx_error(ctx, "accessor dim %d strides %zu %zu, want 2, 1, %zu", a.dim, a.stride[0], a.stride[1], *parent_nx);
+		tsr_ctx_error(ctx, "accessor dim %d strides %zu %zu, want 2, 1, %zu", a.dim,
+			      a.stride[0], a.stride[1], *parent_nx);
 	/* tile (i,j) of 3x2 tiles over [10..15]x[0..3] is [10+2i..11+2i]x[2j..2j+1] */
-	if (a.lo[0] != 10 + 2 * p[0] || a.hi[0] != 11 + 2 * p[0] || a.lo[1] != 2 * p[1] || a.hi[1] != 2 * p[1] + 1)
-		tsr_ctx_error(ctx, "tile bounds [%lld..%lld]x[%lld..%lld]", (long long)a.lo[0], (long long)a.hi[0],
-		              (long long)a.lo[1], (long long)a.hi[1]);
+	if (a.lo[0] != 10 + 2 * p[0] || a.hi[0] != 11 + 2 * p[0] || a.lo[1] != 2 * p[1] ||
+	    a.hi[1] != 2 * p[1] + 1)
+		tsr_ctx_error(ctx, "tile bounds [%lld..%lld]x[%lld..%lld]", (long long)a.lo[0],
+			      (long long)a.hi[0], (long long)a.lo[1], (long long)a.hi[1]);
 	for (int64_t y = a.lo[1]; y <= a.hi[1]; y++)
 		for (int64_t x = a.lo[0]; x <= a.hi[0]; x++)
-			TSR_AT2(&a, double, x, y) = 100.0 * (double)y + (double)x + 0.25 * (double)(p[0] + 3 * p[1]);
+			TSR_AT2(&a, double, x, y) =
+				100.0 * (double)y + (double)x + 0.25 * (double)(p[0] + 3 * p[1]);
 }
 
 START_TEST(accessor_2d_strides_and_bounds)
@@ -278,7 +289,8 @@ START_TEST(accessor_2d_strides_and_bounds)
 	tsr_task_t t = reg("fill_2d", fill_2d, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	size_t nx = 6;
-	CK_TSR(tsr_index_launch(t, tsr_box2(0, 2, 0, 1), 1, &q, &nx, sizeof nx, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(t, tsr_box2(0, 2, 0, 1), 1, &q, &nx, sizeof nx, TSR_REDOP_NONE,
+				NULL));
 	CK_TSR(tsr_fence());
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
@@ -286,10 +298,12 @@ START_TEST(accessor_2d_strides_and_bounds)
 	for (int64_t y = 0; y <= 3; y++)
 		for (int64_t x = 10; x <= 15; x++) {
 			int64_t color = (x - 10) / 2 + 3 * (y / 2);
-			ck_assert_double_eq(TSR_AT2(&a, double, x, y), 100.0 * y + x + 0.25 * color);
+			ck_assert_double_eq(TSR_AT2(&a, double, x, y),
+					    100.0 * y + x + 0.25 * color);
 			/* the macro and the formula in the header agree */
-			ck_assert_double_eq(((double *)a.ptr)[(x - a.lo[0]) + (y - a.lo[1]) * (int64_t)a.stride[1]],
-			                    100.0 * y + x + 0.25 * color);
+			ck_assert_double_eq(((double *)a.ptr)[(x - a.lo[0]) +
+							      (y - a.lo[1]) * (int64_t)a.stride[1]],
+					    100.0 * y + x + 0.25 * color);
 		}
 	CK_TSR(tsr_unmap(r, 0));
 	CK_TSR(tsr_region_destroy(r));
@@ -304,7 +318,8 @@ static void fill_3d(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		return;
 	if (a.dim != 3 || a.stride[1] != 4 || a.stride[2] != 4 * 5)
 		tsr_ctx_error(ctx, "3-D strides %zu %zu, want 4 20", a.stride[1], a.stride[2]);
-	if (a.lo[0] != 2 || a.hi[0] != 3 || a.lo[1] != 3 || a.hi[1] != 5 || a.lo[2] != -1 || a.hi[2] != 0)
+	if (a.lo[0] != 2 || a.hi[0] != 3 || a.lo[1] != 3 || a.hi[1] != 5 || a.lo[2] != -1 ||
+	    a.hi[2] != 0)
 		tsr_ctx_error(ctx, "brick bounds wrong");
 	for (int64_t z = a.lo[2]; z <= a.hi[2]; z++)
 		for (int64_t y = a.lo[1]; y <= a.hi[1]; y++)
@@ -317,7 +332,7 @@ START_TEST(accessor_3d_strides_and_bounds)
 	tsr_field_t f;
 	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_I64}, NULL, &f);
 	tsr_region_t r;
-	CK_TSR(tsr_region_create("cube", tsr_box3(0, 3, 1, 5, -2, 0), fs, &r));   /* 4 x 5 x 3 */
+	CK_TSR(tsr_region_create("cube", tsr_box3(0, 3, 1, 5, -2, 0), fs, &r)); /* 4 x 5 x 3 */
 	CK_TSR(tsr_fspace_destroy(fs));
 	const tsr_box_t brick = tsr_box3(2, 3, 3, 5, -1, 0);
 	tsr_partition_t p;
@@ -334,7 +349,8 @@ START_TEST(accessor_3d_strides_and_bounds)
 		for (int64_t y = 1; y <= 5; y++)
 			for (int64_t x = 0; x <= 3; x++) {
 				int in = tsr_box_contains(brick, tsr_box3(x, x, y, y, z, z));
-				ck_assert_int_eq(TSR_AT3(&a, int64_t, x, y, z), in ? 10000 * z + 100 * y + x : 0);
+				ck_assert_int_eq(TSR_AT3(&a, int64_t, x, y, z),
+						 in ? 10000 * z + 100 * y + x : 0);
 			}
 	CK_TSR(tsr_unmap(r, f));
 	CK_TSR(tsr_region_destroy(r));
@@ -345,7 +361,8 @@ END_TEST
 static void axpy(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t x, y;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &x) || tsr_ctx_accessor(ctx, 0, 1, TSR_F32, TSR_READ_WRITE, &y))
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 0, 1, TSR_F32, TSR_READ_WRITE, &y))
 		return;
 	if (x.lo[0] != y.lo[0] || x.hi[0] != y.hi[0] || y.elem_size != 4)
 		tsr_ctx_error(ctx, "fields of one requirement disagree");
@@ -356,7 +373,8 @@ static void axpy(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(requirement_with_two_fields_of_different_types)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F32}, (const char *const[]){"x", "y"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F32},
+					  (const char *const[]){"x", "y"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("xy", tsr_box1(0, 9), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));

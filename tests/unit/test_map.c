@@ -60,7 +60,10 @@ START_TEST(map_write_is_seen_by_later_tasks)
 		TSR_AT1(&a, double, i) = (double)i;
 	CK_TSR(tsr_unmap(r, 0));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "sum_field", .cpu = sum_field, .ret_type = TSR_F64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "sum_field",
+						    .cpu = sum_field,
+						    .ret_type = TSR_F64},
+				 &t));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_field_t f = 0;
 	tsr_future_t fut;
@@ -87,7 +90,10 @@ START_TEST(map_read_write_round_trip)
 	}
 	CK_TSR(tsr_unmap(r, 0));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "sum_field", .cpu = sum_field, .ret_type = TSR_F64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "sum_field",
+						    .cpu = sum_field,
+						    .ret_type = TSR_F64},
+				 &t));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_field_t f = 0;
 	tsr_future_t fut;
@@ -119,7 +125,8 @@ START_TEST(map_subregion_after_index_launch)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quads", &p));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_color", .cpu = write_color}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_color", .cpu = write_color},
+				 &t));
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box2(0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	tsr_region_t s;
@@ -141,7 +148,9 @@ START_TEST(map_subregion_after_index_launch)
 	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
 	for (int64_t y = 0; y <= 3; y++)
 		for (int64_t x = 0; x <= 7; x++)
-			ck_assert_double_eq(TSR_AT2(&a, double, x, y), x >= 4 && y >= 2 ? -1.0 : (double)(x / 4 + 10 * (y / 2)));
+			ck_assert_double_eq(TSR_AT2(&a, double, x, y),
+					    x >= 4 && y >= 2 ? -1.0
+							     : (double)(x / 4 + 10 * (y / 2)));
 	CK_TSR(tsr_unmap(r, 0));
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -152,7 +161,8 @@ START_TEST(map_waits_only_for_tasks_on_that_field)
 {
 	atomic_store(&finished, 0);
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, (const char *const[]){"slow", "fast"}, f);
+	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+					  (const char *const[]){"slow", "fast"}, f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("two", tsr_box1(0, 9), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -165,7 +175,8 @@ START_TEST(map_waits_only_for_tasks_on_that_field)
 	CK_TSR(tsr_launch(t, 1, &q, &v, sizeof v, NULL));
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(r, f[1], TSR_READ, &a));
-	ck_assert_msg(atomic_load(&finished) == 0, "mapping field 'fast' waited for the task writing 'slow'");
+	ck_assert_msg(atomic_load(&finished) == 0,
+		      "mapping field 'fast' waited for the task writing 'slow'");
 	ck_assert_double_eq(TSR_AT1(&a, double, 3), 7.0);
 	CK_TSR(tsr_unmap(r, f[1]));
 	CK_TSR(tsr_map(r, f[0], TSR_READ, &a));
@@ -194,7 +205,8 @@ START_TEST(map_tile_waits_only_for_tasks_on_that_tile)
 	CK_TSR(tsr_launch(t, 1, &q, &five, sizeof five, NULL));
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(s1, 0, TSR_READ, &a));
-	ck_assert_msg(atomic_load(&finished) == 0, "mapping tile 1 waited for the task writing tile 0");
+	ck_assert_msg(atomic_load(&finished) == 0,
+		      "mapping tile 1 waited for the task writing tile 0");
 	for (int i = 5; i <= 9; i++)
 		ck_assert_double_eq(TSR_AT1(&a, double, i), 2.0);
 	CK_TSR(tsr_unmap(s1, 0));

@@ -17,8 +17,9 @@ static void ck_box(tsr_box_t got, tsr_box_t want)
 	ck_assert_int_eq(got.dim, want.dim);
 	for (int d = 0; d < want.dim; d++) {
 		ck_assert_msg(got.lo[d] == want.lo[d] && got.hi[d] == want.hi[d],
-		              "dimension %d: got [%lld..%lld], want [%lld..%lld]", d, (long long)got.lo[d],
-		              (long long)got.hi[d], (long long)want.lo[d], (long long)want.hi[d]);
+			      "dimension %d: got [%lld..%lld], want [%lld..%lld]", d,
+			      (long long)got.lo[d], (long long)got.hi[d], (long long)want.lo[d],
+			      (long long)want.hi[d]);
 	}
 }
 
@@ -56,7 +57,8 @@ START_TEST(tiles_2d_bounds)
 	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 2), "blocks", &p));
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 3; j++)
-			ck_box(sub_bounds(p, i, j, 0), tsr_box2(4 * i, 4 * i + 3, 2 * j, 2 * j + 1));
+			ck_box(sub_bounds(p, i, j, 0),
+			       tsr_box2(4 * i, 4 * i + 3, 2 * j, 2 * j + 1));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), 1);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -65,7 +67,7 @@ END_TEST
 /* 3-D tiles with uneven extents cover every point exactly once. */
 START_TEST(tiles_3d_cover_region_exactly_once)
 {
-	tsr_box_t rb = tsr_box3(0, 6, -1, 3, 2, 4);   /* 7 x 5 x 3 */
+	tsr_box_t rb = tsr_box3(0, 6, -1, 3, 2, 4); /* 7 x 5 x 3 */
 	tsr_region_t r = tsr_test_region_f64("cube", rb);
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box3(0, 2, 0, 1, 0, 2), "bricks", &p));
@@ -75,7 +77,8 @@ START_TEST(tiles_3d_cover_region_exactly_once)
 			for (int k = 0; k < 3; k++) {
 				tsr_box_t b = sub_bounds(p, i, j, k);
 				ck_assert_int_eq(b.dim, 3);
-				ck_assert_int_eq(tsr_box_volume(b), (i == 0 ? 3 : 2) * (j == 0 ? 3 : 2) * 1);
+				ck_assert_int_eq(tsr_box_volume(b),
+						 (i == 0 ? 3 : 2) * (j == 0 ? 3 : 2) * 1);
 				for (int64_t z = b.lo[2]; z <= b.hi[2]; z++)
 					for (int64_t y = b.lo[1]; y <= b.hi[1]; y++)
 						for (int64_t x = b.lo[0]; x <= b.hi[0]; x++)
@@ -94,13 +97,15 @@ START_TEST(halo_tiles_1d_extend_and_clip)
 {
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 11));
 	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(1, 10), tsr_box1(0, 1), (const int64_t[3]){1, 0, 0}, "ghost", &p));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(1, 10), tsr_box1(0, 1),
+					(const int64_t[3]){1, 0, 0}, "ghost", &p));
 	ck_box(sub_bounds(p, 0, 0, 0), tsr_box1(0, 6));
 	ck_box(sub_bounds(p, 1, 0, 0), tsr_box1(5, 11));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), 0);
 	/* halo 2 on the full domain is clipped at both ends */
 	tsr_partition_t q;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2), (const int64_t[3]){2, 0, 0}, "wide", &q));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 2),
+					(const int64_t[3]){2, 0, 0}, "wide", &q));
 	ck_box(sub_bounds(q, 0, 0, 0), tsr_box1(0, 5));
 	ck_box(sub_bounds(q, 1, 0, 0), tsr_box1(2, 9));
 	ck_box(sub_bounds(q, 2, 0, 0), tsr_box1(6, 11));
@@ -113,7 +118,8 @@ START_TEST(halo_tiles_without_halo_are_disjoint)
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 11));
 	tsr_partition_t p, q;
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(2, 9), tsr_box1(0, 1), NULL, "inner", &p));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 1), (const int64_t[3]){0, 0, 0}, "zero", &q));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 1),
+					(const int64_t[3]){0, 0, 0}, "zero", &q));
 	ck_box(sub_bounds(p, 0, 0, 0), tsr_box1(2, 5));
 	ck_box(sub_bounds(p, 1, 0, 0), tsr_box1(6, 9));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), 1);
@@ -126,8 +132,8 @@ START_TEST(halo_tiles_2d_per_dimension_halo)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 9, 0, 9));
 	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, 9, 0, 9), tsr_box2(0, 1, 0, 1), (const int64_t[3]){1, 2, 0},
-	                                "ghost", &p));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, 9, 0, 9), tsr_box2(0, 1, 0, 1),
+					(const int64_t[3]){1, 2, 0}, "ghost", &p));
 	ck_box(sub_bounds(p, 0, 0, 0), tsr_box2(0, 5, 0, 6));
 	ck_box(sub_bounds(p, 1, 0, 0), tsr_box2(4, 9, 0, 6));
 	ck_box(sub_bounds(p, 0, 1, 0), tsr_box2(0, 5, 3, 9));
@@ -142,7 +148,7 @@ START_TEST(halo_tiles_3d_bounds)
 	tsr_region_t r = tsr_test_region_f64("cube", tsr_box3(0, 7, 0, 7, 0, 7));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box3(1, 6, 1, 6, 1, 6), tsr_box3(0, 1, 0, 0, 0, 2),
-	                                (const int64_t[3]){1, 1, 1}, "ghost", &p));
+					(const int64_t[3]){1, 1, 1}, "ghost", &p));
 	ck_box(sub_bounds(p, 0, 0, 0), tsr_box3(0, 4, 0, 7, 0, 3));
 	ck_box(sub_bounds(p, 1, 0, 2), tsr_box3(3, 7, 0, 7, 4, 7));
 	CK_TSR(tsr_region_destroy(r));
@@ -174,7 +180,8 @@ START_TEST(box_list_2d)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 9, 0, 9));
 	tsr_partition_t p;
-	const tsr_box_t boxes[] = {tsr_box2(0, 9, 0, 0), tsr_box2(0, 0, 1, 9), tsr_box2(1, 9, 1, 9)};
+	const tsr_box_t boxes[] = {tsr_box2(0, 9, 0, 0), tsr_box2(0, 0, 1, 9),
+				   tsr_box2(1, 9, 1, 9)};
 	CK_TSR(tsr_partition_boxes(r, 3, boxes, "edges", &p));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), 1);
 	ck_box(sub_bounds(p, 1, 0, 0), tsr_box2(0, 0, 1, 9));
@@ -219,7 +226,8 @@ START_TEST(halo_partition_of_subregion_clips_to_it)
 	tsr_region_t s;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "top", &top));
 	CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){1, 0, 0}, &s));
-	CK_TSR(tsr_partition_tiles_halo(s, tsr_box1(10, 19), tsr_box1(0, 1), (const int64_t[3]){2, 0, 0}, "ghost", &h));
+	CK_TSR(tsr_partition_tiles_halo(s, tsr_box1(10, 19), tsr_box1(0, 1),
+					(const int64_t[3]){2, 0, 0}, "ghost", &h));
 	ck_box(sub_bounds(h, 0, 0, 0), tsr_box1(10, 16));
 	ck_box(sub_bounds(h, 1, 0, 0), tsr_box1(13, 19));
 	CK_TSR(tsr_region_destroy(r));
@@ -232,7 +240,8 @@ START_TEST(several_partitions_of_one_region_coexist)
 	tsr_partition_t a, b, c;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &a));
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "thirds", &b));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &c));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &c));
 	ck_box(sub_bounds(a, 1, 0, 0), tsr_box1(6, 11));
 	ck_box(sub_bounds(b, 1, 0, 0), tsr_box1(4, 7));
 	ck_box(sub_bounds(c, 1, 0, 0), tsr_box1(2, 6));

@@ -6,7 +6,7 @@
 struct fold_args {
 	tsr_redop_t op;
 	tsr_type_t type;
-	double value;      /* folded into every element; plus the launch point when per_point */
+	double value; /* folded into every element; plus the launch point when per_point */
 	int per_point;
 };
 
@@ -34,9 +34,16 @@ static void fold_value(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		return;
 	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
 		switch (fa->type) {
-		case TSR_F64: TSR_AT1(&a, double, i) = apply(fa->op, TSR_AT1(&a, double, i), v); break;
-		case TSR_I32: TSR_AT1(&a, int32_t, i) = (int32_t)apply(fa->op, TSR_AT1(&a, int32_t, i), v); break;
-		default: TSR_AT1(&a, int64_t, i) = (int64_t)apply(fa->op, (double)TSR_AT1(&a, int64_t, i), v);
+		case TSR_F64:
+			TSR_AT1(&a, double, i) = apply(fa->op, TSR_AT1(&a, double, i), v);
+			break;
+		case TSR_I32:
+			TSR_AT1(&a, int32_t, i) =
+				(int32_t)apply(fa->op, TSR_AT1(&a, int32_t, i), v);
+			break;
+		default:
+			TSR_AT1(&a, int64_t, i) =
+				(int64_t)apply(fa->op, (double)TSR_AT1(&a, int64_t, i), v);
 		}
 }
 
@@ -93,7 +100,8 @@ START_TEST(reduce_sum_through_aliased_halo_tiles)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
 	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &p));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 11), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &p));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), 0);
 	double ten = 10.0, v[12];
 	CK_TSR(tsr_fill(r, 0, &ten, sizeof ten));
@@ -118,7 +126,8 @@ START_TEST(concurrent_reduce_launches_then_read_sees_total)
 	tsr_partition_t tiles, ghost;
 	tsr_region_t s;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 15), tsr_box1(0, 1), (const int64_t[3]){2, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 15), tsr_box1(0, 1),
+					(const int64_t[3]){2, 0, 0}, "ghost", &ghost));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){2, 0, 0}, &s));
 	tsr_task_t t = fold_task();
 	double want[16];
@@ -141,7 +150,10 @@ START_TEST(concurrent_reduce_launches_then_read_sees_total)
 			want[i] += 1000.0;
 	}
 	tsr_task_t rs;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum", .cpu = read_sum, .ret_type = TSR_F64}, &rs));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum",
+						    .cpu = read_sum,
+						    .ret_type = TSR_F64},
+				 &rs));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_future_t f;
 	CK_TSR(tsr_launch(rs, 1, &q, NULL, 0, &f));
@@ -177,9 +189,9 @@ START_TEST(reduce_epochs_separated_by_read_write)
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "double_it", .cpu = double_it}, &d));
 	tsr_req_t rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	single_fold(t, r, TSR_SUM, TSR_F64, 3.0);
-	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 1.0);           /* +1 / +2 */
-	CK_TSR(tsr_launch(d, 1, &rw, NULL, 0, NULL));              /* x2 */
-	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 0.0);           /* +0 / +1 */
+	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 1.0); /* +1 / +2 */
+	CK_TSR(tsr_launch(d, 1, &rw, NULL, 0, NULL));   /* x2 */
+	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 0.0); /* +0 / +1 */
 	single_fold(t, r, TSR_SUM, TSR_F64, 0.5);
 	double v[8];
 	tsr_test_read1(r, 0, v, 8);
@@ -199,14 +211,15 @@ START_TEST(reduce_with_different_ops_in_sequence)
 	double five = 5.0, v[6];
 	CK_TSR(tsr_fill(r, 0, &five, sizeof five));
 	tsr_task_t t = fold_task();
-	single_fold(t, r, TSR_MAX, TSR_F64, 10.0);                  /* 10 */
-	single_fold(t, r, TSR_SUM, TSR_F64, 1.0);                   /* 11 */
-	index_fold(t, p, tsr_box1(0, 1), TSR_PROD, 2.0);            /* 22 / 33 */
-	single_fold(t, r, TSR_MIN, TSR_F64, 30.0);                  /* 22 / 30 */
-	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, -2.0);            /* 20 / 29 */
+	single_fold(t, r, TSR_MAX, TSR_F64, 10.0);       /* 10 */
+	single_fold(t, r, TSR_SUM, TSR_F64, 1.0);        /* 11 */
+	index_fold(t, p, tsr_box1(0, 1), TSR_PROD, 2.0); /* 22 / 33 */
+	single_fold(t, r, TSR_MIN, TSR_F64, 30.0);       /* 22 / 30 */
+	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, -2.0); /* 20 / 29 */
 	tsr_test_read1(r, 0, v, 6);
 	for (int i = 0; i < 6; i++)
-		ck_assert_msg(v[i] == (i < 3 ? 20.0 : 29.0), "element %d: %g, want %g", i, v[i], i < 3 ? 20.0 : 29.0);
+		ck_assert_msg(v[i] == (i < 3 ? 20.0 : 29.0), "element %d: %g, want %g", i, v[i],
+			      i < 3 ? 20.0 : 29.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -219,14 +232,16 @@ START_TEST(index_launch_reduce_on_region_requirement)
 	CK_TSR(tsr_fill(r, 0, &one, sizeof one));
 	struct fold_args fa = {TSR_SUM, TSR_F64, 1.0, 1};
 	tsr_req_t q = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
-	CK_TSR(tsr_index_launch(fold_task(), tsr_box1(0, 3), 1, &q, &fa, sizeof fa, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(fold_task(), tsr_box1(0, 3), 1, &q, &fa, sizeof fa, TSR_REDOP_NONE,
+				NULL));
 	tsr_test_read1(r, 0, v, 5);
 	for (int i = 0; i < 5; i++)
 		ck_assert_msg(v[i] == 1.0 + 1 + 2 + 3 + 4, "element %d: %g, want 11", i, v[i]);
 	/* and a MAX epoch right after, again from every point */
 	fa = (struct fold_args){TSR_MAX, TSR_F64, 10.0, 1};
 	q = tsr_req_region(r, TSR_REDUCE(TSR_MAX), TSR_FIELDS(0));
-	CK_TSR(tsr_index_launch(fold_task(), tsr_box1(0, 3), 1, &q, &fa, sizeof fa, TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_index_launch(fold_task(), tsr_box1(0, 3), 1, &q, &fa, sizeof fa, TSR_REDOP_NONE,
+				NULL));
 	tsr_test_read1(r, 0, v, 5);
 	for (int i = 0; i < 5; i++)
 		ck_assert_msg(v[i] == 13.0, "element %d: %g, want 13", i, v[i]);
@@ -235,7 +250,8 @@ START_TEST(index_launch_reduce_on_region_requirement)
 END_TEST
 
 /* min, max and prod on f64, i32 and i64 fields through single and index launches. */
-static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double *vals, int n, double want_base)
+static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double *vals, int n,
+		     double want_base)
 {
 	tsr_fspace_t fs;
 	tsr_field_t f;
@@ -248,8 +264,11 @@ static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double 
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
 	int32_t i32 = (int32_t)init;
 	int64_t i64 = (int64_t)init;
-	CK_TSR(tsr_fill(r, f, type == TSR_F64 ? (const void *)&init : type == TSR_I32 ? (const void *)&i32 : (const void *)&i64,
-	                tsr_type_size(type)));
+	CK_TSR(tsr_fill(r, f,
+			type == TSR_F64   ? (const void *)&init
+			: type == TSR_I32 ? (const void *)&i32
+					  : (const void *)&i64,
+			tsr_type_size(type)));
 	tsr_task_t t = fold_task();
 	for (int k = 0; k < n; k++)
 		single_fold(t, r, op, type, vals[k]);
@@ -261,9 +280,11 @@ static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double 
 	CK_TSR(tsr_map(r, f, TSR_READ, &a));
 	for (int i = 0; i < 6; i++) {
 		double want = apply(op, want_base, vals[0] + i / 2);
-		double got = type == TSR_F64 ? TSR_AT1(&a, double, i) : type == TSR_I32 ? TSR_AT1(&a, int32_t, i)
-		                                                                          : (double)TSR_AT1(&a, int64_t, i);
-		ck_assert_msg(got == want, "%s op %d element %d: %g, want %g", tsr_type_name(type), op.id, i, got, want);
+		double got = type == TSR_F64   ? TSR_AT1(&a, double, i)
+			     : type == TSR_I32 ? TSR_AT1(&a, int32_t, i)
+					       : (double)TSR_AT1(&a, int64_t, i);
+		ck_assert_msg(got == want, "%s op %d element %d: %g, want %g", tsr_type_name(type),
+			      op.id, i, got, want);
 	}
 	CK_TSR(tsr_unmap(r, f));
 	CK_TSR(tsr_region_destroy(r));
@@ -293,17 +314,29 @@ START_TEST(reduce_min_max_prod_i64)
 	const double v[] = {1e6, -3, 1e3};
 	check_op(TSR_I64, TSR_MIN, 9, v, 3, -3);
 	check_op(TSR_I64, TSR_MAX, 9, v, 3, 1e6);
-	check_op(TSR_I64, TSR_PROD, 2, v, 3, -6e9);   /* needs 64 bits */
+	check_op(TSR_I64, TSR_PROD, 2, v, 3, -6e9); /* needs 64 bits */
 	check_op(TSR_I64, TSR_SUM, 2, v, 3, 1001e3 - 1);
 }
 END_TEST
 
 /* User operators: bitwise or on i64, and a (sum, count) pair on 16-byte elements. */
-static void or_identity(void *e) { *(int64_t *)e = 0; }
-static void or_fold(void *acc, const void *val) { *(int64_t *)acc |= *(const int64_t *)val; }
+static void or_identity(void *e)
+{
+	*(int64_t *)e = 0;
+}
+static void or_fold(void *acc, const void *val)
+{
+	*(int64_t *)acc |= *(const int64_t *)val;
+}
 
-struct pair { double sum; int64_t count; };
-static void pair_identity(void *e) { *(struct pair *)e = (struct pair){0.0, 0}; }
+struct pair {
+	double sum;
+	int64_t count;
+};
+static void pair_identity(void *e)
+{
+	*(struct pair *)e = (struct pair){0.0, 0};
+}
 static void pair_fold(void *acc, const void *val)
 {
 	struct pair *a = acc;
@@ -312,7 +345,8 @@ static void pair_fold(void *acc, const void *val)
 	a->count += b->count;
 }
 
-/* or_bits: point p folds bit p into every element of its subregion (REDUCE(op)), and returns bit p + 8. */
+/* or_bits: point p folds bit p into every element of its subregion (REDUCE(op)), and returns bit p
+ * + 8. */
 static void or_bits(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_redop_t op = *(const tsr_redop_t *)args;
@@ -346,9 +380,13 @@ START_TEST(user_redop_on_region_and_future)
 	int64_t init = INT64_C(1) << 40;
 	CK_TSR(tsr_fill(r, f, &init, sizeof init));
 	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 9), tsr_box1(0, 4), (const int64_t[3]){1, 0, 0}, "ghost", &p));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 9), tsr_box1(0, 4),
+					(const int64_t[3]){1, 0, 0}, "ghost", &p));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "or_bits", .cpu = or_bits, .ret_type = TSR_I64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "or_bits",
+						    .cpu = or_bits,
+						    .ret_type = TSR_I64},
+				 &t));
 	tsr_req_t q = tsr_req_part(p, TSR_REDUCE(op), TSR_FIELDS(f));
 	tsr_future_t fut;
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, &op, sizeof op, op, &fut));
@@ -388,7 +426,8 @@ static void pair_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(user_redop_on_bytes)
 {
 	tsr_redop_t op;
-	CK_TSR(tsr_redop_register("pair_sum", TSR_BYTES, sizeof(struct pair), pair_identity, pair_fold, &op));
+	CK_TSR(tsr_redop_register("pair_sum", TSR_BYTES, sizeof(struct pair), pair_identity,
+				  pair_fold, &op));
 	tsr_fspace_t fs;
 	tsr_field_t f;
 	CK_TSR(tsr_fspace_create(&fs));
@@ -399,8 +438,11 @@ START_TEST(user_redop_on_bytes)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "pair_point", .cpu = pair_point, .ret_type = TSR_BYTES,
-	                                            .ret_bytes = sizeof(struct pair)}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "pair_point",
+						    .cpu = pair_point,
+						    .ret_type = TSR_BYTES,
+						    .ret_bytes = sizeof(struct pair)},
+				 &t));
 	tsr_req_t q = tsr_req_part(p, TSR_REDUCE(op), TSR_FIELDS(f));
 	tsr_future_t f1, f2;
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &op, sizeof op, op, &f1));
@@ -426,7 +468,8 @@ END_TEST
 
 /* Values whose sum depends on the order it is taken in (1e16 + 1 rounds back to 1e16). */
 static const double order_values[8] = {1e16, 1.0, -1e16, 1.0, 0.1, 3.0, -0.7, 2.5e15};
-static const char *const order_policies[] = {"eager", "lws", "dmda", "tsr-locality", "tsr-critpath"};
+static const char *const order_policies[] = {"eager", "lws", "dmda", "tsr-locality",
+					     "tsr-critpath"};
 
 /* Runtime with 2 CPU workers under one policy, started inside the (forked) test itself. */
 static void order_init(const char *sched)
@@ -476,7 +519,10 @@ static void order_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static tsr_task_t order_task(void)
 {
 	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "order_point", .cpu = order_point, .ret_type = TSR_F64}, &t));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "order_point",
+						    .cpu = order_point,
+						    .ret_type = TSR_F64},
+				 &t));
 	return t;
 }
 
@@ -496,13 +542,15 @@ START_TEST(future_sum_is_the_color_order_fold_under_every_policy)
 	int launch = 0;
 	tsr_future_t f[15];
 	for (int k = 0; k < 15; k++)
-		CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 0, NULL, &launch, sizeof launch, TSR_SUM, &f[k]));
+		CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 0, NULL, &launch, sizeof launch, TSR_SUM,
+					&f[k]));
 	for (int k = 0; k < 15; k++) {
 		double got;
 		CK_TSR(tsr_future_wait(f[k], &got, sizeof got));
 		double w = want;
-		ck_assert_msg(memcmp(&got, &w, sizeof got) == 0, "%s: launch %d gave %.17g, the color-order fold is %.17g",
-		              order_policies[_i], k, got, w);
+		ck_assert_msg(memcmp(&got, &w, sizeof got) == 0,
+			      "%s: launch %d gave %.17g, the color-order fold is %.17g",
+			      order_policies[_i], k, got, w);
 		CK_TSR(tsr_future_destroy(f[k]));
 	}
 	CK_TSR(tsr_finalize());
@@ -530,7 +578,8 @@ START_TEST(reduce_privilege_is_the_color_order_fold_under_every_policy)
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 3), (const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
 	tsr_box_t tile_boxes[4], ghost_boxes[4], whole[8];
 	for (int c = 0; c < 4; c++) {
 		tile_boxes[c] = tsr_box1(2 * c, 2 * c + 1);
@@ -546,22 +595,26 @@ START_TEST(reduce_privilege_is_the_color_order_fold_under_every_policy)
 		tsr_req_t q;
 		if (launch % 3 == 0) {
 			q = tsr_req_part(tiles, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
-			CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &launch, sizeof launch, TSR_REDOP_NONE, NULL));
+			CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &launch, sizeof launch,
+						TSR_REDOP_NONE, NULL));
 			order_model(want, launch, 4, tile_boxes);
 		} else if (launch % 3 == 1) {
 			q = tsr_req_part(ghost, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
-			CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &launch, sizeof launch, TSR_REDOP_NONE, NULL));
+			CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, &launch, sizeof launch,
+						TSR_REDOP_NONE, NULL));
 			order_model(want, launch, 4, ghost_boxes);
 		} else {
 			q = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
-			CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 1, &q, &launch, sizeof launch, TSR_REDOP_NONE, NULL));
+			CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 1, &q, &launch, sizeof launch,
+						TSR_REDOP_NONE, NULL));
 			order_model(want, launch, 8, whole);
 		}
 	}
 	tsr_test_read1(r, 0, got, 8);
 	for (int i = 0; i < 8; i++)
-		ck_assert_msg(memcmp(&got[i], &want[i], sizeof got[i]) == 0, "%s: element %d is %.17g, the color-order fold is %.17g",
-		              order_policies[_i], i, got[i], want[i]);
+		ck_assert_msg(memcmp(&got[i], &want[i], sizeof got[i]) == 0,
+			      "%s: element %d is %.17g, the color-order fold is %.17g",
+			      order_policies[_i], i, got[i], want[i]);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
 }
@@ -600,7 +653,10 @@ START_TEST(unordered_opt_out_still_reduces)
 	for (int k = 0; k < 5; k++)
 		index_fold(t, p, tsr_box1(0, 3), TSR_SUM, 1.0);
 	tsr_task_t rs;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum", .cpu = read_sum, .ret_type = TSR_F64}, &rs));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum",
+						    .cpu = read_sum,
+						    .ret_type = TSR_F64},
+				 &rs));
 	tsr_req_t q = tsr_req_part(p, TSR_READ, TSR_FIELDS(0));
 	tsr_future_t f;
 	CK_TSR(tsr_index_launch(rs, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));
@@ -634,7 +690,8 @@ int main(void)
 	TCase *order = tsr_test_tcase("color_order", 0);
 	int npol = (int)(sizeof order_policies / sizeof order_policies[0]);
 	tcase_add_loop_test(order, future_sum_is_the_color_order_fold_under_every_policy, 0, npol);
-	tcase_add_loop_test(order, reduce_privilege_is_the_color_order_fold_under_every_policy, 0, npol);
+	tcase_add_loop_test(order, reduce_privilege_is_the_color_order_fold_under_every_policy, 0,
+			    npol);
 	tcase_add_test(order, single_launch_reduce_folds_its_partial_into_the_field);
 	tcase_add_test(order, unordered_opt_out_still_reduces);
 	suite_add_tcase(s, order);

@@ -1,5 +1,6 @@
 /* test_region.c: regions of 1, 2 and 3 dimensions with fields of every type: zero-initialised,
- * named, bounded, and written by a task through every field with the values read back on the host. */
+ * named, bounded, and written by a task through every field with the values read back on the
+ * host. */
 #include "tsr_test.h"
 
 #define NTYPES 5
@@ -20,10 +21,26 @@ static unsigned char *elem(const tsr_accessor_t *a, int64_t x, int64_t y, int64_
 static void pattern(tsr_type_t t, int64_t k, unsigned char *out)
 {
 	switch (t) {
-	case TSR_F32: { float v = (float)k + 0.5f; memcpy(out, &v, 4); break; }
-	case TSR_F64: { double v = (double)k * 1.25 - 3.0; memcpy(out, &v, 8); break; }
-	case TSR_I32: { int32_t v = -(int32_t)k - 1; memcpy(out, &v, 4); break; }
-	case TSR_I64: { int64_t v = (k << 33) + 5; memcpy(out, &v, 8); break; }
+	case TSR_F32: {
+		float v = (float)k + 0.5f;
+		memcpy(out, &v, 4);
+		break;
+	}
+	case TSR_F64: {
+		double v = (double)k * 1.25 - 3.0;
+		memcpy(out, &v, 8);
+		break;
+	}
+	case TSR_I32: {
+		int32_t v = -(int32_t)k - 1;
+		memcpy(out, &v, 4);
+		break;
+	}
+	case TSR_I64: {
+		int64_t v = (k << 33) + 5;
+		memcpy(out, &v, 8);
+		break;
+	}
 	default:
 		for (int j = 0; j < 16; j++)
 			out[j] = (unsigned char)(k * 7 + j);
@@ -33,12 +50,14 @@ static void pattern(tsr_type_t t, int64_t k, unsigned char *out)
 static int64_t linear(tsr_box_t b, int64_t x, int64_t y, int64_t z)
 {
 	int64_t nx = b.hi[0] - b.lo[0] + 1, ny = b.dim >= 2 ? b.hi[1] - b.lo[1] + 1 : 1;
-	return (x - b.lo[0]) + (b.dim >= 2 ? (y - b.lo[1]) * nx : 0) + (b.dim >= 3 ? (z - b.lo[2]) * nx * ny : 0);
+	return (x - b.lo[0]) + (b.dim >= 2 ? (y - b.lo[1]) * nx : 0) +
+	       (b.dim >= 3 ? (z - b.lo[2]) * nx * ny : 0);
 }
 
-#define FOR_BOX(b, x, y, z)                                                      \
+#define FOR_BOX(b, x, y, z)                                                                      \
 	for (int64_t z = (b).dim >= 3 ? (b).lo[2] : 0; z <= ((b).dim >= 3 ? (b).hi[2] : 0); z++) \
-		for (int64_t y = (b).dim >= 2 ? (b).lo[1] : 0; y <= ((b).dim >= 2 ? (b).hi[1] : 0); y++) \
+		for (int64_t y = (b).dim >= 2 ? (b).lo[1] : 0;                                   \
+		     y <= ((b).dim >= 2 ? (b).hi[1] : 0); y++)                                   \
 			for (int64_t x = (b).lo[0]; x <= (b).hi[0]; x++)
 
 static tsr_box_t acc_box(const tsr_accessor_t *a)
@@ -55,7 +74,8 @@ static void write_pattern(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		tsr_accessor_t a;
 		if (tsr_ctx_accessor(ctx, 0, f, all_types[f], TSR_WRITE, &a))
 			return;
-		FOR_BOX(acc_box(&a), x, y, z) pattern(all_types[f], linear(*rb, x, y, z), elem(&a, x, y, z));
+		FOR_BOX(acc_box(&a), x, y, z)
+		pattern(all_types[f], linear(*rb, x, y, z), elem(&a, x, y, z));
 	}
 }
 
@@ -69,7 +89,8 @@ static void count_wrong(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		tsr_accessor_t a;
 		if (tsr_ctx_accessor(ctx, 0, f, all_types[f], TSR_READ, &a))
 			return;
-		FOR_BOX(acc_box(&a), x, y, z) {
+		FOR_BOX(acc_box(&a), x, y, z)
+		{
 			pattern(all_types[f], linear(*rb, x, y, z), want);
 			wrong += memcmp(want, elem(&a, x, y, z), a.elem_size) != 0;
 		}
@@ -101,18 +122,24 @@ static void check_region(tsr_box_t bounds, const char *name)
 		if (bounds.dim >= 2)
 			ck_assert_uint_eq(a.stride[1], bounds.hi[0] - bounds.lo[0] + 1);
 		if (bounds.dim >= 3)
-			ck_assert_uint_eq(a.stride[2], (bounds.hi[0] - bounds.lo[0] + 1) * (bounds.hi[1] - bounds.lo[1] + 1));
+			ck_assert_uint_eq(a.stride[2], (bounds.hi[0] - bounds.lo[0] + 1) *
+							       (bounds.hi[1] - bounds.lo[1] + 1));
 		for (int d = 0; d < bounds.dim; d++) {
 			ck_assert_int_eq(a.lo[d], bounds.lo[d]);
 			ck_assert_int_eq(a.hi[d], bounds.hi[d]);
 		}
 		unsigned char zero[16] = {0};
-		FOR_BOX(bounds, x, y, z) ck_assert(memcmp(elem(&a, x, y, z), zero, a.elem_size) == 0);
+		FOR_BOX(bounds, x, y, z)
+		ck_assert(memcmp(elem(&a, x, y, z), zero, a.elem_size) == 0);
 		CK_TSR(tsr_unmap(r, fid[f]));
 	}
 	tsr_task_t tw, tc;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_pattern", .cpu = write_pattern}, &tw));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "count_wrong", .cpu = count_wrong, .ret_type = TSR_I64}, &tc));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_pattern", .cpu = write_pattern},
+				 &tw));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "count_wrong",
+						    .cpu = count_wrong,
+						    .ret_type = TSR_I64},
+				 &tc));
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0, 1, 2, 3, 4));
 	tsr_req_t rd = tsr_req_region(r, TSR_READ, TSR_FIELDS(0, 1, 2, 3, 4));
 	tsr_future_t fut;
@@ -127,10 +154,12 @@ static void check_region(tsr_box_t bounds, const char *name)
 		tsr_accessor_t a;
 		unsigned char want[16];
 		CK_TSR(tsr_map(r, fid[f], TSR_READ, &a));
-		FOR_BOX(bounds, x, y, z) {
+		FOR_BOX(bounds, x, y, z)
+		{
 			pattern(all_types[f], linear(bounds, x, y, z), want);
-			ck_assert_msg(memcmp(elem(&a, x, y, z), want, a.elem_size) == 0, "field %d at (%lld,%lld,%lld)", f,
-			              (long long)x, (long long)y, (long long)z);
+			ck_assert_msg(memcmp(elem(&a, x, y, z), want, a.elem_size) == 0,
+				      "field %d at (%lld,%lld,%lld)", f, (long long)x, (long long)y,
+				      (long long)z);
 		}
 		CK_TSR(tsr_unmap(r, fid[f]));
 	}
@@ -169,7 +198,8 @@ END_TEST
 
 START_TEST(regions_do_not_share_storage)
 {
-	tsr_region_t a = tsr_test_region_f64("a", tsr_box1(0, 9)), b = tsr_test_region_f64("b", tsr_box1(0, 9));
+	tsr_region_t a = tsr_test_region_f64("a", tsr_box1(0, 9)),
+		     b = tsr_test_region_f64("b", tsr_box1(0, 9));
 	double one = 1.0, two = 2.0, va[10], vb[10];
 	CK_TSR(tsr_fill(a, 0, &one, sizeof one));
 	CK_TSR(tsr_fill(b, 0, &two, sizeof two));

@@ -1,6 +1,6 @@
 /* test_runtime.c: starting and stopping the runtime: config fields, the TSR_* environment
  * overriding them, StarPU's own STARPU_* variables still honoured, restart, error tables. */
-#include "config.h"   /* TSR_STARPU_NOTIFY_FIXED */
+#include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
 
 /* The tests below set the environment themselves: start from a clean one (each test is forked). */
@@ -56,21 +56,25 @@ START_TEST(deps_explicit_by_default_implicit_where_asked_or_needed)
 		{"", "", "explicit"},
 		{"TSR_DEPS", "explicit", "explicit"},
 #else
-		{"", "", "implicit"},   /* StarPU 1.4 without the notify fix: explicit is refused (test_messages) */
+		/* StarPU 1.4 without the notify fix: explicit is refused (test_messages) */
+		{"", "", "implicit"},
 #endif
 		{"TSR_DEPS", "implicit", "implicit"},
-		{"TSR_COHERENCE", "tokens", "implicit"},   /* the several-memory-nodes protocol */
-		{"TSR_REDUX", "unordered", "implicit"},    /* StarPU's REDUX folds under its own ordering */
+		{"TSR_COHERENCE", "tokens", "implicit"}, /* the several-memory-nodes protocol */
+		/* StarPU's REDUX folds under its own ordering */
+		{"TSR_REDUX", "unordered", "implicit"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		if (*cases[i][0])
 			setenv(cases[i][0], cases[i][1], 1);
 		CK_TSR(tsr_init(NULL));
 		if (tsr_ncuda_workers() == 0)
-			ck_assert_msg(!strcmp(tsr_deps_name(), cases[i][2]), "%s=%s: ordering %s, not %s", cases[i][0],
-			              cases[i][1], tsr_deps_name(), cases[i][2]);
+			ck_assert_msg(!strcmp(tsr_deps_name(), cases[i][2]),
+				      "%s=%s: ordering %s, not %s", cases[i][0], cases[i][1],
+				      tsr_deps_name(), cases[i][2]);
 		else
-			ck_assert_str_eq(tsr_deps_name(), "implicit");   /* GPUs: several memory nodes */
+			/* GPUs: several memory nodes */
+			ck_assert_str_eq(tsr_deps_name(), "implicit");
 		CK_TSR(tsr_finalize());
 		if (*cases[i][0])
 			unsetenv(cases[i][0]);
@@ -175,11 +179,17 @@ END_TEST
 
 START_TEST(error_codes_have_names_and_messages)
 {
-	static const struct { int code; const char *name; } codes[] = {
-		{TSR_OK, "TSR_OK"}, {TSR_EINVAL, "TSR_EINVAL"}, {TSR_EBOUNDS, "TSR_EBOUNDS"}, {TSR_ETYPE, "TSR_ETYPE"},
-		{TSR_EPRIV, "TSR_EPRIV"}, {TSR_EINTERFERE, "TSR_EINTERFERE"}, {TSR_ESTALE, "TSR_ESTALE"},
-		{TSR_ENOFIELD, "TSR_ENOFIELD"}, {TSR_ENOMEM, "TSR_ENOMEM"}, {TSR_ESTARPU, "TSR_ESTARPU"},
-		{TSR_ESTATE, "TSR_ESTATE"}, {TSR_ELIVE, "TSR_ELIVE"}, {TSR_ENODEV, "TSR_ENODEV"}, {TSR_EBUSY, "TSR_EBUSY"},
+	static const struct {
+		int code;
+		const char *name;
+	} codes[] = {
+		{TSR_OK, "TSR_OK"},           {TSR_EINVAL, "TSR_EINVAL"},
+		{TSR_EBOUNDS, "TSR_EBOUNDS"}, {TSR_ETYPE, "TSR_ETYPE"},
+		{TSR_EPRIV, "TSR_EPRIV"},     {TSR_EINTERFERE, "TSR_EINTERFERE"},
+		{TSR_ESTALE, "TSR_ESTALE"},   {TSR_ENOFIELD, "TSR_ENOFIELD"},
+		{TSR_ENOMEM, "TSR_ENOMEM"},   {TSR_ESTARPU, "TSR_ESTARPU"},
+		{TSR_ESTATE, "TSR_ESTATE"},   {TSR_ELIVE, "TSR_ELIVE"},
+		{TSR_ENODEV, "TSR_ENODEV"},   {TSR_EBUSY, "TSR_EBUSY"},
 		{TSR_ETASK, "TSR_ETASK"},
 	};
 	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
@@ -227,7 +237,9 @@ START_TEST(pause_holds_tasks_and_refuses_waits)
 	CK_TSR(tsr_pause());
 	CK_TSR_ERR(tsr_pause(), TSR_ESTATE, "paused");
 	for (int i = 0; i < 5; i++)
-		CK_TSR(tsr_launch(t, 1, (tsr_req_t[]){tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))}, NULL, 0, NULL));
+		CK_TSR(tsr_launch(t, 1,
+				  (tsr_req_t[]){tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))},
+				  NULL, 0, NULL));
 	tsr_accessor_t a;
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ESTATE, "tsr_map", "paused");
 	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence", "paused");

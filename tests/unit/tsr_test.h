@@ -12,27 +12,29 @@
 #include <tessera.h>
 
 /* A call that must succeed; on failure show the code and the runtime's message. */
-#define CK_TSR(call)                                                                          \
-	do {                                                                                      \
-		int rc_ = (call);                                                                     \
-		ck_assert_msg(rc_ == TSR_OK, "%s returned %s: %s", #call, tsr_err_name(rc_), tsr_last_error()); \
+#define CK_TSR(call)                                                                         \
+	do {                                                                                 \
+		int rc_ = (call);                                                            \
+		ck_assert_msg(rc_ == TSR_OK, "%s returned %s: %s", #call, tsr_err_name(rc_), \
+			      tsr_last_error());                                             \
 	} while (0)
 
 /* A call that must fail with `code`, leaving a message that names every string given
  * (the object names: region, field, partition, color, task). */
 #define CK_TSR_ERR(call, code, ...)                                                           \
-	do {                                                                                      \
-		int rc_ = (call);                                                                     \
-		ck_assert_msg(rc_ == (code), "%s returned %s (%s), expected %s", #call, tsr_err_name(rc_), \
-		              tsr_last_error(), tsr_err_name(code));                                  \
-		tsr_test_names(tsr_last_error(), #call, (const char *[]){__VA_ARGS__, NULL});         \
+	do {                                                                                  \
+		int rc_ = (call);                                                             \
+		ck_assert_msg(rc_ == (code), "%s returned %s (%s), expected %s", #call,       \
+			      tsr_err_name(rc_), tsr_last_error(), tsr_err_name(code));       \
+		tsr_test_names(tsr_last_error(), #call, (const char *[]){__VA_ARGS__, NULL}); \
 	} while (0)
 
 static inline void tsr_test_names(const char *msg, const char *call, const char *const *names)
 {
 	ck_assert_msg(msg && *msg, "%s: tsr_last_error() is empty", call);
 	for (int i = 0; names[i]; i++)
-		ck_assert_msg(strstr(msg, names[i]) != NULL, "%s: message \"%s\" does not name '%s'", call, msg, names[i]);
+		ck_assert_msg(strstr(msg, names[i]) != NULL,
+			      "%s: message \"%s\" does not name '%s'", call, msg, names[i]);
 }
 
 /* Fixture: the runtime with the defaults (TSR_* and STARPU_* environment still apply). */
@@ -104,14 +106,16 @@ static inline int tsr_test_wait_flag(const int *flag, double seconds)
 }
 
 /* A field space with one field of each given type, named "f0", "f1", ... unless names given. */
-static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const char *const *names, tsr_field_t *fids)
+static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const char *const *names,
+					   tsr_field_t *fids)
 {
 	tsr_fspace_t fs;
 	CK_TSR(tsr_fspace_create(&fs));
 	for (int i = 0; i < n; i++) {
 		char nm[16];
 		snprintf(nm, sizeof nm, "f%d", i);
-		CK_TSR(tsr_fspace_add(fs, names ? names[i] : nm, types[i], types[i] == TSR_BYTES ? 16 : 0, &fids[i]));
+		CK_TSR(tsr_fspace_add(fs, names ? names[i] : nm, types[i],
+				      types[i] == TSR_BYTES ? 16 : 0, &fids[i]));
 	}
 	return fs;
 }
@@ -120,7 +124,8 @@ static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const
 static inline tsr_region_t tsr_test_region_f64(const char *name, tsr_box_t bounds)
 {
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create(name, bounds, fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -165,7 +170,8 @@ static inline void tsr_test_ck_line_intact(tsr_region_t r)
 	double v[8];
 	tsr_test_read1(r, 0, v, 8);
 	for (int i = 0; i < 8; i++)
-		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i, v[i]);
+		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i,
+			      v[i]);
 }
 
 #endif

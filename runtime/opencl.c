@@ -283,26 +283,14 @@ int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s)
 	return enqueue("tsr_copy", args, 12, elements(&dv));
 }
 
-static const char *type_suffix(int type)
-{
-	switch (type) {
-	case TSR_F32:
-		return "f32";
-	case TSR_F64:
-		return "f64";
-	case TSR_I32:
-		return "i32";
-	default:
-		return "i64";
-	}
-}
-
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src)
 {
 	char name[32];
 	struct clview d = view_of(dst);
 	cl_int cop = op;
-	snprintf(name, sizeof name, "tsr_%s_%s", init ? "init" : "redux", type_suffix(type));
+	/* kernels.cl names each body after the element type as tsr_type_name spells it */
+	snprintf(name, sizeof name, "tsr_%s_%s", init ? "init" : "redux",
+		 tsr_type_name((tsr_type_t)type));
 	if (init) {
 		struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.nx),  ARG(d.ny),
 				       ARG(d.nz),  ARG(d.ldy), ARG(d.ldz), ARG(cop)};

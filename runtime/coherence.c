@@ -52,6 +52,13 @@ int tsr__coh_init(void)
 	return rc;
 }
 
+/* Whether the views' tasks are ordered through void tokens: asked for (TSR_COHERENCE=tokens), or
+ * several memory nodes (known once tsr__coh_start has run). */
+int tsr__coh_tokens(void)
+{
+	return separate_tokens;
+}
+
 /* Once StarPU runs: its memory nodes decide. */
 void tsr__coh_start(void)
 {

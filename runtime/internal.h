@@ -316,7 +316,10 @@ void tsr__noop(void *buffers[], void *arg); /* its body */
 void tsr__wait_all(void);
 /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 int tsr__coh_init(void);
-void tsr__coh_start(void); /* at tsr_init, once StarPU runs */
+void tsr__coh_start(void);
+int tsr__coh_tokens(void);
+/* void tokens in use: TSR_COHERENCE=tokens or several memory nodes */ /* at tsr_init, once
+									  StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);
 void tsr__deps_free(struct tsr_deps *d);
 int tsr__coh_root_init(struct tsr_node *root);

@@ -50,8 +50,7 @@ static int dist_limits(void)
 	if (tsr__dist.size > 64)
 		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64",
 				tsr__dist.size);
-	const char *coh = tsr__env("TSR_COHERENCE");
-	if (starpu_memory_nodes_get_count() > 1 || (coh && !strcmp(coh, "tokens")))
+	if (tsr__coh_tokens()) /* several memory nodes, or TSR_COHERENCE=tokens (tsr__coh_start) */
 		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or "
 					    "OpenCL workers, or "
 					    "TSR_COHERENCE=tokens) are not supported yet: run one "

@@ -48,10 +48,10 @@ static const tsr_env_switch_t switches[] = {
 	 "at finalize: per task name and worker kind, count, total and mean time; the workers' "
 	 "idle fraction; "
 	 "bytes moved per bus"},
-	{"TSR_NICE", "0..19", "10 on several ranks, else 0",
+	{"TSR_NICE", "0..19", "0",
 	 "StarPU's polling threads run this many nice levels below the host thread, so that where "
-	 "threads "
-	 "share cores the core goes to the thread that submits (runtime/nice.c)"},
+	 "threads share cores the core goes to the thread that submits; for a machine of its own: "
+	 "on a shared one they yield to every other program too (runtime/nice.c)"},
 	{"TSR_MPI_NICE", "0..19", "unset",
 	 "the older name of TSR_NICE, read when TSR_NICE is not set"},
 };

@@ -119,7 +119,7 @@ struct tsr_dist {
 extern struct tsr_dist tsr__dist;
 int tsr__dist_wanted(void); /* before StarPU starts: 1 (MPI), 0, or an error */
 /* nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
-int tsr__nice_read(int several_ranks);
+int tsr__nice_read(void);
 void tsr__nice_pollers(void);
 int tsr__dist_start(struct starpu_conf *conf); /* MPI and StarPU-MPI (which starts StarPU) */
 void tsr__dist_shutdown(void);                 /* StarPU-MPI, then StarPU */

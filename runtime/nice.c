@@ -10,19 +10,23 @@
  * thread) gives the core to the host thread whenever it has work, and to a polling thread as soon
  * as the host thread sleeps. Where every thread has a core of its own, nice changes nothing.
  *
- * It pays where submission is the critical path and costs where it is not, so the default differs:
- * - several ranks: 10. The oracle, 30 programs on 2 ranks, 3 runs each, interleaved: 6.5-8.8 s with
- *   the pollers at nice 0, 4.4-6.4 s at nice 15 (every rank's host thread decides every transfer).
- * - one process: 0. The small stencil (64 x 64 x 4, 4 tiles, 2 workers on 2 cores, lws, 11
+ * It pays only where the cores are Tessera's alone, and costs a great deal where they are not, so
+ * it is off by default (0) on one rank and on several; TSR_NICE=10 turns it on for a dedicated
+ * machine:
+ * - several ranks, quiet (2 ranks of the oracle, 150 programs, 2 runs each, 2 cores): 12.7 s at
+ *   nice 0, 10.9 s at nice 10 (every rank's host thread decides every transfer).
+ * - several ranks beside four CPU-bound processes (the same 2 cores): a niced thread yields to
+ *   them too, and a rank's worker and StarPU-MPI thread then run in the slices a busy neighbour
+ *   leaves. 2 ranks: 0.53 s per oracle program at nice 0, 2.05 s at nice 10; 4 ranks: 10 s at
+ *   nice 0, over 60 s at nice 10, where `make check`'s several-ranks runs passed their limits.
+ * - one process: the small stencil (64 x 64 x 4, 4 tiles, 2 workers on 2 cores, lws, 11
  *   interleaved --compare runs) runs at 0.108 ms/iter at nice 0 and 0.092 at nice 10 (raw StarPU
  *   in the same processes: 0.083 and 0.076); but the default stencil (128 x 128 x 32, tasks of
  *   about 0.1 ms, 5 runs) slows from 0.59 to 0.69 ms/iter, because while the host thread submits, a
  *   niced worker no longer shares the host thread's core: the first tasks start later.
  *
- * TSR_NICE=0 leaves the threads alone. The price of nice: it is not private to the process, so a
- * niced worker also yields to other programs on the same cores (other tests of a parallel make
- * check). TSR_MPI_NICE, the older name from when only ranks did this, is read when TSR_NICE is not
- * set. */
+ * TSR_NICE=0 leaves the threads alone. TSR_MPI_NICE, the older name from when only ranks did
+ * this, is read when TSR_NICE is not set. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +37,11 @@
 #include <sys/resource.h>
 #endif
 
-enum { NICE_RANKS = 10, NICE_ONE_PROCESS = 0 };
+/* off by default: see above */
+enum { NICE_DEFAULT = 0 };
 static int poller_nice;
 
-int tsr__nice_read(int several_ranks)
+int tsr__nice_read(void)
 {
 	const char *name = "TSR_NICE";
 	const char *v = tsr__env(name);
@@ -44,7 +49,7 @@ int tsr__nice_read(int several_ranks)
 		name = "TSR_MPI_NICE";
 		v = tsr__env(name);
 	}
-	poller_nice = several_ranks ? NICE_RANKS : NICE_ONE_PROCESS;
+	poller_nice = NICE_DEFAULT;
 	if (!v || !*v)
 		return TSR_OK;
 	char *end = NULL;

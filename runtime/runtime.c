@@ -124,7 +124,7 @@ static int init_locked(const tsr_config_t *cfg)
 	int dist = tsr__dist_wanted();
 	if (dist < 0)
 		return dist;
-	if ((rc = tsr__nice_read(dist)))
+	if ((rc = tsr__nice_read()))
 		return rc;
 	rc = tsr__obs_check_paths(&c);
 	if (rc)

@@ -7,38 +7,40 @@
 # Programs per setting: 1000 on 2 ranks and 300 on 4 ranks by default (TSR_MPI_ORACLE_COUNT2,
 # TSR_MPI_ORACLE_COUNT4; TSR_MPI_ORACLE_COUNT sets both). On a 2-core machine 4 ranks oversubscribe
 # every core three times over (each rank's host thread, worker and StarPU-MPI thread): a program
-# costs about 0.5 s there against 0.08 s on 2 ranks, and 1000 of them would take 8 of make check's
-# 10 minutes. `TSR_MPI_ORACLE_COUNT4=1000 make check` runs the full thousand. A batch whose output stops for
-# TSR_MPI_ORACLE_STALL seconds (default 60 times CK_TIMEOUT_MULTIPLIER, 240 under make check: at load
-# 13-17 one program took 35 s against 0.08 s when quiet; every rank prints "# seed N" before each
-# program) is killed and reported as a hang, with the seed each rank was running. That watchdog, on
-# progress, is the hang guard: a batch that keeps going is not cut short (at load 17 a program took
-# 3 s, 40 times its quiet time: 1000 would take most of an hour). TSR_MPI_ORACLE_TIMEOUT, if set,
-# also bounds a whole batch in seconds; by default only the stall limit per program does (STALL
-# times the programs). The watchdog looks at the log every 2 s: the batch's end ends the wait.
-# TSR_ORACLE_OWNERS=0 runs the same programs without their random owners.
+# costs about 0.3 s there against 0.08 s on 2 ranks, and 1000 of them would take 5 of make check's
+# 10 minutes. `TSR_MPI_ORACLE_COUNT4=1000 make check` runs the full thousand.
+#
+# A busy machine: the ranks' StarPU threads spin while they wait (the CPU worker for tasks,
+# StarPU-MPI's thread on MPI_Test), so beside four CPU-bound processes a program took 0.53 s on
+# 2 ranks and 10 s on 4 ranks (20 times its quiet time): 300 programs would take 50 minutes. A
+# batch therefore has a budget, TSR_MPI_ORACLE_BUDGET seconds (default 120 times
+# CK_TIMEOUT_MULTIPLIER, 480 under make check, where the quiet batches take about 280 and 80 s):
+# its first PROBE programs (20) measure the time per program (the oracle's own clock, without
+# mpirun's start), and the rest of the batch runs as many of the remaining programs as the budget
+# leaves room for, at that rate. Every program that runs is checked as before; when the budget
+# cuts a batch short the TAP line says how many of its programs ran and at what rate, so a busy
+# run is visibly a smaller one, never a silently weaker one.
+#
+# A batch whose output stops for TSR_MPI_ORACLE_STALL seconds (default 60 times
+# CK_TIMEOUT_MULTIPLIER, 240 under make check; every rank prints "# seed N" before each program) is
+# killed and reported as a hang, with the seed each rank was running. The watchdog looks at the
+# log every 2 s: the batch's end ends the wait. TSR_ORACLE_OWNERS=0 runs the same programs without
+# their random owners.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
 stall=${TSR_MPI_ORACLE_STALL:-$(scaled 60)}
+budget=${TSR_MPI_ORACLE_BUDGET:-$(scaled 120)}
+probe=20
 oracle=$b/tests/oracle/oracle
-echo "1..2"
-i=0
-for cfg in "2 eager 40001" "4 lws 50001"; do
-	set -- $cfg
-	np=$1
-	sched=$2
-	first=$3
-	i=$((i + 1))
-	if [ "$np" -eq 2 ]; then
-		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT2:-1000}}
-	else
-		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT4:-300}}
-	fi
-	limit=${TSR_MPI_ORACLE_TIMEOUT:-$((stall * (count + 1)))}
-	log=$tmp/oracle$np
-	mpi_start "$np" "$limit" "$log" "$oracle" --first "$first" --count "$count" --sched "$sched" --ncpu 1 --progress
+
+# batch NP SCHED FIRST COUNT LOG: one mpirun of COUNT programs from seed FIRST, watched for
+# stalls. Sets rc (mpirun's status; 124 for a stall) and secs (the oracle's time for the batch,
+# as rank 0 printed it; empty if it did not).
+batch() {
+	log=$5
+	mpi_start "$1" "$((stall * ($4 + 1)))" "$log" "$oracle" --first "$3" --count "$4" --sched "$2" --ncpu 1 --progress
 	run=$!
 	stalled=0
-	# a program that makes no progress for $stall s is a hang: end the run now, not at $limit
+	# a program that makes no progress for $stall s is a hang: end the run now
 	lines=-1
 	still=0
 	while kill -0 $run 2>/dev/null; do
@@ -58,23 +60,77 @@ for cfg in "2 eager 40001" "4 lws 50001"; do
 	done
 	wait $run
 	rc=$?
-	name="oracle np $np sched=$sched ncpu=1: $count programs (seeds $first..$((first + count - 1)))"
-	ranks=$(ranks_matching "$log" "$np" "^0 of $count programs failed")
-	if [ $rc -eq 0 ] && [ $ranks -eq "$np" ]; then
-		echo "ok $i - $name on every rank ($(rank_lines "$log" 0 | sed -n 's/.* in \(.*\)$/\1/p'))"
-		continue
-	fi
 	[ $stalled -eq 1 ] && rc=124
+	ranks=$(ranks_matching "$log" "$1" "^0 of $4 programs failed")
+	[ $rc -eq 0 ] && [ "$ranks" -ne "$1" ] && rc=1
+	secs=$(rank_lines "$log" 0 | sed -n 's/.* programs failed .* in \([0-9.]*\) s$/\1/p')
+}
+
+# The programs the budget leaves room for after the probe: SECS for PROBE programs so far, at most
+# LEFT more.
+room() {   # secs, probe, left
+	awk -v s="$1" -v p="$2" -v l="$3" -v b="$budget" 'BEGIN {
+		rate = s / p
+		n = rate > 0 ? int((b - s) / rate) : l
+		if (n > l) n = l
+		if (n < 0) n = 0
+		print n
+	}'
+}
+
+# A failed batch's TAP lines
+failed() {   # i, name, np, sched, log
 	case $rc in
-	124 | 137 | 143) what="hangs: no progress for $stall s, or not done in $limit s (killed)" ;;
-	*) what="mpirun exit status $rc, $ranks of $np ranks matched every program" ;;
+	124 | 137 | 143) what="hangs: no progress for $stall s (killed)" ;;
+	*) what="mpirun exit status $rc, $ranks of $3 ranks matched every program" ;;
 	esac
-	echo "not ok $i - $name: $what"
-	grep "FAIL seed\|failed (seeds\|replay" "$log" | head -n 20 | sed 's/^/#   /'
+	echo "not ok $1 - $2: $what"
+	grep "FAIL seed\|failed (seeds\|replay" "$5" | head -n 20 | sed 's/^/#   /'
 	r=0
-	while [ $r -lt "$np" ]; do
-		echo "#   rank $r was running$(rank_lines "$log" $r | sed -n 's/^# seed / seed /p' | tail -n 1) (replay: mpirun -np $np $oracle --seed N --sched $sched --ncpu 1 -v)"
+	while [ $r -lt "$3" ]; do
+		echo "#   rank $r was running$(rank_lines "$5" $r | sed -n 's/^# seed / seed /p' | tail -n 1) (replay: mpirun -np $3 $oracle --seed N --sched $4 --ncpu 1 -v)"
 		r=$((r + 1))
 	done
-	show_log "$log" 10
+	show_log "$5" 10
+}
+
+echo "1..2"
+i=0
+for cfg in "2 eager 40001" "4 lws 50001"; do
+	set -- $cfg
+	np=$1
+	sched=$2
+	first=$3
+	i=$((i + 1))
+	if [ "$np" -eq 2 ]; then
+		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT2:-1000}}
+	else
+		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT4:-300}}
+	fi
+	name="oracle np $np sched=$sched ncpu=1"
+	n1=$((count < probe ? count : probe))
+	batch "$np" "$sched" "$first" "$n1" "$tmp/oracle$np.probe"
+	if [ $rc -ne 0 ]; then
+		failed $i "$name: programs $first..$((first + n1 - 1))" "$np" "$sched" "$tmp/oracle$np.probe"
+		continue
+	fi
+	t1=${secs:-0}
+	n2=$(room "$t1" "$n1" $((count - n1)))
+	t2=0
+	if [ "$n2" -gt 0 ]; then
+		batch "$np" "$sched" $((first + n1)) "$n2" "$tmp/oracle$np"
+		if [ $rc -ne 0 ]; then
+			failed $i "$name: programs $((first + n1))..$((first + n1 + n2 - 1))" "$np" "$sched" "$tmp/oracle$np"
+			continue
+		fi
+		t2=${secs:-0}
+	fi
+	ran=$((n1 + n2))
+	took=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1f s", a + b }')
+	if [ "$ran" -eq "$count" ]; then
+		echo "ok $i - $name: $count programs (seeds $first..$((first + count - 1))) on every rank ($took)"
+	else
+		rate=$(awk -v s="$t1" -v p="$n1" 'BEGIN { printf "%.2f", s / p }')
+		echo "ok $i - $name: $ran of $count programs (seeds $first..$((first + ran - 1))) on every rank ($took); the machine is busy ($rate s per program): the budget of $budget s left no room for the other $((count - ran))"
+	fi
 done

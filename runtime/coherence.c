@@ -34,6 +34,7 @@
 #include "coherence.h"
 
 uint64_t tsr__write_seq; /* counts writes; only syncs compare it */
+
 /* void tokens and syncs: several memory nodes, or asked for */
 static int separate_tokens;
 
@@ -46,6 +47,7 @@ int tsr__coh_init(void)
 {
 	enum { SHARED, TOKENS };
 	int mode;
+
 	tsr__write_seq = 0;
 	int rc = tsr__env_choice("TSR_COHERENCE", "tsr_init", &mode);
 	separate_tokens = rc == TSR_OK && mode == TOKENS;
@@ -85,10 +87,12 @@ static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t bas
 		.ldz = ldz,
 		.elemsize = elem,
 	};
+
 	if (home >= 0 && starpu_node_get_kind((unsigned)home) == STARPU_OPENCL_RAM) {
 		b.dev_handle = base;
 		b.offset = off;
 	}
+
 	starpu_data_register(h, home, &b, &starpu_interface_block_ops);
 }
 
@@ -102,14 +106,17 @@ void tsr__register_view(struct tsr_node *n)
 	uint32_t ldz = ldy * (uint32_t)(rb->dim > 1 ? rb->hi[1] - rb->lo[1] + 1 : 1);
 	uint32_t ext[3] = {1, 1, 1};
 	size_t off = 0;
+
 	for (int d = 0; d < b->dim; d++) {
 		ext[d] = (uint32_t)(b->hi[d] - b->lo[d] + 1);
 		size_t stride = d == 0 ? 1 : d == 1 ? ldy : ldz;
 		off += (size_t)(b->lo[d] - rb->lo[d]) * stride;
 	}
+
 	size_t elem = root->fields[n->field].size;
 	register_block_view(&n->h, root->home, (uintptr_t)root->storage[n->field], off * elem, ldy,
 			    ldz, ext, elem);
+
 	/* out of memory for its state: the handle keeps StarPU's ordering, which is as correct */
 	(void)tsr__order_track(n->h);
 }
@@ -150,6 +157,7 @@ int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_a
 				d->v[i].mode = STARPU_RW;
 			return TSR_OK;
 		}
+
 	if (d->n == d->cap) {
 		int ncap = d->cap ? 2 * d->cap : 16;
 		struct tsr_dep *nv = realloc(d->v, (size_t)ncap * sizeof *nv);
@@ -158,6 +166,7 @@ int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_a
 		d->v = nv;
 		d->cap = ncap;
 	}
+
 	d->v[d->n].h = h;
 	d->v[d->n].mode = m;
 	d->n++;
@@ -194,6 +203,7 @@ static void place_on_home(struct starpu_task *task, int home)
 			task->cl = &noop_on_host_cl;
 		return;
 	}
+
 	for (unsigned w = 0; w < starpu_worker_get_count(); w++)
 		if ((int)starpu_worker_get_memory_node(w) == home) {
 			task->execute_on_a_specific_worker = 1;
@@ -208,12 +218,14 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
 	task->nbuffers = d->n;
+
 	if (d->n > TSR_NOOP_MAX_BUFFERS) {
 		task->destroy = 0;
 		starpu_task_destroy(task);
 		return tsr__err(TSR_ENOMEM, "%s: %d handles for one no-op task (at most %d)", what,
 				d->n, TSR_NOOP_MAX_BUFFERS);
 	}
+
 	if (d->n > STARPU_NMAXBUFS) {
 		/* StarPU frees these with the task */
 		task->dyn_handles = malloc((size_t)d->n * sizeof(starpu_data_handle_t));
@@ -224,10 +236,12 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
 			return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
 		}
 	}
+
 	for (int i = 0; i < d->n; i++) {
 		STARPU_TASK_SET_HANDLE(task, d->v[i].h, i);
 		STARPU_TASK_SET_MODE(task, d->v[i].mode, i);
 	}
+
 	place_on_home(task, home);
 	if (tsr__order_submit(task))
 		return tsr__err(TSR_ESTARPU, "%s: starpu_task_submit failed", what);
@@ -244,6 +258,7 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 	if (tsr__overlaps(n, ps))
 		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
 				n->region->fields[n->field].name, n->region->name);
+
 	for (int j = 0; j < n->novl; j++) {
 		struct tsr_piece *p = &ps->v[n->ovl[j]];
 		if (p->writer != n && p->written_at > n->synced)
@@ -251,9 +266,11 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 				return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
 						n->region->fields[n->field].name, n->region->name);
 	}
+
 	n->synced = tsr__write_seq;
 	if (tsr__coh_scratch.n == 0)
 		return TSR_OK;
+
 	if (tsr__deps_add(&tsr__coh_scratch, n->h, STARPU_W))
 		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
 				n->region->fields[n->field].name, n->region->name);
@@ -299,8 +316,10 @@ int tsr__piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_pie
 {
 	enum starpu_data_access_mode m = write ? STARPU_RW : STARPU_R;
 	int current = group_current(p);
+
 	if (add_token(d, current ? p->token_node : p->writer, n, m))
 		return TSR_ENOMEM;
+
 	if (!write)
 		return TSR_OK;
 	if (!current && add_token(d, p->token_node, n, STARPU_RW))
@@ -317,16 +336,19 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 		if (rc)
 			return rc;
 	}
+
 	/* separate tokens: a writer takes its own token, which its readers and later writers
 	 * list */
 	if (write && n->tok && tsr__deps_add(d, n->tok, STARPU_RW))
 		return TSR_ENOMEM;
+
 	struct tsr_piece *ex = tsr__exact_piece(n, ps);
 	if (ex) {
 		/* the one piece over n's box: its writer (and, for a write, its sends) is all n
 		 * waits for */
 		return tsr__piece_deps(d, n, ex, write);
 	}
+
 	if (tsr__overlaps(n, ps))
 		return TSR_ENOMEM;
 	for (int j = 0; j < n->novl; j++)
@@ -356,13 +378,16 @@ void tsr__hand_to_root(struct tsr_node *root,
 	struct tsr_pieces *ps = root->pieces;
 	int rc = TSR_OK;
 	tsr__deps_reset(&tsr__coh_scratch);
+
 	for (int i = 0; i < ps->n && !rc; i++) {
 		struct tsr_node *w = ps->v[i].writer;
 		if (!handed(&ps->v[i], root, pick, arg))
 			continue;
+
 		rc = tsr__deps_add(&tsr__coh_scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
 		if (!rc && root->tok)
 			rc = tsr__deps_add(&tsr__coh_scratch, w->tok, STARPU_RW);
+
 		/* a group's token: its readers too */
 		if (!rc && ps->v[i].token_node != w)
 			rc = tsr__deps_add(&tsr__coh_scratch, token(ps->v[i].token_node),
@@ -370,8 +395,10 @@ void tsr__hand_to_root(struct tsr_node *root,
 		if (!rc)
 			rc = tsr__add_sends(&tsr__coh_scratch, &ps->v[i]);
 	}
+
 	if (tsr__coh_scratch.n == 0 && !rc)
 		return;
+
 	if (!rc)
 		rc = tsr__deps_add(&tsr__coh_scratch, root->h, STARPU_RW);
 	if (!rc && root->tok)
@@ -380,6 +407,7 @@ void tsr__hand_to_root(struct tsr_node *root,
 		rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what);
 	if (rc)
 		tsr__wait_all();
+
 	/* The root's home copy now holds the handed pieces, and only those: root->synced stays, so
 	 * that the root's next sync still flushes the pieces other live views wrote (taking it
 	 * forward here lost those writes on a device: the H100's wrong answers). */
@@ -406,16 +434,20 @@ int tsr__drop_sends(struct tsr_node *root, const char *what)
 {
 	struct tsr_pieces *ps = root->pieces;
 	tsr__deps_reset(&tsr__coh_scratch);
+
 	for (int i = 0; i < ps->n; i++)
 		if (tsr__add_sends(&tsr__coh_scratch, &ps->v[i]))
 			return TSR_ENOMEM;
+
 	if (tsr__coh_scratch.n == 0)
 		return TSR_OK;
+
 	if (tsr__deps_add(&tsr__coh_scratch, root->h, STARPU_RW))
 		return TSR_ENOMEM;
 	int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what);
 	if (rc)
 		return rc;
+
 	for (int i = 0; i < ps->n; i++)
 		ps->v[i].nsends = 0;
 	return TSR_OK;
@@ -425,10 +457,12 @@ int tsr__drop_sends(struct tsr_node *root, const char *what)
 int tsr__collapse(struct tsr_node *root)
 {
 	struct tsr_pieces *ps = root->pieces;
+
 	tsr__hand_to_root(root, any_node, NULL, "collapse of a field's pieces");
 	int rc = tsr__drop_sends(root, "collapse of a field's pieces");
 	if (rc)
 		return rc;
+
 	/* every piece was handed: the root's home copy holds every write so far */
 	root->synced = tsr__write_seq;
 	ps->n = 0;
@@ -440,10 +474,12 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 {
 	struct tsr_pieces *ps = tsr__pieces_of(n);
 	uint64_t seq = ++tsr__write_seq;
+
 	n->synced = seq;
 	n->wgen++;
 	if (!group)
 		group = n;
+
 	struct tsr_piece *ex = tsr__exact_piece(n, ps);
 	if (ex) {
 		ex->writer = n;
@@ -453,6 +489,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 		ex->nsends = 0;
 		return TSR_OK;
 	}
+
 	struct tsr_piece val = {.writer = n,
 				.token_node = group,
 				.token_gen = group->wgen,
@@ -461,6 +498,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 	if (idx < 0)
 		return TSR_ENOMEM;
 	n->piece_hint = idx;
+
 	if (ps->n > TSR_MAX_PIECES)
 		return tsr__collapse(n->region->root->nodes + n->field);
 	return TSR_OK;
@@ -481,12 +519,14 @@ void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *
 void tsr__coh_unregister(struct tsr_node *n)
 {
 	tsr__overlaps_free(n);
+
 	if (n->h) {
 		tsr__order_untrack(n->h);
 		starpu_data_unregister_submit(n->h);
 	}
 	if (n->tok)
 		starpu_data_unregister_submit(n->tok);
+
 	n->h = NULL;
 	n->tok = NULL;
 }
@@ -498,6 +538,7 @@ int tsr__coh_pieces_init(struct tsr_node *root)
 	root->pieces = calloc(1, sizeof *root->pieces);
 	if (!root->pieces)
 		return TSR_ENOMEM;
+
 	root->pieces->geom = ++tsr__geom_seq;
 	return tsr__piece_push(root->pieces, root->region->bounds, root, 0);
 }

@@ -35,12 +35,15 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
 {
 	if (!tsr__dist.on)
 		return;
+
 	const unsigned char *p = (const unsigned char *)call;
 	for (; *p; p++)
 		call_hash = (call_hash ^ *p) * 1099511628211ULL;
+
 	p = data;
 	for (size_t i = 0; i < n; i++)
 		call_hash = (call_hash ^ p[i]) * 1099511628211ULL;
+
 	ncalls++;
 	snprintf(last_call, sizeof last_call, "%s", call);
 }
@@ -90,6 +93,7 @@ int tsr__dist_start(struct starpu_conf *conf)
 {
 	int inited = 0;
 	int provided = 0;
+
 	MPI_Initialized(&inited);
 	if (!inited) {
 		if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
@@ -98,6 +102,7 @@ int tsr__dist_start(struct starpu_conf *conf)
 	} else {
 		MPI_Query_thread(&provided);
 	}
+
 	if (provided < MPI_THREAD_MULTIPLE) {
 		tsr__dist_stop_mpi();
 		return tsr__err(TSR_ESTARPU,
@@ -107,15 +112,18 @@ int tsr__dist_start(struct starpu_conf *conf)
 				"too)",
 				provided);
 	}
+
 	MPI_Comm_dup(MPI_COMM_WORLD, &xfer_comm);
 	MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm);
 	MPI_Comm_rank(coll_comm, &tsr__dist.rank);
 	MPI_Comm_size(coll_comm, &tsr__dist.size);
+
 	sent_bytes = calloc((size_t)tsr__dist.size, sizeof *sent_bytes);
 	if (!sent_bytes) {
 		tsr__dist_stop_mpi();
 		return tsr__err(TSR_ENOMEM, "tsr_init: out of memory");
 	}
+
 	int rc = starpu_mpi_init_conf(NULL, NULL, 0, xfer_comm, conf);
 	if (rc) {
 		tsr__dist_stop_mpi();
@@ -125,6 +133,7 @@ int tsr__dist_start(struct starpu_conf *conf)
 					conf->ncpus, conf->ncuda);
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_mpi_init_conf failed (%d)", rc);
 	}
+
 	tsr__nice_pollers(); /* StarPU-MPI's progress thread exists now (nice.c) */
 	tsr__dist.on = 1;
 	next_tag = 1;
@@ -147,10 +156,12 @@ void tsr__dist_stop_mpi(void)
 {
 	free(sent_bytes);
 	sent_bytes = NULL;
+
 	if (coll_comm != MPI_COMM_NULL)
 		MPI_Comm_free(&coll_comm);
 	if (xfer_comm != MPI_COMM_NULL)
 		MPI_Comm_free(&xfer_comm);
+
 	if (we_init_mpi) {
 		int fin = 0;
 		MPI_Finalized(&fin);
@@ -158,6 +169,7 @@ void tsr__dist_stop_mpi(void)
 			MPI_Finalize();
 		we_init_mpi = 0;
 	}
+
 	tsr__dist.on = 0;
 	tsr__dist.rank = 0;
 	tsr__dist.size = 1;
@@ -209,6 +221,7 @@ static void wait_allgather(const void *mine, void *all, int bytes)
 {
 	MPI_Request req;
 	MPI_Iallgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, coll_comm, &req);
+
 	int done = 0;
 	for (int spins = 0; !done; spins++) {
 		MPI_Test(&req, &done, MPI_STATUS_IGNORE);
@@ -230,9 +243,11 @@ static struct rank_word *gather_words(int rc)
 		snprintf(mine.msg, sizeof mine.msg, "%s", tsr_last_error());
 	else
 		mine.task_failed = tsr__peek_task_error(mine.msg, sizeof mine.msg);
+
 	struct rank_word *all = malloc((size_t)tsr__dist.size * sizeof *all);
 	if (!all)
 		return NULL;
+
 	wait_allgather(&mine, all, (int)sizeof mine);
 	return all;
 }
@@ -254,9 +269,11 @@ int tsr__dist_check(const char *what)
 		return tsr__err(TSR_EDIVERGE,
 				"%s: the ranks diverged earlier; nothing more can be waited for",
 				what);
+
 	struct rank_word *all = gather_words(TSR_OK);
 	if (!all)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
+
 	int r = first_divergent(all);
 	int rc = TSR_OK;
 	if (r) {
@@ -269,6 +286,7 @@ int tsr__dist_check(const char *what)
 			      what, (long long)all[0].ncalls, all[0].call[0] ? all[0].call : "none",
 			      r, (long long)all[r].ncalls, all[r].call[0] ? all[r].call : "none");
 	}
+
 	free(all);
 	return rc;
 }
@@ -277,11 +295,13 @@ int tsr__dist_agree(int rc)
 {
 	if (!tsr__dist.on || diverged)
 		return rc;
+
 	char mine[512];
 	snprintf(mine, sizeof mine, "%s", rc ? tsr_last_error() : "");
 	struct rank_word *all = gather_words(rc);
 	if (!all)
 		return rc;
+
 	for (int r = 0; r < tsr__dist.size; r++)
 		if (all[r].rc) {
 			int code = all[r].rc;
@@ -292,6 +312,7 @@ int tsr__dist_agree(int rc)
 			free(all);
 			return code;
 		}
+
 	for (int r = 0; r < tsr__dist.size; r++)
 		if (all[r].task_failed) {
 			int code = tsr__err(TSR_ETASK,
@@ -303,6 +324,7 @@ int tsr__dist_agree(int rc)
 			free(all);
 			return code;
 		}
+
 	free(all);
 	return TSR_OK;
 }
@@ -331,9 +353,11 @@ static long peak_rss_kb(void)
 	long kb = -1;
 	if (!f)
 		return -1;
+
 	while (fgets(line, sizeof line, f))
 		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
 			break;
+
 	fclose(f);
 	return kb;
 }
@@ -343,10 +367,12 @@ void tsr__dist_print_stats(FILE *out)
 	long kb = peak_rss_kb();
 	if (kb >= 0)
 		fprintf(out, "tessera: rank %d peak RSS (VmHWM) %ld kB\n", tsr__dist.rank, kb);
+
 	for (int r = 0; r < tsr__dist.size; r++)
 		if (sent_bytes[r])
 			fprintf(out, "tessera: rank %d sent %zu bytes to rank %d\n", tsr__dist.rank,
 				sent_bytes[r], r);
+
 	fprintf(out, "tessera: rank %d: %lld sends, %lld receives\n", tsr__dist.rank,
 		(long long)nsends, (long long)nrecvs);
 }
@@ -359,14 +385,17 @@ int tsr__dist_wanted(void)
 	const char *np = getenv("OMPI_COMM_WORLD_SIZE");
 	if (!np)
 		np = getenv("PMI_SIZE");
+
 	int rc = check_tsr_mpi(v);
 	if (rc)
 		return rc;
+
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: TSR_MPI=1 but this Tessera was built without MPI "
 				"(configure found no "
 				"StarPU-MPI or MPI; install libopenmpi-dev and reconfigure)");
+
 	if ((!v || strcmp(v, "0")) && np && atoi(np) > 1)
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: started on %s MPI ranks but this Tessera was built "
@@ -375,6 +404,7 @@ int tsr__dist_wanted(void)
 				"libopenmpi-dev installed, or set "
 				"TSR_MPI=0 to allow it)",
 				np);
+
 	return 0;
 }
 
@@ -387,36 +417,45 @@ int tsr__dist_start(struct starpu_conf *conf)
 void tsr__dist_shutdown(void)
 {
 }
+
 void tsr__dist_stop_mpi(void)
 {
 }
+
 int64_t tsr__dist_tag(void)
 {
 	return 0;
 }
+
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 {
 	return TSR_ESTARPU;
 }
+
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
 {
 	return TSR_ESTARPU;
 }
+
 int tsr__dist_check(const char *what)
 {
 	return TSR_OK;
 }
+
 int tsr__dist_agree(int rc)
 {
 	return rc;
 }
+
 void tsr__dist_wait_all(void)
 {
 	starpu_task_wait_for_all();
 }
+
 void tsr__dist_abort(void)
 {
 }
+
 void tsr__dist_print_stats(FILE *out)
 {
 }

@@ -38,6 +38,7 @@ static void fold_cpu(void *buffers[], void *cl_arg)
 	struct fold_arg *a = cl_arg;
 	tsr__redux_cl(a->type, a->op)->cpu_funcs[0](buffers, NULL);
 }
+
 #ifdef STARPU_USE_CUDA
 static void fold_cuda(void *buffers[], void *cl_arg)
 {
@@ -45,6 +46,7 @@ static void fold_cuda(void *buffers[], void *cl_arg)
 	tsr__redux_cl(a->type, a->op)->cuda_funcs[0](buffers, NULL);
 }
 #endif
+
 #ifdef STARPU_USE_OPENCL
 static void fold_opencl(void *buffers[], void *cl_arg)
 {
@@ -52,6 +54,7 @@ static void fold_opencl(void *buffers[], void *cl_arg)
 	tsr__redux_cl(a->type, a->op)->opencl_funcs[0](buffers, NULL);
 }
 #endif
+
 static void fold_init(void)
 {
 	starpu_codelet_init(&fold_cl);
@@ -63,6 +66,7 @@ static void fold_init(void)
 #ifdef STARPU_USE_OPENCL
 	fold_cl.opencl_funcs[0] = fold_opencl;
 #endif
+
 	/* target RW, private R, then what coherence lists */
 	fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	fold_cl.name = "tsr_fold";
@@ -76,20 +80,25 @@ struct future_fold_arg {
 	int op;
 	int nparts;
 };
+
 static struct starpu_codelet future_fold_cl;
+
 static void future_fold_cpu(void *buffers[], void *cl_arg)
 {
 	const struct future_fold_arg *a = cl_arg;
 	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
+
 	tsr__redop_identity(a->type, a->size, a->op, acc);
 	for (int i = 1; i <= a->nparts; i++)
 		tsr__redop_fold(a->type, a->size, a->op, acc,
 				(const void *)STARPU_VARIABLE_GET_PTR(buffers[i]));
 }
+
 /* On a device, built-in operators only (a user operator's fold runs on CPUs): identity, then each
  * part in order, with the device kind's operator body (tsr__cuda_redop, tsr__opencl_redop). */
 #if defined(STARPU_USE_CUDA) || defined(STARPU_USE_OPENCL)
 typedef void (*device_redop_fn)(int type, int op, int init, void *dst, void *src);
+
 static void future_fold_device(void *buffers[], const struct future_fold_arg *a,
 			       device_redop_fn redop)
 {
@@ -98,12 +107,14 @@ static void future_fold_device(void *buffers[], const struct future_fold_arg *a,
 		redop(a->type, a->op, 0, buffers[0], buffers[i]);
 }
 #endif
+
 #ifdef STARPU_USE_CUDA
 static void future_fold_cuda(void *buffers[], void *cl_arg)
 {
 	future_fold_device(buffers, cl_arg, tsr__cuda_redop);
 }
 #endif
+
 #ifdef STARPU_USE_OPENCL
 static void future_fold_opencl(void *buffers[], void *cl_arg)
 {
@@ -111,6 +122,7 @@ static void future_fold_opencl(void *buffers[], void *cl_arg)
 	tsr__opencl_finish();
 }
 #endif
+
 static void future_fold_init(void)
 {
 	starpu_codelet_init(&future_fold_cl);
@@ -122,6 +134,7 @@ static void future_fold_init(void)
 #ifdef STARPU_USE_OPENCL
 	future_fold_cl.opencl_funcs[0] = future_fold_opencl;
 #endif
+
 	future_fold_cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	future_fold_cl.name = "tsr_future_fold";
 	future_fold_cl.flags = STARPU_CODELET_NOPLANS;
@@ -136,7 +149,9 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op,
 	uint32_t nx = s->bounds.hi[0] - s->bounds.lo[0] + 1;
 	uint32_t ny = s->bounds.dim > 1 ? s->bounds.hi[1] - s->bounds.lo[1] + 1 : 1;
 	uint32_t nz = s->bounds.dim > 2 ? s->bounds.hi[2] - s->bounds.lo[2] + 1 : 1;
+
 	starpu_block_data_register(&tmp, -1, 0, nx, nx * ny, nx, ny, nz, s->fields[f].size);
+
 	folds[*nfolds].sub = s;
 	folds[*nfolds].field = f;
 	folds[*nfolds].tmp = tmp;
@@ -152,6 +167,7 @@ static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold,
 	struct fold_arg *a = malloc(sizeof *a);
 	if (!a)
 		return NULL;
+
 	a->type = s->fields[fold->field].type;
 	a->size = s->fields[fold->field].size;
 	a->op = fold->op;
@@ -166,6 +182,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 {
 	struct tsr_region *s = fold->sub;
 	struct tsr_node *nd = &s->nodes[fold->field];
+
 	tsr__deps_reset(&fold_deps);
 	int rc = tsr__coh_access(nd, 1, 1, fold->rank, &fold_deps);
 	if (rc)
@@ -173,6 +190,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
 					  s->name)
 			       : rc;
+
 	if (!tsr__here(fold->rank)) {
 		/* several ranks: the point's rank folds; this one notes where the result lives */
 		rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
@@ -181,11 +199,13 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 					  s->name)
 			       : rc;
 	}
+
 	struct fold_arg *a = fold_arg_new(fold, s);
 	struct starpu_task *task = tsr__task_new(&fold_cl, a, sizeof *a, 2 + fold_deps.n, 0);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "fold of a reduction into '%s': out of memory",
 				s->name);
+
 	STARPU_TASK_SET_HANDLE(task, nd->h, 0);
 	STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
 	STARPU_TASK_SET_HANDLE(task, fold->tmp, 1);
@@ -194,11 +214,13 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 		STARPU_TASK_SET_HANDLE(task, fold_deps.v[i].h, 2 + i);
 		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, 2 + i);
 	}
+
 	if (!tsr__redop_on_devices(a->op))
 		task->where = STARPU_CPU; /* user operators have host code only */
 	if (tsr__order_submit(task))
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed",
 				s->name);
+
 	rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 	if (rc)
 		return rc == TSR_ENOMEM
@@ -218,6 +240,7 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
 		if (folds[i].tmp) /* NULL: a point another rank ran */
 			starpu_data_unregister_submit(folds[i].tmp);
 	}
+
 	return rc;
 }
 
@@ -226,11 +249,13 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
  * as the point's task. A fold task's callback (on a worker) gives its handles back once it has
  * read them, so a later launch takes handles that no pending task uses. */
 #define TSR_PARTIAL_SIZES 8
+
 struct partial_pool {
 	size_t size;
 	starpu_data_handle_t *free; /* room for every handle of this size ever made */
 	int64_t nfree, nmade;
 };
+
 static struct partial_pool pools[TSR_PARTIAL_SIZES];
 static int npools;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -241,8 +266,10 @@ static struct partial_pool *pool_of(size_t size)
 	for (int i = 0; i < npools; i++)
 		if (pools[i].size == size)
 			return &pools[i];
+
 	if (npools == TSR_PARTIAL_SIZES)
 		return NULL;
+
 	memset(&pools[npools], 0, sizeof pools[npools]);
 	pools[npools].size = size;
 	return &pools[npools++];
@@ -255,6 +282,7 @@ static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handl
 {
 	int64_t taken = n < pool->nfree ? n : pool->nfree;
 	int64_t made = pool->nmade + (n - taken);
+
 	if (made > pool->nmade) {
 		starpu_data_handle_t *nf = realloc(pool->free, (size_t)made * sizeof *nf);
 		if (!nf)
@@ -262,6 +290,7 @@ static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handl
 		pool->free = nf;
 		pool->nmade = made;
 	}
+
 	pool->nfree -= taken;
 	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
 	return taken;
@@ -274,17 +303,21 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size)
 	struct tsr_partials *ps = malloc(sizeof *ps + (size_t)npoints * sizeof ps->h[0]);
 	if (!ps)
 		return NULL;
+
 	ps->n = npoints;
 	int64_t taken = 0;
+
 	pthread_mutex_lock(&pool_lock);
 	ps->pool = pool_of(size);
 	if (ps->pool)
 		taken = pool_take(ps->pool, npoints, ps->h);
 	pthread_mutex_unlock(&pool_lock);
+
 	if (taken < 0) {
 		free(ps);
 		return NULL;
 	}
+
 	for (int64_t i = taken; i < npoints; i++)
 		starpu_variable_data_register(&ps->h[i], -1, 0, size);
 	return ps;
@@ -295,6 +328,7 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size)
 static void partials_give_back(void *arg)
 {
 	struct tsr_partials *ps = arg;
+
 	pthread_mutex_lock(&pool_lock);
 	for (int64_t i = 0; i < ps->n; i++)
 		ps->pool->free[ps->pool->nfree++] = ps->h[i];
@@ -318,6 +352,7 @@ void tsr__partials_release(struct tsr_partials *ps, int folded)
 			partials_give_back(ps);
 		return;
 	}
+
 	for (int64_t i = 0; i < ps->n; i++)
 		starpu_data_unregister_submit(ps->h[i]);
 	free(ps);
@@ -340,6 +375,7 @@ static struct future_fold_arg *future_fold_arg_new(const struct tsr_future *res,
 	struct future_fold_arg *a = malloc(sizeof *a);
 	if (!a)
 		return NULL;
+
 	a->type = res->type;
 	a->size = res->size;
 	a->op = op;
@@ -357,18 +393,22 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	if (!task)
 		return tsr__err(TSR_ENOMEM,
 				"task '%s': fold of the launch's reduction: out of memory", tn);
+
 	STARPU_TASK_SET_HANDLE(task, res->h, 0);
 	STARPU_TASK_SET_MODE(task, STARPU_W, 0);
 	for (int64_t i = 0; i < npoints; i++) {
 		STARPU_TASK_SET_HANDLE(task, ps->h[i], (int)i + 1);
 		STARPU_TASK_SET_MODE(task, STARPU_R, (int)i + 1);
 	}
+
 	if (ps->pool) {
 		task->callback_func = partials_give_back;
 		task->callback_arg = ps;
 	}
+
 	if (!tsr__redop_on_devices(op))
 		task->where = STARPU_CPU; /* user operators have host code only */
+
 	int rc = tsr__order_submit(task);
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV,
@@ -392,32 +432,38 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 	int at = ranks[0];
 	int me = tsr__dist.rank;
 	int rc = TSR_OK;
+
 	for (int64_t i = 0; i < ps->n && !rc; i++) {
 		if (ranks[i] == at)
 			continue;
+
 		int64_t tag = tsr__dist_tag();
 		if (me == ranks[i])
 			rc = tsr__dist_send(ps->h[i], at, tag, res->size);
 		else if (me == at)
 			rc = tsr__dist_recv(ps->h[i], ranks[i], tag);
 	}
+
 	if (rc) {
 		tsr__partials_release(ps, 0);
 		return tsr__err(rc, "task '%s': sending the points' values to rank %d failed", tn,
 				at);
 	}
+
 	if (me != at) {
 		/* the handles go back now: a later writer of one waits for its send (sequential
 		 * consistency) */
 		tsr__partials_release(ps, 0);
 		return tsr__future_bcast(res, at);
 	}
+
 	int pooled = tsr__partials_pooled(ps);
 	rc = tsr__future_fold_submit(tn, res, op, ps);
 	if (rc) {
 		tsr__partials_release(ps, 0);
 		return rc;
 	}
+
 	if (!pooled)
 		tsr__partials_release(ps, 1);
 	return tsr__future_bcast(res, at);

@@ -25,6 +25,7 @@ static void mapping_drop(struct mapping *m, int data_held)
 	tsr__deps_free(&m->held);
 	free(m);
 }
+
 static struct mapping *mappings;
 
 /* Walk the rows of an accessor: calls fn(row pointer, row elements) for each (y, z). */
@@ -41,8 +42,10 @@ static void fill_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t a;
 	int f = *(const int *)args;
 	const char *val = (const char *)args + sizeof(int);
+
 	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
 		return;
+
 	int64_t nx = a.hi[0] - a.lo[0] + 1;
 	FOR_ROWS(&a, row, {
 		if (a.elem_size == 8) {
@@ -66,9 +69,11 @@ static void copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int *f = args;
 	tsr_accessor_t s, d;
+
 	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) ||
 	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
+
 	size_t row = (size_t)(s.hi[0] - s.lo[0] + 1) * s.elem_size;
 	for (int64_t z = 0; z <= s.hi[2] - s.lo[2]; z++)
 		for (int64_t y = 0; y <= s.hi[1] - s.lo[1]; y++)
@@ -88,8 +93,10 @@ static void fill_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t a;
 	int f = *(const int *)args;
 	const char *val = (const char *)args + sizeof(int);
+
 	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
 		return;
+
 	int e = tsr__cuda_fill(&a, val, tsr_ctx_cuda_stream(ctx));
 	if (e)
 		tsr_ctx_error(ctx, "field %d: CUDA fill failed (cudaError %d)", f, e);
@@ -99,9 +106,11 @@ static void copy_cuda(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int *f = args;
 	tsr_accessor_t s, d;
+
 	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) ||
 	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
+
 	int e = tsr__cuda_copy(&d, &s, tsr_ctx_cuda_stream(ctx));
 	if (e)
 		tsr_ctx_error(ctx, "fields %d -> %d: CUDA copy failed (cudaError %d)", f[0], f[1],
@@ -116,6 +125,7 @@ static void fill_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_accessor_t a;
 	int f = *(const int *)args;
 	const char *val = (const char *)args + sizeof(int);
+
 	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
 		return;
 	tsr__opencl_fill(&a, val);
@@ -125,6 +135,7 @@ static void copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const int *f = args;
 	tsr_accessor_t s, d;
+
 	if (tsr_ctx_accessor(ctx, 0, f[0], TSR_NONE, TSR_READ, &s) ||
 	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
@@ -144,6 +155,7 @@ int tsr__internal_tasks_init(void)
 	fd.opencl = fill_opencl;
 	cd.opencl = copy_opencl;
 #endif
+
 	int rc = tsr_task_register(&fd, &fill_task);
 	if (!rc)
 		rc = tsr_task_register(&cd, &copy_task);
@@ -152,6 +164,7 @@ int tsr__internal_tasks_init(void)
 		struct tsr_task *t = tsr__handle_get(TSR_K_TASK, fill_task.id);
 		t->on_every_rank = 1;
 	}
+
 	return rc;
 }
 
@@ -161,6 +174,7 @@ int tsr_fill(tsr_region_t rid, tsr_field_t f, const void *value, size_t size)
 	int rc = tsr__region_lookup(rid, "tsr_fill", &r);
 	if (rc)
 		return rc;
+
 	if ((rc = tsr__field_check(r, f, "tsr_fill")))
 		return rc;
 	if (!value)
@@ -171,14 +185,17 @@ int tsr_fill(tsr_region_t rid, tsr_field_t f, const void *value, size_t size)
 				"tsr_fill: field '%s' of region '%s' has %zu-byte elements, value "
 				"has %zu",
 				r->fields[f].name, r->name, r->fields[f].size, size);
+
 	char arg[sizeof(int) + 256];
 	char *buf = size <= 256 ? arg : malloc(sizeof(int) + size);
 	if (!buf)
 		return tsr__err(TSR_ENOMEM, "tsr_fill: out of memory");
+
 	memcpy(buf, &f, sizeof(int));
 	memcpy(buf + sizeof(int), value, size);
 	tsr_req_t req = tsr_req_region(rid, TSR_WRITE, 1, &f);
 	rc = tsr_launch(fill_task, 1, &req, buf, sizeof(int) + size, NULL);
+
 	if (buf != arg)
 		free(buf);
 	return rc;
@@ -196,6 +213,7 @@ int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t f
 		rc = tsr__field_check(d, fdst, "tsr_copy (destination)");
 	if (rc)
 		return rc;
+
 	if (s->bounds.dim != d->bounds.dim)
 		return tsr__err(TSR_EBOUNDS, "tsr_copy: '%s' is %d-D but '%s' is %d-D", s->name,
 				s->bounds.dim, d->name, d->bounds.dim);
@@ -213,6 +231,7 @@ int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t f
 				"tsr_copy: field '%s' of '%s' is %s but field '%s' of '%s' is %s",
 				s->fields[fsrc].name, s->name, tsr_type_name(s->fields[fsrc].type),
 				d->fields[fdst].name, d->name, tsr_type_name(d->fields[fdst].type));
+
 	int fs[2] = {fsrc, fdst};
 	tsr_req_t reqs[2] = {tsr_req_region(src, TSR_READ, 1, &fs[0]),
 			     tsr_req_region(dst, TSR_WRITE, 1, &fs[1])};
@@ -226,13 +245,16 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 {
 	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
 		return TSR_OK;
+
 	if (priv == TSR_WRITE) {
 		tsr__field_poison_clear(r->root->id, f, r->bounds, UINT64_MAX);
 		return TSR_OK;
 	}
+
 	char *msg = tsr__field_poison_find(r->root->id, f, r->bounds);
 	if (!msg)
 		return TSR_OK;
+
 	int rc = tsr__err(TSR_ETASK,
 			  "tsr_map: field '%s' of region '%s' holds no valid values (map it "
 			  "TSR_WRITE, fill it "
@@ -252,6 +274,7 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 	int rc = tsr__region_lookup(rid, "tsr_map", &r);
 	if (rc)
 		return rc;
+
 	if ((rc = tsr__field_check(r, f, "tsr_map")))
 		return rc;
 	if (!acc)
@@ -268,18 +291,21 @@ int tsr_map(tsr_region_t rid, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_
 				"tsr_map: field '%s' of region '%s' is already mapped (unmap it "
 				"first)",
 				r->fields[f].name, r->root->name);
+
 	int write = priv != TSR_READ;
 	int reads = priv != TSR_WRITE; /* TSR_WRITE (TSR_WRITE_DISCARD) replaces every value */
 	uint64_t what[3] = {r->id, (uint64_t)f, (uint64_t)priv};
 	tsr__dist_note("tsr_map", what, sizeof what);
 	if ((rc = tsr__dist_check("tsr_map")))
 		return rc;
+
 	rc = tsr__dist_agree(map_locally(r, f, priv, reads, write, acc));
 	if (rc && r->root->mapped[f])
 		/* another rank failed: this one gives its mapping back too (not a call of the
 		 * user's: tsr_unmap would count one on this rank only, and the ranks would
 		 * diverge) */
 		unmap_locally(r, f);
+
 	return rc;
 }
 
@@ -290,8 +316,10 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 	struct mapping *m = calloc(1, sizeof *m);
 	if (!m)
 		return tsr__err(TSR_ENOMEM, "tsr_map: out of memory");
+
 	struct tsr_node *n = &r->nodes[f];
 	m->node = n;
+
 	/* the tokens first (the host then waits for exactly the tasks it must), then the data */
 	if ((rc = tsr__coh_acquire(n, reads, write, &m->held))) {
 		mapping_drop(m, 0);
@@ -299,9 +327,11 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 				r->name,
 				rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
 	}
+
 	enum starpu_data_access_mode mode = priv == TSR_READ    ? STARPU_R
 					    : priv == TSR_WRITE ? STARPU_W
 								: STARPU_RW;
+
 	/* on the host node by name: starpu_data_acquire takes a field homed on a device there,
 	 * where the host has no pointer to it */
 	if (starpu_data_acquire_on_node(n->h, STARPU_MAIN_RAM, mode)) {
@@ -310,15 +340,18 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 				"tsr_map: starpu_data_acquire failed on field '%s' of '%s'",
 				r->fields[f].name, r->name);
 	}
+
 	if ((rc = check_poison(r, f, priv))) {
 		mapping_drop(m, 1);
 		return rc;
 	}
+
 	/* every rank maps and writes the same values: valid everywhere */
 	if (write && (rc = tsr__coh_wrote_by(n, NULL, TSR_ALL_RANKS))) {
 		mapping_drop(m, 1);
 		return rc == TSR_ENOMEM ? tsr__err(TSR_ENOMEM, "tsr_map: out of memory") : rc;
 	}
+
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);
 	memset(acc, 0, sizeof *acc);
 	acc->dim = r->bounds.dim;
@@ -326,10 +359,12 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
 	acc->ptr = (void *)b->ptr;
+
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < r->bounds.dim ? r->bounds.lo[d] : 0;
 		acc->hi[d] = d < r->bounds.dim ? r->bounds.hi[d] : 0;
 	}
+
 	acc->type = r->fields[f].type;
 	acc->elem_size = r->fields[f].size;
 	acc->priv = priv;
@@ -337,6 +372,7 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 	acc->req = -1;
 	acc->field = f;
 	acc->region = r->id;
+
 	m->region = r;
 	m->field = f;
 	m->next = mappings;
@@ -351,8 +387,10 @@ int tsr_unmap(tsr_region_t rid, tsr_field_t f)
 	int rc = tsr__region_lookup(rid, "tsr_unmap", &r);
 	if (rc)
 		return rc;
+
 	if ((rc = tsr__field_check(r, f, "tsr_unmap")))
 		return rc;
+
 	uint64_t what[2] = {r->id, (uint64_t)f};
 	tsr__dist_note("tsr_unmap", what, sizeof what);
 	if (unmap_locally(r, f))
@@ -372,6 +410,7 @@ static int unmap_locally(struct tsr_region *r, tsr_field_t f)
 			r->root->mapped[f] = 0;
 			return 1;
 		}
+
 	return 0;
 }
 
@@ -383,8 +422,10 @@ static int whole_field_size(tsr_region_t rid, tsr_field_t f, size_t size, const 
 	int rc = tsr__region_lookup(rid, what, &r);
 	if (rc)
 		return rc;
+
 	if ((rc = tsr__field_check(r, f, what)))
 		return rc;
+
 	size_t want = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
 	if (size != want)
 		return tsr__err(TSR_EINVAL,
@@ -393,6 +434,7 @@ static int whole_field_size(tsr_region_t rid, tsr_field_t f, size_t size, const 
 				"has %zu",
 				what, r->fields[f].name, r->name, want,
 				(long long)tsr_box_volume(r->bounds), r->fields[f].size, size);
+
 	return TSR_OK;
 }
 
@@ -403,16 +445,19 @@ int tsr_region_write(tsr_region_t r, tsr_field_t f, const void *buf, size_t size
 		return rc;
 	if (!buf)
 		return tsr__err(TSR_EINVAL, "tsr_region_write: null buffer");
+
 	tsr_accessor_t acc;
 	/* every element is overwritten: discard the old contents rather than wait to read them */
 	if ((rc = tsr_map(r, f, TSR_WRITE_DISCARD, &acc)))
 		return rc;
+
 	const char *src = buf;
 	size_t row_bytes = (size_t)(acc.hi[0] - acc.lo[0] + 1) * acc.elem_size;
 	FOR_ROWS(&acc, row, {
 		memcpy(row, src, row_bytes);
 		src += row_bytes;
 	})
+
 	return tsr_unmap(r, f);
 }
 
@@ -423,15 +468,18 @@ int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size)
 		return rc;
 	if (!buf)
 		return tsr__err(TSR_EINVAL, "tsr_region_read: null buffer");
+
 	tsr_accessor_t acc;
 	if ((rc = tsr_map(r, f, TSR_READ, &acc)))
 		return rc;
+
 	char *dst = buf;
 	size_t row_bytes = (size_t)(acc.hi[0] - acc.lo[0] + 1) * acc.elem_size;
 	FOR_ROWS(&acc, row, {
 		memcpy(dst, row, row_bytes);
 		dst += row_bytes;
 	})
+
 	return tsr_unmap(r, f);
 }
 
@@ -440,16 +488,20 @@ int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size)
 int tsr__unmap_all(char *names, size_t len)
 {
 	int n = 0;
+
 	while (mappings) {
 		struct mapping *m = mappings;
 		mappings = m->next;
+
 		size_t used = strlen(names);
 		if (used + 1 < len)
 			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
 				 m->region->fields[m->field].name, m->region->name);
+
 		m->region->root->mapped[m->field] = 0;
 		mapping_drop(m, 1);
 		n++;
 	}
+
 	return n;
 }

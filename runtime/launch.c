@@ -51,14 +51,17 @@ static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot
 static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 {
 	tsr__deps_reset(deps);
+
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < p->n; i++) {
 			const struct resolved_req *q = &p->q[i];
 			int write = q->priv != TSR_READ;
 			/* READ_WRITE and REDUCE read the old values */
 			int reads = q->priv != TSR_WRITE;
+
 			if (!tsr__uses_tree(q) || write != pass)
 				continue;
+
 			for (int k = 0; k < q->nfields; k++) {
 				int rc = tsr__coh_access(&p->subs[i]->nodes[q->fields[k]], reads,
 							 write, p->rank, deps);
@@ -68,6 +71,7 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 					return rc;
 			}
 		}
+
 	return TSR_OK;
 }
 
@@ -109,18 +113,22 @@ static int record_writes(const struct point_launch *p)
 {
 	struct tsr_node *g = group_node(p);
 	int rc = g ? record_write(p, g, NULL) : TSR_OK;
+
 	for (int i = 0; i < p->n && !rc; i++) {
 		const struct resolved_req *q = &p->q[i];
 		if (!tsr__uses_tree(q) || q->priv == TSR_READ)
 			continue;
+
 		for (int k = 0; k < q->nfields && !rc; k++) {
 			struct tsr_node *n = written_node(p, i, k);
 			int shares = g && writes_exclusively(q) &&
 				     n->region->root == g->region->root && n->field == g->field;
+
 			if (n != g)
 				rc = record_write(p, n, shares ? g : NULL);
 		}
 	}
+
 	return rc;
 }
 
@@ -133,6 +141,7 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	struct tsr_ctx *ctx = tsr__ctx_alloc(sz);
 	if (!ctx)
 		return NULL;
+
 	memset(ctx, 0, sizeof *ctx);
 	ctx->task = p->t;
 	ctx->dag_id = -1;
@@ -140,11 +149,13 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	ctx->nreqs = p->n;
 	ctx->point_dim = p->pdim;
 	memcpy(ctx->point, p->point, sizeof ctx->point);
+
 	ctx->arglen = arglen;
 	ctx->args = arglen ? (char *)ctx + sizeof(struct tsr_ctx) + p->n * sizeof(struct tsr_reqrec)
 			   : NULL;
 	if (arglen)
 		memcpy(ctx->args, args, arglen);
+
 	ctx->ret_buf = -1;
 	*size = sz;
 	return ctx;
@@ -177,6 +188,7 @@ static int share_or_add_buffer(struct task_build *tb, starpu_data_handle_t h,
 				STARPU_TASK_SET_MODE(tb->task, STARPU_RW, j);
 			return j;
 		}
+
 	return add_buffer(tb, h, m);
 }
 
@@ -198,6 +210,7 @@ static int field_buffer(struct task_build *tb, const struct resolved_req *q, str
 		tb->cpu_only |= !tsr__redop_on_devices(q->redop);
 		return add_buffer(tb, tmp, STARPU_W);
 	}
+
 	struct tsr_node *nd = &s->nodes[f];
 	enum starpu_data_access_mode m = mode_of(q);
 	if (m == STARPU_REDUX)
@@ -218,6 +231,7 @@ static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r,
 	r->finfo = s->fields;
 	if (q->tmp_reduce)
 		r->reduce_tmp_op = q->redop;
+
 	for (int k = 0; k < q->nfields; k++) {
 		r->fields[k] = q->fields[k];
 		r->buf[k] = field_buffer(tb, q, s, q->fields[k], folds, nfolds);
@@ -230,9 +244,11 @@ static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx,
 	ctx->ret_op = ret->op;
 	ctx->ret_partial = ret->partial;
 	ctx->ret_state = ret->state;
+
 	/* a variable, not a conditional: StarPU 1.4's macro does not parenthesise its mode */
 	enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
 	ctx->ret_buf = add_buffer(tb, ret->h, ret_mode);
+
 	if (ret->partial && !tsr__redop_on_devices(ret->op))
 		/* user operators have no device identity to start the partial value */
 		tb->cpu_only = 1;
@@ -253,8 +269,10 @@ static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct
 		else
 			add_region_buffers(tb, r, &p->q[i], p->subs[i], folds, nfolds);
 	}
+
 	if (ret)
 		add_ret_buffer(tb, ctx, ret);
+
 	for (int i = 0; i < deps->n; i++)
 		share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
 	tb->task->nbuffers = tb->nbuf;
@@ -267,11 +285,13 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 {
 	if (tb->cpu_only)
 		tb->task->where = STARPU_CPU;
+
 	int mr = tsr__map_req(p->n, p->q);
 	if (mr >= 0) {
 		ctx->aff_color = p->subs[mr]->color_index;
 		ctx->aff_ncolors = p->q[mr].part->ncolors;
 	}
+
 	if (map)
 		tsr__map_apply(tb->task, map);
 }
@@ -280,11 +300,13 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const struct point_launch *p)
 {
 	ctx->dag_id = tsr__dag_task(p->t, p->pdim, p->point);
+
 	for (int i = 0; i < p->n; i++)
 		if (p->q[i].kind != TSR_REQ_FUTURE)
 			for (int k = 0; k < p->q[i].nfields; k++)
 				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k],
 						p->q[i].priv);
+
 	tsr__dag_set_cost(ctx->dag_id, task);
 }
 
@@ -293,12 +315,14 @@ static void variants_str(const struct tsr_task *t, char *buf, size_t n)
 {
 	const char *names[3];
 	int k = 0;
+
 	if (t->cpu)
 		names[k++] = "CPU";
 	if (t->cuda)
 		names[k++] = "CUDA";
 	if (t->opencl)
 		names[k++] = "OpenCL";
+
 	if (k == 1)
 		snprintf(buf, n, "a %s variant only", names[0]);
 	else if (k == 2)
@@ -311,6 +335,7 @@ static void variants_str(const struct tsr_task *t, char *buf, size_t n)
 static int no_worker_error(const struct tsr_task *t, int cpu_only)
 {
 	char vs[64];
+
 	variants_str(t, vs, sizeof vs);
 	return tsr__err(TSR_ENODEV,
 			"task '%s': no worker can run it (it has %s%s; the runtime runs %d CPU, %d "
@@ -329,6 +354,7 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	int rc = tsr__order_submit(task); /* on failure the task is gone, not the context */
 	if (!rc)
 		return TSR_OK;
+
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
 	if (rc == -ENODEV)
@@ -347,6 +373,7 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 		const struct resolved_req *q = &p->q[i];
 		if (!q->tmp_reduce)
 			continue;
+
 		for (int k = 0; k < q->nfields; k++) {
 			struct tsr_pending_fold *f = &folds[(*nfolds)++];
 			f->sub = p->subs[i];
@@ -368,12 +395,14 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	int rc = collect_deps(p, &point_deps);
 	if (rc)
 		return rc;
+
 	if (!tsr__here(p->rank)) {
 		/* another rank runs it: this one only sent what it reads, and notes what it
 		 * writes */
 		list_remote_folds(p, folds, nfolds);
 		return record_writes(p);
 	}
+
 	int first_fold = *nfolds;
 	int nbuf = count_buffers(p, ret, &point_deps);
 	size_t ctx_size = 0;
@@ -381,13 +410,16 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf, 1);
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
+
 	struct task_build tb = {task, 0, 0};
 	add_buffers(&tb, ctx, p, ret, &point_deps, folds, nfolds);
 	for (int i = first_fold; i < *nfolds; i++)
 		folds[i].rank = p->rank;
+
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
+
 	if ((rc = submit_task(p->t, task, ctx, tb.cpu_only)))
 		return rc;
 	return record_writes(p);
@@ -404,14 +436,17 @@ static int make_result(struct tsr_task *t, tsr_future_t *result, int op, const c
 				"%s: task '%s' returns no value (ret_type TSR_NONE) but a result "
 				"future was asked for",
 				what, t->name);
+
 	struct tsr_future *f = tsr__future_new(t->ret_type, t->ret_size, NULL);
 	if (!f)
 		return tsr__err(TSR_ENOMEM, "%s: task '%s': out of memory", what, t->name);
+
 	if (op) {
 		/* the value starts empty: StarPU's reduction starts from the points' identities */
 		starpu_data_set_reduction_methods(f->h, tsr__redux_cl(t->ret_type, op),
 						  tsr__init_cl(t->ret_type, op));
 	}
+
 	snprintf(f->producer, sizeof f->producer, "task '%.50s'", t->name);
 	*res = f;
 	result->id = f->id;
@@ -435,17 +470,21 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
 	if (rc)
 		return rc;
+
 	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
 		return rc;
 	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
+
 	struct resolved_req q[TSR_MAX_REQS];
 	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 0, q)))
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, q, 0)))
 		return rc;
+
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
 		return rc;
+
 	int64_t point[3] = {0, 0, 0};
 	tsr_mapping_t map;
 	int rank = tsr__single_rank(t, nreqs, q);
@@ -456,6 +495,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	}
 	if (mapped)
 		rank = map.rank;
+
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int i = 0; i < nreqs; i++)
 		subs[i] = q[i].region;
@@ -464,6 +504,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
 	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
+
 	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds,
 			  mapped ? &map : NULL);
 	rc = tsr__folds_submit(folds, nfolds, rc);
@@ -482,14 +523,17 @@ static int decide_maps(struct index_launch *L)
 	const struct tsr_partition *mpart = mr >= 0 ? L->q[mr].part : NULL;
 	if (!tsr__map_needed(mpart))
 		return TSR_OK;
+
 	L->maps = malloc((size_t)L->npoints * sizeof *L->maps);
 	if (!L->maps)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+
 	for (int64_t pi = 0; pi < L->npoints; pi++) {
 		int64_t point[3];
 		tsr__box_point(L->domain, pi, point);
 		int color = mr >= 0 ? L->colors[pi * L->n + mr] : -1;
 		int rank = L->ranks ? L->ranks[pi] : 0;
+
 		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, rank,
 					 &L->maps[pi]);
 		if (rc)
@@ -497,6 +541,7 @@ static int decide_maps(struct index_launch *L)
 		if (L->ranks)
 			L->ranks[pi] = L->maps[pi].rank;
 	}
+
 	return TSR_OK;
 }
 
@@ -508,6 +553,7 @@ static int alloc_folds(struct index_launch *L)
 	for (int i = 0; i < L->n; i++)
 		if (L->q[i].redop)
 			maxfolds += L->q[i].nfields;
+
 	L->folds = malloc(((size_t)L->npoints * maxfolds + 1) * sizeof *L->folds);
 	if (!L->folds)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
@@ -519,6 +565,7 @@ static int take_partials(struct index_launch *L)
 {
 	if (!L->res || !tsr__redux_ordered())
 		return TSR_OK;
+
 	L->parts = tsr__partials_take(L->npoints, L->res->size);
 	if (!L->parts)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
@@ -529,6 +576,7 @@ static int take_partials(struct index_launch *L)
 static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop)
 {
 	struct tsr_region *subs[TSR_MAX_REQS];
+
 	for (int64_t pi = 0; pi < L->npoints; pi++) {
 		int64_t point[3];
 		tsr__box_point(L->domain, pi, point);
@@ -536,12 +584,14 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 			subs[i] = L->q[i].kind == TSR_REQ_PARTITION
 					  ? L->q[i].part->subs[L->colors[pi * L->n + i]]
 					  : L->q[i].region;
+
 		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
 					   L->res ? L->res->state : NULL};
 		if (L->parts) {
 			ret.h = L->parts->h[pi];
 			ret.partial = 1;
 		}
+
 		struct point_launch p = {.t = L->t,
 					 .n = L->n,
 					 .q = L->q,
@@ -554,6 +604,7 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 		if (rc)
 			return rc;
 	}
+
 	return TSR_OK;
 }
 
@@ -563,17 +614,20 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 {
 	if (!L->parts)
 		return TSR_OK;
+
 	if (tsr__dist.on) {
 		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks);
 		L->parts = NULL; /* the fold (or the gathering) owns them now */
 		return rc;
 	}
+
 	/* Read before the submit: once submitted, the fold's callback may give pooled handles back
 	 * and free the set at any moment. */
 	int pooled = tsr__partials_pooled(L->parts);
 	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
 	if (rc)
 		return rc;
+
 	if (!pooled)
 		tsr__partials_release(L->parts, 1);
 	L->parts = NULL;
@@ -584,10 +638,12 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 {
 	if (L->parts)
 		tsr__partials_release(L->parts, 0);
+
 	free(L->folds);
 	free(L->maps);
 	free(L->ranks);
 	free(L->colors);
+
 	if (rc)
 		drop_result(L->res, result);
 }
@@ -599,17 +655,21 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	int rc = tsr__task_lookup(tid, "tsr_index_launch", &t);
 	if (rc)
 		return rc;
+
 	if ((rc = tsr__check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
 		return rc;
 	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);
+
 	struct index_launch L = {.t = t,
 				 .domain = domain,
 				 .npoints = tsr_box_volume(domain),
 				 .n = nreqs};
+
 	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 1, L.q)))
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
 		return rc;
+
 	/* Everything is checked and decided before the first point is submitted. */
 	if ((rc = tsr__compute_colors(&L)))
 		goto out;
@@ -627,11 +687,13 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		goto out;
 	if ((rc = take_partials(&L)))
 		goto out;
+
 	rc = submit_points(&L, args, arglen, redop);
 	/* the private buffers are released even after an error, and folded only without one */
 	rc = tsr__folds_submit(L.folds, L.nfolds, rc);
 	if (!rc)
 		rc = fold_returns(&L, redop);
+
 out:
 	index_launch_free(&L, rc, result);
 	return rc;
@@ -656,11 +718,13 @@ int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
 	int rc = tsr__task_lookup(tid, "tsr_run", &t);
 	if (rc)
 		return rc;
+
 	if (!how)
 		return tsr__err(TSR_EINVAL,
 				"tsr_run: task '%s': null launch description (pass "
 				"&(tsr_launch_t){...})",
 				t->name);
+
 	const tsr_reqs_t *reqs = &how->reqs;
 	if (how->domain.dim == 0) {
 		if (how->redop.id != TSR_REDOP_NONE.id)
@@ -672,6 +736,7 @@ int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
 					t->name);
 		return tsr_launch(tid, reqs->n, reqs->at, how->args, how->arglen, how->result);
 	}
+
 	if ((rc = tsr__check_result_redop(t, how)))
 		return rc;
 	return tsr_index_launch(tid, how->domain, reqs->n, reqs->at, how->args, how->arglen,

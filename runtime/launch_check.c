@@ -15,6 +15,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 	q->priv = u->priv;
 	q->proj = u->proj;
 	q->proj_arg = u->proj_arg;
+
 	if (u->kind == TSR_REQ_FUTURE) {
 		if (tsr__future_lookup((tsr_future_t){u->handle}, "launch", &q->fut))
 			return tsr__err(TSR_ESTALE,
@@ -23,6 +24,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 					tn, i, (unsigned long long)u->handle);
 		return TSR_OK;
 	}
+
 	if (u->kind == TSR_REQ_REGION) {
 		q->region = tsr__handle_get(TSR_K_REGION, u->handle);
 		if (!q->region)
@@ -51,11 +53,13 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		return tsr__err(TSR_EINVAL, "task '%s': requirement %d: unknown kind %d", tn, i,
 				(int)u->kind);
 	}
+
 	const char *rn = q->part ? q->part->name : q->region->name;
 	if (u->nfields < 1 || u->nfields > TSR_MAX_REQ_FIELDS)
 		return tsr__err(TSR_EINVAL,
 				"task '%s': requirement %d on '%s': needs 1 to %d fields, got %d",
 				tn, i, rn, TSR_MAX_REQ_FIELDS, u->nfields);
+
 	q->nfields = u->nfields;
 	for (int k = 0; k < u->nfields; k++) {
 		int f = u->fields[k];
@@ -64,6 +68,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 					"task '%s': requirement %d: field id %d is not in region "
 					"'%s' (it has %d fields)",
 					tn, i, f, q->region->name, q->region->nfields);
+
 		for (int j = 0; j < k; j++)
 			if (q->fields[j] == f)
 				return tsr__err(TSR_EINVAL,
@@ -78,17 +83,20 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 					"tsr_unmap it before launching",
 					tn, i, q->region->fields[f].name, q->root->name);
 	}
+
 	tsr_privilege_t p = u->priv;
 	if (p < 0) /* a negative value would reach TSR_REDUCE's shift below */
 		return tsr__err(TSR_EINVAL,
 				"task '%s': requirement %d on '%s': invalid privilege %d", tn, i,
 				rn, (int)p);
+
 	if (TSR_PRIV_IS_REDUCE(p)) {
 		q->redop = TSR_PRIV_REDOP(p).id;
 		if (p != TSR_REDUCE(TSR_PRIV_REDOP(p)))
 			return tsr__err(TSR_EINVAL,
 					"task '%s': requirement %d: invalid privilege %#x", tn, i,
 					(unsigned)p);
+
 		for (int k = 0; k < q->nfields; k++) {
 			char what[160];
 			snprintf(what, sizeof what, "task '%s': requirement %d: field '%s' of '%s'",
@@ -103,6 +111,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 				"task '%s': requirement %d on '%s': invalid privilege %#x", tn, i,
 				rn, (unsigned)p);
 	}
+
 	int aliased = q->part ? (!q->part->disjoint || tsr__region_aliased(q->region))
 			      : tsr__region_aliased(q->region);
 	if (index && q->part && !q->part->disjoint && (p == TSR_WRITE || p == TSR_READ_WRITE))
@@ -112,6 +121,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 				"(its subregions overlap): writes must go through a disjoint "
 				"partition",
 				tn, i, tsr__priv_name(p), q->region->fields[q->fields[0]].name, rn);
+
 	if (q->redop && (aliased || tsr__redux_ordered()))
 		q->tmp_reduce = 1;
 	return TSR_OK;
@@ -153,6 +163,7 @@ int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index)
 			 * disjoint partition) */
 			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
 				continue;
+
 			return tsr__err(TSR_EINTERFERE,
 					"task '%s': requirements %d (%s on '%s') and %d (%s on "
 					"'%s') both touch "
@@ -164,6 +175,7 @@ int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index)
 					q[a].root->fields[common_field(&q[a], &q[b])].name,
 					q[a].root->name);
 		}
+
 	return TSR_OK;
 }
 
@@ -173,9 +185,11 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 		      const int *colors)
 {
 	char bs[96], bs2[96];
+
 	for (int a = 0; a < n; a++) {
 		if (q[a].kind != TSR_REQ_PARTITION || q[a].priv == TSR_READ)
 			continue;
+
 		for (int b = 0; b < n; b++) {
 			if (b == a || q[b].kind != TSR_REQ_PARTITION || q[a].root != q[b].root ||
 			    !fields_overlap(&q[a], &q[b]))
@@ -184,6 +198,7 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 				continue;
 			if (!tsr__box_overlap(q[a].region->bounds, q[b].region->bounds))
 				continue;
+
 			if (npoints > 2048)
 				return tsr__err(TSR_EINTERFERE,
 						"task '%s': requirements %d and %d write and "
@@ -194,6 +209,7 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 						tn, a, b, q[a].region->fields[q[a].fields[0]].name,
 						q[a].root->name, q[a].part->name, q[b].part->name,
 						(long long)npoints);
+
 			for (int64_t pi = 0; pi < npoints; pi++) {
 				tsr_box_t ba = q[a].part->boxes[colors[pi * n + a]];
 				for (int64_t pj = 0; pj < npoints; pj++) {
@@ -219,6 +235,7 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 			}
 		}
 	}
+
 	return TSR_OK;
 }
 
@@ -250,22 +267,26 @@ int tsr__check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs,
 	int rc = tsr__check_counts("tsr_index_launch", t, nreqs, reqs, args, arglen);
 	if (rc)
 		return rc;
+
 	char bs[96];
 	if (!tsr__box_valid(domain))
 		return tsr__err(tsr__box_problem_code(domain),
 				"tsr_index_launch: task '%s': launch domain %s %s", t->name,
 				tsr__box_str(domain, bs, sizeof bs), tsr__box_problem(domain));
+
 	/* even when no result is asked: a typo is a typo */
 	if (redop.id != TSR_REDOP_NONE.id && !tsr__redop_known(redop.id)) {
 		char what[128];
 		snprintf(what, sizeof what, "tsr_index_launch: task '%s'", t->name);
 		return tsr__redop_unknown(redop.id, what);
 	}
+
 	if (result && t->ret_type != TSR_NONE) {
 		char what[128];
 		snprintf(what, sizeof what, "tsr_index_launch: task '%s': result", t->name);
 		return tsr__redop_valid(t->ret_type, redop.id, what);
 	}
+
 	return TSR_OK;
 }
 
@@ -274,6 +295,7 @@ static int project(const struct index_launch *L, const int64_t point[3], int i, 
 {
 	const struct resolved_req *q = &L->q[i];
 	char cs[64];
+
 	memcpy(color, point, 3 * sizeof *color);
 	if (q->proj) {
 		color[0] = color[1] = color[2] = 0;
@@ -292,6 +314,7 @@ static int project(const struct index_launch *L, const int64_t point[3], int i, 
 				"'%s' has %d-D colors",
 				L->t->name, i, L->domain.dim, q->part->name, q->part->colors.dim);
 	}
+
 	return TSR_OK;
 }
 
@@ -301,6 +324,7 @@ static int color_of(const struct index_launch *L, const int64_t point[3], int i,
 {
 	const struct resolved_req *q = &L->q[i];
 	*c = -1;
+
 	if (q->kind == TSR_REQ_REGION && q->priv != TSR_READ && !q->redop && L->npoints > 1)
 		return tsr__err(TSR_EINTERFERE,
 				"tsr_index_launch: task '%s': requirement %d: every point would %s "
@@ -310,10 +334,12 @@ static int color_of(const struct index_launch *L, const int64_t point[3], int i,
 				q->region->fields[q->fields[0]].name, q->region->name);
 	if (q->kind != TSR_REQ_PARTITION)
 		return TSR_OK;
+
 	int64_t color[3];
 	int rc = project(L, point, i, color);
 	if (rc)
 		return rc;
+
 	*c = tsr__color_index(q->part, color);
 	if (*c < 0) {
 		char bs[96], cs[64], cs2[96];
@@ -326,6 +352,7 @@ static int color_of(const struct index_launch *L, const int64_t point[3], int i,
 				q->part->name, q->part->parent->name,
 				tsr__box_str(q->part->colors, bs, sizeof bs));
 	}
+
 	return TSR_OK;
 }
 
@@ -339,15 +366,18 @@ int tsr__compute_colors(struct index_launch *L)
 	if (!L->colors)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
 				L->t->name);
+
 	for (int64_t pi = 0; pi < L->npoints; pi++) {
 		int64_t point[3];
 		tsr__box_point(L->domain, pi, point);
+
 		for (int i = 0; i < L->n; i++) {
 			int rc = color_of(L, point, i, &L->colors[pi * L->n + i]);
 			if (rc)
 				return rc;
 		}
 	}
+
 	return TSR_OK;
 }
 
@@ -359,6 +389,7 @@ static int check_distinct(const struct index_launch *L, int i)
 	char *seen = calloc(q->part->ncolors, 1);
 	if (!seen)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+
 	int rc = TSR_OK;
 	for (int64_t pi = 0; pi < L->npoints && !rc; pi++) {
 		int c = L->colors[pi * L->n + i];
@@ -371,6 +402,7 @@ static int check_distinct(const struct index_launch *L, int i)
 				      q->region->fields[q->fields[0]].name, q->part->subs[c]->name);
 		seen[c] = 1;
 	}
+
 	free(seen);
 	return rc;
 }
@@ -382,10 +414,12 @@ int tsr__check_writes_distinct(const struct index_launch *L)
 		const struct resolved_req *q = &L->q[i];
 		if (q->kind != TSR_REQ_PARTITION || q->priv == TSR_READ || q->redop)
 			continue;
+
 		int rc = check_distinct(L, i);
 		if (rc)
 			return rc;
 	}
+
 	return TSR_OK;
 }
 

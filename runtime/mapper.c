@@ -29,6 +29,7 @@ tsr_worker_kind_t tsr_worker_kind(int w)
 {
 	if (!tsr__rt.initialized || w < 0 || w >= (int)starpu_worker_get_count())
 		return TSR_WORKER_ANY;
+
 	switch (starpu_worker_get_type(w)) {
 	case STARPU_CUDA_WORKER:
 		return TSR_WORKER_CUDA;
@@ -104,6 +105,7 @@ int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int wor
 	int rc = tsr__partition_lookup(pid, "tsr_partition_set_owner", &p);
 	if (rc)
 		return rc;
+
 	if (!color)
 		return tsr__err(TSR_EINVAL, "tsr_partition_set_owner: partition '%s': null color",
 				p->name);
@@ -118,6 +120,7 @@ int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int wor
 				"not exist (%u workers)",
 				p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs),
 				worker, starpu_worker_get_count());
+
 	if (!p->owners) {
 		p->owners = malloc(p->ncolors * sizeof *p->owners);
 		if (!p->owners)
@@ -125,6 +128,7 @@ int tsr_partition_set_owner(tsr_partition_t pid, const int64_t color[3], int wor
 		for (int i = 0; i < p->ncolors; i++)
 			p->owners[i] = -1;
 	}
+
 	p->owners[c] = worker;
 	return TSR_OK;
 }
@@ -137,6 +141,7 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 	int rc = tsr__partition_lookup(pid, "tsr_partition_set_rank", &p);
 	if (rc)
 		return rc;
+
 	if (!color)
 		return tsr__err(TSR_EINVAL, "tsr_partition_set_rank: partition '%s': null color",
 				p->name);
@@ -153,10 +158,12 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 				p->name, tsr__color_str(p->colors.dim, color, cs, sizeof cs), rank,
 				n - 1, n, n == 1 ? "" : "s");
 	tsr__dist_note("tsr_partition_set_rank", &rank, sizeof rank);
+
 	if (!p->ranks) {
 		int *ranks = malloc(p->ncolors * sizeof *ranks);
 		if (!ranks)
 			return tsr__err(TSR_ENOMEM, "tsr_partition_set_rank: out of memory");
+
 		/* the other colors keep their blocks: computed while p->ranks is still NULL (once
 		 * it is set, tsr__color_rank reads it, and would copy uninitialised memory as
 		 * ranks) */
@@ -164,6 +171,7 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 			ranks[i] = tsr__color_rank(p, i);
 		p->ranks = ranks;
 	}
+
 	p->ranks[c] = rank;
 	return TSR_OK;
 }
@@ -196,13 +204,16 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 	m->worker = owner;
 	m->priority = 0;
 	m->rank = rank;
+
 	if (mapper) {
 		tsr_map_query_t q = {t->name, pdim, {point[0], point[1], point[2]}, domain, owner};
 		mapper(&q, m, mapper_arg);
 	}
+
 	char ps[64];
 	tsr__color_str(pdim ? pdim : 1, point, ps, sizeof ps);
 	int nw = (int)starpu_worker_get_count();
+
 	if (m->rank < 0 || m->rank >= tsr_nranks())
 		return tsr__err(TSR_EBOUNDS, "mapper: task '%s' point %s: rank %d is outside 0..%d",
 				t->name, ps, m->rank, tsr_nranks() - 1);
@@ -213,9 +224,11 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 	if (m->kind < TSR_WORKER_ANY || m->kind > TSR_WORKER_OPENCL)
 		return tsr__err(TSR_EINVAL, "mapper: task '%s' point %s: invalid worker kind %d",
 				t->name, ps, (int)m->kind);
+
 	tsr_worker_kind_t k = m->worker >= 0 ? tsr_worker_kind(m->worker) : m->kind;
 	if (k == TSR_WORKER_ANY)
 		return TSR_OK;
+
 	const char *kn = tsr__worker_kind_name(k);
 	if (!has_variant(t, k))
 		return tsr__err(TSR_ENODEV,
@@ -238,5 +251,6 @@ void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m)
 	} else if (m->kind != TSR_WORKER_ANY) {
 		task->where = where_of(m->kind);
 	}
+
 	task->priority = m->priority;
 }

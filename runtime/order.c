@@ -69,10 +69,12 @@ int tsr__order_init(void)
 {
 	enum { EXPLICIT, IMPLICIT };
 	int mode;
+
 	active = 0;
 	int rc = tsr__env_choice("TSR_DEPS", "tsr_init", &mode);
 	if (rc)
 		return rc;
+
 	if (mode == EXPLICIT) {
 		wanted = EXPLICIT_SAFE;
 		if (!EXPLICIT_SAFE && tsr__env("TSR_DEPS"))
@@ -87,6 +89,7 @@ int tsr__order_init(void)
 					STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
 		return TSR_OK;
 	}
+
 	wanted = 0;
 	return TSR_OK;
 }
@@ -112,6 +115,7 @@ static struct tsr_oref *oref_new(struct starpu_task *task)
 	} else if (!(o = malloc(sizeof *o))) {
 		return NULL;
 	}
+
 	o->task = task;
 	o->refs = 0;
 	o->next = NULL;
@@ -124,6 +128,7 @@ static void oref_free(struct tsr_oref *o)
 		free(o);
 		return;
 	}
+
 	o->next = spare;
 	spare = o;
 	nspare++;
@@ -134,6 +139,7 @@ static void unref(struct tsr_oref *o)
 {
 	if (--o->refs > 0)
 		return;
+
 	o->next = NULL;
 	if (ztail)
 		ztail->next = o;
@@ -169,6 +175,7 @@ static void reap_finished(void)
 {
 	struct tsr_oref *prev = NULL;
 	struct tsr_oref *o = zhead;
+
 	while (o) {
 		struct tsr_oref *next = o->next;
 		if (!starpu_task_finished(o->task)) {
@@ -176,12 +183,14 @@ static void reap_finished(void)
 			o = next;
 			continue;
 		}
+
 		if (prev)
 			prev->next = next;
 		else
 			zhead = next;
 		if (ztail == o)
 			ztail = prev;
+
 		destroy(o->task);
 		oref_free(o);
 		o = next;
@@ -196,13 +205,16 @@ int tsr__order_track(starpu_data_handle_t h)
 {
 	if (!active)
 		return TSR_OK;
+
 	struct tsr_order *s = calloc(1, sizeof *s);
 	if (!s)
 		return TSR_ENOMEM;
+
 	s->next = states;
 	if (states)
 		states->prev = s;
 	states = s;
+
 	starpu_data_set_user_data(h, s);
 	starpu_data_set_sequential_consistency_flag(h, 0);
 	return TSR_OK;
@@ -218,6 +230,7 @@ static void state_forget(struct tsr_order *s)
 	for (int i = 0; i < s->nreaders; i++)
 		unref(s->readers[i]);
 	s->nreaders = 0;
+
 	if (s->writer)
 		unref(s->writer);
 	s->writer = NULL;
@@ -229,6 +242,7 @@ static void state_unlink(struct tsr_order *s)
 		s->prev->next = s->next;
 	else
 		states = s->next;
+
 	if (s->next)
 		s->next->prev = s->prev;
 }
@@ -240,6 +254,7 @@ static int dep_add(struct starpu_task *t)
 	for (int i = 0; i < ndeps; i++)
 		if (deps[i] == t)
 			return TSR_OK;
+
 	if (ndeps == capdeps) {
 		int ncap = capdeps ? 2 * capdeps : 32;
 		struct starpu_task **nv = realloc(deps, (size_t)ncap * sizeof *nv);
@@ -248,6 +263,7 @@ static int dep_add(struct starpu_task *t)
 		deps = nv;
 		capdeps = ncap;
 	}
+
 	deps[ndeps++] = t;
 	return TSR_OK;
 }
@@ -264,6 +280,7 @@ static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m,
 				return TSR_ENOMEM;
 		return TSR_OK;
 	}
+
 	if (s->writer && s->writer->task != self)
 		return dep_add(s->writer->task);
 	return TSR_OK;
@@ -274,12 +291,14 @@ static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m,
 static void prune_readers(struct tsr_order *s)
 {
 	int kept = 0;
+
 	for (int i = 0; i < s->nreaders; i++) {
 		if (starpu_task_finished(s->readers[i]->task))
 			unref(s->readers[i]);
 		else
 			s->readers[kept++] = s->readers[i];
 	}
+
 	s->nreaders = kept;
 }
 
@@ -295,6 +314,7 @@ void tsr__order_reap(void)
 			s->writer = NULL;
 		}
 	}
+
 	if (zhead)
 		reap_finished();
 }
@@ -307,14 +327,17 @@ static int reserve_readers(struct starpu_task *task)
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
 		if (!s || (STARPU_TASK_GET_MODE(task, b) & STARPU_W))
 			continue;
+
 		/* the task may list the handle more than once */
 		int need = s->nreaders + task->nbuffers;
 		if (need <= s->cap)
 			continue;
+
 		prune_readers(s);
 		need = s->nreaders + task->nbuffers;
 		if (need <= s->cap)
 			continue;
+
 		int ncap = s->cap ? 2 * s->cap : 4;
 		while (ncap < need)
 			ncap *= 2;
@@ -324,6 +347,7 @@ static int reserve_readers(struct starpu_task *task)
 		s->readers = nv;
 		s->cap = ncap;
 	}
+
 	return TSR_OK;
 }
 
@@ -332,10 +356,12 @@ static void record(struct tsr_oref *o)
 {
 	struct starpu_task *task = o->task;
 	o->refs = 1; /* ours until the end of this function */
+
 	for (int b = 0; b < task->nbuffers; b++) {
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
 		if (!s)
 			continue;
+
 		o->refs++;
 		if (STARPU_TASK_GET_MODE(task, b) & STARPU_W) {
 			state_forget(s);
@@ -344,6 +370,7 @@ static void record(struct tsr_oref *o)
 			s->readers[s->nreaders++] = o; /* room reserved */
 		}
 	}
+
 	unref(o);
 }
 
@@ -361,6 +388,7 @@ static void submit_empty(struct starpu_task *task)
 	if (!task->cl_arg_free)
 		task->cl_arg = NULL; /* the caller's, released by it */
 	task->execute_on_a_specific_worker = 0;
+
 	struct tsr_oref *o = oref_new(task);
 	if (!o || starpu_task_submit(task)) {
 		/* cannot happen (an empty task runs nowhere); keep the task rather than free what
@@ -368,6 +396,7 @@ static void submit_empty(struct starpu_task *task)
 		free(o);
 		return;
 	}
+
 	o->refs = 1;
 	unref(o);
 }
@@ -377,31 +406,37 @@ int tsr__order_submit(struct starpu_task *task)
 	int tracked = 0;
 	for (int b = 0; b < task->nbuffers && !tracked; b++)
 		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;
+
 	if (!tracked) {
 		int rc = starpu_task_submit(task);
 		if (rc)
 			destroy(task);
 		return rc;
 	}
+
 	reap_head();
 	ndeps = 0;
 	struct tsr_oref *o = oref_new(task);
 	int rc = o ? reserve_readers(task) : TSR_ENOMEM;
+
 	for (int b = 0; b < task->nbuffers && !rc; b++) {
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
 		if (s)
 			rc = state_deps(s, STARPU_TASK_GET_MODE(task, b), task);
 	}
+
 	if (rc) {
 		if (o)
 			oref_free(o);
 		destroy(task);
 		return -ENOMEM;
 	}
+
 	task->detach = 0;
 	task->destroy = 0;
 	if (ndeps)
 		starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
+
 	rc = starpu_task_submit(task);
 	if (rc) {
 		oref_free(o);
@@ -411,6 +446,7 @@ int tsr__order_submit(struct starpu_task *task)
 			destroy(task);
 		return rc;
 	}
+
 	record(o);
 	return 0;
 }
@@ -428,15 +464,18 @@ int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own)
 {
 	if (!active)
 		return TSR_OK;
+
 	ndeps = 0;
 	for (int i = 0; i < held->n; i++)
 		if (access_deps(&held->v[i]))
 			return TSR_ENOMEM;
 	if (access_deps(own))
 		return TSR_ENOMEM;
+
 	for (int i = 0; i < ndeps; i++)
 		if (starpu_task_wait(deps[i]))
 			return TSR_ESTARPU;
+
 	tsr__order_reap();
 	return TSR_OK;
 }
@@ -446,15 +485,18 @@ void tsr__order_untrack(starpu_data_handle_t h)
 	struct tsr_order *s = state_of(h);
 	if (!s)
 		return;
+
 	ndeps = 0;
 	int rc = state_deps(s, STARPU_RW, NULL);
 	starpu_data_set_sequential_consistency_flag(h, 1);
 	starpu_data_set_user_data(h, NULL);
+
 	if (!rc && ndeps) {
 		/* StarPU's own ordering from here: a no-op that writes h after the last accesses,
 		 * which the unregistration then waits for */
 		struct starpu_task *task = starpu_task_create();
 		rc = task ? TSR_OK : TSR_ENOMEM;
+
 		if (task) {
 			task->cl = &tsr__noop_cl;
 			task->nbuffers = 1;
@@ -465,8 +507,10 @@ void tsr__order_untrack(starpu_data_handle_t h)
 			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
 		}
 	}
+
 	if (rc)
 		tsr__wait_all(); /* no task to wait behind: wait for everything instead */
+
 	state_forget(s);
 	state_unlink(s);
 	free(s->readers);
@@ -477,6 +521,7 @@ void tsr__order_waited(void)
 {
 	if (!active && !zhead)
 		return;
+
 	for (struct tsr_order *s = states; s; s = s->next)
 		state_forget(s);
 	reap_finished();
@@ -485,6 +530,7 @@ void tsr__order_waited(void)
 void tsr__order_shutdown(void)
 {
 	tsr__order_waited();
+
 	/* every view was unregistered (untracked) before; a state left would only be memory */
 	while (states) {
 		struct tsr_order *s = states;
@@ -492,11 +538,13 @@ void tsr__order_shutdown(void)
 		free(s->readers);
 		free(s);
 	}
+
 	while (spare) {
 		struct tsr_oref *o = spare;
 		spare = o->next;
 		free(o);
 	}
+
 	nspare = 0;
 	free(deps);
 	deps = NULL;

@@ -10,12 +10,14 @@
 int tsr__color_index(const struct tsr_partition *p, const int64_t color[3])
 {
 	int64_t idx = 0, mul = 1;
+
 	for (int d = 0; d < p->colors.dim; d++) {
 		if (color[d] < p->colors.lo[d] || color[d] > p->colors.hi[d])
 			return -1;
 		idx += (color[d] - p->colors.lo[d]) * mul;
 		mul *= p->colors.hi[d] - p->colors.lo[d] + 1;
 	}
+
 	return (int)idx;
 }
 
@@ -29,6 +31,7 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 		free(boxes);
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
 	}
+
 	p->name = strdup(name ? name : "part");
 	p->parent = r;
 	p->colors = colors;
@@ -37,6 +40,7 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 	p->subs = calloc(n, sizeof *p->subs);
 	if (!p->name || !p->subs)
 		goto nomem;
+
 	/* Disjointness: sort-free pairwise test; partitions have at most thousands of colors. */
 	p->disjoint = 1;
 	for (int i = 0; i < n && p->disjoint; i++)
@@ -45,11 +49,13 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 				p->disjoint = 0;
 				break;
 			}
+
 	for (int c = 0; c < n; c++) {
 		p->subs[c] = tsr__subregion_new(p, c);
 		if (!p->subs[c])
 			goto nomem;
 	}
+
 	if (r->nparts == r->cap_parts) {
 		int ncap = r->cap_parts ? 2 * r->cap_parts : 4;
 		struct tsr_partition **np = realloc(r->parts, ncap * sizeof *np);
@@ -58,10 +64,12 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 		r->parts = np;
 		r->cap_parts = ncap;
 	}
+
 	r->parts[r->nparts++] = p;
 	p->id = tsr__handle_new(TSR_K_PARTITION, p);
 	out->id = p->id;
 	return TSR_OK;
+
 nomem:
 	tsr__partition_free(p, 0);
 	return tsr__err(TSR_ENOMEM, "%s: partition '%s' of region '%s': out of memory", what,
@@ -78,18 +86,21 @@ static int in_partition(const struct tsr_node *n, const void *arg)
 void tsr__partition_free(struct tsr_partition *p, int detach)
 {
 	struct tsr_region *r = p->parent;
+
 	for (int c = 0; c < p->ncolors; c++)
 		if (p->subs && p->subs[c]) {
 			struct tsr_region *s = p->subs[c];
 			while (s->nparts > 0)
 				tsr__partition_free(s->parts[s->nparts - 1], 1);
 		}
+
 	for (int f = 0; f < r->nfields && p->subs; f++) {
 		tsr__coh_retire(&r->root->nodes[f], in_partition, p);
 		for (int c = 0; c < p->ncolors; c++)
 			if (p->subs[c])
 				tsr__coh_unregister(&p->subs[c]->nodes[f]);
 	}
+
 	for (int c = 0; c < p->ncolors && p->subs; c++)
 		if (p->subs[c]) {
 			tsr__handle_free(p->subs[c]->id);
@@ -98,14 +109,17 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 			free(p->subs[c]->name);
 			free(p->subs[c]);
 		}
+
 	if (detach)
 		for (int i = 0; i < r->nparts; i++)
 			if (r->parts[i] == p) {
 				r->parts[i] = r->parts[--r->nparts];
 				break;
 			}
+
 	if (p->id)
 		tsr__handle_free(p->id);
+
 	free(p->owners);
 	free(p->ranks);
 	free(p->subs);
@@ -122,12 +136,14 @@ static int check_colors(struct tsr_region *r, tsr_box_t colors, const char *name
 		return tsr__err(tsr__box_problem_code(colors),
 				"%s: partition '%s' of region '%s': color space %s %s", what, name,
 				r->name, tsr__box_str(colors, bs, sizeof bs), why);
+
 	if (colors.dim != r->bounds.dim)
 		return tsr__err(TSR_EBOUNDS,
 				"%s: partition '%s' of region '%s': color space %s must be a "
 				"non-empty %d-D box",
 				what, name, r->name, tsr__box_str(colors, bs, sizeof bs),
 				r->bounds.dim);
+
 	/* colors are counted in int (and handed to StarPU as an unsigned child count) */
 	if (tsr_box_volume(colors) > INT_MAX)
 		return tsr__err(TSR_EBOUNDS,
@@ -135,6 +151,7 @@ static int check_colors(struct tsr_region *r, tsr_box_t colors, const char *name
 				"colors, more than %d",
 				what, name, r->name, tsr__box_str(colors, bs, sizeof bs),
 				(long long)tsr_box_volume(colors), INT_MAX);
+
 	return TSR_OK;
 }
 
@@ -158,18 +175,21 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 	int rc = tsr__region_lookup(rid, what, &r);
 	if (rc)
 		return rc;
+
 	if (!name)
 		name = "tiles";
 	if (!out)
 		return tsr__err(TSR_EINVAL, "%s: null output pointer", what);
 	if ((rc = check_colors(r, colors, name, what)))
 		return rc;
+
 	char bs[96], bs2[96];
 	if (!tsr_box_contains(r->bounds, domain))
 		return tsr__err(TSR_EBOUNDS,
 				"%s: partition '%s': domain %s is not inside region '%s' %s", what,
 				name, tsr__box_str(domain, bs, sizeof bs), r->name,
 				tsr__box_str(r->bounds, bs2, sizeof bs2));
+
 	int64_t n[3] = {1, 1, 1};
 	for (int d = 0; d < r->bounds.dim; d++) {
 		n[d] = colors.hi[d] - colors.lo[d] + 1;
@@ -185,13 +205,16 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 					"dimension %d",
 					what, name, r->name, (long long)halo[d], d);
 	}
+
 	int total = (int)tsr_box_volume(colors);
 	tsr_box_t *boxes = malloc(total * sizeof *boxes);
 	if (!boxes)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
+
 	for (int c = 0; c < total; c++) {
 		int64_t rest = c;
 		tsr_box_t b = {r->bounds.dim, {0, 0, 0}, {0, 0, 0}};
+
 		for (int d = 0; d < r->bounds.dim; d++) {
 			int64_t i = rest % n[d];
 			rest /= n[d];
@@ -203,6 +226,7 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 		}
 		boxes[c] = b;
 	}
+
 	return partition_build(r, colors, boxes, name, what, out);
 }
 
@@ -223,6 +247,7 @@ int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, co
 	int rc = tsr__region_lookup(rid, what, &r);
 	if (rc)
 		return rc;
+
 	if (!name)
 		name = "boxes";
 	if (!out || !boxes || nboxes <= 0)
@@ -230,6 +255,7 @@ int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, co
 				"%s: partition '%s' of region '%s': need a positive box count, a "
 				"box array and an output",
 				what, name, r->name);
+
 	char bs[96], bs2[96];
 	for (int i = 0; i < nboxes; i++)
 		if (!tsr_box_contains(r->bounds, boxes[i]) || !tsr__box_valid(boxes[i]))
@@ -238,6 +264,7 @@ int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, co
 					"region '%s' %s",
 					what, name, i, tsr__box_str(boxes[i], bs, sizeof bs),
 					r->name, tsr__box_str(r->bounds, bs2, sizeof bs2));
+
 	tsr_box_t *copy = malloc(nboxes * sizeof *copy);
 	if (!copy)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
@@ -251,10 +278,12 @@ int tsr_partition_subregion(tsr_partition_t pid, const int64_t color[3], tsr_reg
 	int rc = tsr__partition_lookup(pid, "tsr_partition_subregion", &p);
 	if (rc)
 		return rc;
+
 	if (!color || !sub)
 		return tsr__err(TSR_EINVAL,
 				"tsr_partition_subregion: partition '%s': null color or output",
 				p->name);
+
 	int c = tsr__color_index(p, color);
 	char cs[64], bs[96];
 	if (c < 0)
@@ -263,6 +292,7 @@ int tsr_partition_subregion(tsr_partition_t pid, const int64_t color[3], tsr_reg
 				"region '%s' (colors %s)",
 				tsr__color_str(p->colors.dim, color, cs, sizeof cs), p->name,
 				p->parent->name, tsr__box_str(p->colors, bs, sizeof bs));
+
 	sub->id = p->subs[c]->id;
 	return TSR_OK;
 }
@@ -273,6 +303,7 @@ int tsr_partition_colors(tsr_partition_t pid, tsr_box_t *colors)
 	int rc = tsr__partition_lookup(pid, "tsr_partition_colors", &p);
 	if (rc)
 		return rc;
+
 	if (!colors)
 		return tsr__err(TSR_EINVAL, "tsr_partition_colors: null output");
 	*colors = p->colors;
@@ -292,12 +323,14 @@ int tsr_partition_destroy(tsr_partition_t pid)
 	int rc = tsr__partition_lookup(pid, "tsr_partition_destroy", &p);
 	if (rc)
 		return rc;
+
 	for (int f = 0; f < p->parent->nfields; f++)
 		if (p->parent->root->mapped[f])
 			return tsr__err(TSR_EBUSY,
 					"tsr_partition_destroy: partition '%s': field '%s' of "
 					"region '%s' is mapped on the host",
 					p->name, p->parent->fields[f].name, p->parent->root->name);
+
 	tsr__partition_free(p, 1);
 	return TSR_OK;
 }

@@ -24,6 +24,7 @@
 #include "internal.h"
 
 #define TSR_MAX_USER_REDOPS 16
+
 struct user_redop {
 	char name[TSR_NAME_MAX];
 	/* "REDUCE(name)", kept so messages need no shared buffer */
@@ -33,6 +34,7 @@ struct user_redop {
 	tsr_redop_identity_fn identity;
 	tsr_redop_fold_fn fold;
 };
+
 static struct user_redop user_ops[TSR_MAX_USER_REDOPS];
 static int nuser_ops;
 
@@ -42,9 +44,11 @@ struct elems {
 	uint32_t nx, ny, nz, ldy, ldz;
 	size_t es;
 };
+
 static struct elems elems_of(void *iface)
 {
 	struct elems e;
+
 	if (((struct starpu_block_interface *)iface)->id == STARPU_BLOCK_INTERFACE_ID) {
 		struct starpu_block_interface *b = iface;
 		e.ptr = (char *)b->ptr;
@@ -61,6 +65,7 @@ static struct elems elems_of(void *iface)
 		e.ldy = e.ldz = 1;
 		e.es = v->elemsize;
 	}
+
 	return e;
 }
 
@@ -164,6 +169,7 @@ static const cl_fn builtin_init[4][4] = {
 	{init_i32_sum, init_i32_prod, init_i32_min, init_i32_max},
 	{init_i64_sum, init_i64_prod, init_i64_min, init_i64_max},
 };
+
 static const cl_fn builtin_redux[4][4] = {
 	{redux_f32_sum, redux_f32_prod, redux_f32_min, redux_f32_max},
 	{redux_f64_sum, redux_f64_prod, redux_f64_min, redux_f64_max},
@@ -180,6 +186,7 @@ static void user_init(int k, void *iface)
 			user_ops[k].identity(d.ptr + (o + x) * d.es);
 	})
 }
+
 static void user_redux(int k, void *dst, void *src)
 {
 	struct elems d = elems_of(dst), s = elems_of(src);
@@ -188,6 +195,7 @@ static void user_redux(int k, void *dst, void *src)
 			user_ops[k].fold(d.ptr + (o + x) * d.es, s.ptr + (os + x) * s.es);
 	})
 }
+
 #define USER_TRAMP(k)                              \
 	static void uinit_##k(void *b[], void *a)  \
 	{                                          \
@@ -197,6 +205,7 @@ static void user_redux(int k, void *dst, void *src)
 	{                                          \
 		user_redux(k, b[0], b[1]);         \
 	}
+
 /* One trampoline pair per slot, and the tables of them (laid out by hand). */
 /* clang-format off */
 USER_TRAMP(0)
@@ -215,10 +224,12 @@ USER_TRAMP(12)
 USER_TRAMP(13)
 USER_TRAMP(14)
 USER_TRAMP(15)
+
 static const cl_fn user_init_fn[TSR_MAX_USER_REDOPS] = {
 	uinit_0, uinit_1, uinit_2, uinit_3, uinit_4, uinit_5, uinit_6, uinit_7,
 	uinit_8, uinit_9, uinit_10, uinit_11, uinit_12, uinit_13, uinit_14, uinit_15,
 };
+
 static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {
 	uredux_0, uredux_1, uredux_2, uredux_3, uredux_4, uredux_5, uredux_6, uredux_7,
 	uredux_8, uredux_9, uredux_10, uredux_11, uredux_12, uredux_13, uredux_14, uredux_15,
@@ -237,10 +248,12 @@ static const cl_fn user_redux_fn[TSR_MAX_USER_REDOPS] = {
 		tsr__cuda_redop(t + 1, o + 1, 0, b[0], b[1]); \
 	}
 #define CUDA_TRAMP4(t) CUDA_TRAMP(t, 0) CUDA_TRAMP(t, 1) CUDA_TRAMP(t, 2) CUDA_TRAMP(t, 3)
+
 CUDA_TRAMP4(0)
 CUDA_TRAMP4(1)
 CUDA_TRAMP4(2)
 CUDA_TRAMP4(3)
+
 #define CROW(t, k)                                                 \
 	{                                                          \
 		k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3 \
@@ -265,10 +278,12 @@ static const cl_fn cuda_redux[4][4] = {CROW(0, credux), CROW(1, credux), CROW(2,
 		tsr__opencl_finish();                           \
 	}
 #define OPENCL_TRAMP4(t) OPENCL_TRAMP(t, 0) OPENCL_TRAMP(t, 1) OPENCL_TRAMP(t, 2) OPENCL_TRAMP(t, 3)
+
 OPENCL_TRAMP4(0)
 OPENCL_TRAMP4(1)
 OPENCL_TRAMP4(2)
 OPENCL_TRAMP4(3)
+
 #define OROW(t, k)                                                 \
 	{                                                          \
 		k##_##t##_0, k##_##t##_1, k##_##t##_2, k##_##t##_3 \
@@ -318,12 +333,14 @@ void tsr__redops_reset(void)
 			builtin_redux_cl[t][o].opencl_funcs[0] = opencl_redux[t][o];
 #endif
 		}
+
 	nuser_ops = 0;
 }
 
 const char *tsr__redop_name(int op)
 {
 	static const char *names[] = {"none", "sum", "prod", "min", "max"};
+
 	if (op >= 0 && op <= TSR_MAX.id)
 		return names[op];
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
@@ -337,6 +354,7 @@ const char *tsr__redop_priv_name(int op)
 {
 	static const char *names[] = {"REDUCE(none)", "REDUCE(sum)", "REDUCE(prod)", "REDUCE(min)",
 				      "REDUCE(max)"};
+
 	if (op >= 0 && op <= TSR_MAX.id)
 		return names[op];
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops)
@@ -367,6 +385,7 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 				"%s: reduction '%s' needs an f32/f64/i32/i64 element, not %s", what,
 				tsr__redop_name(op), tsr_type_name(type));
 	}
+
 	if (op >= TSR_REDOP_USER && op < TSR_REDOP_USER + nuser_ops) {
 		if (user_ops[op - TSR_REDOP_USER].type == type)
 			return TSR_OK;
@@ -375,6 +394,7 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 				tsr_type_name(user_ops[op - TSR_REDOP_USER].type),
 				tsr_type_name(type));
 	}
+
 	if (op == TSR_REDOP_NONE.id)
 		return tsr__err(TSR_EINVAL,
 				"%s: no reduction operator given: pass TSR_SUM, TSR_PROD, TSR_MIN, "
@@ -395,6 +415,7 @@ int tsr__redop_unknown(int op, const char *what)
 				"pass the operator "
 				"itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))",
 				what, op, tsr__redop_name(TSR_PRIV_REDOP(op).id));
+
 	return tsr__err(TSR_EINVAL,
 			"%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, "
 			"TSR_MAX, an "
@@ -423,6 +444,7 @@ void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem)
 					      .ptr = (uintptr_t)elem,
 					      .elemsize = size};
 	void *b[1] = {&v};
+
 	tsr__init_cl(type, op)->cpu_funcs[0](b, NULL);
 }
 
@@ -435,6 +457,7 @@ void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void
 					      .ptr = (uintptr_t)val,
 					      .elemsize = size};
 	void *b[2] = {&d, &s};
+
 	tsr__redux_cl(type, op)->cpu_funcs[0](b, NULL);
 }
 
@@ -446,6 +469,7 @@ void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op)
 {
 	if (n->redop_set == op)
 		return;
+
 	if (n->redop_set)
 		tsr__wait_handle(n->h);
 	starpu_data_set_reduction_methods(n->h, tsr__redux_cl(type, op), tsr__init_cl(type, op));
@@ -457,6 +481,7 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,
 {
 	const char *what = "tsr_redop_register";
 	TSR_REQUIRE_INIT(what);
+
 	if (!name || !*name)
 		return tsr__err(TSR_EINVAL, "%s: operator name missing", what);
 	if (strlen(name) >= TSR_NAME_MAX)
@@ -468,17 +493,21 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,
 				!identity ? "identity function"
 				: !fold   ? "fold function"
 					  : "output");
+
 	size_t size = type == TSR_BYTES ? bytes : tsr_type_size(type);
 	if (size == 0)
 		return tsr__err(TSR_EINVAL, "%s: operator '%s': invalid type %d or zero byte size",
 				what, name, (int)type);
+
 	for (int i = 0; i < nuser_ops; i++)
 		if (!strcmp(user_ops[i].name, name))
 			return tsr__err(TSR_EINVAL, "%s: operator '%s' is already registered", what,
 					name);
+
 	if (nuser_ops == TSR_MAX_USER_REDOPS)
 		return tsr__err(TSR_ENOMEM, "%s: operator '%s': at most %d user operators", what,
 				name, TSR_MAX_USER_REDOPS);
+
 	int k = nuser_ops++;
 	strcpy(user_ops[k].name, name);
 	snprintf(user_ops[k].priv_name, sizeof user_ops[k].priv_name, "REDUCE(%s)", name);
@@ -486,6 +515,7 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,
 	user_ops[k].size = size;
 	user_ops[k].identity = identity;
 	user_ops[k].fold = fold;
+
 	make_cl(&user_init_cl[k], user_init_fn[k], 0);
 	make_cl(&user_redux_cl[k], user_redux_fn[k], 1);
 	op->id = TSR_REDOP_USER + k;
@@ -503,6 +533,7 @@ const char *tsr__priv_name(tsr_privilege_t p)
 	case TSR_READ_WRITE:
 		return "READ_WRITE";
 	}
+
 	if (p > 0 && TSR_PRIV_IS_REDUCE(p))
 		return tsr__redop_priv_name(TSR_PRIV_REDOP(p).id);
 	return "invalid privilege";

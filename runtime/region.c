@@ -38,17 +38,21 @@ static int home_node(const char *what, const char *name, int *node)
 	enum { HOST, DEVICE, AUTO, CUDA }; /* as the switch's table lists them (env.c) */
 	int choice;
 	char what_region[TSR_NAME_MAX + 64];
+
 	snprintf(what_region, sizeof what_region, "%s: region '%s'", what, name);
 	int rc = tsr__env_choice("TSR_HOME", what_region, &choice);
 	if (rc)
 		return rc;
+
 	const char *env = tsr__env("TSR_HOME");
 	int want_device = choice == DEVICE || choice == CUDA;
 	if (choice == AUTO)
 		want_device = tsr__rt.ndevice > 0 && tsr__rt.ncpu == 0;
+
 	*node = STARPU_MAIN_RAM;
 	if (!want_device)
 		return TSR_OK;
+
 	int dev = first_device_node();
 	if (dev < 0)
 		return tsr__err(TSR_ENODEV,
@@ -56,6 +60,7 @@ static int home_node(const char *what, const char *name, int *node)
 				"(CUDA or "
 				"OpenCL)",
 				what, name, env);
+
 	*node = dev;
 	return TSR_OK;
 }
@@ -74,11 +79,13 @@ static void *storage_alloc(int home, size_t bytes)
 {
 	if (home != STARPU_MAIN_RAM)
 		return (void *)starpu_malloc_on_node((unsigned)home, bytes);
+
 	if (lazy_zero(home)) {
 		void *m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		return m == MAP_FAILED ? NULL : m;
 	}
+
 	void *p;
 	if (starpu_malloc_flags(&p, bytes, tsr__rt.ncuda > 0 ? STARPU_MALLOC_PINNED : 0) != 0)
 		return NULL;
@@ -105,11 +112,13 @@ static int zero_on_device(struct tsr_region *r)
 		if (!zero)
 			return tsr__err(TSR_ENOMEM, "tsr_region_create: region '%s': out of memory",
 					r->name);
+
 		int rc = tsr__rt.fill((tsr_region_t){r->id}, f, zero, r->fields[f].size);
 		free(zero);
 		if (rc)
 			return rc;
 	}
+
 	return TSR_OK;
 }
 
@@ -129,17 +138,20 @@ static int check_bounds(const char *what, const char *name, tsr_box_t bounds)
 	if (why)
 		return tsr__err(tsr__box_problem_code(bounds), "%s: region '%s': bounds %s %s",
 				what, name, tsr__box_str(bounds, bs, sizeof bs), why);
+
 	for (int d = 0; d < bounds.dim; d++)
 		if (extent(&bounds, d) > UINT32_MAX / 2)
 			return tsr__err(TSR_EBOUNDS,
 					"%s: region '%s': extent %lld in dimension %d is too large",
 					what, name, (long long)extent(&bounds, d), d);
+
 	if (bounds.dim > 1 && extent(&bounds, 0) * extent(&bounds, 1) > UINT32_MAX)
 		return tsr__err(TSR_EBOUNDS,
 				"%s: region '%s': a %lld x %lld plane exceeds StarPU's 32-bit "
 				"leading dimension",
 				what, name, (long long)extent(&bounds, 0),
 				(long long)extent(&bounds, 1));
+
 	return TSR_OK;
 }
 
@@ -150,6 +162,7 @@ static int check_field_bytes(const char *what, const char *name, tsr_box_t bound
 {
 	char bs[96];
 	size_t points = (size_t)tsr_box_volume(bounds);
+
 	for (int f = 0; f < nf; f++) {
 		size_t bytes;
 		if (tsr__size_mul(points, fields[f].size, &bytes))
@@ -160,6 +173,7 @@ static int check_field_bytes(const char *what, const char *name, tsr_box_t bound
 					what, name, fields[f].name, points, fields[f].size,
 					tsr__box_str(bounds, bs, sizeof bs));
 	}
+
 	return TSR_OK;
 }
 
@@ -167,24 +181,30 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 {
 	const char *what = "tsr_region_create";
 	TSR_REQUIRE_INIT(what);
+
 	if (!name)
 		name = "region";
 	if (!out)
 		return tsr__err(TSR_EINVAL, "%s: region '%s': null output pointer", what, name);
+
 	int rc = check_bounds(what, name, bounds);
 	if (rc)
 		return rc;
+
 	int nf;
 	const struct tsr_fieldinfo *fields;
 	rc = tsr__fspace_fields(fs, what, &nf, &fields);
 	if (rc)
 		return rc;
+
 	int home;
 	if ((rc = home_node(what, name, &home)))
 		return rc;
+
 	if (nf == 0)
 		return tsr__err(TSR_EINVAL, "%s: region '%s': field space has no fields", what,
 				name);
+
 	rc = check_field_bytes(what, name, bounds, nf, fields);
 	if (rc)
 		return rc;
@@ -193,6 +213,7 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	struct tsr_region *r = calloc(1, sizeof *r);
 	if (!r)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
+
 	r->name = strdup(name);
 	r->bounds = bounds;
 	r->nfields = nf;
@@ -204,12 +225,15 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	r->home = home;
 	if (!r->name || !r->fields || !r->nodes || !r->storage || !r->mapped)
 		goto nomem;
+
 	memcpy(r->fields, fields, nf * sizeof *r->fields);
+
 	for (int f = 0; f < nf; f++) {
 		size_t bytes = (size_t)nx * ny * nz * r->fields[f].size;
 		r->storage[f] = storage_alloc(home, bytes);
 		if (!r->storage[f])
 			goto nomem;
+
 		struct tsr_node *n = &r->nodes[f];
 		n->region = r;
 		n->field = f;
@@ -219,13 +243,16 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		if (tsr__coh_root_init(n))
 			goto nomem;
 	}
+
 	r->id = tsr__handle_new(TSR_K_REGION, r);
 	if (home != STARPU_MAIN_RAM && (rc = zero_on_device(r))) {
 		tsr__region_free_tree(r);
 		return rc;
 	}
+
 	out->id = r->id;
 	return TSR_OK;
+
 nomem:
 	for (int f = 0; f < nf && r->nodes; f++) {
 		if (r->nodes[f].h) {
@@ -238,12 +265,14 @@ nomem:
 		if (r->storage && r->storage[f])
 			storage_free(home, r->storage[f], (size_t)nx * ny * nz * r->fields[f].size);
 	}
+
 	free(r->name);
 	free(r->fields);
 	free(r->nodes);
 	free(r->storage);
 	free(r->mapped);
 	free(r);
+
 	return tsr__err(TSR_ENOMEM, "%s: region '%s': out of memory", what, name);
 }
 
@@ -254,10 +283,12 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 	struct tsr_region *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+
 	char cs[64];
 	int64_t color[3];
 	tsr__box_point(p->colors, c, color);
 	tsr__color_str(p->colors.dim, color, cs, sizeof cs);
+
 	size_t len = strlen(parent->name) + strlen(p->name) + strlen(cs) + 2;
 	s->name = malloc(len);
 	s->nodes = calloc(parent->nfields, sizeof *s->nodes);
@@ -267,6 +298,7 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 		free(s);
 		return NULL;
 	}
+
 	snprintf(s->name, len, "%s/%s%s", parent->name, p->name, cs);
 	s->bounds = p->boxes[c];
 	s->nfields = parent->nfields;
@@ -274,6 +306,7 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 	s->root = parent->root;
 	s->parent_part = p;
 	s->color_index = c;
+
 	for (int f = 0; f < s->nfields; f++) {
 		struct tsr_node *n = &s->nodes[f];
 		n->region = s;
@@ -281,6 +314,7 @@ struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 		n->parent = &parent->nodes[f];
 		n->part = p;
 	}
+
 	s->id = tsr__handle_new(TSR_K_REGION, s);
 	return s;
 }
@@ -291,9 +325,11 @@ void tsr__region_free_tree(struct tsr_region *r)
 {
 	while (r->nparts > 0)
 		tsr__partition_free(r->parts[r->nparts - 1], 1);
+
 	free(r->parts);
 	r->parts = NULL;
 	tsr__handle_free(r->id);
+
 	if (r->root == r) {
 		for (int f = 0; f < r->nfields; f++) {
 			/* every task on a view of the field waits for a writer's token, which the
@@ -305,13 +341,16 @@ void tsr__region_free_tree(struct tsr_region *r)
 				starpu_data_unregister(r->nodes[f].tok);
 			tsr__coh_root_free(&r->nodes[f]);
 			tsr__dag_node_free(&r->nodes[f]);
+
 			size_t bytes = (size_t)tsr_box_volume(r->bounds) * r->fields[f].size;
 			storage_free(r->home, r->storage[f], bytes);
 		}
+
 		free(r->fields);
 		free(r->storage);
 		free(r->mapped);
 	}
+
 	free(r->nodes);
 	free(r->name);
 	free(r);
@@ -323,6 +362,7 @@ int tsr_region_destroy(tsr_region_t rid)
 	int rc = tsr__region_lookup(rid, "tsr_region_destroy", &r);
 	if (rc)
 		return rc;
+
 	if (r->root != r)
 		return tsr__err(TSR_EINVAL,
 				"tsr_region_destroy: '%s' is a subregion; destroy its partition "
@@ -335,8 +375,10 @@ int tsr_region_destroy(tsr_region_t rid)
 					"tsr_region_destroy: field '%s' of region '%s' is mapped "
 					"on the host; unmap it first",
 					r->fields[f].name, r->name);
+
 	uint64_t id = r->id;
 	tsr__region_free_tree(r);
+
 	/* its tasks are done (unregistered): its poison goes too */
 	tsr__poison_forget_region(id);
 	return TSR_OK;
@@ -348,6 +390,7 @@ int tsr_region_bounds(tsr_region_t rid, tsr_box_t *bounds)
 	int rc = tsr__region_lookup(rid, "tsr_region_bounds", &r);
 	if (rc)
 		return rc;
+
 	if (!bounds)
 		return tsr__err(TSR_EINVAL, "tsr_region_bounds: null output pointer");
 	*bounds = r->bounds;

@@ -41,9 +41,11 @@ static int lowest_rank(uint64_t ranks)
 static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
 {
 	struct tsr_xviews *xv = root->xviews;
+
 	for (int i = xv->n - 1; i >= 0; i--)
 		if (tsr__box_equal(&xv->v[i]->xbox, b))
 			return xv->v[i];
+
 	if (xv->n == xv->cap) {
 		int ncap = xv->cap ? 2 * xv->cap : 16;
 		struct tsr_node **nv = realloc(xv->v, (size_t)ncap * sizeof *nv);
@@ -52,9 +54,11 @@ static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
 		xv->v = nv;
 		xv->cap = ncap;
 	}
+
 	struct tsr_node *x = calloc(1, sizeof *x);
 	if (!x)
 		return NULL;
+
 	x->region = root->region;
 	x->field = root->field;
 	x->xfer = 1;
@@ -62,6 +66,7 @@ static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
 	x->piece_hint = -1;
 	tsr__register_view(x);
 	xv->v[xv->n++] = x;
+
 	return x;
 }
 
@@ -77,11 +82,13 @@ void tsr__xviews_free(struct tsr_node *root)
 	struct tsr_xviews *xv = root->xviews;
 	if (!xv)
 		return;
+
 	for (int i = 0; i < xv->n; i++) {
 		tsr__overlaps_free(xv->v[i]);
 		starpu_data_unregister(xv->v[i]->h);
 		free(xv->v[i]);
 	}
+
 	free(xv->v);
 	free(xv);
 	root->xviews = NULL;
@@ -95,7 +102,9 @@ static int xviews_flush(struct tsr_node *root)
 	int rc = tsr__drop_sends(root, "handing transfer views back");
 	if (rc)
 		return rc;
+
 	root->pieces->geom = ++tsr__geom_seq;
+
 	struct tsr_xviews *xv = root->xviews;
 	for (int i = 0; i < xv->n; i++) {
 		tsr__overlaps_free(xv->v[i]);
@@ -122,6 +131,7 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 	struct tsr_pieces *ps = root->pieces;
 	if (!x || tsr__overlaps(x, ps))
 		return TSR_ENOMEM;
+
 	tsr__deps_reset(&tsr__coh_scratch);
 	for (int j = 0; j < x->novl; j++) {
 		struct tsr_piece *p = &ps->v[x->ovl[j]];
@@ -129,6 +139,7 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 			continue; /* received here earlier: the view itself orders the send */
 		if (tsr__piece_deps(&tsr__coh_scratch, x, p, 0))
 			return TSR_ENOMEM;
+
 		int known = 0;
 		for (int k = 0; k < p->nsends; k++)
 			known |= p->sends[k] == x;
@@ -140,6 +151,7 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 			p->nsends = 0;
 		}
 	}
+
 	int rc = TSR_OK;
 	if (tsr__coh_scratch.n) {
 		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_W))
@@ -148,14 +160,17 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 					   "a transfer's send")))
 			return rc;
 	}
+
 	for (int j = 0; j < x->novl; j++)
 		if (ps->v[x->ovl[j]].writer != x)
 			remember_send(&ps->v[x->ovl[j]], x);
+
 	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
 	if (tsr__dist_send(x->h, dst, tag, bytes))
 		return tsr__err(TSR_ESTARPU,
 				"field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
 				root->region->fields[root->field].name, root->region->name, dst);
+
 	return TSR_OK;
 }
 
@@ -167,6 +182,7 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 	struct tsr_pieces *ps = root->pieces;
 	if (!x || tsr__overlaps(x, ps))
 		return TSR_ENOMEM;
+
 	struct tsr_piece *ex = tsr__exact_piece(x, ps);
 	if (!(ex && ex->writer == x && ex->nsends == 0)) {
 		/* the box has other writers or sends here: one no-op waits for them and their
@@ -182,15 +198,18 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 		if (rc)
 			return rc;
 	}
+
 	if (tsr__dist_recv(x->h, src, tag))
 		return tsr__err(TSR_ESTARPU,
 				"field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
 				root->region->fields[root->field].name, root->region->name, src);
+
 	struct tsr_piece val = {.writer = x, .token_node = x, .written_at = ++tsr__write_seq};
 	int idx = tsr__pieces_assign(ps, b, &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
 	x->piece_hint = idx;
+
 	if (ps->n > TSR_MAX_PIECES)
 		return tsr__collapse(root);
 	return TSR_OK;
@@ -202,6 +221,7 @@ struct move {
 	int src, dst;
 	uint64_t ranks;
 };
+
 static struct move *moves;
 static int nmoves, capmoves;
 
@@ -209,11 +229,13 @@ static int nmoves, capmoves;
 static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
 {
 	nmoves = 0;
+
 	for (int i = 0; i < vm->n; i++) {
 		struct tsr_piece *p = &vm->v[i];
 		tsr_box_t in;
 		if ((p->ranks & tsr__rank_bit(dst)) || !tsr_box_intersect(p->box, *b, &in))
 			continue;
+
 		TSR_GROW(moves, nmoves, capmoves, 16);
 		moves[nmoves].box = in;
 		moves[nmoves].src = lowest_rank(p->ranks);
@@ -221,6 +243,7 @@ static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
 		moves[nmoves].ranks = p->ranks | tsr__rank_bit(dst);
 		nmoves++;
 	}
+
 	return TSR_OK;
 }
 
@@ -229,6 +252,7 @@ static int make_valid_on(struct tsr_node *root, const tsr_box_t *b, int dst)
 {
 	struct tsr_pieces *vm = root->valid;
 	plan_moves(vm, b, dst);
+
 	for (int i = 0; i < nmoves; i++) {
 		struct move *mv = &moves[i];
 		int64_t tag = tsr__dist_tag();
@@ -239,10 +263,12 @@ static int make_valid_on(struct tsr_node *root, const tsr_box_t *b, int dst)
 			rc = recv_piece(root, &mv->box, mv->src, tag);
 		if (rc)
 			return rc;
+
 		struct tsr_piece val = {.ranks = mv->ranks};
 		if (tsr__pieces_assign(vm, &mv->box, &val) < 0)
 			return TSR_ENOMEM;
 	}
+
 	return TSR_OK;
 }
 
@@ -250,6 +276,7 @@ static int make_valid(struct tsr_node *root, const tsr_box_t *b, int rank)
 {
 	if (rank != TSR_ALL_RANKS)
 		return make_valid_on(root, b, rank);
+
 	for (int r = 0; r < tsr__dist.size; r++) {
 		int rc = make_valid_on(root, b, r);
 		if (rc)
@@ -265,6 +292,7 @@ static int valid_collapse(struct tsr_node *root)
 	int rc = make_valid(root, &root->region->bounds, TSR_ALL_RANKS);
 	if (rc)
 		return rc;
+
 	root->valid->n = 0;
 	root->valid->geom = ++tsr__geom_seq;
 	if (tsr__piece_push(root->valid, root->region->bounds, NULL, 0))
@@ -283,6 +311,7 @@ int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct t
 		if (rc)
 			return rc;
 	}
+
 	if (!tsr__here(rank))
 		return TSR_OK;
 	return tsr__coh_deps(n, write, d);
@@ -292,15 +321,18 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 {
 	if (!several_ranks())
 		return 0;
+
 	struct tsr_node *root = n->region->root->nodes + n->field;
 	struct tsr_pieces *vm = root->valid;
 	int64_t points = 0;
+
 	for (int i = 0; i < vm->n; i++) {
 		tsr_box_t in;
 		if (!(vm->v[i].ranks & tsr__rank_bit(rank)) &&
 		    tsr_box_intersect(vm->v[i].box, *tsr__node_box(n), &in))
 			points += tsr_box_volume(in);
 	}
+
 	return points * (int64_t)root->region->fields[root->field].size;
 }
 
@@ -311,11 +343,14 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 		if (rc)
 			return rc;
 	}
+
 	if (!several_ranks())
 		return TSR_OK;
+
 	struct tsr_node *root = n->region->root->nodes + n->field;
 	struct tsr_pieces *vm = root->valid;
 	uint64_t ranks = rank == TSR_ALL_RANKS ? tsr__every_rank() : tsr__rank_bit(rank);
+
 	/* the steady state (the same tiles written again, none of them sent since): one piece is
 	 * exactly n's box, and only its ranks change; no scan of the map */
 	int h = n->vhint;
@@ -323,11 +358,13 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 		vm->v[h].ranks = ranks;
 		return TSR_OK;
 	}
+
 	struct tsr_piece val = {.ranks = ranks};
 	int idx = tsr__pieces_assign(vm, tsr__node_box(n), &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
 	n->vhint = idx;
+
 	if (root->valid->n > TSR_MAX_PIECES)
 		return valid_collapse(root);
 	return TSR_OK;
@@ -343,6 +380,7 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 		held->n = 0; /* nothing acquired yet */
 		return rc;
 	}
+
 	/* where Tessera orders the views' tasks (order.c), StarPU's acquire does not wait for them:
 	 * first wait for what the host's access waits for, the tokens listed and n's own handle */
 	struct tsr_dep own = {n->h, !write ? STARPU_R : reads ? STARPU_RW : STARPU_W};
@@ -350,6 +388,7 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 		held->n = 0;
 		return rc;
 	}
+
 	/* the tokens first, without moving data: the host then holds them until tsr_unmap, so no
 	 * later writer of an overlapping view starts while it reads, and no reader while it
 	 * writes */
@@ -361,6 +400,7 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 			held->n = i;
 			return TSR_ESTARPU;
 		}
+
 	return TSR_OK;
 }
 
@@ -381,11 +421,13 @@ int tsr__coh_root_init(struct tsr_node *root)
 		return TSR_ENOMEM;
 	if (!tsr__dist.on)
 		return TSR_OK;
+
 	/* every rank starts with the same zeros: valid everywhere */
 	root->valid = calloc(1, sizeof *root->valid);
 	root->xviews = calloc(1, sizeof *root->xviews);
 	if (!root->valid || !root->xviews)
 		return TSR_ENOMEM;
+
 	if (tsr__piece_push(root->valid, root->region->bounds, NULL, 0))
 		return TSR_ENOMEM;
 	root->valid->v[0].ranks = tsr__every_rank();

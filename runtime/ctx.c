@@ -18,6 +18,7 @@ static const char *point_str(const tsr_ctx_t *ctx, char *buf, size_t n)
 		snprintf(buf, n, " point %s",
 			 tsr__color_str(ctx->point_dim, ctx->point, c, sizeof c));
 	}
+
 	return buf;
 }
 
@@ -25,6 +26,7 @@ static int covers(tsr_privilege_t have, tsr_privilege_t want)
 {
 	if (TSR_PRIV_IS_REDUCE(want) || TSR_PRIV_IS_REDUCE(have))
 		return have == want;
+
 	switch (want) {
 	case TSR_READ:
 		return have == TSR_READ || have == TSR_READ_WRITE;
@@ -33,6 +35,7 @@ static int covers(tsr_privilege_t have, tsr_privilege_t want)
 	case TSR_READ_WRITE:
 		return have == TSR_READ_WRITE;
 	}
+
 	return 0;
 }
 
@@ -48,8 +51,10 @@ static int null_ctx(const char *what)
 {
 	char ps[80];
 	const struct tsr_ctx *current = tsr__current_ctx();
+
 	if (!current)
 		return tsr__err(TSR_EINVAL, "%s: null context (outside a task variant)", what);
+
 	tsr__task_error("task '%s'%s: %s: null context (pass the ctx the variant received)",
 			current->task->name, point_str(current, ps, sizeof ps), what);
 	return TSR_EINVAL;
@@ -59,8 +64,10 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 		     tsr_privilege_t want, tsr_accessor_t *acc)
 {
 	char ps[80];
+
 	if (!ctx)
 		return null_ctx("tsr_ctx_accessor");
+
 	const char *tn = ctx->task->name;
 	if (!acc)
 		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_accessor: null accessor", tn,
@@ -69,12 +76,14 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 		CTX_FAIL(TSR_EINVAL,
 			 "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
 			 point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
+
 	struct tsr_reqrec *q = &ctx->reqs[req];
 	if (q->kind == TSR_REQ_FUTURE)
 		CTX_FAIL(TSR_EINVAL,
 			 "task '%s'%s: requirement %d is a future, not a region (use "
 			 "tsr_ctx_future)",
 			 tn, point_str(ctx, ps, sizeof ps), req);
+
 	int k;
 	for (k = 0; k < q->nfields; k++)
 		if (q->fields[k] == field)
@@ -90,6 +99,7 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 			 "task '%s'%s: field id %d is not in region '%s' (requirement %d)", tn,
 			 point_str(ctx, ps, sizeof ps), field, q->region->name, req);
 	}
+
 	const struct tsr_fieldinfo *fi = &q->finfo[field];
 	if (type != TSR_NONE && type != fi->type)
 		CTX_FAIL(TSR_ETYPE,
@@ -104,11 +114,13 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 			 tn, point_str(ctx, ps, sizeof ps), fi->name, q->region->name,
 			 tsr__priv_name(q->priv), w);
 	}
+
 	struct starpu_block_interface *b = ctx->buffers[q->buf[k]];
 	acc->dim = q->dim;
 	acc->stride[0] = 1;
 	acc->stride[1] = b->ldy;
 	acc->stride[2] = b->ldz;
+
 	if (ctx->arch == TSR_ARCH_OPENCL) {
 		/* a buffer object and where the view starts in it: OpenCL has no device pointers */
 		acc->ptr = (void *)b->dev_handle;
@@ -117,11 +129,13 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 		acc->ptr = (void *)b->ptr;
 		acc->offset = 0;
 	}
+
 	uint32_t ext[3] = {b->nx, b->ny, b->nz};
 	for (int d = 0; d < 3; d++) {
 		acc->lo[d] = d < q->dim ? q->lo[d] : 0;
 		acc->hi[d] = acc->lo[d] + ((int64_t)ext[d] - 1);
 	}
+
 	acc->type = fi->type;
 	acc->elem_size = fi->size;
 	acc->priv = q->priv;
@@ -132,6 +146,7 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	 * in StarPU), and the normal path must not touch it; messages go through ctx and req
 	 * instead */
 	acc->region = 0;
+
 	return TSR_OK;
 }
 
@@ -139,8 +154,10 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 static const struct tsr_reqrec *ctx_reqrec(const tsr_ctx_t *ctx, int req, const char *what)
 {
 	char ps[80];
+
 	if (req >= 0 && req < ctx->nreqs)
 		return &ctx->reqs[req];
+
 	tsr__task_error("%s: task '%s'%s: requirement %d does not exist (the launch has %d)", what,
 			ctx->task->name, point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
 	return NULL;
@@ -150,24 +167,29 @@ int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info)
 {
 	if (!ctx || !info)
 		return tsr__err(TSR_EINVAL, "tsr_ctx_req: null context or output");
+
 	const struct tsr_reqrec *q = ctx_reqrec(ctx, req, "tsr_ctx_req");
 	if (!q)
 		return TSR_EINVAL;
+
 	memset(info, 0, sizeof *info);
 	info->kind = q->kind;
 	info->priv = q->priv;
 	info->redop = TSR_PRIV_IS_REDUCE(q->priv) ? TSR_PRIV_REDOP(q->priv) : TSR_REDOP_NONE;
 	if (q->kind == TSR_REQ_FUTURE)
 		return TSR_OK;
+
 	const struct tsr_region *s = q->region;
 	info->region = s->name;
 	/* a partition requirement reaches the point as one of the partition's subregions */
 	if (q->kind == TSR_REQ_PARTITION)
 		info->partition = s->parent_part->name;
+
 	/* bounds from the record the launch filled, not from the region */
 	info->bounds.dim = q->dim;
 	memcpy(info->bounds.lo, q->lo, sizeof q->lo);
 	memcpy(info->bounds.hi, q->hi, sizeof q->hi);
+
 	info->nfields = q->nfields;
 	for (int k = 0; k < q->nfields; k++) {
 		const struct tsr_fieldinfo *fi = &q->finfo[q->fields[k]];
@@ -175,6 +197,7 @@ int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info)
 		info->field_names[k] = fi->name;
 		info->field_types[k] = fi->type;
 	}
+
 	return TSR_OK;
 }
 
@@ -182,11 +205,14 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 		  tsr_accessor_t *acc)
 {
 	char ps[80];
+
 	if (!ctx || !acc)
 		return tsr__err(TSR_EINVAL, "tsr_ctx_field: null context or accessor");
+
 	const struct tsr_reqrec *q = ctx_reqrec(ctx, req, "tsr_ctx_field");
 	if (!q)
 		return TSR_EINVAL;
+
 	if (q->kind == TSR_REQ_FUTURE)
 		CTX_FAIL(TSR_EINVAL,
 			 "task '%s'%s: requirement %d is a future, not a region (use "
@@ -199,6 +225,7 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 			 "position %d",
 			 ctx->task->name, point_str(ctx, ps, sizeof ps), req, q->region->name,
 			 q->nfields, k);
+
 	return tsr_ctx_accessor(ctx, req, q->fields[k], type, want, acc);
 }
 
@@ -207,6 +234,7 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 static void *slot_of(const tsr_ctx_t *ctx, int buf)
 {
 	struct starpu_variable_interface *v = ctx->buffers[buf];
+
 	if (ctx->arch == TSR_ARCH_OPENCL) {
 		size_t offset;
 		return (void *)tsr__variable_buffer(v, &offset);
@@ -229,9 +257,11 @@ static void acc_bounds_str(const tsr_accessor_t *a, int dim, char *buf, size_t n
 {
 	size_t used = 0;
 	buf[0] = '\0';
+
 	for (int d = 0; d < dim && used < n; d++)
 		used += snprintf(buf + used, n - used, "%s%lld..%lld", d ? ", " : "[",
 				 (long long)a->lo[d], (long long)a->hi[d]);
+
 	if (used < n)
 		snprintf(buf + used, n - used, "]");
 }
@@ -240,8 +270,10 @@ void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int 
 				 int64_t y, int64_t z)
 {
 	char is[80], bs[120];
+
 	index_str(dim, x, y, z, is, sizeof is);
 	acc_bounds_str(a, dim, bs, sizeof bs);
+
 	struct tsr_ctx *ctx = a->ctx;
 	if (ctx) {
 		/* one report per point task: a loop running off the edge would otherwise repeat
@@ -270,26 +302,31 @@ void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int 
 			 fn, rn, is, bs);
 		fprintf(stderr, "tessera: %s\n", tsr_last_error());
 	}
+
 	memset(oob_scratch, 0, sizeof oob_scratch);
 	if (elem_size > sizeof oob_scratch)
 		tsr__task_error("bounds check: element of %zu bytes is larger than the %d-byte "
 				"scratch",
 				elem_size, OOB_SCRATCH_BYTES);
+
 	return oob_scratch;
 }
 
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req)
 {
 	char ps[80];
+
 	if (!ctx) {
 		null_ctx("tsr_ctx_future");
 		return NULL;
 	}
+
 	if (req < 0 || req >= ctx->nreqs || ctx->reqs[req].kind != TSR_REQ_FUTURE) {
 		tsr__task_error("task '%s'%s: requirement %d is not a future", ctx->task->name,
 				point_str(ctx, ps, sizeof ps), req);
 		return NULL;
 	}
+
 	return slot_of(ctx, ctx->reqs[req].first_buf);
 }
 
@@ -336,8 +373,10 @@ void *tsr_ctx_return_slot(tsr_ctx_t *ctx)
 int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
 {
 	char ps[80];
+
 	if (!ctx)
 		return null_ctx("tsr_ctx_return");
+
 	if (!value)
 		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_return: null value", ctx->task->name,
 			 point_str(ctx, ps, sizeof ps));
@@ -351,13 +390,16 @@ int tsr_ctx_return(tsr_ctx_t *ctx, const void *value)
 			 "tsr_ctx_return_slot",
 			 ctx->task->name, point_str(ctx, ps, sizeof ps),
 			 ctx->arch == TSR_ARCH_CUDA ? "CUDA" : "OpenCL");
+
 	if (ctx->ret_buf < 0)
 		return TSR_OK; /* nobody asked for the value */
+
 	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
 	if (ctx->ret_op)
 		tsr__redop_fold(ctx->task->ret_type, ctx->task->ret_size, ctx->ret_op, slot, value);
 	else
 		memcpy(slot, value, ctx->task->ret_size);
+
 	return TSR_OK;
 }
 
@@ -365,9 +407,11 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 {
 	char buf[400], ps[80];
 	va_list ap;
+
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt ? fmt : "error", ap);
 	va_end(ap);
+
 	if (!ctx)
 		/* inside a variant, a null context still names the task that reported */
 		ctx = tsr__current_ctx();
@@ -379,6 +423,7 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 			 buf);
 		return;
 	}
+
 	tsr__task_error("task '%s'%s: %s", ctx->task->name, point_str(ctx, ps, sizeof ps), buf);
 }
 
@@ -391,11 +436,13 @@ void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
 				kernel ? kernel : "(null)");
 		return NULL;
 	}
+
 	void *k = kernel ? tsr__opencl_worker_kernel(kernel) : NULL;
 	if (!k)
 		tsr_ctx_error(ctx,
 			      "no OpenCL program loaded (tsr_opencl_program) defines kernel '%s'",
 			      kernel ? kernel : "(null)");
+
 	return k;
 }
 
@@ -403,6 +450,7 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 {
 	if (!ctx || ctx->arch != TSR_ARCH_OPENCL)
 		return NULL;
+
 	cl_command_queue q;
 	starpu_opencl_get_current_queue(&q);
 	return q;

@@ -66,6 +66,7 @@ static void absorb(int c)
 	for (struct block *x = b; x; x = x->next)
 		taken++;
 	__atomic_sub_fetch(&shared_n[c], taken, __ATOMIC_RELAXED);
+
 	while (b && own_n[c] < keep(c)) {
 		struct block *next = b->next;
 		b->next = own[c];
@@ -73,6 +74,7 @@ static void absorb(int c)
 		own_n[c]++;
 		b = next;
 	}
+
 	free_list(b);
 }
 
@@ -81,12 +83,14 @@ static struct block *take(int c)
 {
 	if (!own[c])
 		absorb(c);
+
 	struct block *b = own[c];
 	if (b) {
 		own[c] = b->next;
 		own_n[c]--;
 		return b;
 	}
+
 	return malloc(class_size[c]);
 }
 
@@ -96,6 +100,7 @@ void *tsr__ctx_alloc(size_t size)
 	struct block *b = c < 0 ? malloc(size + sizeof *b) : take(c);
 	if (!b)
 		return NULL;
+
 	b->cls = c;
 	return b + 1;
 }
@@ -104,11 +109,13 @@ void tsr__ctx_release(void *p)
 {
 	if (!p)
 		return;
+
 	struct block *b = (struct block *)p - 1;
 	if (b->cls < 0 || __atomic_load_n(&shared_n[b->cls], __ATOMIC_RELAXED) >= keep(b->cls)) {
 		free(b);
 		return;
 	}
+
 	__atomic_add_fetch(&shared_n[b->cls], 1, __ATOMIC_RELAXED);
 	struct block *head = __atomic_load_n(&shared[b->cls], __ATOMIC_RELAXED);
 	do

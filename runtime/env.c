@@ -84,14 +84,17 @@ static int choice_index(const char *list, const char *v)
 {
 	size_t len = strlen(v);
 	int k = 0;
+
 	for (const char *p = list; *p; k++) {
 		size_t n = strcspn(p, "|");
 		if (n == len && !strncmp(p, v, n))
 			return k;
+
 		p += n;
 		if (*p == '|')
 			p++;
 	}
+
 	return -1;
 }
 
@@ -100,6 +103,7 @@ int tsr__env_choice(const char *name, const char *what, int *out)
 	const tsr_env_switch_t *s = find(name);
 	const char *v = tsr__env(name);
 	int k = choice_index(s->values, v ? v : s->fallback);
+
 	if (k < 0) {
 		char words[128];
 		snprintf(words, sizeof words, "%s", s->values);
@@ -107,6 +111,7 @@ int tsr__env_choice(const char *name, const char *what, int *out)
 			*p = '/';
 		return tsr__err(TSR_EINVAL, "%s: %s='%s' is not one of %s", what, name, v, words);
 	}
+
 	*out = k;
 	return TSR_OK;
 }
@@ -116,12 +121,14 @@ int tsr__env_int(const char *name, long lo, long hi, int *out)
 	const char *v = tsr__env(name);
 	if (!v)
 		return TSR_OK;
+
 	char *end;
 	long x = strtol(v, &end, 10);
 	if (*end || x < lo || x > hi)
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: %s='%s' is not a number from %ld to %ld (%s)", name, v,
 				lo, hi, find(name)->meaning);
+
 	*out = (int)x;
 	return TSR_OK;
 }

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 static _Thread_local char last_msg[512];
+
 static pthread_mutex_t task_err_lock = PTHREAD_MUTEX_INITIALIZER;
 static char task_err_msg[512];
 static int task_err_pending;
@@ -69,13 +70,16 @@ void tsr__task_error(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
+
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	snprintf(last_msg, sizeof last_msg, "%s", buf);
+
 	struct tsr_ctx *ctx = tsr__current_ctx();
 	if (ctx && !ctx->failmsg)
 		ctx->failmsg = strdup(buf);
+
 	pthread_mutex_lock(&task_err_lock);
 	if (!task_err_pending) {
 		snprintf(task_err_msg, sizeof task_err_msg, "%s", buf);

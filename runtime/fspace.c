@@ -41,9 +41,11 @@ int tsr_fspace_create(tsr_fspace_t *fs)
 	TSR_REQUIRE_INIT("tsr_fspace_create");
 	if (!fs)
 		return tsr__err(TSR_EINVAL, "tsr_fspace_create: null output pointer");
+
 	struct tsr_fspace *f = calloc(1, sizeof *f);
 	if (!f)
 		return tsr__err(TSR_ENOMEM, "tsr_fspace_create: out of memory");
+
 	f->id = tsr__handle_new(TSR_K_FSPACE, f);
 	fs->id = f->id;
 	return TSR_OK;
@@ -56,10 +58,12 @@ int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t by
 	int rc = tsr__fspace_lookup(fs, "tsr_fspace_add", &f);
 	if (rc)
 		return rc;
+
 	if (!name || !*name || strlen(name) >= TSR_NAME_MAX)
 		return tsr__err(TSR_EINVAL,
 				"tsr_fspace_add: field name missing or longer than %d characters",
 				TSR_NAME_MAX - 1);
+
 	size_t size = tsr_type_size(type);
 	if (type == TSR_BYTES)
 		size = bytes;
@@ -67,12 +71,14 @@ int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t by
 		return tsr__err(TSR_EINVAL,
 				"tsr_fspace_add: field '%s': invalid type %d or zero byte size",
 				name, (int)type);
+
 	for (int i = 0; i < f->nfields; i++)
 		if (!strcmp(f->fields[i].name, name))
 			return tsr__err(TSR_EINVAL,
 					"tsr_fspace_add: field '%s' already exists in this field "
 					"space",
 					name);
+
 	if (f->nfields == f->cap) {
 		int ncap = f->cap ? 2 * f->cap : 4;
 		struct tsr_fieldinfo *nf = realloc(f->fields, ncap * sizeof *nf);
@@ -81,6 +87,7 @@ int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t by
 		f->fields = nf;
 		f->cap = ncap;
 	}
+
 	struct tsr_fieldinfo *fi = &f->fields[f->nfields];
 	memset(fi, 0, sizeof *fi);
 	strcpy(fi->name, name);
@@ -106,6 +113,7 @@ int tsr_fspace_destroy(tsr_fspace_t fs)
 	int rc = tsr__fspace_lookup(fs, "tsr_fspace_destroy", &f);
 	if (rc)
 		return rc;
+
 	fspace_free(f);
 	return TSR_OK;
 }
@@ -118,6 +126,7 @@ int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n,
 	int rc = tsr__fspace_lookup(fs, what, &f);
 	if (rc)
 		return rc;
+
 	*n = f->nfields;
 	*fields = f->fields;
 	return TSR_OK;

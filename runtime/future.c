@@ -24,16 +24,19 @@ struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *ini
 	struct tsr_future *f = calloc(1, sizeof *f);
 	if (!f)
 		return NULL;
+
 	f->state = tsr__fstate_new();
 	if (!f->state) {
 		free(f);
 		return NULL;
 	}
+
 	f->type = type;
 	f->size = size;
 	starpu_variable_data_register(&f->h, -1, 0, size);
 	if (init)
 		future_set(f, init);
+
 	f->id = tsr__handle_new(TSR_K_FUTURE, f);
 	return f;
 }
@@ -53,10 +56,12 @@ int tsr__future_bcast(struct tsr_future *f, int from)
 {
 	if (!tsr__dist.on || from == TSR_ALL_RANKS)
 		return TSR_OK;
+
 	int me = tsr__dist.rank;
 	for (int r = 0; r < tsr__dist.size; r++) {
 		if (r == from)
 			continue;
+
 		int64_t tag = tsr__dist_tag();
 		int rc = TSR_OK;
 		if (me == from)
@@ -69,6 +74,7 @@ int tsr__future_bcast(struct tsr_future *f, int from)
 					f->producer[0] ? f->producer : "tsr_future_create", from,
 					r);
 	}
+
 	return TSR_OK;
 }
 
@@ -80,6 +86,7 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 	int rc = tsr__future_lookup(fid, "tsr_future_wait", &f);
 	if (rc)
 		return rc;
+
 	TSR_REQUIRE_RUNNING("tsr_future_wait");
 	if (!value || size != f->size)
 		return tsr__err(TSR_EINVAL,
@@ -87,9 +94,11 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 				"%zu%s",
 				f->producer[0] ? f->producer : "tsr_future_create", f->size,
 				tsr_type_name(f->type), size, value ? "" : " into a null pointer");
+
 	tsr__dist_note("tsr_future_wait", &fid.id, sizeof fid.id);
 	if ((rc = tsr__dist_check("tsr_future_wait")))
 		return rc;
+
 	/* several ranks: every rank returns what the first rank in trouble says, or the value */
 	return tsr__dist_agree(future_wait(f, value, size));
 }
@@ -98,6 +107,7 @@ static int future_wait(struct tsr_future *f, void *value, size_t size)
 {
 	if (starpu_data_acquire_on_node(f->h, STARPU_MAIN_RAM, STARPU_R))
 		return tsr__err(TSR_ESTARPU, "tsr_future_wait: starpu_data_acquire failed");
+
 	/* the tasks that wrote the value are done: their poison, if any, is visible */
 	const char *poison = tsr__fstate_poison(f->state);
 	if (poison) {
@@ -105,9 +115,11 @@ static int future_wait(struct tsr_future *f, void *value, size_t size)
 		return tsr__err(TSR_ETASK, "tsr_future_wait: future of %s has no value: %s",
 				f->producer[0] ? f->producer : "tsr_future_create", poison);
 	}
+
 	const void *v = (const void *)STARPU_VARIABLE_GET_PTR(
 		starpu_data_get_interface_on_node(f->h, STARPU_MAIN_RAM));
 	memcpy(value, v, size);
+
 	/* what finished while the host waited goes now, not at the next launch */
 	tsr__order_reap();
 	starpu_data_release_on_node(f->h, STARPU_MAIN_RAM);
@@ -121,9 +133,11 @@ int tsr_future_create(tsr_type_t type, size_t bytes, const void *value, tsr_futu
 	if (!out || !value || size == 0)
 		return tsr__err(TSR_EINVAL, "tsr_future_create: need a type with a size, a value "
 					    "and an output");
+
 	struct tsr_future *f = tsr__future_new(type, size, value);
 	if (!f)
 		return tsr__err(TSR_ENOMEM, "tsr_future_create: out of memory");
+
 	out->id = f->id;
 	return TSR_OK;
 }
@@ -134,6 +148,7 @@ int tsr_future_destroy(tsr_future_t fid)
 	int rc = tsr__future_lookup(fid, "tsr_future_destroy", &f);
 	if (rc)
 		return rc;
+
 	tsr__future_free(f);
 	return TSR_OK;
 }
@@ -143,9 +158,11 @@ int tsr_future_take(tsr_future_t f, void *value, size_t size)
 	int rc = tsr_future_wait(f, value, size);
 	if (rc == TSR_ESTALE)
 		return rc;
+
 	/* keep the wait's message: destroying is the cleanup, its status is not the answer */
 	char msg[512];
 	snprintf(msg, sizeof msg, "%s", tsr_last_error());
+
 	int drc = tsr_future_destroy(f);
 	if (rc)
 		return tsr__err(rc, "%s", msg);

@@ -8,6 +8,7 @@ struct slot {
 	uint32_t gen;
 	uint8_t kind;
 };
+
 static struct slot *slots;
 static uint32_t nslots, cap;
 static uint32_t *freelist;
@@ -19,6 +20,7 @@ static uint32_t nfree;
 uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 {
 	uint32_t s;
+
 	if (nfree) {
 		s = freelist[--nfree];
 	} else {
@@ -37,12 +39,15 @@ uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 			freelist = nf;
 			cap = ncap;
 		}
+
 		s = nslots++;
 		slots[s].gen = 1;
 	}
+
 	slots[s].obj = obj;
 	slots[s].kind = (uint8_t)kind;
 	uint64_t id = ID(kind, slots[s].gen, s);
+
 	/* several ranks: every creation is part of the call stream the ranks must repeat */
 	static const char *made[TSR_K_NKINDS] = {"",
 						 "creation of a field space",
@@ -59,6 +64,7 @@ void *tsr__handle_get(enum tsr_kind kind, uint64_t id)
 	uint32_t s = (uint32_t)id;
 	if ((id >> 56) != (uint64_t)kind || s >= nslots)
 		return NULL;
+
 	struct slot *sl = &slots[s];
 	if (!sl->obj || sl->kind != kind || ((id >> 32) & 0xffffff) != (sl->gen & 0xffffff))
 		return NULL;
@@ -70,6 +76,7 @@ void tsr__handle_free(uint64_t id)
 	uint32_t s = (uint32_t)id;
 	if (s >= nslots || !slots[s].obj)
 		return;
+
 	slots[s].obj = NULL;
 	slots[s].gen++;
 	freelist[nfree++] = s;
@@ -85,6 +92,7 @@ int tsr__handle_foreach(enum tsr_kind kind, void (*fn)(void *obj))
 			if (fn)
 				fn(slots[s].obj);
 		}
+
 	return n;
 }
 
@@ -104,12 +112,14 @@ int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out)
 {
 	*out = NULL;
 	TSR_REQUIRE_INIT(what);
+
 	*out = tsr__handle_get(kind, id);
 	if (!*out)
 		return tsr__err(TSR_ESTALE,
 				"%s: %s id %#llx was destroyed, never created, or made before the "
 				"last tsr_init",
 				what, tsr__kind_name(kind), (unsigned long long)id);
+
 	return TSR_OK;
 }
 

@@ -57,6 +57,7 @@ int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out);
 		*out = obj;                                                        \
 		return rc;                                                         \
 	}
+
 struct tsr_fspace;
 struct tsr_region;
 struct tsr_partition;
@@ -98,8 +99,10 @@ int tsr__refuse_thread(const char *what);
 					"would never end",                                        \
 					what);                                                    \
 	} while (0)
+
 /* Internal waits (plan growth, operator change) resume the workers for the time of the wait. */
 void tsr__wait_handle(starpu_data_handle_t h);
+
 #define TSR_REQUIRE_INIT(what)                                                               \
 	do {                                                                                 \
 		if (!tsr__rt.initialized)                                                    \
@@ -118,9 +121,11 @@ struct tsr_dist {
 };
 extern struct tsr_dist tsr__dist;
 int tsr__dist_wanted(void); /* before StarPU starts: 1 (MPI), 0, or an error */
+
 /* nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
 int tsr__nice_read(void);
 void tsr__nice_pollers(void);
+
 int tsr__dist_start(struct starpu_conf *conf); /* MPI and StarPU-MPI (which starts StarPU) */
 void tsr__dist_shutdown(void);                 /* StarPU-MPI, then StarPU */
 void tsr__dist_stop_mpi(void);                 /* after it: MPI, if Tessera started it */
@@ -155,16 +160,19 @@ int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e); /* -1 if the extent 
 const char *tsr__box_problem(tsr_box_t b);                  /* NULL if valid, else why not */
 /* TSR_EINVAL (dimension) or TSR_EBOUNDS */
 int tsr__box_problem_code(tsr_box_t b);
+
 /* a * b in *out; nonzero if the product does not fit in size_t (every size given to
  * malloc/StarPU) */
 static inline int tsr__size_mul(size_t a, size_t b, size_t *out)
 {
 	return __builtin_mul_overflow(a, b, out);
 }
+
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
 void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
 		     int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
+
 /* The one "box inside box" and "same box" (coherence's hot paths, poison's heals,
  * tsr_box_contains): both of one valid dimension, which the callers know. */
 static inline int tsr__box_inside(const tsr_box_t *in, const tsr_box_t *out)
@@ -174,6 +182,7 @@ static inline int tsr__box_inside(const tsr_box_t *in, const tsr_box_t *out)
 			return 0;
 	return 1;
 }
+
 static inline int tsr__box_equal(const tsr_box_t *a, const tsr_box_t *b)
 {
 	for (int d = 0; d < a->dim; d++)
@@ -181,8 +190,10 @@ static inline int tsr__box_equal(const tsr_box_t *a, const tsr_box_t *b)
 			return 0;
 	return 1;
 }
+
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
+
 /* text.c: a point's label ("" for single launches), escaping, files written whole */
 void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
 void tsr__put_escaped(FILE *f, const char *s); /* for JSON strings and dot labels */
@@ -194,6 +205,7 @@ struct tsr_fieldinfo {
 	tsr_type_t type;
 	size_t size;
 };
+
 struct tsr_fspace {
 	uint64_t id;
 	int nfields, cap;
@@ -290,10 +302,12 @@ struct tsr_dep {
 	starpu_data_handle_t h;
 	enum starpu_data_access_mode mode;
 };
+
 struct tsr_deps { /* handles a task lists besides its data, for ordering */
 	struct tsr_dep *v;
 	int n, cap;
 };
+
 /* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
 /* at tsr_init, before StarPU starts (TSR_DEPS) */
 int tsr__order_init(void);
@@ -314,6 +328,7 @@ extern struct starpu_codelet tsr__noop_cl;  /* no-op tasks over any handles (ord
 void tsr__noop(void *buffers[], void *arg); /* its body */
 /* Wait for every task (the workers resumed for the time of the wait), then forget them here. */
 void tsr__wait_all(void);
+
 /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 int tsr__coh_init(void);
 void tsr__coh_start(void);
@@ -398,6 +413,7 @@ struct tsr_reqrec {
 	/* REDUCE through an aliased partition: fresh buffers start at this identity */
 	int reduce_tmp_op;
 };
+
 struct tsr_ctx {
 	struct tsr_task *task;
 	void **buffers; /* StarPU interfaces */
@@ -427,6 +443,7 @@ struct tsr_ctx {
 	void *args;
 	struct tsr_reqrec reqs[]; /* nreqs, then args bytes */
 };
+
 enum tsr_arch { TSR_ARCH_CPU, TSR_ARCH_CUDA, TSR_ARCH_OPENCL };
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg);
 void tsr__cuda_wrapper(void *buffers[], void *cl_arg);
@@ -443,6 +460,7 @@ int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */
 void tsr__opencl_zero(void *variable_iface, size_t size);
+
 /* A variable's buffer on a device: StarPU 1.4 keeps it in dev_handle (at offset), 1.3 in ptr
  * alone. */
 static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interface *v,
@@ -451,6 +469,7 @@ static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interf
 	*offset = v->dev_handle ? v->offset : 0;
 	return v->dev_handle ? v->dev_handle : v->ptr;
 }
+
 void tsr__task_free(void *obj);
 /* A point task holds a reference on every future state it reads or writes from submission until its
  * wrapper ends; launch.c takes them just before starpu_task_submit and drops them if it fails. */
@@ -528,6 +547,7 @@ struct tsr_pending_fold {
 	int op;
 	int rank;
 };
+
 /* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
  * reductions are unordered), or the point's own partial value, which starts at the identity and
  * is folded into the future in launch order (partial = 1). */
@@ -537,6 +557,7 @@ struct tsr_ret_slot {
 	int partial;
 	struct tsr_fstate *state;
 };
+
 /* The partial values lent to one launch; pool is NULL when all size slots were taken, and the
  * handles are then unregistered after the fold. */
 struct partial_pool;
@@ -563,6 +584,7 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
+
 int tsr__unmap_all(char *names, size_t len);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
@@ -573,11 +595,13 @@ int tsr__obs_check_paths(const tsr_config_t *c);
 /* TSR_EINVAL naming a file that could not be written */
 int tsr__obs_fini(const tsr_config_t *c);
 void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
+
 int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
 double tsr__dag_priority(int id);
+
 /* What the timeline (trace.c), the statistics (stats.c) and the task graph (dag.c) share. */
 #define TSR_GROW(arr, n, cap, init)                                      \
 	do {                                                             \
@@ -590,10 +614,12 @@ double tsr__dag_priority(int id);
 			(cap) = nc_;                                     \
 		}                                                        \
 	} while (0)
+
 static inline double tsr__ts_us(const struct timespec *t)
 {
 	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
 }
+
 /* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
 #define TSR_MAX_BUS 64
 struct bus_row {
@@ -606,9 +632,11 @@ const char *tsr__bus_node_kind(int node); /* "host" or "gpu" */
 void tsr__stats_add(const struct tsr_task *t, int kind, double us);
 void tsr__stats_print(const struct bus_row *bus, int nbus);
 void tsr__stats_free(void);
+
 void tsr__dag_done(int id);
 int tsr__dag_write(const char *file);
 void tsr__dag_free(void);
+
 int tsr__map_needed(const struct tsr_partition *part);
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
 		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
@@ -618,6 +646,7 @@ int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root 
 void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
 const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenCL" */
 void tsr__mapper_reset(void);
+
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
 
 #endif

@@ -27,6 +27,7 @@ tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t l
 int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e)
 {
 	int64_t span;
+
 	*e = 1;
 	if (d >= b->dim)
 		return 0;
@@ -34,6 +35,7 @@ int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e)
 		*e = 0;
 		return 0;
 	}
+
 	if (__builtin_sub_overflow(b->hi[d], b->lo[d], &span) || span == INT64_MAX)
 		return -1;
 	*e = span + 1;
@@ -46,6 +48,7 @@ int64_t tsr_box_volume(tsr_box_t b)
 {
 	if (b.dim < 1 || b.dim > 3)
 		return 0;
+
 	int64_t v = 1;
 	for (int d = 0; d < b.dim; d++) {
 		int64_t e;
@@ -56,6 +59,7 @@ int64_t tsr_box_volume(tsr_box_t b)
 		if (__builtin_mul_overflow(v, e, &v))
 			return -1;
 	}
+
 	return v;
 }
 
@@ -63,9 +67,11 @@ int tsr_box_contains(tsr_box_t outer, tsr_box_t inner)
 {
 	if (outer.dim != inner.dim || outer.dim < 1 || outer.dim > 3)
 		return 0;
+
 	for (int d = 0; d < inner.dim; d++)
 		if (inner.hi[d] < inner.lo[d])
 			return 0; /* empty */
+
 	return tsr__box_inside(&inner, &outer);
 }
 
@@ -74,12 +80,14 @@ int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
 	tsr_box_t r = a;
 	if (a.dim != b.dim || a.dim < 1 || a.dim > 3)
 		return 0;
+
 	for (int d = 0; d < a.dim; d++) {
 		r.lo[d] = a.lo[d] > b.lo[d] ? a.lo[d] : b.lo[d];
 		r.hi[d] = a.hi[d] < b.hi[d] ? a.hi[d] : b.hi[d];
 		if (r.hi[d] < r.lo[d])
 			return 0;
 	}
+
 	if (out)
 		*out = r;
 	return 1;
@@ -93,6 +101,7 @@ void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile
 	int64_t len = hi - lo + 1;
 	int64_t q = len / n;
 	int64_t rem = len % n;
+
 	*tile_lo = lo + i * q + (i < rem ? i : rem);
 	*tile_hi = *tile_lo + (q - 1 + (i < rem ? 1 : 0)); /* lo + q may not exist at the top of
 							      int64_t */
@@ -101,6 +110,7 @@ void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile
 int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr_box_t *tile)
 {
 	char bs[96], cs[96], ps[64];
+
 	if (!color || !tile)
 		return tsr__err(TSR_EINVAL, "tsr_box_tile: null color or output");
 	if (!tsr__box_valid(bounds) || !tsr__box_valid(colors) || colors.dim != bounds.dim)
@@ -109,6 +119,7 @@ int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr
 				"one dimension",
 				tsr__box_str(bounds, bs, sizeof bs),
 				tsr__box_str(colors, cs, sizeof cs));
+
 	tsr_box_t b = {bounds.dim, {0, 0, 0}, {0, 0, 0}};
 	for (int d = 0; d < bounds.dim; d++) {
 		int64_t n = colors.hi[d] - colors.lo[d] + 1;
@@ -123,9 +134,11 @@ int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr
 					"have only %lld points",
 					(long long)n, d, tsr__box_str(bounds, bs, sizeof bs),
 					(long long)(bounds.hi[d] - bounds.lo[d] + 1));
+
 		tsr__tile_range(bounds.lo[d], bounds.hi[d], n, color[d] - colors.lo[d], &b.lo[d],
 				&b.hi[d]);
 	}
+
 	*tile = b;
 	return TSR_OK;
 }
@@ -135,6 +148,7 @@ int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
 {
 	point[0] = point[1] = point[2] = 0;
+
 	for (int d = 0; d < b.dim; d++) {
 		int64_t e;
 		tsr__box_extent(&b, d, &e);
@@ -148,6 +162,7 @@ const char *tsr__box_problem(tsr_box_t b)
 {
 	if (b.dim < 1 || b.dim > 3)
 		return "is not 1-3 dimensional";
+
 	int64_t v = tsr_box_volume(b);
 	if (v == 0)
 		return "is empty";
@@ -186,6 +201,7 @@ char *tsr__box_str(tsr_box_t b, char *buf, size_t n)
 			 (long long)b.lo[2], (long long)b.hi[2]);
 	else
 		snprintf(buf, n, "<box of dimension %d>", b.dim);
+
 	return buf;
 }
 
@@ -198,5 +214,6 @@ char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n)
 	else
 		snprintf(buf, n, "(%lld,%lld,%lld)", (long long)c[0], (long long)c[1],
 			 (long long)c[2]);
+
 	return buf;
 }

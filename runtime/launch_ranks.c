@@ -14,6 +14,7 @@ static int owner_rank(int n, const struct resolved_req *q)
 		for (int i = 0; i < n; i++)
 			if (q[i].kind == TSR_REQ_REGION && (pass == 1 || q[i].priv != TSR_READ))
 				return tsr__region_rank(q[i].region);
+
 	return 0;
 }
 
@@ -24,9 +25,11 @@ static int64_t bytes_to_move(int n, const struct resolved_req *q, int r)
 	for (int i = 0; i < n; i++) {
 		if (!tsr__uses_tree(&q[i]) || q[i].priv == TSR_WRITE)
 			continue;
+
 		for (int k = 0; k < q[i].nfields; k++)
 			bytes += tsr__coh_missing(&q[i].region->nodes[q[i].fields[k]], r);
 	}
+
 	return bytes;
 }
 
@@ -37,9 +40,11 @@ int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req 
 {
 	if (t->on_every_rank)
 		return TSR_ALL_RANKS;
+
 	int best = owner_rank(n, q);
 	if (tsr_nranks() == 1)
 		return best;
+
 	int64_t least = bytes_to_move(n, q, best);
 	for (int r = 0; r < tsr_nranks() && least > 0; r++) {
 		int64_t b = bytes_to_move(n, q, r);
@@ -48,6 +53,7 @@ int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req 
 			best = r;
 		}
 	}
+
 	return best;
 }
 
@@ -57,7 +63,9 @@ void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, con
 {
 	if (!tsr__dist.on)
 		return;
+
 	tsr__dist_note(call, t->name, strlen(t->name));
+
 	/* values, not the structures' bytes: their padding differs from rank to rank */
 	int64_t b[7] = {domain.dim};
 	for (int d = 0; d < domain.dim && d < 3; d++) {
@@ -65,6 +73,7 @@ void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, con
 		b[4 + d] = domain.hi[d];
 	}
 	tsr__dist_note(call, b, sizeof b);
+
 	for (int i = 0; i < nreqs; i++) {
 		int64_t w[3 + TSR_MAX_REQ_FIELDS] = {reqs[i].kind, (int64_t)reqs[i].handle,
 						     reqs[i].priv};
@@ -72,6 +81,7 @@ void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, con
 			w[3 + k] = reqs[i].fields[k];
 		tsr__dist_note(call, w, sizeof w);
 	}
+
 	char what[96];
 	snprintf(what, sizeof what, "%s of task '%.48s'", call, t->name);
 	tsr__dist_note(what, NULL, 0);
@@ -83,9 +93,11 @@ int tsr__decide_ranks(struct index_launch *L)
 {
 	if (!tsr__dist.on)
 		return TSR_OK; /* one process: every point runs here (rank 0) */
+
 	L->ranks = malloc((size_t)L->npoints * sizeof *L->ranks);
 	if (!L->ranks)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
+
 	int mr = tsr__map_req(L->n, L->q);
 	for (int64_t pi = 0; pi < L->npoints; pi++) {
 		if (mr >= 0)
@@ -93,5 +105,6 @@ int tsr__decide_ranks(struct index_launch *L)
 		else
 			L->ranks[pi] = (int)(pi * tsr_nranks() / L->npoints);
 	}
+
 	return TSR_OK;
 }

@@ -39,6 +39,7 @@
 
 /* off by default: see above */
 enum { NICE_DEFAULT = 0 };
+
 static int poller_nice;
 
 int tsr__nice_read(void)
@@ -49,9 +50,11 @@ int tsr__nice_read(void)
 		name = "TSR_MPI_NICE";
 		v = tsr__env(name);
 	}
+
 	poller_nice = NICE_DEFAULT;
 	if (!v || !*v)
 		return TSR_OK;
+
 	char *end = NULL;
 	long n = strtol(v, &end, 10);
 	if (*end || n < 0 || n > 19)
@@ -60,6 +63,7 @@ int tsr__nice_read(void)
 				"StarPU's "
 				"polling threads alone) to 19",
 				name, v);
+
 	poller_nice = (int)n;
 	return TSR_OK;
 }
@@ -78,6 +82,7 @@ static void lower_priority(id_t tid, int by)
 	int now = getpriority(PRIO_PROCESS, tid);
 	if (errno)
 		return;
+
 	int want = now + by > 19 ? 19 : now + by;
 	setpriority(PRIO_PROCESS, tid, want);
 }
@@ -87,10 +92,12 @@ static void thread_name(const char *tid, char *comm, size_t n)
 {
 	char path[300];
 	snprintf(path, sizeof path, "/proc/self/task/%s/comm", tid);
+
 	comm[0] = 0;
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return;
+
 	if (!fgets(comm, (int)n, f))
 		comm[0] = 0;
 	fclose(f);
@@ -105,9 +112,11 @@ void tsr__nice_pollers(void)
 #ifdef __linux__
 	if (!poller_nice)
 		return;
+
 	DIR *dir = opendir("/proc/self/task");
 	if (!dir)
 		return;
+
 	struct dirent *e;
 	while ((e = readdir(dir))) {
 		char comm[32];
@@ -115,6 +124,7 @@ void tsr__nice_pollers(void)
 		if (is_poller(comm))
 			lower_priority((id_t)atoi(e->d_name), poller_nice);
 	}
+
 	closedir(dir);
 #endif
 }

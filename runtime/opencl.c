@@ -19,6 +19,7 @@ struct clprog {
 	char name[TSR_NAME_MAX];
 	cl_program per_dev[STARPU_MAXOPENCLDEVS]; /* by StarPU's OpenCL device id */
 };
+
 static struct clprog progs[TSR_MAX_CL_PROGRAMS];
 static int nprogs; /* written by the host thread with release order */
 
@@ -26,10 +27,12 @@ struct clkernel {
 	char name[TSR_NAME_MAX];
 	cl_kernel k;
 };
+
 struct worker_kernels {
 	struct clkernel *v;
 	int n, cap;
 };
+
 static struct worker_kernels wkernels[STARPU_NMAXWORKERS];
 
 /* The OpenCL device ids of the workers StarPU started, and how many. */
@@ -39,6 +42,7 @@ static int opencl_devids(int *devids, int max)
 	for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++)
 		if (starpu_worker_get_type((int)w) == STARPU_OPENCL_WORKER)
 			devids[n++] = starpu_worker_get_devid((int)w);
+
 	return n;
 }
 
@@ -49,17 +53,21 @@ static cl_program build_for(int devid, const char *source, const char *options, 
 	cl_context context;
 	cl_device_id device;
 	cl_int err;
+
 	starpu_opencl_get_context(devid, &context);
 	starpu_opencl_get_device(devid, &device);
+
 	cl_program p = clCreateProgramWithSource(context, 1, &source, NULL, &err);
 	if (err != CL_SUCCESS) {
 		snprintf(log, loglen, "clCreateProgramWithSource: %s",
 			 starpu_opencl_error_string(err));
 		return NULL;
 	}
+
 	err = clBuildProgram(p, 1, &device, options ? options : "", NULL, NULL);
 	if (err == CL_SUCCESS)
 		return p;
+
 	size_t used = (size_t)snprintf(log, loglen, "%s: ", starpu_opencl_error_string(err));
 	if (used < loglen)
 		clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, loglen - used, log + used,
@@ -84,12 +92,15 @@ static int load_program(const char *what, const char *name, const char *source, 
 	int ndev = opencl_devids(devids, STARPU_MAXOPENCLDEVS);
 	if (ndev == 0)
 		return TSR_OK; /* nothing to build for: OpenCL variants simply never run */
+
 	if (nprogs == TSR_MAX_CL_PROGRAMS)
 		return tsr__err(TSR_EINVAL, "%s: OpenCL program '%s': at most %d programs per run",
 				what, name, TSR_MAX_CL_PROGRAMS);
+
 	struct clprog *pr = &progs[nprogs];
 	memset(pr, 0, sizeof *pr);
 	snprintf(pr->name, sizeof pr->name, "%s", name);
+
 	for (int i = 0; i < ndev; i++) {
 		char log[2048];
 		pr->per_dev[devids[i]] = build_for(devids[i], source, options, log, sizeof log);
@@ -101,6 +112,7 @@ static int load_program(const char *what, const char *name, const char *source, 
 					what, name, devids[i], log);
 		}
 	}
+
 	/* a worker looking for a kernel sees the whole entry or none of it */
 	__atomic_store_n(&nprogs, nprogs + 1, __ATOMIC_RELEASE);
 	return TSR_OK;
@@ -121,6 +133,7 @@ void tsr__opencl_stop(void)
 		free(wk->v);
 		memset(wk, 0, sizeof *wk);
 	}
+
 	for (int i = 0; i < nprogs; i++)
 		release_program(&progs[i]);
 	nprogs = 0;
@@ -132,10 +145,12 @@ void *tsr__opencl_worker_kernel(const char *name)
 	int w = starpu_worker_get_id();
 	if (w < 0 || strlen(name) >= TSR_NAME_MAX)
 		return NULL;
+
 	struct worker_kernels *wk = &wkernels[w];
 	for (int i = 0; i < wk->n; i++)
 		if (!strcmp(wk->v[i].name, name))
 			return wk->v[i].k;
+
 	int devid = starpu_worker_get_devid(w);
 	int n = __atomic_load_n(&nprogs, __ATOMIC_ACQUIRE);
 	for (int p = 0; p < n; p++) {
@@ -146,12 +161,14 @@ void *tsr__opencl_worker_kernel(const char *name)
 		cl_kernel k = clCreateKernel(prog, name, &err);
 		if (err != CL_SUCCESS)
 			continue;
+
 		TSR_GROW(wk->v, wk->n, wk->cap, 8);
 		snprintf(wk->v[wk->n].name, TSR_NAME_MAX, "%s", name);
 		wk->v[wk->n].k = k;
 		wk->n++;
 		return k;
 	}
+
 	return NULL;
 }
 
@@ -159,6 +176,7 @@ void tsr__opencl_finish(void)
 {
 	cl_command_queue q;
 	starpu_opencl_get_current_queue(&q);
+
 	cl_int err = clFinish(q);
 	if (err != CL_SUCCESS)
 		tsr__task_error("OpenCL worker %d: clFinish failed: %s", starpu_worker_get_id(),
@@ -178,6 +196,7 @@ struct clview {
 static struct clview view_of(void *iface)
 {
 	struct clview v;
+
 	if (((struct starpu_block_interface *)iface)->id == STARPU_BLOCK_INTERFACE_ID) {
 		struct starpu_block_interface *b = iface;
 		v.mem = (cl_mem)b->dev_handle;
@@ -194,12 +213,14 @@ static struct clview view_of(void *iface)
 		v.nx = v.ny = v.nz = 1;
 		v.ldy = v.ldz = 1;
 	}
+
 	return v;
 }
 
 static struct clview view_of_accessor(const tsr_accessor_t *a)
 {
 	struct clview v;
+
 	v.mem = (cl_mem)a->ptr;
 	v.off = a->offset;
 	v.nx = (cl_uint)(a->hi[0] - a->lo[0] + 1);
@@ -207,6 +228,7 @@ static struct clview view_of_accessor(const tsr_accessor_t *a)
 	v.nz = (cl_uint)(a->hi[2] - a->lo[2] + 1);
 	v.ldy = a->stride[1];
 	v.ldz = a->stride[2];
+
 	return v;
 }
 
@@ -215,6 +237,7 @@ struct clarg {
 	size_t size;
 	const void *value;
 };
+
 #define ARG(x)                  \
 	{                       \
 		sizeof(x), &(x) \
@@ -231,9 +254,11 @@ static int enqueue(const char *name, const struct clarg *args, int nargs, size_t
 				starpu_worker_get_id(), name);
 		return -1;
 	}
+
 	cl_int err = CL_SUCCESS;
 	for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
 		err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
+
 	cl_command_queue q;
 	starpu_opencl_get_current_queue(&q);
 	if (err == CL_SUCCESS)
@@ -243,6 +268,7 @@ static int enqueue(const char *name, const struct clarg *args, int nargs, size_t
 				starpu_opencl_error_string(err));
 		return -1;
 	}
+
 	return 0;
 }
 
@@ -257,7 +283,9 @@ int tsr__opencl_fill(const tsr_accessor_t *a, const void *value)
 	cl_uint es = (cl_uint)a->elem_size;
 	cl_context context;
 	cl_int err;
+
 	starpu_opencl_get_current_context(&context);
+
 	/* released at once: OpenCL keeps it until the kernel that reads it is done */
 	cl_mem val = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, es,
 				    (void *)value, &err);
@@ -266,6 +294,7 @@ int tsr__opencl_fill(const tsr_accessor_t *a, const void *value)
 				starpu_worker_get_id(), es, starpu_opencl_error_string(err));
 		return -1;
 	}
+
 	struct clarg args[] = {ARG(v.mem), ARG(v.off), ARG(v.nx), ARG(v.ny), ARG(v.nz),
 			       ARG(v.ldy), ARG(v.ldz), ARG(es),   ARG(val)};
 	int rc = enqueue("tsr_fill", args, 9, elements(&v));
@@ -288,15 +317,18 @@ void tsr__opencl_redop(int type, int op, int init, void *dst, void *src)
 	char name[32];
 	struct clview d = view_of(dst);
 	cl_int cop = op;
+
 	/* kernels.cl names each body after the element type as tsr_type_name spells it */
 	snprintf(name, sizeof name, "tsr_%s_%s", init ? "init" : "redux",
 		 tsr_type_name((tsr_type_t)type));
+
 	if (init) {
 		struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.nx),  ARG(d.ny),
 				       ARG(d.nz),  ARG(d.ldy), ARG(d.ldz), ARG(cop)};
 		enqueue(name, args, 8, elements(&d));
 		return;
 	}
+
 	struct clview s = view_of(src);
 	struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.ldy), ARG(d.ldz),
 			       ARG(s.mem), ARG(s.off), ARG(s.ldy), ARG(s.ldz),
@@ -335,6 +367,7 @@ int tsr_opencl_program(const char *name, const char *source, const char *options
 	if (!source)
 		return tsr__err(TSR_EINVAL, "tsr_opencl_program: OpenCL program '%s': null source",
 				name);
+
 #ifdef STARPU_USE_OPENCL
 	return load_program("tsr_opencl_program", name, source, options);
 #else

@@ -16,12 +16,15 @@ static int pieces_reserve(struct tsr_pieces *ps, int extra)
 {
 	if (ps->n + extra <= ps->cap)
 		return TSR_OK;
+
 	int ncap = ps->cap ? ps->cap : 8;
 	while (ncap < ps->n + extra)
 		ncap *= 2;
+
 	struct tsr_piece *nv = realloc(ps->v, (size_t)ncap * sizeof *nv);
 	if (!nv)
 		return TSR_ENOMEM;
+
 	ps->v = nv;
 	ps->cap = ncap;
 	return TSR_OK;
@@ -32,6 +35,7 @@ static int piece_push_copy(struct tsr_pieces *ps, const struct tsr_piece *p, tsr
 {
 	if (pieces_reserve(ps, 1))
 		return TSR_ENOMEM;
+
 	ps->v[ps->n] = *p;
 	ps->v[ps->n].box = box;
 	ps->n++;
@@ -62,6 +66,7 @@ void tsr__overlaps_free(struct tsr_node *n)
 static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_box_t *s)
 {
 	tsr_box_t rest = p.box;
+
 	for (int d = 0; d < rest.dim; d++) {
 		if (rest.lo[d] < s->lo[d]) {
 			tsr_box_t below = rest;
@@ -70,6 +75,7 @@ static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_b
 				return TSR_ENOMEM;
 			rest.lo[d] = s->lo[d];
 		}
+
 		if (rest.hi[d] > s->hi[d]) {
 			tsr_box_t above = rest;
 			above.lo[d] = s->hi[d] + 1;
@@ -78,6 +84,7 @@ static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_b
 			rest.hi[d] = s->hi[d];
 		}
 	}
+
 	return TSR_OK;
 }
 
@@ -89,9 +96,11 @@ int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct t
 	int across = 0;
 	for (int i = 0; i < ps->n; i++)
 		across += tsr__box_overlap(ps->v[i].box, *s);
+
 	/* room first: the walk below must not stop halfway, with parts of the field in no piece */
 	if (pieces_reserve(ps, across * 2 * s->dim + 1))
 		return -1;
+
 	ps->geom = ++tsr__geom_seq;
 	for (int i = ps->n - 1; i >= 0; i--) {
 		struct tsr_piece p = ps->v[i];
@@ -101,6 +110,7 @@ int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct t
 		if (!tsr__box_inside(&p.box, s))
 			piece_subtract(ps, p, s); /* cannot fail: room reserved */
 	}
+
 	int idx = ps->n;
 	piece_push_copy(ps, val, *s); /* cannot fail: room reserved */
 	return idx;
@@ -113,10 +123,12 @@ int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps)
 {
 	if (n->ovl_geom == ps->geom)
 		return TSR_OK;
+
 	n->novl = 0;
 	for (int i = 0; i < ps->n; i++) {
 		if (!tsr__box_overlap(ps->v[i].box, *tsr__node_box(n)))
 			continue;
+
 		if (n->novl == n->capovl) {
 			int ncap = n->capovl ? 2 * n->capovl : 4;
 			int *nv = realloc(n->ovl, (size_t)ncap * sizeof *nv);
@@ -125,10 +137,12 @@ int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps)
 			n->ovl = nv;
 			n->capovl = ncap;
 		}
+
 		n->ovl[n->novl++] = i;
 		if (tsr__box_equal(&ps->v[i].box, tsr__node_box(n)))
 			n->piece_hint = i;
 	}
+
 	n->ovl_geom = ps->geom;
 	return TSR_OK;
 }

@@ -46,8 +46,10 @@ void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg)
 {
 	char *copy = strdup(msg);
 	char *none = NULL;
+
 	if (!copy)
 		copy = strdup("a task failed (out of memory for its message)");
+
 	if (!__atomic_compare_exchange_n(&s->poison, &none, copy, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		free(copy);
@@ -64,6 +66,7 @@ struct poisoned {
 	uint64_t seq; /* submission order of the failed task */
 	struct poisoned *next;
 };
+
 static struct poisoned *poisoned;
 static pthread_mutex_t poison_lock = PTHREAD_MUTEX_INITIALIZER;
 int tsr__npoison;
@@ -71,6 +74,7 @@ int tsr__npoison;
 char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box)
 {
 	char *msg = NULL;
+
 	pthread_mutex_lock(&poison_lock);
 	for (struct poisoned *p = poisoned; p && !msg; p = p->next)
 		if (p->root == root && p->field == field && tsr__box_overlap(p->box, box))
@@ -87,6 +91,7 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 			pthread_mutex_unlock(&poison_lock);
 			return; /* the first failure that wrote this box is the one to report */
 		}
+
 	struct poisoned *p = malloc(sizeof *p);
 	char *copy = strdup(msg);
 	if (p && copy) {
@@ -102,6 +107,7 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 		free(p);
 		free(copy);
 	}
+
 	pthread_mutex_unlock(&poison_lock);
 }
 
@@ -118,6 +124,7 @@ static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, in
 			pp = &p->next;
 			continue;
 		}
+
 		*pp = p->next;
 		free(p->msg);
 		free(p);
@@ -167,6 +174,7 @@ void tsr__ctx_hold_states(struct tsr_ctx *ctx)
 	for (int r = 0; r < ctx->nreqs; r++)
 		if (ctx->reqs[r].fstate)
 			tsr__fstate_ref(ctx->reqs[r].fstate);
+
 	if (ctx->ret_state)
 		tsr__fstate_ref(ctx->ret_state);
 }
@@ -176,6 +184,7 @@ void tsr__ctx_drop_states(struct tsr_ctx *ctx)
 	for (int r = 0; r < ctx->nreqs; r++)
 		if (ctx->reqs[r].fstate)
 			tsr__fstate_unref(ctx->reqs[r].fstate);
+
 	if (ctx->ret_state)
 		tsr__fstate_unref(ctx->ret_state);
 }
@@ -188,6 +197,7 @@ static int reads(tsr_privilege_t p)
 static tsr_box_t req_box(const struct tsr_reqrec *q)
 {
 	tsr_box_t b;
+
 	b.dim = q->dim;
 	memcpy(b.lo, q->lo, sizeof b.lo);
 	memcpy(b.hi, q->hi, sizeof b.hi);
@@ -206,12 +216,15 @@ char *tsr__poison_inherited(const struct tsr_ctx *ctx)
 				return strdup(msg);
 		}
 	}
+
 	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
 		return NULL;
+
 	for (int r = 0; r < ctx->nreqs; r++) {
 		const struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->kind == TSR_REQ_FUTURE || !reads(q->priv))
 			continue;
+
 		for (int k = 0; k < q->nfields; k++) {
 			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k],
 							   req_box(q));
@@ -219,6 +232,7 @@ char *tsr__poison_inherited(const struct tsr_ctx *ctx)
 				return msg;
 		}
 	}
+
 	return NULL;
 }
 
@@ -229,10 +243,12 @@ void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg)
 		const struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->kind == TSR_REQ_FUTURE || q->priv == TSR_READ)
 			continue;
+
 		for (int k = 0; k < q->nfields; k++)
 			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg,
 					      ctx->seq);
 	}
+
 	if (ctx->ret_state)
 		tsr__fstate_set_poison(ctx->ret_state, msg);
 }
@@ -242,10 +258,12 @@ void tsr__heal_outputs(const struct tsr_ctx *ctx)
 {
 	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
 		return;
+
 	for (int r = 0; r < ctx->nreqs; r++) {
 		const struct tsr_reqrec *q = &ctx->reqs[r];
 		if (q->kind == TSR_REQ_FUTURE || q->priv != TSR_WRITE)
 			continue;
+
 		for (int k = 0; k < q->nfields; k++)
 			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q),
 						ctx->seq);

@@ -30,6 +30,7 @@ static void wake_all(unsigned sched_ctx_id)
 	struct starpu_worker_collection *workers =
 		starpu_sched_ctx_get_worker_collection(sched_ctx_id);
 	struct starpu_sched_ctx_iterator it;
+
 	workers->init_iterator(workers, &it);
 	while (workers->has_next(workers, &it))
 		starpu_wake_worker_relax_light(workers->get_next(workers, &it));
@@ -46,6 +47,7 @@ static void loc_init(unsigned ctx)
 {
 	struct loc_data *d = calloc(1, sizeof *d);
 	STARPU_ASSERT(d);
+
 	for (int w = 0; w < STARPU_NMAXWORKERS; w++)
 		starpu_task_list_init(&d->q[w]);
 	STARPU_PTHREAD_MUTEX_INIT(&d->mutex, NULL);
@@ -63,6 +65,7 @@ static int loc_push(struct starpu_task *task)
 {
 	unsigned sctx = task->sched_ctx;
 	struct loc_data *d = starpu_sched_ctx_get_policy_data(sctx);
+
 	int elig[STARPU_NMAXWORKERS], ne = 0;
 	struct starpu_worker_collection *workers = starpu_sched_ctx_get_worker_collection(sctx);
 	struct starpu_sched_ctx_iterator it;
@@ -73,8 +76,10 @@ static int loc_push(struct starpu_task *task)
 			elig[ne++] = w;
 	}
 	STARPU_ASSERT(ne > 0);
+
 	struct tsr_ctx *c = ctx_of(task);
 	int target;
+
 	STARPU_PTHREAD_MUTEX_LOCK(&d->mutex);
 	if (c && c->aff_ncolors > 0) {
 		target = elig[(int)(((int64_t)c->aff_color * ne) / c->aff_ncolors)];
@@ -84,6 +89,7 @@ static int loc_push(struct starpu_task *task)
 		for (int i = 0; i < ne; i++)
 			if (elig[i] == me)
 				target = me;
+
 		if (target < 0) {
 			target = elig[0];
 			for (int i = 1; i < ne; i++)
@@ -91,6 +97,7 @@ static int loc_push(struct starpu_task *task)
 					target = elig[i];
 		}
 	}
+
 	starpu_task_list_push_back(&d->q[target], task);
 	d->n[target]++;
 	starpu_push_task_end(task);
@@ -104,6 +111,7 @@ static struct starpu_task *loc_pop(unsigned sctx)
 	struct loc_data *d = starpu_sched_ctx_get_policy_data(sctx);
 	int me = starpu_worker_get_id_check();
 	struct starpu_task *t = NULL;
+
 	STARPU_PTHREAD_MUTEX_LOCK(&d->mutex);
 	if (!starpu_task_list_empty(&d->q[me])) {
 		t = starpu_task_list_pop_front(&d->q[me]);
@@ -114,6 +122,7 @@ static struct starpu_task *loc_pop(unsigned sctx)
 		for (int w = 0; w < STARPU_NMAXWORKERS; w++)
 			if (d->n[w] > 0 && (victim < 0 || d->n[w] > d->n[victim]))
 				victim = w;
+
 		if (victim >= 0)
 			for (struct starpu_task *x = starpu_task_list_back(&d->q[victim]); x;
 			     x = x->prev)
@@ -124,6 +133,7 @@ static struct starpu_task *loc_pop(unsigned sctx)
 					break;
 				}
 	}
+
 	STARPU_PTHREAD_MUTEX_UNLOCK(&d->mutex);
 	return t;
 }
@@ -145,6 +155,7 @@ struct cp_item {
 	double key;
 	unsigned long seq;
 };
+
 struct cp_data {
 	starpu_pthread_mutex_t mutex;
 	struct cp_item *v;
@@ -156,6 +167,7 @@ static void cp_init(unsigned ctx)
 {
 	struct cp_data *d = calloc(1, sizeof *d);
 	STARPU_ASSERT(d);
+
 	STARPU_PTHREAD_MUTEX_INIT(&d->mutex, NULL);
 	starpu_sched_ctx_set_policy_data(ctx, d);
 }
@@ -175,6 +187,7 @@ static int cp_push(struct starpu_task *task)
 	struct cp_data *d = starpu_sched_ctx_get_policy_data(sctx);
 	struct tsr_ctx *c = ctx_of(task);
 	double key = c && c->dag_id >= 0 ? tsr__dag_priority(c->dag_id) : INFINITY;
+
 	STARPU_PTHREAD_MUTEX_LOCK(&d->mutex);
 	if (d->n == d->cap) {
 		int ncap = d->cap ? 2 * d->cap : 64;
@@ -183,6 +196,7 @@ static int cp_push(struct starpu_task *task)
 		d->v = nv;
 		d->cap = ncap;
 	}
+
 	d->v[d->n].task = task;
 	d->v[d->n].key = key;
 	d->v[d->n].seq = d->seq++;
@@ -198,8 +212,10 @@ static struct starpu_task *cp_pop(unsigned sctx)
 	struct cp_data *d = starpu_sched_ctx_get_policy_data(sctx);
 	int me = starpu_worker_get_id_check();
 	struct starpu_task *t = NULL;
+
 	if (d->n == 0)
 		return NULL;
+
 	STARPU_PTHREAD_MUTEX_LOCK(&d->mutex);
 	int best = -1;
 	for (int i = 0; i < d->n; i++) {
@@ -209,10 +225,12 @@ static struct starpu_task *cp_pop(unsigned sctx)
 		if (starpu_worker_can_execute_task_first_impl(me, d->v[i].task, NULL))
 			best = i;
 	}
+
 	if (best >= 0) {
 		t = d->v[best].task;
 		d->v[best] = d->v[--d->n];
 	}
+
 	STARPU_PTHREAD_MUTEX_UNLOCK(&d->mutex);
 	return t;
 }

@@ -11,6 +11,7 @@ void tsr_config_init(tsr_config_t *cfg)
 {
 	if (!cfg)
 		return;
+
 	memset(cfg, 0, sizeof *cfg);
 	cfg->ncpu = -1;
 	cfg->ncuda = -1;
@@ -31,6 +32,7 @@ static int sched_known(const char *name)
 {
 	if (tsr_policy(name))
 		return 1;
+
 	struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();
 	for (; p && *p; p++)
 		if ((*p)->policy_name && !strcmp((*p)->policy_name, name))
@@ -61,6 +63,7 @@ static int dist_limits(void)
 					    "which differs from rank to "
 					    "rank; several MPI ranks always fold in color order "
 					    "(unset TSR_REDUX)");
+
 	return TSR_OK;
 }
 
@@ -68,12 +71,14 @@ int tsr_init(const tsr_config_t *cfg)
 {
 	if (tsr__current_ctx())
 		return tsr__refuse_thread("tsr_init");
+
 	int down = 0;
 	if (!__atomic_compare_exchange_n(&lifecycle, &down, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized (or "
 					    "being initialized or "
 					    "finalized by another thread)");
+
 	int rc = init_locked(cfg);
 	__atomic_store_n(&lifecycle, rc == TSR_OK ? 2 : 0, __ATOMIC_RELEASE);
 	return rc;
@@ -85,6 +90,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr_config_init(&c);
 	if (cfg)
 		c = *cfg;
+
 	const char *s;
 	if ((s = tsr__env("TSR_SCHED")))
 		c.sched = s;
@@ -98,6 +104,7 @@ static int init_locked(const tsr_config_t *cfg)
 		c.dag_file = s;
 	if ((s = tsr__env("TSR_STATS")))
 		c.stats = atoi(s);
+
 	if (c.sched && !sched_known(c.sched)) {
 		/* the same list as tsr_policy_list: Tessera's policies, then StarPU's */
 		char list[1024] = "";
@@ -111,6 +118,7 @@ static int init_locked(const tsr_config_t *cfg)
 		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s",
 				c.sched, list);
 	}
+
 	enum { ORDERED, UNORDERED }; /* TSR_REDUX's words (env.c) */
 	int redux;
 	int rc = tsr__env_choice("TSR_REDUX", "tsr_init", &redux);
@@ -121,6 +129,7 @@ static int init_locked(const tsr_config_t *cfg)
 		rc = tsr__order_init();
 	if (rc)
 		return rc;
+
 	int dist = tsr__dist_wanted();
 	if (dist < 0)
 		return dist;
@@ -129,6 +138,7 @@ static int init_locked(const tsr_config_t *cfg)
 	rc = tsr__obs_check_paths(&c);
 	if (rc)
 		return rc;
+
 	struct starpu_conf conf;
 	starpu_conf_init(&conf);
 	const char *env_sched = getenv("STARPU_SCHED");
@@ -145,6 +155,7 @@ static int init_locked(const tsr_config_t *cfg)
 		conf.ncuda = c.ncuda;
 	if (c.nopencl >= 0)
 		conf.nopencl = c.nopencl;
+
 	if (dist && (rc = tsr__dist_start(&conf)))
 		return rc;
 	if (!dist)
@@ -162,6 +173,7 @@ static int init_locked(const tsr_config_t *cfg)
 					: "");
 	if (rc)
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
+
 	tsr__rt.cfg = c;
 	tsr__rt.quiet = c.quiet;
 	tsr__rt.owner = pthread_self();
@@ -171,11 +183,13 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.nopencl = starpu_opencl_worker_get_count();
 	tsr__rt.ndevice = tsr__rt.ncuda + tsr__rt.nopencl;
 	tsr__rt.initialized = 1;
+
 	tsr__coh_start();
 	if (tsr__dist.on && (rc = dist_limits())) {
 		tsr_finalize();
 		return rc;
 	}
+
 	tsr__redops_reset();
 	tsr__launch_init();
 	tsr__mapper_reset();
@@ -184,6 +198,7 @@ static int init_locked(const tsr_config_t *cfg)
 		tsr_finalize();
 		return rc;
 	}
+
 	return TSR_OK;
 }
 
@@ -193,32 +208,39 @@ int tsr_fence(void)
 	if (tsr__rt.paused)
 		return tsr__err(TSR_ESTATE, "tsr_fence: the workers are paused (tsr_resume first), "
 					    "waiting would never end");
+
 	tsr__dist_note("tsr_fence", NULL, 0);
 	int rc = tsr__dist_check("tsr_fence");
 	if (rc)
 		return rc;
+
 	if (tsr__dist.on)
 		tsr__dist_wait_all(); /* the transfers too */
 	else
 		starpu_task_wait_for_all();
+
 	tsr__order_waited();
 	return tsr__dist_agree(tsr__take_task_error());
 }
 
 /* Names of live objects for the finalize report. */
 static char live_names[400];
+
 static void name_root(void *obj)
 {
 	struct tsr_region *r = obj;
 	size_t used = strlen(live_names);
+
 	if (r->root == r && used + 1 < sizeof live_names)
 		snprintf(live_names + used, sizeof live_names - used, "%s'%s'", used ? ", " : "",
 			 r->name);
 }
+
 static void name_future(void *obj)
 {
 	struct tsr_future *f = obj;
 	size_t used = strlen(live_names);
+
 	if (used + 1 < sizeof live_names)
 		snprintf(live_names + used, sizeof live_names - used, "%sfuture of %s",
 			 used ? ", " : "", f->producer[0] ? f->producer : "tsr_future_create");
@@ -234,19 +256,23 @@ static void drain_host_requests(void)
 {
 	if (tsr__rt.ncpu > 0 || tsr__rt.ndevice == 0)
 		return;
+
 	uint64_t scratch = 0;
 	starpu_data_handle_t h;
 	starpu_variable_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)&scratch, sizeof scratch);
+
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
 	task->handles[0] = h;
 	task->modes[0] = STARPU_W;
 	task->nbuffers = 1;
 	task->synchronous = 1;
+
 	if (starpu_task_submit(task) == 0) {
 		starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_R);
 		starpu_data_release_on_node(h, STARPU_MAIN_RAM);
 	}
+
 	starpu_data_unregister(h);
 }
 
@@ -257,10 +283,12 @@ int tsr_finalize(void)
 		starpu_resume();
 		tsr__rt.paused = 0;
 	}
+
 	/* release host mappings first: nothing can depend on mapped data (launches on it are
 	 * refused) */
 	char mapped_names[400] = "";
 	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
+
 	tsr__dist_note("tsr_finalize", NULL, 0);
 	if (tsr__dist_check("tsr_finalize") == TSR_EDIVERGE) {
 		/* the transfers of diverged ranks never meet: waiting for them would hang every
@@ -269,10 +297,12 @@ int tsr_finalize(void)
 			tsr_last_error());
 		tsr__dist_abort();
 	}
+
 	tsr__dist_wait_all();
 	int task_rc = tsr__dist_agree(tsr__take_task_error());
 	char task_msg[512];
 	snprintf(task_msg, sizeof task_msg, "%s", tsr_last_error());
+
 	live_names[0] = 0;
 	tsr__handle_foreach(TSR_K_REGION, name_root);
 	tsr__handle_foreach(TSR_K_FUTURE, name_future);
@@ -280,12 +310,14 @@ int tsr_finalize(void)
 	int nparts = tsr__handle_foreach(TSR_K_PARTITION, NULL);
 	int nfutures = tsr__handle_foreach(TSR_K_FUTURE, NULL);
 	int nfspaces = tsr__handle_foreach(TSR_K_FSPACE, NULL);
+
 	tsr__handle_foreach(TSR_K_FUTURE, tsr__future_free);
 	tsr__region_free_all();
 	tsr__fspace_free_all();
 	tsr__launch_fini();
 	tsr__dist_wait_all();
 	tsr__order_shutdown(); /* destroys the tasks it kept, before StarPU goes */
+
 	/* every task is done: the kernels and programs go before the devices */
 	tsr__opencl_stop();
 	drain_host_requests();
@@ -298,12 +330,14 @@ int tsr_finalize(void)
 	} else {
 		starpu_shutdown();
 	}
+
 	tsr__poison_reset();
 	tsr__ctx_pool_drain();
 	tsr__handle_foreach(TSR_K_TASK, tsr__task_free);
 	tsr__handles_reset();
 	tsr__rt.initialized = 0;
 	__atomic_store_n(&lifecycle, 0, __ATOMIC_RELEASE);
+
 	int live = nregions + nfutures + nfspaces + nmapped;
 	if (live) {
 		int rc = tsr__err(TSR_ELIVE,
@@ -318,16 +352,20 @@ int tsr_finalize(void)
 				  : mapped_names[0]                ? "mapped: "
 								   : "",
 				  mapped_names);
+
 		if (!tsr__rt.quiet)
 			fprintf(stderr, "tessera: %s\n", tsr_last_error());
+
 		/* a task's failure comes first, as tessera.h promises; what was alive after it */
 		if (task_rc) {
 			char live_msg[1024];
 			snprintf(live_msg, sizeof live_msg, "%s", tsr_last_error());
 			return tsr__err(task_rc, "%s; and %s", task_msg, live_msg);
 		}
+
 		return rc;
 	}
+
 	/* the task's message was replaced by the trace's, if that failed too: restore it */
 	if (task_rc)
 		return tsr__err(task_rc, "%s", task_msg);
@@ -338,6 +376,7 @@ int tsr_policy_list(const char **names, const char **descriptions, int max)
 {
 	int n = 0;
 	struct starpu_sched_policy *own[] = {&tsr__locality_policy, &tsr__critpath_policy};
+
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++, n++)
 		if (n < max) {
 			if (names)
@@ -345,6 +384,7 @@ int tsr_policy_list(const char **names, const char **descriptions, int max)
 			if (descriptions)
 				descriptions[n] = own[i]->policy_description;
 		}
+
 	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); p && *p;
 	     p++) {
 		if (!(*p)->policy_name)
@@ -358,6 +398,7 @@ int tsr_policy_list(const char **names, const char **descriptions, int max)
 		}
 		n++;
 	}
+
 	return n;
 }
 
@@ -366,6 +407,7 @@ int tsr_pause(void)
 	TSR_REQUIRE_INIT("tsr_pause");
 	if (tsr__rt.paused)
 		return tsr__err(TSR_ESTATE, "tsr_pause: the workers are already paused");
+
 	starpu_pause();
 	tsr__rt.paused = 1;
 	return TSR_OK;
@@ -376,6 +418,7 @@ int tsr_resume(void)
 	TSR_REQUIRE_INIT("tsr_resume");
 	if (!tsr__rt.paused)
 		return tsr__err(TSR_ESTATE, "tsr_resume: the workers are not paused");
+
 	starpu_resume();
 	tsr__rt.paused = 0;
 	return TSR_OK;
@@ -385,10 +428,12 @@ int tsr_ncpu_workers(void)
 {
 	return tsr__rt.initialized ? tsr__rt.ncpu : 0;
 }
+
 int tsr_ncuda_workers(void)
 {
 	return tsr__rt.initialized ? tsr__rt.ncuda : 0;
 }
+
 int tsr_nopencl_workers(void)
 {
 	return tsr__rt.initialized ? tsr__rt.nopencl : 0;

@@ -16,6 +16,7 @@ int tsr__refuse_thread(const char *what)
 				"runtime (return what it computed; the host or a later task does "
 				"the rest)",
 				what, ctx->task->name);
+
 	return tsr__err(TSR_ESTATE,
 			"%s: called from a thread other than the one that called tsr_init; Tessera "
 			"takes "
@@ -27,8 +28,10 @@ void tsr__wait_handle(starpu_data_handle_t h)
 {
 	if (tsr__rt.paused)
 		starpu_resume();
+
 	starpu_data_acquire(h, STARPU_R);
 	starpu_data_release(h);
+
 	if (tsr__rt.paused)
 		starpu_pause();
 }

@@ -19,6 +19,7 @@ void tsr__stats_add(const struct tsr_task *t, int kind, double us)
 	for (i = 0; i < nrows; i++)
 		if (rows[i].kind == kind && !strcmp(rows[i].name, t->name))
 			break;
+
 	if (i == nrows) {
 		TSR_GROW(rows, nrows, caprows, 16);
 		memset(&rows[i], 0, sizeof rows[i]);
@@ -26,6 +27,7 @@ void tsr__stats_add(const struct tsr_task *t, int kind, double us)
 		rows[i].kind = kind;
 		nrows++;
 	}
+
 	rows[i].count++;
 	rows[i].total_us += us;
 	pthread_mutex_unlock(&lock);
@@ -39,12 +41,14 @@ int tsr__bus_read(struct bus_row *out, int max)
 		struct starpu_profiling_bus_info bi;
 		if (starpu_bus_get_profiling_info(b, &bi))
 			continue;
+
 		out[n].src = starpu_bus_get_src(b);
 		out[n].dst = starpu_bus_get_dst(b);
 		out[n].bytes = bi.transferred_bytes;
 		out[n].count = bi.transfer_count;
 		n++;
 	}
+
 	return n;
 }
 
@@ -63,6 +67,7 @@ static const char *who(void)
 			 tsr__dist.size);
 	else
 		snprintf(label, sizeof label, "tessera stats: ");
+
 	return label;
 }
 
@@ -70,20 +75,24 @@ static const char *who(void)
 static void print_bus(const struct bus_row *bus, int nbus)
 {
 	long long h2d = 0, d2h = 0, d2d = 0;
+
 	for (int b = 0; b < nbus; b++) {
 		int src_host = starpu_node_get_kind((unsigned)bus[b].src) == STARPU_CPU_RAM;
 		int dst_host = starpu_node_get_kind((unsigned)bus[b].dst) == STARPU_CPU_RAM;
+
 		if (src_host && !dst_host)
 			h2d += bus[b].bytes;
 		else if (!src_host && dst_host)
 			d2h += bus[b].bytes;
 		else
 			d2d += bus[b].bytes;
+
 		if (bus[b].count)
 			fprintf(stderr, "%sbus %d->%d (%s->%s) %lld bytes in %d transfers\n", who(),
 				bus[b].src, bus[b].dst, tsr__bus_node_kind(bus[b].src),
 				tsr__bus_node_kind(bus[b].dst), bus[b].bytes, bus[b].count);
 	}
+
 	fprintf(stderr, "%sbytes host->device %lld device->host %lld device->device %lld\n", who(),
 		h2d, d2h, d2d);
 }
@@ -101,6 +110,7 @@ static void print_stats(void)
 		fprintf(stderr, "%s%-24s %-6s %10ld %14.3f %12.2f\n", who(), rows[i].name,
 			kind_label(rows[i].kind), rows[i].count, rows[i].total_us / 1e3,
 			rows[i].total_us / rows[i].count);
+
 	int nw = starpu_worker_get_count();
 	double tot = 0, exec = 0;
 	for (int w = 0; w < nw; w++) {
@@ -110,6 +120,7 @@ static void print_stats(void)
 		tot += tsr__ts_us(&wi.total_time);
 		exec += tsr__ts_us(&wi.executing_time);
 	}
+
 	if (tot > 0)
 		fprintf(stderr, "%sidle fraction %.3f over %d workers\n", who(), 1.0 - exec / tot,
 			nw);
@@ -120,6 +131,7 @@ int tsr_stats_get(tsr_task_stats_t *out, int max)
 	TSR_REQUIRE_INIT("tsr_stats_get");
 	if (!out || max < 0)
 		return tsr__err(TSR_EINVAL, "tsr_stats_get: null output or negative count");
+
 	pthread_mutex_lock(&lock);
 	int n = nrows < max ? nrows : max;
 	/* rows is NULL before the first task: memcpy's arguments must be valid even for 0 bytes */

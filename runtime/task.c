@@ -24,25 +24,30 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 		return tsr__err(TSR_EINVAL,
 				"tsr_task_register: task '%s' has no variant (CPU, CUDA or OpenCL)",
 				d->name);
+
 	size_t rs = d->ret_type == TSR_BYTES ? d->ret_bytes : tsr_type_size(d->ret_type);
 	if (d->ret_type < TSR_NONE || d->ret_type > TSR_BYTES ||
 	    (d->ret_type != TSR_NONE && rs == 0))
 		return tsr__err(TSR_EINVAL,
 				"tsr_task_register: task '%s': invalid return type %d or size",
 				d->name, (int)d->ret_type);
+
 	struct tsr_task *t = calloc(1, sizeof *t);
 	if (!t)
 		return tsr__err(TSR_ENOMEM, "tsr_task_register: task '%s': out of memory", d->name);
+
 	strcpy(t->name, d->name);
 	t->cpu = d->cpu;
 	t->cuda = d->cuda;
 	t->opencl = d->opencl;
 	t->ret_type = d->ret_type;
 	t->ret_size = rs;
+
 	starpu_codelet_init(&t->cl);
 	t->cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	t->cl.name = t->name;
 	t->cl.flags = STARPU_CODELET_NOPLANS; /* coherence.c opens the plans itself */
+
 	if (d->cpu)
 		t->cl.cpu_funcs[0] = tsr__cpu_wrapper;
 #ifdef STARPU_USE_CUDA
@@ -55,9 +60,11 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 	if (d->opencl)
 		t->cl.opencl_funcs[0] = tsr__opencl_wrapper;
 #endif
+
 	t->model.type = STARPU_HISTORY_BASED;
 	t->model.symbol = t->name;
 	t->cl.model = &t->model;
+
 	t->id = tsr__handle_new(TSR_K_TASK, t);
 	out->id = t->id;
 	return TSR_OK;
@@ -75,6 +82,7 @@ static void init_private(void *iface, tsr_type_t type, int op, int arch)
 {
 	struct starpu_codelet *cl = tsr__init_cl(type, op);
 	void *b[1] = {iface};
+
 	switch (arch) {
 	case TSR_ARCH_CUDA:
 		cl->cuda_funcs[0](b, NULL);
@@ -98,6 +106,7 @@ static void start_private_buffers(struct tsr_ctx *ctx, void *buffers[], int arch
 				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type,
 					     q->reduce_tmp_op, arch);
 	}
+
 	if (ctx->ret_partial)
 		init_private(buffers[ctx->ret_buf], ctx->task->ret_type, ctx->ret_op, arch);
 }
@@ -108,19 +117,23 @@ static void zero_result(struct tsr_ctx *ctx)
 {
 	if (ctx->ret_buf < 0 || ctx->ret_op)
 		return;
+
 	void *slot = (void *)STARPU_VARIABLE_GET_PTR(ctx->buffers[ctx->ret_buf]);
+
 #ifdef STARPU_USE_CUDA
 	if (ctx->arch == TSR_ARCH_CUDA) {
 		cudaMemsetAsync(slot, 0, ctx->task->ret_size, starpu_cuda_get_local_stream());
 		return;
 	}
 #endif
+
 #ifdef STARPU_USE_OPENCL
 	if (ctx->arch == TSR_ARCH_OPENCL) {
 		tsr__opencl_zero(ctx->buffers[ctx->ret_buf], ctx->task->ret_size);
 		return;
 	}
 #endif
+
 	memset(slot, 0, ctx->task->ret_size);
 }
 
@@ -142,6 +155,7 @@ static void run_user_code(struct tsr_ctx *ctx)
 	tsr__set_current_ctx(ctx);
 	variant_of(ctx)(ctx, ctx->args, ctx->arglen);
 	tsr__set_current_ctx(NULL);
+
 	if (ctx->failmsg) {
 		tsr__poison_outputs(ctx, ctx->failmsg);
 		free(ctx->failmsg);
@@ -156,8 +170,10 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 	struct tsr_ctx *ctx = cl_arg;
 	ctx->buffers = buffers;
 	ctx->arch = arch;
+
 	start_private_buffers(ctx, buffers, arch);
 	zero_result(ctx);
+
 	char *inherited = tsr__poison_inherited(ctx);
 	if (inherited) {
 		/* computing from a failed task's output would pass garbage for a result: skip */
@@ -166,6 +182,7 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 	} else {
 		run_user_code(ctx);
 	}
+
 	tsr__ctx_drop_states(ctx);
 	if (!ctx->release_in_callback)
 		tsr__ctx_release(ctx); /* the last use of the point's context */
@@ -211,11 +228,13 @@ struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t a
 		arg_drop(arg, pooled);
 		return NULL;
 	}
+
 	task->cl = cl;
 	task->cl_arg = arg;
 	task->cl_arg_size = arg_size;
 	task->cl_arg_free = !pooled;
 	task->nbuffers = nbuf;
+
 	if (nbuf > STARPU_NMAXBUFS) {
 		task->dyn_handles = malloc(nbuf * sizeof(starpu_data_handle_t));
 		task->dyn_modes = malloc(nbuf * sizeof(enum starpu_data_access_mode));
@@ -228,5 +247,6 @@ struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t a
 			return NULL;
 		}
 	}
+
 	return task;
 }

@@ -19,18 +19,22 @@ static void usage(FILE *f)
 static void topology(void)
 {
 	hwloc_topology_t t;
+
 	if (hwloc_topology_init(&t) || hwloc_topology_load(t)) {
 		printf("  hwloc: topology unavailable\n");
 		return;
 	}
+
 	int pk = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE),
 	    nu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
 	int co = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE),
 	    pu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
 	printf("  hwloc: %d package(s), %d NUMA node(s), %d core(s), %d PU(s)\n", pk, nu, co, pu);
+
 	hwloc_obj_t root = hwloc_get_root_obj(t);
 	if (root->total_memory)
 		printf("  memory: %.1f GiB\n", root->total_memory / 1073741824.0);
+
 	for (hwloc_obj_type_t ty = HWLOC_OBJ_L1CACHE; ty <= HWLOC_OBJ_L3CACHE; ty++) {
 		hwloc_obj_t c = hwloc_get_obj_by_type(t, ty, 0);
 		if (c && c->attr)
@@ -38,6 +42,7 @@ static void topology(void)
 			       (unsigned long long)c->attr->cache.size / 1024,
 			       hwloc_get_nbobjs_by_type(t, ty));
 	}
+
 	hwloc_topology_destroy(t);
 }
 
@@ -61,6 +66,7 @@ static void env_table(void)
 {
 	const tsr_env_switch_t *t;
 	int n = tsr_env_switches(&t);
+
 	printf("| variable | values | default | effect |\n| --- | --- | --- | --- |\n");
 	for (int i = 0; i < n; i++) {
 		printf("| %s | ", t[i].name);
@@ -73,6 +79,7 @@ static void env_table(void)
 int main(int argc, char **argv)
 {
 	int pol = 1, mach = 1;
+
 	if (argc > 1) {
 		if (!strcmp(argv[1], "--policies"))
 			mach = 0;
@@ -89,6 +96,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+
 	if (pol) {
 		const char *names[64], *desc[64];
 		int n = tsr_policy_list(names, desc, 64);
@@ -96,16 +104,19 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n && i < 64; i++)
 			printf("  %-32s %s\n", names[i], desc[i]);
 	}
+
 	if (mach) {
 		int rc = tsr_init(NULL);
 		if (rc) {
 			fprintf(stderr, "tessera-info: %s\n", tsr_last_error());
 			return 1;
 		}
+
 		printf("machine:\n  policy in use: %s\n  task ordering: %s\n  workers: %d (%d CPU, "
 		       "%d CUDA, %d OpenCL)\n",
 		       tsr_sched_name(), tsr_deps_name(), tsr_worker_count(), tsr_ncpu_workers(),
 		       tsr_ncuda_workers(), tsr_nopencl_workers());
+
 		for (int w = 0; w < tsr_worker_count(); w++) {
 			char name[64];
 			starpu_worker_get_name(w, name, sizeof name);
@@ -113,6 +124,7 @@ int main(int argc, char **argv)
 			printf("    worker %d: %s (memory node %d: %s)\n", w, name, node,
 			       node_kind(node));
 		}
+
 		printf("  memory nodes: %u\n  CUDA devices: %d\n  OpenCL devices: %d\n",
 		       starpu_memory_nodes_get_count(), tsr_ncuda_workers(), tsr_nopencl_workers());
 		topology();

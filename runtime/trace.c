@@ -31,6 +31,7 @@ void tsr__obs_init(const tsr_config_t *c, int critpath)
 	tsr__critpath_on = critpath;
 	if (tsr__obs_on)
 		starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	t0 = tsr__ts_us(&now);
@@ -42,6 +43,7 @@ static void record(struct starpu_task *task, const struct tsr_ctx *ctx)
 	struct starpu_profiling_task_info *pi = task->profiling_info;
 	double s = tsr__ts_us(&pi->start_time), e = tsr__ts_us(&pi->end_time);
 	int kind = tsr_worker_kind(pi->workerid);
+
 	pthread_mutex_lock(&lock);
 	TSR_GROW(evs, nevs, capevs, 1024);
 	struct ev *v = &evs[nevs++];
@@ -52,6 +54,7 @@ static void record(struct starpu_task *task, const struct tsr_ctx *ctx)
 	v->start = s;
 	v->end = e;
 	pthread_mutex_unlock(&lock);
+
 	tsr__stats_add(ctx->task, kind, e - s);
 }
 
@@ -62,6 +65,7 @@ static void obs_callback(void *arg)
 	struct tsr_ctx *ctx = task ? task->cl_arg : NULL;
 	if (!ctx)
 		return;
+
 	if (ctx->dag_id >= 0 && tsr__critpath_on)
 		tsr__dag_done(ctx->dag_id);
 	if (task->profiling_info && tsr__obs_on)
@@ -83,6 +87,7 @@ void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx)
 static int check_path(const char *path, const char *kind)
 {
 	struct stat st;
+
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			return tsr__err(TSR_EINVAL, "tsr_init: %s '%s' is a directory", kind, path);
@@ -91,6 +96,7 @@ static int check_path(const char *path, const char *kind)
 					path, strerror(errno));
 		return TSR_OK;
 	}
+
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s", path);
 	char *slash = strrchr(dir, '/');
@@ -100,10 +106,12 @@ static int check_path(const char *path, const char *kind)
 		dir[1] = 0; /* a file in / */
 	else
 		*slash = 0;
+
 	if (access(dir, W_OK | X_OK))
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: %s '%s' cannot be created: directory '%s': %s", kind,
 				path, dir, strerror(errno));
+
 	return TSR_OK;
 }
 
@@ -123,10 +131,12 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 	if (!f)
 		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write trace file '%s': %s", file,
 				strerror(errno));
+
 	double base = nevs ? evs[0].start : 0;
 	for (size_t i = 0; i < nevs; i++)
 		if (evs[i].start < base)
 			base = evs[i].start;
+
 	fprintf(f, "{\"traceEvents\":[\n");
 	int nw = starpu_worker_get_count();
 	for (int w = 0; w < nw; w++) {
@@ -139,6 +149,7 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 		tsr__put_escaped(f, name);
 		fprintf(f, "\"}},\n");
 	}
+
 	for (size_t i = 0; i < nevs; i++) {
 		char pl[64];
 		tsr__point_label(evs[i].pdim, evs[i].point, pl, sizeof pl);
@@ -151,6 +162,7 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 		tsr__put_escaped(f, evs[i].task->name);
 		fprintf(f, "\",\"color\":\"%s\",\"worker\":%d}},\n", pl, evs[i].worker);
 	}
+
 	/* Transfers: StarPU (without FxT) reports totals per bus. */
 	for (int b = 0; b < nbus; b++)
 		fprintf(f,
@@ -160,6 +172,7 @@ static int write_trace(const char *file, const struct bus_row *bus, int nbus)
 			"\n",
 			bus[b].src, bus[b].dst, bus[b].bytes, bus[b].count,
 			tsr__bus_node_kind(bus[b].src), tsr__bus_node_kind(bus[b].dst));
+
 	fprintf(f,
 		"{\"name\":\"tessera\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"tessera\","
 		"\"tasks\":%zu}}\n]}\n",
@@ -173,12 +186,14 @@ static const char *rank_path(const char *file, char *buf, size_t n)
 {
 	if (!tsr__dist.on)
 		return file;
+
 	const char *base = strrchr(file, '/');
 	const char *dot = strrchr(base ? base : file, '.');
 	if (!dot || dot == (base ? base + 1 : file))
 		snprintf(buf, n, "%s.rank%d", file, tsr__dist.rank);
 	else
 		snprintf(buf, n, "%.*s.rank%d%s", (int)(dot - file), file, tsr__dist.rank, dot);
+
 	return buf;
 }
 
@@ -189,6 +204,7 @@ int tsr__obs_fini(const tsr_config_t *c)
 	int nbus = tsr__obs_on ? tsr__bus_read(bus, TSR_MAX_BUS) : 0;
 	int rc = TSR_OK;
 	char path[4096];
+
 	if (c->trace_file)
 		rc = write_trace(rank_path(c->trace_file, path, sizeof path), bus, nbus);
 	if (c->dag_file) {
@@ -197,6 +213,7 @@ int tsr__obs_fini(const tsr_config_t *c)
 	}
 	if (c->stats)
 		tsr__stats_print(bus, nbus);
+
 	free(evs);
 	evs = NULL;
 	nevs = capevs = 0;

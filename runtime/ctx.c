@@ -221,8 +221,7 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 	if (k < 0 || k >= q->nfields)
 		CTX_FAIL(TSR_ENOFIELD,
 			 "task '%s'%s: requirement %d on region '%s' has %d field(s); there is no "
-			 "field at "
-			 "position %d",
+			 "field at position %d",
 			 ctx->task->name, point_str(ctx, ps, sizeof ps), req, q->region->name,
 			 q->nfields, k);
 
@@ -284,8 +283,8 @@ void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int 
 			 * reports an error */
 			tsr_ctx_error(ctx,
 				      "requirement %d: index %s of field '%s' of region '%s' is "
-				      "outside the requested bounds "
-				      "%s (checked with TSR_CHECK_BOUNDS)",
+				      "outside the requested bounds %s (checked with "
+				      "TSR_CHECK_BOUNDS)",
 				      a->req, is, q->finfo[a->field].name, q->region->name, bs);
 			ctx->oob_reported = 1;
 		}
@@ -297,8 +296,7 @@ void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int 
 					 : "?";
 		tsr__err(TSR_EBOUNDS,
 			 "host mapping of field '%s' of region '%s': index %s is outside its "
-			 "bounds %s "
-			 "(checked with TSR_CHECK_BOUNDS)",
+			 "bounds %s (checked with TSR_CHECK_BOUNDS)",
 			 fn, rn, is, bs);
 		fprintf(stderr, "tessera: %s\n", tsr_last_error());
 	}

@@ -107,9 +107,8 @@ int tsr__dist_start(struct starpu_conf *conf)
 		tsr__dist_stop_mpi();
 		return tsr__err(TSR_ESTARPU,
 				"tsr_init: this MPI gives thread level %d, Tessera needs "
-				"MPI_THREAD_MULTIPLE "
-				"(it calls MPI from the host thread while StarPU-MPI's thread does "
-				"too)",
+				"MPI_THREAD_MULTIPLE (it calls MPI from the host thread while "
+				"StarPU-MPI's thread does too)",
 				provided);
 	}
 
@@ -280,9 +279,8 @@ int tsr__dist_check(const char *what)
 		diverged = 1;
 		rc = tsr__err(TSR_EDIVERGE,
 			      "%s: the ranks made different calls: rank 0 is at call %lld (last: "
-			      "%s), rank %d at "
-			      "call %lld (last: %s); every rank must make the same calls in the "
-			      "same order",
+			      "%s), rank %d at call %lld (last: %s); every rank must make the same "
+			      "calls in the same order",
 			      what, (long long)all[0].ncalls, all[0].call[0] ? all[0].call : "none",
 			      r, (long long)all[r].ncalls, all[r].call[0] ? all[r].call : "none");
 	}
@@ -317,9 +315,8 @@ int tsr__dist_agree(int rc)
 		if (all[r].task_failed) {
 			int code = tsr__err(TSR_ETASK,
 					    "a task failed on rank %d since the last tsr_fence, "
-					    "and values computed on "
-					    "other ranks may depend on what it wrote (tsr_fence "
-					    "reports it and clears this): %s",
+					    "and values computed on other ranks may depend on what "
+					    "it wrote (tsr_fence reports it and clears this): %s",
 					    r, all[r].msg);
 			free(all);
 			return code;
@@ -393,16 +390,15 @@ int tsr__dist_wanted(void)
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: TSR_MPI=1 but this Tessera was built without MPI "
-				"(configure found no "
-				"StarPU-MPI or MPI; install libopenmpi-dev and reconfigure)");
+				"(configure found no StarPU-MPI or MPI; install libopenmpi-dev and "
+				"reconfigure)");
 
 	if ((!v || strcmp(v, "0")) && np && atoi(np) > 1)
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: started on %s MPI ranks but this Tessera was built "
-				"without MPI: every "
-				"rank would compute everything alone (reconfigure with "
-				"libopenmpi-dev installed, or set "
-				"TSR_MPI=0 to allow it)",
+				"without MPI: every rank would compute everything alone "
+				"(reconfigure with libopenmpi-dev installed, or set TSR_MPI=0 to "
+				"allow it)",
 				np);
 
 	return 0;

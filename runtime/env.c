@@ -16,38 +16,32 @@ static const tsr_env_switch_t switches[] = {
 	 "STARPU_OPENCL_ON_CPUS=1"},
 	{"TSR_HOME", "host|device|auto|cuda", "auto",
 	 "where regions' fields live: host RAM, the first device (a CUDA GPU, else an OpenCL "
-	 "device; `cuda` is "
-	 "another spelling), or the device when only device workers run (auto)"},
+	 "device; `cuda` is another spelling), or the device when only device workers run (auto)"},
 	{"TSR_REDUX", "ordered|unordered", "ordered",
 	 "reductions fold in color order (reproducible) or in StarPU's arrival order (the operator "
-	 "must then be "
-	 "associative and commutative)"},
+	 "must then be associative and commutative)"},
 	{"TSR_DEPS", "explicit|implicit", "explicit",
 	 "who orders the tasks on the views: Tessera, with explicit StarPU dependences (where it "
-	 "can: one process, "
-	 "one memory node, ordered reductions, a StarPU with the notify fix) or StarPU's "
-	 "sequential consistency. "
-	 "`tessera-info` and `tsr_deps_name()` say which is in use"},
+	 "can: one process, one memory node, ordered reductions, a StarPU with the notify fix) or "
+	 "StarPU's sequential consistency. `tessera-info` and `tsr_deps_name()` say which is in "
+	 "use"},
 	{"TSR_COHERENCE", "shared|tokens", "shared",
 	 "how views of one field are ordered: void tokens and sync tasks only where StarPU has "
-	 "several memory "
-	 "nodes (shared), or everywhere (tokens: the device path's ordering tested on a CPU-only "
-	 "machine)"},
+	 "several memory nodes (shared), or everywhere (tokens: the device path's ordering tested "
+	 "on a CPU-only machine)"},
 	{"TSR_MPI", "0|1", "1 under mpirun, else 0",
 	 "1 runs one program on all ranks (StarPU-MPI); 0 makes every rank a separate one-process "
 	 "run"},
 	{"TSR_TRACE", "file", "none",
 	 "Chrome trace events (open in Perfetto): one event per task with name, color, worker, "
-	 "start, end; "
-	 "StarPU's bus transfer totals; on several ranks one file per rank (trace.rank0.json, "
-	 "...)"},
+	 "start, end; StarPU's bus transfer totals; on several ranks one file per rank "
+	 "(trace.rank0.json, ...)"},
 	{"TSR_DAG", "file", "none",
-	 "the dependency graph Tessera derived, as Graphviz dot; edges carry region, "
-	 "field and both privileges"},
+	 "the dependency graph Tessera derived, as Graphviz dot; edges carry region, field and "
+	 "both privileges"},
 	{"TSR_STATS", "0|1", "0",
 	 "at finalize: per task name and worker kind, count, total and mean time; the workers' "
-	 "idle fraction; "
-	 "bytes moved per bus"},
+	 "idle fraction; bytes moved per bus"},
 	{"TSR_NICE", "0..19", "0",
 	 "StarPU's polling threads run this many nice levels below the host thread, so that where "
 	 "threads share cores the core goes to the thread that submits; for a machine of its own: "

@@ -413,8 +413,7 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV,
 				"task '%s': fold of the launch's reduction by '%s': no worker can "
-				"run it (a "
-				"registered operator folds on CPU workers only)",
+				"run it (a registered operator folds on CPU workers only)",
 				tn, tsr__redop_name(op));
 	if (rc)
 		return tsr__err(TSR_ESTARPU,

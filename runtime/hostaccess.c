@@ -257,8 +257,7 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 
 	int rc = tsr__err(TSR_ETASK,
 			  "tsr_map: field '%s' of region '%s' holds no valid values (map it "
-			  "TSR_WRITE, fill it "
-			  "or write it whole with a task to replace them): %s",
+			  "TSR_WRITE, fill it or write it whole with a task to replace them): %s",
 			  r->fields[f].name, r->name, msg);
 	free(msg);
 	return rc;
@@ -430,8 +429,7 @@ static int whole_field_size(tsr_region_t rid, tsr_field_t f, size_t size, const 
 	if (size != want)
 		return tsr__err(TSR_EINVAL,
 				"%s: field '%s' of region '%s' holds %zu bytes (%lld elements of "
-				"%zu), the buffer "
-				"has %zu",
+				"%zu), the buffer has %zu",
 				what, r->fields[f].name, r->name, want,
 				(long long)tsr_box_volume(r->bounds), r->fields[f].size, size);
 

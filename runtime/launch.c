@@ -339,8 +339,7 @@ static int no_worker_error(const struct tsr_task *t, int cpu_only)
 	variants_str(t, vs, sizeof vs);
 	return tsr__err(TSR_ENODEV,
 			"task '%s': no worker can run it (it has %s%s; the runtime runs %d CPU, %d "
-			"CUDA and "
-			"%d OpenCL workers)",
+			"CUDA and %d OpenCL workers)",
 			t->name, vs,
 			cpu_only ? ", and a registered reduction operator needs a CPU" : "",
 			tsr__rt.ncpu, tsr__rt.ncuda, tsr__rt.nopencl);
@@ -730,9 +729,8 @@ int tsr_run(tsr_task_t tid, const tsr_launch_t *how)
 		if (how->redop.id != TSR_REDOP_NONE.id)
 			return tsr__err(TSR_EINVAL,
 					"tsr_run: task '%s': .redop combines the values of an "
-					"index launch's points, "
-					"but this launch has no .domain: drop .redop, or give the "
-					".domain to launch over",
+					"index launch's points, but this launch has no .domain: "
+					"drop .redop, or give the .domain to launch over",
 					t->name);
 		return tsr_launch(tid, reqs->n, reqs->at, how->args, how->arglen, how->result);
 	}

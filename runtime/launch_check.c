@@ -38,9 +38,8 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		if (!index)
 			return tsr__err(TSR_EINVAL,
 					"task '%s': requirement %d names partition '%s': a single "
-					"launch takes "
-					"regions (tsr_partition_subregion) and an index launch "
-					"takes partitions",
+					"launch takes regions (tsr_partition_subregion) and an "
+					"index launch takes partitions",
 					tn, i, q->part ? q->part->name : "(destroyed)");
 		if (!q->part)
 			return tsr__err(TSR_ESTALE,
@@ -79,8 +78,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 		if (q->root->mapped[f])
 			return tsr__err(TSR_EBUSY,
 					"task '%s': requirement %d: field '%s' of region '%s' is "
-					"mapped on the host; "
-					"tsr_unmap it before launching",
+					"mapped on the host; tsr_unmap it before launching",
 					tn, i, q->region->fields[f].name, q->root->name);
 	}
 
@@ -117,9 +115,8 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 	if (index && q->part && !q->part->disjoint && (p == TSR_WRITE || p == TSR_READ_WRITE))
 		return tsr__err(TSR_EINTERFERE,
 				"task '%s': requirement %d: %s of field '%s' through '%s', which "
-				"is aliased "
-				"(its subregions overlap): writes must go through a disjoint "
-				"partition",
+				"is aliased (its subregions overlap): writes must go through a "
+				"disjoint partition",
 				tn, i, tsr__priv_name(p), q->region->fields[q->fields[0]].name, rn);
 
 	if (q->redop && (aliased || tsr__redux_ordered()))
@@ -166,8 +163,7 @@ int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index)
 
 			return tsr__err(TSR_EINTERFERE,
 					"task '%s': requirements %d (%s on '%s') and %d (%s on "
-					"'%s') both touch "
-					"field '%s' of region '%s' and interfere",
+					"'%s') both touch field '%s' of region '%s' and interfere",
 					tn, a, tsr__priv_name(q[a].priv),
 					q[a].part ? q[a].part->name : q[a].region->name, b,
 					tsr__priv_name(q[b].priv),
@@ -202,10 +198,9 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 			if (npoints > 2048)
 				return tsr__err(TSR_EINTERFERE,
 						"task '%s': requirements %d and %d write and "
-						"access field '%s' of region "
-						"'%s' through partitions '%s' and '%s'; with %lld "
-						"points the launch is not checked point "
-						"by point: split it",
+						"access field '%s' of region '%s' through "
+						"partitions '%s' and '%s'; with %lld points the "
+						"launch is not checked point by point: split it",
 						tn, a, b, q[a].region->fields[q[a].fields[0]].name,
 						q[a].root->name, q[a].part->name, q[b].part->name,
 						(long long)npoints);
@@ -218,10 +213,9 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 						return tsr__err(
 							TSR_EINTERFERE,
 							"task '%s': requirement %d (%s on '%s') at "
-							"point %lld writes "
-							"field '%s' of %s, which requirement %d "
-							"(%s on '%s') touches at point %lld (%s): "
-							"the points interfere",
+							"point %lld writes field '%s' of %s, which "
+							"requirement %d (%s on '%s') touches at "
+							"point %lld (%s): the points interfere",
 							tn, a, tsr__priv_name(q[a].priv),
 							q[a].part->name, (long long)pi,
 							q[a].root
@@ -302,16 +296,14 @@ static int project(const struct index_launch *L, const int64_t point[3], int i, 
 		if (q->proj(point, color, q->proj_arg))
 			return tsr__err(TSR_EBOUNDS,
 					"tsr_index_launch: task '%s' point %s: requirement %d: "
-					"projection gives no "
-					"color of partition '%s'",
+					"projection gives no color of partition '%s'",
 					L->t->name,
 					tsr__color_str(L->domain.dim, point, cs, sizeof cs), i,
 					q->part->name);
 	} else if (L->domain.dim != q->part->colors.dim) {
 		return tsr__err(TSR_EBOUNDS,
 				"tsr_index_launch: task '%s': requirement %d: launch domain is "
-				"%d-D but partition "
-				"'%s' has %d-D colors",
+				"%d-D but partition '%s' has %d-D colors",
 				L->t->name, i, L->domain.dim, q->part->name, q->part->colors.dim);
 	}
 
@@ -328,8 +320,8 @@ static int color_of(const struct index_launch *L, const int64_t point[3], int i,
 	if (q->kind == TSR_REQ_REGION && q->priv != TSR_READ && !q->redop && L->npoints > 1)
 		return tsr__err(TSR_EINTERFERE,
 				"tsr_index_launch: task '%s': requirement %d: every point would %s "
-				"field '%s' of "
-				"the whole region '%s'; write through a disjoint partition instead",
+				"field '%s' of the whole region '%s'; write through a disjoint "
+				"partition instead",
 				L->t->name, i, tsr__priv_name(q->priv),
 				q->region->fields[q->fields[0]].name, q->region->name);
 	if (q->kind != TSR_REQ_PARTITION)
@@ -345,8 +337,7 @@ static int color_of(const struct index_launch *L, const int64_t point[3], int i,
 		char bs[96], cs[64], cs2[96];
 		return tsr__err(TSR_EBOUNDS,
 				"tsr_index_launch: task '%s' point %s: requirement %d: color %s is "
-				"outside partition "
-				"'%s' of region '%s' (colors %s)",
+				"outside partition '%s' of region '%s' (colors %s)",
 				L->t->name, tsr__color_str(L->domain.dim, point, cs, sizeof cs), i,
 				tsr__color_str(q->part->colors.dim, color, cs2, sizeof cs2),
 				q->part->name, q->part->parent->name,
@@ -396,8 +387,7 @@ static int check_distinct(const struct index_launch *L, int i)
 		if (seen[c])
 			rc = tsr__err(TSR_EINTERFERE,
 				      "tsr_index_launch: task '%s': requirement %d: two points %s "
-				      "field '%s' of "
-				      "subregion '%s' (projection is not injective)",
+				      "field '%s' of subregion '%s' (projection is not injective)",
 				      L->t->name, i, tsr__priv_name(q->priv),
 				      q->region->fields[q->fields[0]].name, q->part->subs[c]->name);
 		seen[c] = 1;
@@ -432,9 +422,7 @@ int tsr__check_result_redop(const struct tsr_task *t, const tsr_launch_t *how)
 		return TSR_OK;
 	return tsr__err(TSR_EINVAL,
 			"tsr_run: task '%s': an index launch asking for a .result needs an "
-			"operator to combine "
-			"the points' values: pass .redop = TSR_SUM (or TSR_PROD, TSR_MIN, TSR_MAX, "
-			"or an operator from "
-			"tsr_redop_register)",
+			"operator to combine the points' values: pass .redop = TSR_SUM (or "
+			"TSR_PROD, TSR_MIN, TSR_MAX, or an operator from tsr_redop_register)",
 			t->name);
 }

@@ -60,8 +60,7 @@ int tsr__nice_read(void)
 	if (*end || n < 0 || n > 19)
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: %s='%s' is not a number of nice levels from 0 (leave "
-				"StarPU's "
-				"polling threads alone) to 19",
+				"StarPU's polling threads alone) to 19",
 				name, v);
 
 	poller_nice = (int)n;

@@ -249,8 +249,7 @@ static int enqueue(const char *name, const struct clarg *args, int nargs, size_t
 	cl_kernel k = tsr__opencl_worker_kernel(name);
 	if (!k) {
 		tsr__task_error("OpenCL worker %d: Tessera's kernel '%s' is missing (a device "
-				"without 64-bit floats "
-				"has no f64 reductions)",
+				"without 64-bit floats has no f64 reductions)",
 				starpu_worker_get_id(), name);
 		return -1;
 	}

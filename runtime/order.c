@@ -80,11 +80,9 @@ int tsr__order_init(void)
 		if (!EXPLICIT_SAFE && tsr__env("TSR_DEPS"))
 			return tsr__err(TSR_EINVAL,
 					"tsr_init: TSR_DEPS=explicit: StarPU %d.%d lacks the "
-					"notify fix "
-					"(tools/starpu-1.4-notify-cg.patch), without which a task "
-					"may start before "
-					"its predecessors end; use TSR_DEPS=implicit (this build's "
-					"default) or a StarPU "
+					"notify fix (tools/starpu-1.4-notify-cg.patch), without "
+					"which a task may start before its predecessors end; use "
+					"TSR_DEPS=implicit (this build's default) or a StarPU "
 					"built by tools/build-starpu.sh",
 					STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
 		return TSR_OK;

@@ -398,8 +398,7 @@ int tsr__redop_valid(tsr_type_t type, int op, const char *what)
 	if (op == TSR_REDOP_NONE.id)
 		return tsr__err(TSR_EINVAL,
 				"%s: no reduction operator given: pass TSR_SUM, TSR_PROD, TSR_MIN, "
-				"TSR_MAX or an "
-				"operator from tsr_redop_register",
+				"TSR_MAX or an operator from tsr_redop_register",
 				what);
 	return tsr__redop_unknown(op, what);
 }
@@ -412,14 +411,13 @@ int tsr__redop_unknown(int op, const char *what)
 	if (op > 0 && TSR_PRIV_IS_REDUCE(op) && op == TSR_REDUCE(TSR_PRIV_REDOP(op)))
 		return tsr__err(TSR_EINVAL,
 				"%s: operator %d is the privilege REDUCE(%s), not an operator: "
-				"pass the operator "
-				"itself (write .redop = TSR_MAX, not .redop = TSR_REDUCE(TSR_MAX))",
+				"pass the operator itself (write .redop = TSR_MAX, not .redop = "
+				"TSR_REDUCE(TSR_MAX))",
 				what, op, tsr__redop_name(TSR_PRIV_REDOP(op).id));
 
 	return tsr__err(TSR_EINVAL,
 			"%s: unknown reduction operator %d: pass TSR_SUM, TSR_PROD, TSR_MIN, "
-			"TSR_MAX, an "
-			"operator from tsr_redop_register, or TSR_REDOP_NONE",
+			"TSR_MAX, an operator from tsr_redop_register, or TSR_REDOP_NONE",
 			what, op);
 }
 

@@ -57,8 +57,7 @@ static int home_node(const char *what, const char *name, int *node)
 	if (dev < 0)
 		return tsr__err(TSR_ENODEV,
 				"%s: region '%s': TSR_HOME=%s but the runtime has no device worker "
-				"(CUDA or "
-				"OpenCL)",
+				"(CUDA or OpenCL)",
 				what, name, env);
 
 	*node = dev;
@@ -168,8 +167,7 @@ static int check_field_bytes(const char *what, const char *name, tsr_box_t bound
 		if (tsr__size_mul(points, fields[f].size, &bytes))
 			return tsr__err(TSR_EBOUNDS,
 					"%s: region '%s': field '%s': %zu points of %zu bytes over "
-					"%s do not fit "
-					"in memory (the size overflows)",
+					"%s do not fit in memory (the size overflows)",
 					what, name, fields[f].name, points, fields[f].size,
 					tsr__box_str(bounds, bs, sizeof bs));
 	}

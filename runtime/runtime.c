@@ -54,15 +54,13 @@ static int dist_limits(void)
 				tsr__dist.size);
 	if (tsr__coh_tokens()) /* several memory nodes, or TSR_COHERENCE=tokens (tsr__coh_start) */
 		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or "
-					    "OpenCL workers, or "
-					    "TSR_COHERENCE=tokens) are not supported yet: run one "
-					    "rank per GPU machine without MPI, or set "
-					    "TSR_NCUDA=0 and TSR_NOPENCL=0");
+					    "OpenCL workers, or TSR_COHERENCE=tokens) are not "
+					    "supported yet: run one rank per GPU machine without "
+					    "MPI, or set TSR_NCUDA=0 and TSR_NOPENCL=0");
 	if (!tsr__redux_ordered())
 		return tsr__err(TSR_EINVAL, "tsr_init: TSR_REDUX=unordered folds in arrival order, "
-					    "which differs from rank to "
-					    "rank; several MPI ranks always fold in color order "
-					    "(unset TSR_REDUX)");
+					    "which differs from rank to rank; several MPI ranks "
+					    "always fold in color order (unset TSR_REDUX)");
 
 	return TSR_OK;
 }
@@ -76,8 +74,7 @@ int tsr_init(const tsr_config_t *cfg)
 	if (!__atomic_compare_exchange_n(&lifecycle, &down, 1, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return tsr__err(TSR_ESTATE, "tsr_init: the runtime is already initialized (or "
-					    "being initialized or "
-					    "finalized by another thread)");
+					    "being initialized or finalized by another thread)");
 
 	int rc = init_locked(cfg);
 	__atomic_store_n(&lifecycle, rc == TSR_OK ? 2 : 0, __ATOMIC_RELEASE);
@@ -342,8 +339,8 @@ int tsr_finalize(void)
 	if (live) {
 		int rc = tsr__err(TSR_ELIVE,
 				  "tsr_finalize: destroyed what was still alive: %d "
-				  "region%s/subregion%s, %d partition%s, "
-				  "%d future%s, %d field space%s, %d host mapping%s [%s%s%s]",
+				  "region%s/subregion%s, %d partition%s, %d future%s, %d field "
+				  "space%s, %d host mapping%s [%s%s%s]",
 				  nregions, nregions == 1 ? "" : "s", nregions == 1 ? "" : "s",
 				  nparts, nparts == 1 ? "" : "s", nfutures,
 				  nfutures == 1 ? "" : "s", nfspaces, nfspaces == 1 ? "" : "s",

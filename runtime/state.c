@@ -12,15 +12,13 @@ int tsr__refuse_thread(const char *what)
 	if (ctx)
 		return tsr__err(TSR_ESTATE,
 				"%s: called from inside task '%s': a task variant cannot wait, "
-				"launch or change the "
-				"runtime (return what it computed; the host or a later task does "
-				"the rest)",
+				"launch or change the runtime (return what it computed; the host "
+				"or a later task does the rest)",
 				what, ctx->task->name);
 
 	return tsr__err(TSR_ESTATE,
 			"%s: called from a thread other than the one that called tsr_init; Tessera "
-			"takes "
-			"calls from that one host thread only",
+			"takes calls from that one host thread only",
 			what);
 }
 

@@ -112,8 +112,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 
-		printf("machine:\n  policy in use: %s\n  task ordering: %s\n  workers: %d (%d CPU, "
-		       "%d CUDA, %d OpenCL)\n",
+		printf("machine:\n"
+		       "  policy in use: %s\n"
+		       "  task ordering: %s\n"
+		       "  workers: %d (%d CPU, %d CUDA, %d OpenCL)\n",
 		       tsr_sched_name(), tsr_deps_name(), tsr_worker_count(), tsr_ncpu_workers(),
 		       tsr_ncuda_workers(), tsr_nopencl_workers());
 

@@ -312,8 +312,7 @@ int main(int argc, char **argv)
 	long warm = (n / 10 / w > 0 ? n / 10 / w : 1) * w;
 	if (rank == 0) {
 		printf("# overhead-mpi: halo, %ld tasks x %d reps, width %d, %d rank(s), policy "
-		       "%s, %d CPU worker(s) "
-		       "per rank; us/task of the whole graph, median\n",
+		       "%s, %d CPU worker(s) per rank; us/task of the whole graph, median\n",
 		       n, o.reps, w, nranks, tsr_sched_name(), tsr_ncpu_workers());
 		printf("# wall: first submission to the slowest rank's completion; cpu: each "
 		       "rank's submitting\n"

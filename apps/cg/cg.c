@@ -438,8 +438,7 @@ static int map_checked(tsr_region_t r, tsr_field_t f, const char *fname, tsr_pri
 		return TSR_OK;
 	fprintf(stderr,
 		"cg: %s: tsr_map returned TSR_OK but %s (ptr %p, dim %d, %lld elements of %zu "
-		"bytes; %zu bytes "
-		"expected)\n",
+		"bytes; %zu bytes expected)\n",
 		what, bad, acc->ptr, acc->dim, (long long)count, acc->elem_size, bytes);
 	tsr_unmap(r, f); /* the mapping is unusable: its own status adds nothing to the report */
 	return TSR_ESTATE;
@@ -844,9 +843,8 @@ static int verify(const struct problem *P, const struct opts *o, const struct re
 	const int ok = T->iters == S.iters && T->converged == S.converged &&
 		       xerr <= VERIFY_X_RTOL && hist <= VERIFY_HIST_RTOL;
 	app_printf("verify: iterations %lld (sequential %lld), final |r| %.6e (sequential %.6e), "
-		   "solution relative error "
-		   "%.3g (bound %g), residual history max relative difference %.3g over %lld "
-		   "iterations (bound %g): %s\n",
+		   "solution relative error %.3g (bound %g), residual history max relative "
+		   "difference %.3g over %lld iterations (bound %g): %s\n",
 		   (long long)T->iters, (long long)S.iters, sqrt(T->rr[T->iters]),
 		   sqrt(S.rr[S.iters]), xerr, VERIFY_X_RTOL, hist, (long long)m, VERIFY_HIST_RTOL,
 		   ok ? "PASSED" : "FAILED");
@@ -899,8 +897,7 @@ int main(int argc, char **argv)
 			   (long long)o.n, P.dim, o.csr ? "CSR matrix" : "matrix-free stencil",
 			   (long long)P.n, (long long)P.nnz);
 		app_printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers%s, %d blocks, "
-			   "residual read every %lld "
-			   "iterations\n",
+			   "residual read every %lld iterations\n",
 			   tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(),
 			   tsr_nopencl_workers(), app_ranks_note(), T.blocks, (long long)o.check);
 		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model
@@ -937,8 +934,7 @@ int main(int argc, char **argv)
 		const double bpi = bytes_per_iter(&P, o.csr), t = app_median(tt, o.reps),
 			     tbest = tt[0];
 		app_printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: "
-			   "%.2f GB/s (best %.2f; %.1f MB per "
-			   "iteration)\n",
+			   "%.2f GB/s (best %.2f; %.1f MB per iteration)\n",
 			   1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9,
 			   bpi / 1e6);
 		if (o.compare) {
@@ -953,8 +949,7 @@ int main(int argc, char **argv)
 				   omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest,
 				   bpi / tbm / 1e9);
 			app_printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median "
-				   "of the %d paired runs), %.3f (best "
-				   "runs)\n",
+				   "of the %d paired runs), %.3f (best runs)\n",
 				   omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps,
 				   tbbest / tbest);
 			if (B.iters != R.iters)

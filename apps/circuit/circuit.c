@@ -449,8 +449,7 @@ static int sim_read(sim_t *s, circuit_model_t *m)
 static void print_diff(const char *what, const circuit_diff_t *d)
 {
 	app_printf("verify: %-14s %10lld values, %9lld not bit-identical, max abs err %.3e (max "
-		   "|ref| %.3e, normwise "
-		   "%.3e), max rel err %.3e",
+		   "|ref| %.3e, normwise %.3e), max rel err %.3e",
 		   what, (long long)d->count, (long long)d->ndiff, d->max_abs, d->max_ref,
 		   d->max_ref > 0 ? d->max_abs / d->max_ref : 0.0, d->max_rel);
 	if (d->ndiverged)
@@ -505,8 +504,7 @@ static int check_diffs(const char *who, const circuit_model_t *ref,
 			   ok ? "PASS" : "FAIL");
 	else
 		app_printf("verify: %s: %s (private charges bit-identical, shared charges within "
-			   "the reordering bound, state "
-			   "within normwise %.3e)\n",
+			   "the reordering bound, state within normwise %.3e)\n",
 			   who, ok ? "PASS" : "FAIL", tol);
 	return ok;
 }
@@ -701,7 +699,8 @@ static void print_times(run_t *r)
 		   omp, 1e-9 * legion_flops(prm) / omp);
 	if (n > 1)
 		app_printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
-	app_printf("\ncompare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, "
+	app_printf("\n"
+		   "compare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, "
 		   "medians)\n",
 		   omp / tsr);
 }

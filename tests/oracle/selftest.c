@@ -448,10 +448,9 @@ static void shape_cases(FILE *out)
 								  : st.war_in_launch;
 		fprintf(out,
 			"# self-test: shape %s: %llu programs, %ld ops (part+ %ld, index %ld, "
-			"launch %ld, map %ld, fill %ld); "
-			"%s: %ld; overlapping box lists %ld, halo-aliased %ld, nested %ld, reduce "
-			"through aliased %ld; a "
-			"changed launch argument changed the results in %ld of %ld programs\n",
+			"launch %ld, map %ld, fill %ld); %s: %ld; overlapping box lists %ld, "
+			"halo-aliased %ld, nested %ld, reduce through aliased %ld; a changed "
+			"launch argument changed the results in %ld of %ld programs\n",
 			or_shape_str(or_shape), (unsigned long long)n, nops, st.ops[OP_PART_CREATE],
 			st.ops[OP_INDEX], st.ops[OP_LAUNCH],
 			st.ops[OP_MAP_READ] + st.ops[OP_MAP_WRITE], st.ops[OP_FILL], fam[k].feature,
@@ -553,8 +552,8 @@ int or_selftest(FILE *out)
 	      "results do not depend on the order points run in (folds in color order)", NULL);
 	fprintf(out,
 		"# self-test: fractional float reductions: %ld REDUCE requirements, %ld index "
-		"launch futures; "
-		"folding out of color order changed the results of %ld of %d programs\n",
+		"launch futures; folding out of color order changed the results of %ld of %d "
+		"programs\n",
 		st.fp_reduce, st.fp_future, order_seen, NSEEDS);
 	check(out, order_seen * 33 >= NSEEDS,
 	      "folding out of color order changes the bits (>= 3% of programs)", NULL);
@@ -562,17 +561,15 @@ int or_selftest(FILE *out)
 	      "the generator never builds an op its validator refuses", NULL);
 	fprintf(out,
 		"# self-test: %d programs, %ld ops; ops by kind: part+ %ld part- %ld fill %ld copy "
-		"%ld launch %ld "
-		"index %ld map-read %ld map-write %ld fut+ %ld wait %ld fut- %ld fence %ld\n",
+		"%ld launch %ld index %ld map-read %ld map-write %ld fut+ %ld wait %ld fut- %ld "
+		"fence %ld\n",
 		NSEEDS, nops, st.ops[0], st.ops[1], st.ops[2], st.ops[3], st.ops[4], st.ops[5],
 		st.ops[6], st.ops[7], st.ops[8], st.ops[9], st.ops[10], st.ops[11]);
 	fprintf(out,
 		"# self-test: halo-aliased %ld, box lists %ld (overlapping %ld), nested partitions "
-		"%ld, reduce through "
-		"aliased %ld, index reduce on a region %ld, shifted projections %ld, futures "
-		"consumed %ld, writes below "
-		"a partition %ld; a changed launch argument changed the results in %ld of %ld "
-		"programs\n",
+		"%ld, reduce through aliased %ld, index reduce on a region %ld, shifted "
+		"projections %ld, futures consumed %ld, writes below a partition %ld; a changed "
+		"launch argument changed the results in %ld of %ld programs\n",
 		st.halo_parts, st.box_parts, st.overlap_box_parts, st.nested_parts,
 		st.reduce_aliased, st.reduce_region_index, st.proj_shift, st.fut_consumed,
 		st.write_nested, sensitive, perturbed);

@@ -453,6 +453,54 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 	starpu_opencl_get_current_queue(&q);
 	return q;
 }
+
+/* "8 x 8" for the work-items of a launch's message */
+static const char *items_str(int dims, const size_t *global, char *buf, size_t n)
+{
+	int at = snprintf(buf, n, "%zu", global[0]);
+
+	for (int d = 1; d < dims && at > 0 && (size_t)at < n; d++)
+		at += snprintf(buf + at, n - (size_t)at, " x %zu", global[d]);
+
+	return buf;
+}
+
+int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
+			  int nargs, int dims, const size_t *global, const size_t *local)
+{
+	cl_kernel k = tsr_ctx_opencl_kernel(ctx, kernel);
+	if (!k)
+		return TSR_ETASK; /* the task failed, naming the kernel */
+
+	if (dims < 1 || dims > 3 || !global || nargs < 0 || (nargs > 0 && !args)) {
+		tsr_ctx_error(ctx,
+			      "tsr_ctx_opencl_launch: kernel '%s': %d argument(s)%s over %d "
+			      "dimension(s)%s: dimensions go from 1 to 3, and the arguments and "
+			      "global sizes must be given",
+			      kernel, nargs, nargs > 0 && !args ? " (null)" : "", dims,
+			      global ? "" : " of null global sizes");
+		return TSR_ETASK;
+	}
+
+	int bad_arg;
+	char items[80];
+	cl_int err = tsr__opencl_enqueue(k, tsr_ctx_opencl_queue(ctx), args, nargs, dims, global,
+					 local, &bad_arg);
+	if (err != CL_SUCCESS && bad_arg >= 0) {
+		tsr_ctx_error(ctx, "OpenCL kernel '%s': argument %d (%zu bytes): %s (%d)", kernel,
+			      bad_arg, args[bad_arg].size, starpu_opencl_error_string(err),
+			      (int)err);
+		return TSR_ETASK;
+	}
+	if (err != CL_SUCCESS) {
+		tsr_ctx_error(ctx, "OpenCL kernel '%s' over %s work-items: %s (%d)", kernel,
+			      items_str(dims, global, items, sizeof items),
+			      starpu_opencl_error_string(err), (int)err);
+		return TSR_ETASK;
+	}
+
+	return TSR_OK;
+}
 #else /* StarPU without OpenCL: no variant runs there */
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
 {
@@ -466,5 +514,17 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 {
 	(void)ctx;
 	return NULL;
+}
+
+int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
+			  int nargs, int dims, const size_t *global, const size_t *local)
+{
+	(void)args;
+	(void)nargs;
+	(void)dims;
+	(void)global;
+	(void)local;
+	tsr_ctx_opencl_kernel(ctx, kernel); /* fails the task, naming the kernel */
+	return TSR_ETASK;
 }
 #endif

@@ -456,6 +456,8 @@ int tsr__opencl_start(void);
 void tsr__opencl_stop(void); /* tsr_finalize, every task done, before StarPU stops */
 void tsr__opencl_finish(void);
 void *tsr__opencl_worker_kernel(const char *name); /* the running worker's cl_kernel, or NULL */
+int tsr__opencl_enqueue(void *kernel, void *queue, const tsr_kernel_arg_t *args, int nargs,
+			int dims, const size_t *global, const size_t *local, int *bad_arg);
 int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */

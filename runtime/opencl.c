@@ -232,19 +232,29 @@ static struct clview view_of_accessor(const tsr_accessor_t *a)
 	return v;
 }
 
-/* Arguments by position: (size, pointer) pairs. */
-struct clarg {
-	size_t size;
-	const void *value;
-};
+/* Sets kernel k's arguments and enqueues it on queue q: CL_SUCCESS, or the OpenCL error of the
+ * argument *bad_arg (-1: of the enqueue). Tessera's own bodies and tsr_ctx_opencl_launch share it.
+ */
+int tsr__opencl_enqueue(void *kernel, void *queue, const tsr_kernel_arg_t *args, int nargs,
+			int dims, const size_t *global, const size_t *local, int *bad_arg)
+{
+	cl_kernel k = kernel;
+	cl_int err = CL_SUCCESS;
 
-#define ARG(x)                  \
-	{                       \
-		sizeof(x), &(x) \
+	for (int i = 0; i < nargs; i++) {
+		err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
+		if (err != CL_SUCCESS) {
+			*bad_arg = i;
+			return err;
+		}
 	}
 
+	*bad_arg = -1;
+	return clEnqueueNDRangeKernel(queue, k, (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
+}
+
 /* Kernel `name` over the n elements of a box, on the running worker's queue. */
-static int enqueue(const char *name, const struct clarg *args, int nargs, size_t n)
+static int enqueue(const char *name, const tsr_kernel_arg_t *args, int nargs, size_t n)
 {
 	cl_kernel k = tsr__opencl_worker_kernel(name);
 	if (!k) {
@@ -254,17 +264,20 @@ static int enqueue(const char *name, const struct clarg *args, int nargs, size_t
 		return -1;
 	}
 
-	cl_int err = CL_SUCCESS;
-	for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
-		err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-
 	cl_command_queue q;
 	starpu_opencl_get_current_queue(&q);
-	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
-	if (err != CL_SUCCESS) {
-		tsr__task_error("OpenCL worker %d: kernel '%s': %s", starpu_worker_get_id(), name,
+
+	int bad_arg;
+	cl_int err = tsr__opencl_enqueue(k, q, args, nargs, 1, &n, NULL, &bad_arg);
+	if (err != CL_SUCCESS && bad_arg >= 0) {
+		tsr__task_error("OpenCL worker %d: kernel '%s': argument %d: %s",
+				starpu_worker_get_id(), name, bad_arg,
 				starpu_opencl_error_string(err));
+		return -1;
+	}
+	if (err != CL_SUCCESS) {
+		tsr__task_error("OpenCL worker %d: kernel '%s' over %zu work-items: %s",
+				starpu_worker_get_id(), name, n, starpu_opencl_error_string(err));
 		return -1;
 	}
 
@@ -294,8 +307,9 @@ int tsr__opencl_fill(const tsr_accessor_t *a, const void *value)
 		return -1;
 	}
 
-	struct clarg args[] = {ARG(v.mem), ARG(v.off), ARG(v.nx), ARG(v.ny), ARG(v.nz),
-			       ARG(v.ldy), ARG(v.ldz), ARG(es),   ARG(val)};
+	tsr_kernel_arg_t args[] = {TSR_KARG(v.mem), TSR_KARG(v.off), TSR_KARG(v.nx),
+				   TSR_KARG(v.ny),  TSR_KARG(v.nz),  TSR_KARG(v.ldy),
+				   TSR_KARG(v.ldz), TSR_KARG(es),    TSR_KARG(val)};
 	int rc = enqueue("tsr_fill", args, 9, elements(&v));
 	clReleaseMemObject(val);
 	return rc;
@@ -305,9 +319,10 @@ int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s)
 {
 	struct clview dv = view_of_accessor(d), sv = view_of_accessor(s);
 	cl_uint es = (cl_uint)d->elem_size;
-	struct clarg args[] = {ARG(dv.mem), ARG(dv.off), ARG(dv.ldy), ARG(dv.ldz),
-			       ARG(sv.mem), ARG(sv.off), ARG(sv.ldy), ARG(sv.ldz),
-			       ARG(dv.nx),  ARG(dv.ny),  ARG(dv.nz),  ARG(es)};
+	tsr_kernel_arg_t args[] = {TSR_KARG(dv.mem), TSR_KARG(dv.off), TSR_KARG(dv.ldy),
+				   TSR_KARG(dv.ldz), TSR_KARG(sv.mem), TSR_KARG(sv.off),
+				   TSR_KARG(sv.ldy), TSR_KARG(sv.ldz), TSR_KARG(dv.nx),
+				   TSR_KARG(dv.ny),  TSR_KARG(dv.nz),  TSR_KARG(es)};
 	return enqueue("tsr_copy", args, 12, elements(&dv));
 }
 
@@ -322,16 +337,18 @@ void tsr__opencl_redop(int type, int op, int init, void *dst, void *src)
 		 tsr_type_name((tsr_type_t)type));
 
 	if (init) {
-		struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.nx),  ARG(d.ny),
-				       ARG(d.nz),  ARG(d.ldy), ARG(d.ldz), ARG(cop)};
+		tsr_kernel_arg_t args[] = {TSR_KARG(d.mem), TSR_KARG(d.off), TSR_KARG(d.nx),
+					   TSR_KARG(d.ny),  TSR_KARG(d.nz),  TSR_KARG(d.ldy),
+					   TSR_KARG(d.ldz), TSR_KARG(cop)};
 		enqueue(name, args, 8, elements(&d));
 		return;
 	}
 
 	struct clview s = view_of(src);
-	struct clarg args[] = {ARG(d.mem), ARG(d.off), ARG(d.ldy), ARG(d.ldz),
-			       ARG(s.mem), ARG(s.off), ARG(s.ldy), ARG(s.ldz),
-			       ARG(d.nx),  ARG(d.ny),  ARG(d.nz),  ARG(cop)};
+	tsr_kernel_arg_t args[] = {TSR_KARG(d.mem), TSR_KARG(d.off), TSR_KARG(d.ldy),
+				   TSR_KARG(d.ldz), TSR_KARG(s.mem), TSR_KARG(s.off),
+				   TSR_KARG(s.ldy), TSR_KARG(s.ldz), TSR_KARG(d.nx),
+				   TSR_KARG(d.ny),  TSR_KARG(d.nz),  TSR_KARG(cop)};
 	enqueue(name, args, 12, elements(&d));
 }
 
@@ -339,7 +356,7 @@ void tsr__opencl_zero(void *variable_iface, size_t size)
 {
 	struct clview v = view_of(variable_iface);
 	cl_ulong n = size;
-	struct clarg args[] = {ARG(v.mem), ARG(v.off), ARG(n)};
+	tsr_kernel_arg_t args[] = {TSR_KARG(v.mem), TSR_KARG(v.off), TSR_KARG(n)};
 	enqueue("tsr_zero", args, 3, size);
 }
 

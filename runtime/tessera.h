@@ -29,7 +29,7 @@ extern "C" {
 
 /* 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset,
  * tsr_config_t.nopencl). 0.4: the error codes moved away from errno's (TSR_E_BASE),
- * tsr_env_switches; libtessera.so.2 */
+ * tsr_env_switches, tsr_ctx_opencl_launch; libtessera.so.2 */
 #define TSR_VERSION_MAJOR 0
 #define TSR_VERSION_MINOR 4
 
@@ -388,6 +388,26 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx);
  * "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may otherwise fuse a * b + c). */
 int tsr_opencl_program(const char *name, const char *source, const char *options);
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel);
+
+/* One argument of an OpenCL kernel, by position: its size and address, as clSetKernelArg takes
+ * them (an accessor's cl_mem is `ptr`; a NULL value with a size reserves local memory).
+ * TSR_KARG(x), in an initializer, makes one of a variable. */
+typedef struct tsr_kernel_arg {
+	size_t size;
+	const void *value;
+} tsr_kernel_arg_t;
+#define TSR_KARG(x)             \
+	{                       \
+		sizeof(x), &(x) \
+	}
+
+/* In an OpenCL variant: sets the arguments of `kernel` (tsr_ctx_opencl_kernel's) and enqueues it
+ * on the worker's queue over `dims` (1 to 3) dimensions of global[] work-items, in work-groups of
+ * local[] (NULL: the implementation chooses). TSR_OK; or TSR_ETASK after the task failed with a
+ * message that names it, its point, the kernel and what went wrong: a kernel no program defines,
+ * the argument OpenCL refused, or the enqueue's OpenCL error. */
+int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
+			  int nargs, int dims, const size_t *global, const size_t *local);
 /* Slot of the task's return value (device address in a CUDA variant, a cl_mem in an OpenCL one).
  * For an index launch with a reduction, it holds the operator's identity on entry: fold the value
  * into it. */

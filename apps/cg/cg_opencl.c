@@ -64,45 +64,17 @@ static const char *cl_error_name(cl_int e)
 	}
 }
 
-/* A kernel argument by position: its size and address. */
-struct karg {
-	size_t size;
-	const void *value;
-};
-#define KARG(x)                 \
-	{                       \
-		sizeof(x), &(x) \
-	}
-
 /* Kernel `name` over `global` work-items (rounded up to a multiple of `local`; local 0: the
- * implementation chooses) on the worker's queue. 1 if enqueued, else 0 after a task error. */
-static int run_kernel(tsr_ctx_t *ctx, const char *name, const struct karg *args, int nargs,
+ * implementation chooses) on the worker's queue. 1 if enqueued, else 0 after a task error
+ * (tsr_ctx_opencl_launch names the task, the kernel and the OpenCL error). */
+static int run_kernel(tsr_ctx_t *ctx, const char *name, const tsr_kernel_arg_t *args, int nargs,
 		      size_t global, size_t local)
 {
-	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
-	if (!k)
-		return 0; /* the task has failed, naming the kernel */
-	cl_int err = CL_SUCCESS;
-	int i;
-	for (i = 0; i < nargs && err == CL_SUCCESS; i++)
-		err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "OpenCL kernel %s: argument %d: %s (%d)", name, i - 1,
-			      cl_error_name(err), (int)err);
-		return 0;
-	}
-	if (global == 0)
-		return 1;
 	if (local)
 		global = (global + local - 1) / local * local;
-	err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k, 1, NULL,
-				     &global, local ? &local : NULL, 0, NULL, NULL);
-	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "OpenCL kernel %s over %zu work-items: %s (%d)", name, global,
-			      cl_error_name(err), (int)err);
-		return 0;
-	}
-	return 1;
+
+	return tsr_ctx_opencl_launch(ctx, name, args, nargs, 1, &global, local ? &local : NULL) ==
+	       TSR_OK;
 }
 
 /* Index, in a's buffer, of the element at global row g of a 1-D accessor. */
@@ -144,8 +116,8 @@ void cg_axpy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const cl_double scale = a->scale;
 	const cl_mem cm = future_buffer(c), xm = buffer_of(&x), ym = buffer_of(&y);
 	const cl_ulong xo = elem_at(&x, y.lo[0]), yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(n),  KARG(scale), KARG(cm), KARG(xm),
-				 KARG(xo), KARG(ym),    KARG(yo)};
+	const tsr_kernel_arg_t k[] = {TSR_KARG(n),  TSR_KARG(scale), TSR_KARG(cm), TSR_KARG(xm),
+				      TSR_KARG(xo), TSR_KARG(ym),    TSR_KARG(yo)};
 	run_kernel(ctx, "cg_axpy", k, 7, (size_t)n, 0);
 }
 
@@ -158,7 +130,8 @@ void cg_xpay_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const cl_long n = y.hi[0] - y.lo[0] + 1;
 	const cl_mem cm = future_buffer(c), xm = buffer_of(&x), ym = buffer_of(&y);
 	const cl_ulong xo = elem_at(&x, y.lo[0]), yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(n), KARG(cm), KARG(xm), KARG(xo), KARG(ym), KARG(yo)};
+	const tsr_kernel_arg_t k[] = {TSR_KARG(n),  TSR_KARG(cm), TSR_KARG(xm),
+				      TSR_KARG(xo), TSR_KARG(ym), TSR_KARG(yo)};
 	run_kernel(ctx, "cg_xpay", k, 6, (size_t)n, 0);
 }
 
@@ -191,8 +164,9 @@ void cg_dot_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	}
 	const cl_mem um = buffer_of(&u), vm = buffer_of(&v), out = future_buffer(slot);
 	const cl_ulong uo = elem_at(&u, u.lo[0]), vo = elem_at(&v, u.lo[0]);
-	const struct karg kp[] = {KARG(n), KARG(um), KARG(uo), KARG(vm), KARG(vo), KARG(part)};
-	const struct karg kf[] = {KARG(groups), KARG(part), KARG(out)};
+	const tsr_kernel_arg_t kp[] = {TSR_KARG(n),  TSR_KARG(um), TSR_KARG(uo),
+				       TSR_KARG(vm), TSR_KARG(vo), TSR_KARG(part)};
+	const tsr_kernel_arg_t kf[] = {TSR_KARG(groups), TSR_KARG(part), TSR_KARG(out)};
 	if (run_kernel(ctx, "cg_dot_part", kp, 6, (size_t)groups * CG_DOT_WG, CG_DOT_WG))
 		run_kernel(ctx, "cg_dot_fold", kf, 3, CG_DOT_WG, CG_DOT_WG);
 	clReleaseMemObject(part); /* OpenCL keeps it until the kernels that use it are done */
@@ -212,9 +186,11 @@ void cg_spmv_csr_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	const cl_ulong rpo = elem_at(&rp, y.lo[0]), colo = elem_at(&col, col.lo[0]),
 		       valo = elem_at(&val, val.lo[0]), xo = elem_at(&x, x.lo[0]),
 		       yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(nrows), KARG(rpm),  KARG(rpo),  KARG(colm), KARG(colo),
-				 KARG(valm),  KARG(valo), KARG(nzlo), KARG(xm),   KARG(xo),
-				 KARG(xlo),   KARG(ym),   KARG(yo)};
+	const tsr_kernel_arg_t k[] = {TSR_KARG(nrows), TSR_KARG(rpm),  TSR_KARG(rpo),
+				      TSR_KARG(colm),  TSR_KARG(colo), TSR_KARG(valm),
+				      TSR_KARG(valo),  TSR_KARG(nzlo), TSR_KARG(xm),
+				      TSR_KARG(xo),    TSR_KARG(xlo),  TSR_KARG(ym),
+				      TSR_KARG(yo)};
 	run_kernel(ctx, "cg_spmv_csr", k, 13, (size_t)nrows, 0);
 }
 
@@ -229,8 +205,9 @@ static void stencil_opencl(tsr_ctx_t *ctx, const void *args, int dim)
 	const cl_int d = dim;
 	const cl_mem xm = buffer_of(&x), ym = buffer_of(&y);
 	const cl_ulong xo = elem_at(&x, x.lo[0]), yo = elem_at(&y, y.lo[0]);
-	const struct karg k[] = {KARG(lo), KARG(n),  KARG(nx),  KARG(ny), KARG(nz), KARG(d),
-				 KARG(xm), KARG(xo), KARG(xlo), KARG(ym), KARG(yo)};
+	const tsr_kernel_arg_t k[] = {TSR_KARG(lo),  TSR_KARG(n),  TSR_KARG(nx), TSR_KARG(ny),
+				      TSR_KARG(nz),  TSR_KARG(d),  TSR_KARG(xm), TSR_KARG(xo),
+				      TSR_KARG(xlo), TSR_KARG(ym), TSR_KARG(yo)};
 	run_kernel(ctx, "cg_stencil", k, 11, (size_t)n, 0);
 }
 
@@ -251,7 +228,7 @@ void cg_alpha_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (!s || !pAp || !slot)
 		return;
 	const cl_mem sm = future_buffer(s), pm = future_buffer(pAp), out = future_buffer(slot);
-	const struct karg k[] = {KARG(sm), KARG(pm), KARG(out)};
+	const tsr_kernel_arg_t k[] = {TSR_KARG(sm), TSR_KARG(pm), TSR_KARG(out)};
 	run_kernel(ctx, "cg_alpha", k, 3, 1, 0);
 }
 
@@ -268,14 +245,14 @@ void cg_state_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 			return;
 		const cl_mem rm = future_buffer(rr);
 		const cl_double tol2 = a->tol2;
-		const struct karg k[] = {KARG(rm), KARG(tol2), KARG(out)};
+		const tsr_kernel_arg_t k[] = {TSR_KARG(rm), TSR_KARG(tol2), TSR_KARG(out)};
 		run_kernel(ctx, "cg_state_first", k, 3, 1, 0);
 	} else {
 		const void *prev = tsr_ctx_future(ctx, 0), *rr = tsr_ctx_future(ctx, 1);
 		if (!prev || !rr)
 			return;
 		const cl_mem pm = future_buffer(prev), rm = future_buffer(rr);
-		const struct karg k[] = {KARG(pm), KARG(rm), KARG(out)};
+		const tsr_kernel_arg_t k[] = {TSR_KARG(pm), TSR_KARG(rm), TSR_KARG(out)};
 		run_kernel(ctx, "cg_state_next", k, 3, 1, 0);
 	}
 }

@@ -18,15 +18,6 @@
 
 #define SEG CIRCUIT_SEGMENTS
 
-/* One kernel argument: its size and address, as clSetKernelArg takes them. */
-struct karg {
-	size_t size;
-	const void *value;
-};
-#define KARG(x)                 \
-	{                       \
-		sizeof(x), &(x) \
-	}
 #define MAX_KARGS 32
 
 /* An array argument: the buffer, then the byte offset of the first element. */
@@ -55,41 +46,27 @@ static void windows_of(const circuit_window_t *w, const size_t *offset, struct c
 		cw->hi[k] = w[k].hi;
 	}
 }
-static int add_windows(struct karg *ka, int n, const struct clwindows *cw)
+static int add_windows(tsr_kernel_arg_t *ka, int n, const struct clwindows *cw)
 {
 	for (int k = 0; k < 3; k++) {
-		ka[n++] = (struct karg)KARG(cw->mem[k]);
-		ka[n++] = (struct karg)KARG(cw->off[k]);
-		ka[n++] = (struct karg)KARG(cw->lo[k]);
-		ka[n++] = (struct karg)KARG(cw->hi[k]);
+		ka[n++] = (tsr_kernel_arg_t)TSR_KARG(cw->mem[k]);
+		ka[n++] = (tsr_kernel_arg_t)TSR_KARG(cw->off[k]);
+		ka[n++] = (tsr_kernel_arg_t)TSR_KARG(cw->lo[k]);
+		ka[n++] = (tsr_kernel_arg_t)TSR_KARG(cw->hi[k]);
 	}
 	return n;
 }
 
-/* Set the arguments of kernel `name` and enqueue it on n work-items (one dimension), in work-groups
- * of `group` (n rounded up to it: the kernels skip the items past their arrays). A fixed group
- * size, whatever n, makes POCL compile each kernel once. 0, or -1 after a task error naming the
- * task, the kernel and the OpenCL error. */
-static int launch(tsr_ctx_t *ctx, const char *name, const struct karg *args, int nargs, size_t n,
-		  size_t group)
+/* Kernel `name` on n work-items (one dimension), in work-groups of `group` (n rounded up to it: the
+ * kernels skip the items past their arrays). A fixed group size, whatever n, makes POCL compile
+ * each kernel once. 0, or -1 after the task failed (tsr_ctx_opencl_launch names the task, the
+ * kernel and the OpenCL error). */
+static int launch(tsr_ctx_t *ctx, const char *name, const tsr_kernel_arg_t *args, int nargs,
+		  size_t n, size_t group)
 {
-	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
 	const size_t global = (n + group - 1) / group * group;
-	cl_int err = CL_SUCCESS;
-	if (!k)
-		return -1; /* the task failed already, naming the kernel */
-	for (int a = 0; a < nargs && err == CL_SUCCESS; a++)
-		err = clSetKernelArg(k, (cl_uint)a, args[a].size, args[a].value);
-	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k, 1,
-					     NULL, &global, &group, 0, NULL, NULL);
-	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx,
-			      "task '%s': OpenCL kernel %s could not be launched: OpenCL error %d",
-			      tsr_ctx_task_name(ctx), name, (int)err);
-		return -1;
-	}
-	return 0;
+
+	return tsr_ctx_opencl_launch(ctx, name, args, nargs, 1, &global, &group) ? -1 : 0;
 }
 
 void circuit_calc_new_currents_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -109,14 +86,15 @@ void circuit_calc_new_currents_opencl(tsr_ctx_t *ctx, const void *args, size_t a
 	windows_of(v.win, v.win_offset, &win);
 	cl_float dt = a->dt;
 	cl_int steps = a->steps;
-	struct karg ka[MAX_KARGS] = {KARG(n),       KARG(in.mem),  KARG(in.off),  KARG(out.mem),
-				     KARG(out.off), KARG(ind.mem), KARG(ind.off), KARG(res.mem),
-				     KARG(res.off), KARG(cap.mem), KARG(cap.off), KARG(cur.mem),
-				     KARG(cur.off), KARG(cur_ld),  KARG(wv.mem),  KARG(wv.off),
-				     KARG(wv_ld)};
+	tsr_kernel_arg_t ka[MAX_KARGS] = {TSR_KARG(n),       TSR_KARG(in.mem),  TSR_KARG(in.off),
+					  TSR_KARG(out.mem), TSR_KARG(out.off), TSR_KARG(ind.mem),
+					  TSR_KARG(ind.off), TSR_KARG(res.mem), TSR_KARG(res.off),
+					  TSR_KARG(cap.mem), TSR_KARG(cap.off), TSR_KARG(cur.mem),
+					  TSR_KARG(cur.off), TSR_KARG(cur_ld),  TSR_KARG(wv.mem),
+					  TSR_KARG(wv.off),  TSR_KARG(wv_ld)};
 	int nargs = add_windows(ka, 17, &win);
-	ka[nargs++] = (struct karg)KARG(dt);
-	ka[nargs++] = (struct karg)KARG(steps);
+	ka[nargs++] = (tsr_kernel_arg_t)TSR_KARG(dt);
+	ka[nargs++] = (tsr_kernel_arg_t)TSR_KARG(steps);
 	launch(ctx, "circuit_cnc", ka, nargs, (size_t)n, 64);
 }
 
@@ -136,10 +114,11 @@ void circuit_distribute_charge_opencl(tsr_ctx_t *ctx, const void *args, size_t a
 	struct clwindows win;
 	windows_of(v.win, v.win_offset, &win);
 	cl_float dt = a->dt;
-	struct karg ka[MAX_KARGS] = {KARG(n),       KARG(in.mem),  KARG(in.off),  KARG(out.mem),
-				     KARG(out.off), KARG(cur.mem), KARG(cur.off), KARG(last_off)};
+	tsr_kernel_arg_t ka[MAX_KARGS] = {TSR_KARG(n),       TSR_KARG(in.mem),  TSR_KARG(in.off),
+					  TSR_KARG(out.mem), TSR_KARG(out.off), TSR_KARG(cur.mem),
+					  TSR_KARG(cur.off), TSR_KARG(last_off)};
 	int nargs = add_windows(ka, 8, &win);
-	ka[nargs++] = (struct karg)KARG(dt);
+	ka[nargs++] = (tsr_kernel_arg_t)TSR_KARG(dt);
 	launch(ctx, "circuit_dc", ka, nargs, 1, 1); /* one work-item: wire order (circuit.cl) */
 }
 
@@ -157,9 +136,11 @@ void circuit_update_voltages_opencl(tsr_ctx_t *ctx, const void *args, size_t arg
 			continue;
 		struct clarray vol = array_of(&v.v[k]), q = array_of(&v.q[k]),
 			       cap = array_of(&v.cap[k]), leak = array_of(&v.leak[k]);
-		const struct karg ka[] = {KARG(n),       KARG(vol.mem),  KARG(vol.off),
-					  KARG(q.mem),   KARG(q.off),    KARG(cap.mem),
-					  KARG(cap.off), KARG(leak.mem), KARG(leak.off)};
+		const tsr_kernel_arg_t ka[] = {TSR_KARG(n),       TSR_KARG(vol.mem),
+					       TSR_KARG(vol.off), TSR_KARG(q.mem),
+					       TSR_KARG(q.off),   TSR_KARG(cap.mem),
+					       TSR_KARG(cap.off), TSR_KARG(leak.mem),
+					       TSR_KARG(leak.off)};
 		if (launch(ctx, "circuit_uv", ka, 9, (size_t)n, 64))
 			return;
 	}

@@ -15,48 +15,22 @@
 
 #include "stencil.cl.h"
 
-/* One kernel argument: its size and address (clSetKernelArg's; a NULL value with a size reserves
- * local memory). */
-struct karg {
-	size_t size;
-	const void *value;
-};
-#define KARG(x)                 \
-	{                       \
-		sizeof(x), &(x) \
-	}
-
-/* Set the arguments of `name` and enqueue it over `dims` dimensions of global size `global`
- * (local size `local`, or NULL: the implementation's choice). 0, or -1 after a task error that
- * names the task, the kernel and the OpenCL error. */
-static int launch(tsr_ctx_t *ctx, const char *task, const char *name, const struct karg *args,
-		  int nargs, int dims, const size_t *global, const size_t *local)
+/* Kernel `name` over `dims` dimensions of global[] work-items in groups of local[]: 0, or -1 after
+ * the task failed (tsr_ctx_opencl_launch names the task, the kernel and the OpenCL error). */
+static int launch(tsr_ctx_t *ctx, const char *name, const tsr_kernel_arg_t *args, int nargs,
+		  int dims, const size_t *global, const size_t *local)
 {
-	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
-	cl_int err = CL_SUCCESS;
-	if (!k)
-		return -1; /* the task failed already, naming the kernel */
-	for (int a = 0; a < nargs && err == CL_SUCCESS; a++)
-		err = clSetKernelArg(k, (cl_uint)a, args[a].size, args[a].value);
-	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel((cl_command_queue)tsr_ctx_opencl_queue(ctx), k,
-					     (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
-	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "%s: OpenCL kernel %s could not be launched: OpenCL error %d",
-			      task, name, (int)err);
-		return -1;
-	}
-	return 0;
+	return tsr_ctx_opencl_launch(ctx, name, args, nargs, dims, global, local) ? -1 : 0;
 }
 
 /* The one-dimensional kernels (stencil.cl's STENCIL_ITEM): n work-items, rounded up to a fixed
  * work-group size, the same for every box (POCL compiles a kernel once per work-group size). */
 #define GROUP 64
-static int launch_box(tsr_ctx_t *ctx, const char *task, const char *name, const struct karg *args,
-		      int nargs, size_t n)
+static int launch_box(tsr_ctx_t *ctx, const char *name, const tsr_kernel_arg_t *args, int nargs,
+		      size_t n)
 {
 	const size_t local = GROUP, global = (n + GROUP - 1) / GROUP * GROUP;
-	return launch(ctx, task, name, args, nargs, 1, &global, &local);
+	return launch(ctx, name, args, nargs, 1, &global, &local);
 }
 
 void stencil_init_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -73,11 +47,12 @@ void stencil_init_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	       nk = (cl_int)(f.hi[2] - f.lo[2] + 1);
 	cl_long lo0 = f.lo[0], lo1 = f.lo[1], lo2 = f.lo[2];
 	cl_int nx = a->nx, ny = a->ny, nz = a->nz;
-	const struct karg ka[] = {KARG(m),  KARG(off), KARG(sj),  KARG(sk),  KARG(ni),
-				  KARG(nj), KARG(nk),  KARG(lo0), KARG(lo1), KARG(lo2),
-				  KARG(nx), KARG(ny),  KARG(nz)};
-	launch_box(ctx, "stencil_init", f.type == TSR_F64 ? "stencil_init_f64" : "stencil_init_f32",
-		   ka, 13, (size_t)ni * (size_t)nj * (size_t)nk);
+	const tsr_kernel_arg_t ka[] = {TSR_KARG(m),   TSR_KARG(off), TSR_KARG(sj), TSR_KARG(sk),
+				       TSR_KARG(ni),  TSR_KARG(nj),  TSR_KARG(nk), TSR_KARG(lo0),
+				       TSR_KARG(lo1), TSR_KARG(lo2), TSR_KARG(nx), TSR_KARG(ny),
+				       TSR_KARG(nz)};
+	launch_box(ctx, f.type == TSR_F64 ? "stencil_init_f64" : "stencil_init_f32", ka, 13,
+		   (size_t)ni * (size_t)nj * (size_t)nk);
 }
 
 /* Work-group of the diffusion kernel: 32 x 8 points, as stencil_cuda.cu's blocks, halved while the
@@ -126,21 +101,22 @@ void stencil_diffusion_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	cl_int ni = t.ni, nj = t.nj;
 	double alpha64 = a->alpha;
 	float alpha32 = (float)a->alpha;
-	const struct karg ka[] = {KARG(inm),
-				  KARG(in_off),
-				  KARG(isj),
-				  KARG(isk),
-				  KARG(outm),
-				  KARG(out_off),
-				  KARG(osj),
-				  KARG(osk),
-				  KARG(ni),
-				  KARG(nj),
-				  f64 ? (struct karg)KARG(alpha64) : (struct karg)KARG(alpha32),
-				  {(local[0] + 2) * (local[1] + 2) * in.elem_size, NULL}};
+	const tsr_kernel_arg_t ka[] = {TSR_KARG(inm),
+				       TSR_KARG(in_off),
+				       TSR_KARG(isj),
+				       TSR_KARG(isk),
+				       TSR_KARG(outm),
+				       TSR_KARG(out_off),
+				       TSR_KARG(osj),
+				       TSR_KARG(osk),
+				       TSR_KARG(ni),
+				       TSR_KARG(nj),
+				       f64 ? (tsr_kernel_arg_t)TSR_KARG(alpha64)
+					   : (tsr_kernel_arg_t)TSR_KARG(alpha32),
+				       {(local[0] + 2) * (local[1] + 2) * in.elem_size, NULL}};
 	const size_t global[3] = {(t.ni + local[0] - 1) / local[0] * local[0],
 				  (t.nj + local[1] - 1) / local[1] * local[1], (size_t)t.nk};
-	launch(ctx, "stencil_diffusion", name, ka, 12, 3, global, local);
+	launch(ctx, name, ka, 12, 3, global, local);
 }
 
 void stencil_halo_copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -177,10 +153,11 @@ void stencil_halo_copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		}
 		cl_mem sm = src.ptr, dm = dst->ptr;
 		cl_int ini = (cl_int)ni, inj = (cl_int)nj, ink = (cl_int)nk;
-		const struct karg ka[] = {KARG(sm),  KARG(soff), KARG(ssj), KARG(ssk),
-					  KARG(dm),  KARG(doff), KARG(dsj), KARG(dsk),
-					  KARG(ini), KARG(inj),  KARG(ink)};
-		if (launch_box(ctx, "stencil_halo_copy", name, ka, 11, ni * nj * nk))
+		const tsr_kernel_arg_t ka[] = {TSR_KARG(sm),  TSR_KARG(soff), TSR_KARG(ssj),
+					       TSR_KARG(ssk), TSR_KARG(dm),   TSR_KARG(doff),
+					       TSR_KARG(dsj), TSR_KARG(dsk),  TSR_KARG(ini),
+					       TSR_KARG(inj), TSR_KARG(ink)};
+		if (launch_box(ctx, name, ka, 11, ni * nj * nk))
 			return;
 	}
 }

@@ -43,21 +43,16 @@ static cl_ulong extent(const tsr_accessor_t *a)
 static void run_kernel(tsr_ctx_t *ctx, const char *name, const tsr_accessor_t *a, size_t last_size,
 		       const void *last, int single)
 {
-	cl_kernel k = tsr_ctx_opencl_kernel(ctx, name);
-	if (!k)
-		return;
 	cl_mem m = a->ptr;
 	cl_ulong off = a->offset;
 	cl_uint n = (cl_uint)extent(a);
-	clSetKernelArg(k, 0, sizeof m, &m);
-	clSetKernelArg(k, 1, sizeof off, &off);
-	clSetKernelArg(k, 2, sizeof n, &n);
-	clSetKernelArg(k, 3, last_size, last);
+	const tsr_kernel_arg_t args[] = {TSR_KARG(m),
+					 TSR_KARG(off),
+					 TSR_KARG(n),
+					 {last_size, last}};
 	size_t global = single ? 1 : n;
-	cl_int err = clEnqueueNDRangeKernel(tsr_ctx_opencl_queue(ctx), k, 1, NULL, &global, NULL, 0,
-					    NULL, NULL);
-	if (err != CL_SUCCESS)
-		tsr_ctx_error(ctx, "kernel '%s': OpenCL error %d", name, err);
+
+	tsr_ctx_opencl_launch(ctx, name, args, 4, 1, &global, NULL);
 }
 
 /* add: x += 1.5 (READ_WRITE) */
@@ -352,6 +347,66 @@ START_TEST(a_kernel_no_program_defines_fails_its_task)
 }
 END_TEST
 
+/* tsr_ctx_opencl_launch with what OpenCL refuses: each fails its task, with a message that names
+ * the kernel and what was wrong, and the next fence reports it. */
+static void wrong_arg_size_cl(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
+		return;
+
+	cl_mem m = a.ptr;
+	cl_ulong off = a.offset;
+	cl_uint n = (cl_uint)extent(&a);
+	char v = 1; /* the kernel's last argument is a double */
+	const tsr_kernel_arg_t ka[] = {TSR_KARG(m), TSR_KARG(off), TSR_KARG(n), TSR_KARG(v)};
+	size_t global = n;
+	ck_assert_int_eq(tsr_ctx_opencl_launch(ctx, "add", ka, 4, 1, &global, NULL), TSR_ETASK);
+}
+
+static void four_dimensions_cl(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	size_t global[4] = {1, 1, 1, 1};
+	ck_assert_int_eq(tsr_ctx_opencl_launch(ctx, "add", NULL, 0, 4, global, NULL), TSR_ETASK);
+}
+
+static void missing_kernel_launch_cl(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	size_t global = 1;
+	ck_assert_int_eq(tsr_ctx_opencl_launch(ctx, "no_such_kernel", NULL, 0, 1, &global, NULL),
+			 TSR_ETASK);
+}
+
+/* One launch of `variant` on the region's field 0, then the fence's error, then a fill that heals
+ * the poisoned field. */
+static void expect_launch_error(tsr_region_t r, const char *task, tsr_variant_fn variant,
+				const char *what1, const char *what2)
+{
+	tsr_field_t x = 0;
+	tsr_task_t t = task_of(task, NULL, variant, TSR_NONE);
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, 1, &x);
+	double zero = 0;
+
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, task, what1, what2);
+	CK_TSR(tsr_fill(r, 0, &zero, sizeof zero));
+}
+
+START_TEST(opencl_launch_errors_fail_the_task_naming_the_kernel)
+{
+	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, N - 1));
+
+	expect_launch_error(r, "wrong_size", wrong_arg_size_cl,
+			    "kernel 'add': argument 3 (1 bytes)", "Invalid argument size (-51)");
+	expect_launch_error(r, "four_dims", four_dimensions_cl, "kernel 'add'",
+			    "dimensions go from 1 to 3");
+	expect_launch_error(r, "lost_kernel", missing_kernel_launch_cl, "no_such_kernel",
+			    "no OpenCL program loaded");
+
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
 /* Every point task on the OpenCL worker: what it writes is then on the device only. */
 static void on_the_device(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 {
@@ -420,6 +475,7 @@ static TCase *device_tcase(const char *name, void (*setup)(void))
 	tcase_add_test(tc, host_home_with_device_workers_switches_partitions);
 	tcase_add_test(tc, opencl_programs_and_kernels_fail_cleanly);
 	tcase_add_test(tc, a_kernel_no_program_defines_fails_its_task);
+	tcase_add_test(tc, opencl_launch_errors_fail_the_task_naming_the_kernel);
 	return tc;
 }
 

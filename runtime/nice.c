@@ -1,4 +1,5 @@
-/* nice.c: StarPU's polling threads yield the core to the host thread.
+/* nice.c: with TSR_NICE, StarPU's polling threads yield the core to the host thread (off by
+ * default).
  *
  * With more threads than cores (StarPU starts a CPU worker per core by default, and the host thread
  * comes on top; under `mpirun --oversubscribe` a rank's threads share one core), the host thread

@@ -97,7 +97,10 @@ fails "missing value refused" -p
 # beside CPU workers tasks and data move between the host and the device. POCL (pocl-opencl-icd)
 # gives any machine such a device when StarPU may use CPU devices (STARPU_OPENCL_ON_CPUS=1). A first
 # run on the device alone tells whether there is one.
-ocl_env="STARPU_OPENCL_ON_CPUS=1 TSR_NCUDA=0"
+# StarPU keeps one bus calibration per host name, and counting POCL's device changes it: test
+# processes with and without it rewrote each other's files as they read them (an assertion in
+# load_bus_affinity_file_content, make check -j2). The OpenCL runs use a name of their own.
+ocl_env="STARPU_OPENCL_ON_CPUS=1 STARPU_HOSTNAME=opencl-on-cpus TSR_NCUDA=0"
 ocl_probe=$(mktemp "${TMPDIR:-/tmp}/circuit-opencl.XXXXXX") || exit 1
 trap 'rm -f "$log" "$ocl_probe"' EXIT INT TERM
 env $ocl_env TSR_NOPENCL=1 TSR_NCPU=0 "$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 1 --verify >"$ocl_probe" 2>&1

@@ -38,7 +38,10 @@ case $tsr_device in
 		tsr_device_flag=--nopencl
 		tsr_device_var=TSR_NOPENCL
 		STARPU_OPENCL_ON_CPUS=1
-		export STARPU_OPENCL_ON_CPUS
+		# one bus calibration per host name, and POCL's device changes it: a name apart from
+		# the CPU-only runs' (see tests/stencil/verify.sh)
+		STARPU_HOSTNAME=${STARPU_HOSTNAME:-opencl-on-cpus}
+		export STARPU_OPENCL_ON_CPUS STARPU_HOSTNAME
 		;;
 	*)
 		echo "TSR_DEVICE='$tsr_device' is neither cuda nor opencl"

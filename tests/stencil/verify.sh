@@ -188,7 +188,10 @@ if [ $rc -eq 2 ] && grep -q "do not fit" "$log"; then echo "ok $i - more tiles t
 # halo copies are then strided boxes of every shape). POCL (pocl-opencl-icd) gives any machine such
 # a device when StarPU may use CPU devices (STARPU_OPENCL_ON_CPUS=1). A first small run on the
 # device alone tells whether there is one.
-ocl_env="STARPU_OPENCL_ON_CPUS=1 TSR_NCUDA=0"
+# StarPU keeps one bus calibration per host name, and counting POCL's device changes it: test
+# processes with and without it rewrote each other's files as they read them (an assertion in
+# load_bus_affinity_file_content, make check -j2). The OpenCL runs use a name of their own.
+ocl_env="STARPU_OPENCL_ON_CPUS=1 STARPU_HOSTNAME=opencl-on-cpus TSR_NCUDA=0"
 ocl_probe=$STARPU_HOME/opencl-probe
 env $ocl_env TSR_NOPENCL=1 TSR_NCPU=0 "$st" -nx 16 -ny 16 -nz 2 -iter 1 --verify >"$ocl_probe" 2>&1
 # Skipped only when Tessera started without an OpenCL worker: its tsr_init failed (no worker at

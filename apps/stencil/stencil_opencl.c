@@ -15,22 +15,15 @@
 
 #include "stencil.cl.h"
 
-/* Kernel `name` over `dims` dimensions of global[] work-items in groups of local[]: 0, or -1 after
- * the task failed (tsr_ctx_opencl_launch names the task, the kernel and the OpenCL error). */
-static int launch(tsr_ctx_t *ctx, const char *name, const tsr_kernel_arg_t *args, int nargs,
-		  int dims, const size_t *global, const size_t *local)
-{
-	return tsr_ctx_opencl_launch(ctx, name, args, nargs, dims, global, local) ? -1 : 0;
-}
-
 /* The one-dimensional kernels (stencil.cl's STENCIL_ITEM): n work-items, rounded up to a fixed
- * work-group size, the same for every box (POCL compiles a kernel once per work-group size). */
+ * work-group size, the same for every box (POCL compiles a kernel once per work-group size).
+ * TSR_OK, or TSR_ETASK after the task failed naming the kernel and the OpenCL error. */
 #define GROUP 64
 static int launch_box(tsr_ctx_t *ctx, const char *name, const tsr_kernel_arg_t *args, int nargs,
 		      size_t n)
 {
 	const size_t local = GROUP, global = (n + GROUP - 1) / GROUP * GROUP;
-	return launch(ctx, name, args, nargs, 1, &global, &local);
+	return tsr_ctx_opencl_launch(ctx, name, args, nargs, 1, &global, &local);
 }
 
 void stencil_init_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -116,7 +109,7 @@ void stencil_diffusion_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 				       {(local[0] + 2) * (local[1] + 2) * in.elem_size, NULL}};
 	const size_t global[3] = {(t.ni + local[0] - 1) / local[0] * local[0],
 				  (t.nj + local[1] - 1) / local[1] * local[1], (size_t)t.nk};
-	launch(ctx, name, ka, 12, 3, global, local);
+	tsr_ctx_opencl_launch(ctx, name, ka, 12, 3, global, local);
 }
 
 void stencil_halo_copy_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)

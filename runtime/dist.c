@@ -49,15 +49,13 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
 }
 
 /* TSR_MPI, if set, is 0 or 1, whether Tessera was built with MPI or not (a program must not
- * depend on how Tessera was built). */
-static int check_tsr_mpi(const char *v)
+ * depend on how Tessera was built): the rule of env.c's table. */
+static int check_tsr_mpi(void)
 {
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		return tsr__err(TSR_EINVAL,
-				"tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' "
-				"(several ranks)",
-				v);
-	return TSR_OK;
+	int on;
+	if (!tsr__env("TSR_MPI"))
+		return TSR_OK; /* its default depends on mpirun: no word of the list */
+	return tsr__env_choice("TSR_MPI", "tsr_init", &on);
 }
 
 #ifdef TSR_HAVE_MPI
@@ -83,7 +81,7 @@ static int launched_by_mpi(void)
 
 int tsr__dist_wanted(void)
 {
-	int rc = check_tsr_mpi(tsr__env("TSR_MPI"));
+	int rc = check_tsr_mpi();
 	if (rc)
 		return rc;
 	return launched_by_mpi();
@@ -383,17 +381,21 @@ int tsr__dist_wanted(void)
 	if (!np)
 		np = getenv("PMI_SIZE");
 
-	int rc = check_tsr_mpi(v);
+	int rc = check_tsr_mpi();
 	if (rc)
 		return rc;
 
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL,
-				"tsr_init: TSR_MPI=1 but this Tessera was built without MPI "
-				"(configure found no StarPU-MPI or MPI; install libopenmpi-dev and "
-				"reconfigure)");
+				"tsr_init: %s asks for several ranks (1) but this Tessera was "
+				"built "
+				"without MPI (configure found no StarPU-MPI or MPI; install "
+				"libopenmpi-dev and reconfigure)",
+				tsr__env_from("TSR_MPI"));
 
-	if ((!v || strcmp(v, "0")) && np && atoi(np) > 1)
+	char *end = NULL;
+	long ranks = np ? strtol(np, &end, 10) : 0;
+	if ((!v || strcmp(v, "0")) && np && !*end && ranks > 1)
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: started on %s MPI ranks but this Tessera was built "
 				"without MPI: every rank would compute everything alone "

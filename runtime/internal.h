@@ -14,16 +14,52 @@
 #define TSR_NAME_MAX 64
 #define TSR_MAX_REQS 64
 
-/* ---- environment switches (env.c): the one table; getenv of a TSR_ variable happens only there */
-const char *tsr__env(const char *name); /* its value, or NULL when unset or empty */
+/* ---- switches (env.c): the one table; getenv of a TSR_ variable happens only there. A switch's
+ * value is its flag's (tsr_args), else its TSR_ variable's, else StarPU's variable's for the same
+ * setting (STARPU_NCPU for TSR_NCPU); config.c puts tsr_config_t and the defaults below. */
+const char *tsr__env(const char *name); /* that value, or NULL when none is set (or it is empty) */
+/* Where it came from: the flag ("--ncpu"), the variable ("TSR_NCPU", "STARPU_NCPU"); NULL: unset */
+const char *tsr__env_from(const char *name);
 /* A keyword switch: the index of its value (or default) in the table's "a|b|c", else TSR_EINVAL
  * naming `what`, the switch and the words it takes. */
 int tsr__env_choice(const char *name, const char *what, int *out);
 /* A number from lo to hi in *out when set (left alone when not), else TSR_EINVAL. */
 int tsr__env_int(const char *name, long lo, long hi, int *out);
+/* The table's rows by index (0 .. tsr__env_count() - 1). */
+int tsr__env_count(void);
+const char *tsr__env_name(int i);
+const char *tsr__env_flag(int i); /* NULL: the switch has no flag */
+const char *tsr__env_fallback(int i);
+/* A switch's values column read as its rule. */
+enum tsr__rule_kind {
+	TSR_RULE_NONE,
+	TSR_RULE_WORDS,
+	TSR_RULE_RANGE,
+	TSR_RULE_FILE,
+	TSR_RULE_POLICY
+};
+struct tsr__rule {
+	enum tsr__rule_kind kind;
+	long lo, hi; /* TSR_RULE_RANGE */
+};
+int tsr__env_rule(int i, struct tsr__rule *r); /* returns r->kind */
+/* Value v of switch i, given as `from` (a flag or a variable), against its rule; a policy's name
+ * passes here (config.c checks it). TSR_EINVAL naming `what`, `from`, v and the values taken. */
+int tsr__env_check_value(int i, const char *from, const char *v, const char *what);
+/* Every switch that is set, against its rule; names of policies through policy_ok. */
+int tsr__env_check_all(const char *what, int (*policy_ok)(const char *from, const char *v));
+/* tsr_args: the flags taken out of argv and kept (all checked first: on failure nothing
+ * changes); forget drops them. */
+int tsr__env_take_flags(int *argc, char **argv, int (*policy_ok)(const char *from, const char *v));
+void tsr__env_forget_flags(void);
 
 /* ---- errors (error.c) */
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Messages of any length: a malloc'd string (NULL out of memory), and one that grows (*s NULL
+ * at first; TSR_ENOMEM leaves it as it was). */
+char *tsr__vformat(const char *fmt, va_list ap);
+char *tsr__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tsr__append(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tsr__task_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tsr__take_task_error(void);
 /* 1 and the message if a task failed since the last fence */
@@ -587,7 +623,8 @@ int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
 
-int tsr__unmap_all(char *names, size_t len);
+/* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
+int tsr__unmap_all(char **names);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
@@ -650,5 +687,14 @@ const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenC
 void tsr__mapper_reset(void);
 
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
+
+/* ---- the settings of a run (config.c, top floor) */
+/* Tessera's policy of that name, NULL for StarPU's or none. */
+struct starpu_sched_policy *tsr__own_policy(const char *name);
+/* What tsr_init starts with: cfg (or tsr_config_init's) under STARPU_*, TSR_* and the flags, every
+ * switch checked against its rule, the policy known; TSR_EINVAL naming the switch otherwise. */
+int tsr__config_resolve(const tsr_config_t *cfg, tsr_config_t *c);
+/* Once StarPU runs: a warning (once per process) where it started fewer workers than c asked. */
+void tsr__config_warn(const tsr_config_t *c);
 
 #endif

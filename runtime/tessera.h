@@ -29,9 +29,13 @@ extern "C" {
 
 /* 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset,
  * tsr_config_t.nopencl). 0.4: the error codes moved away from errno's (TSR_E_BASE),
- * tsr_env_switches, tsr_ctx_opencl_launch; libtessera.so.2 */
+ * tsr_env_switches, tsr_ctx_opencl_launch; libtessera.so.2. 0.5: command-line flags (tsr_args),
+ * tsr_settings, tsr_version, the patch level. The version this header belongs to; tsr_version()
+ * says which library a program runs with. */
 #define TSR_VERSION_MAJOR 0
-#define TSR_VERSION_MINOR 4
+#define TSR_VERSION_MINOR 5
+#define TSR_VERSION_PATCH 0
+#define TSR_VERSION_STRING "0.5.0"
 
 /* ------------------------------------------------------------------ errors */
 /* Every call returns TSR_OK (0) or one of these negative codes; tsr_last_error()
@@ -94,10 +98,45 @@ typedef struct tsr_config {
 } tsr_config_t;
 
 void tsr_config_init(tsr_config_t *cfg); /* defaults: every field "StarPU default / off" */
-/* Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG, TSR_STATS
- * override cfg; STARPU_* variables keep working where Tessera does not set the value. cfg may be
- * NULL. TSR_EINVAL for an unknown policy or a trace/graph file that cannot be created. */
+/* Start the runtime. Each setting comes from, first found first: its command-line flag (tsr_args),
+ * its TSR_ variable (TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG, TSR_STATS and
+ * the others of tsr_env_switches), StarPU's variable for it (STARPU_SCHED, STARPU_NCPU,
+ * STARPU_NCUDA, STARPU_NOPENCL), cfg, then the default; StarPU's other STARPU_* variables keep
+ * working. Tessera's policies (tsr-locality, tsr-critpath) are reached by every route. cfg may be
+ * NULL. TSR_EINVAL, naming the flag or variable and the values it takes, for a value outside them
+ * (TSR_STATS=abc, TSR_NCPU=1x, an unknown policy; `help` as the policy lists them all), or a
+ * trace/graph file that cannot be created. Where StarPU starts fewer workers than asked for (more
+ * CPU workers than cores, an OpenCL or CUDA device it does not find), a warning on stderr says so
+ * and why, once per process (not with cfg->quiet). */
 int tsr_init(const tsr_config_t *cfg);
+/* Tessera's own command-line flags, taken out of argv (argv[*argc] = NULL after) and kept for
+ * every later tsr_init, where they win over everything else: one flag per switch of
+ * tsr_env_switches (tsr_settings gives its name), --sched NAME, --ncpu N, --ncuda N, --nopencl N,
+ * --home WHERE, --redux, --deps, --coherence, --mpi, --trace FILE, --dag FILE, --stats, --nice N.
+ * A value follows as the next argument or after '=' (--ncpu 2, --ncpu=2); a 0|1 switch's flag
+ * alone means 1 (--stats) and takes a value after '=' only (--stats=0). Flags start with two
+ * dashes; "--" ends them (it stays in argv, with what follows). The rest of argv is the
+ * program's, in order. Call it before tsr_init and before parsing the program's own options.
+ * TSR_EINVAL naming the flag for a missing or wrong value (argv is then unchanged); --sched help is
+ * accepted here (a program lists tsr_policy_list's policies), refused by tsr_init. TSR_ESTATE while
+ * the runtime runs. tsr_args(NULL, NULL) forgets the flags kept so far. Not thread-safe: call it
+ * from the thread that calls tsr_init. */
+int tsr_args(int *argc, char **argv);
+/* What tsr_init(cfg) would use, and where each value comes from: one row per switch, in
+ * tsr_env_switches' order. Works before tsr_init; checks nothing (tsr_init does). Fills at most
+ * max rows; returns how many switches there are. The strings stay valid until the next
+ * tsr_settings or tsr_args call, or a change of the environment. */
+typedef struct tsr_setting {
+	const char *name;  /* the switch: "TSR_NCPU" */
+	const char *flag;  /* its flag: "--ncpu"; NULL for a switch without one (TSR_MPI_NICE) */
+	const char *value; /* as text: "2", "eager"; where nothing sets it, the default's */
+	/* "--ncpu", "TSR_NCPU", "STARPU_NCPU" (or "STARPU_NCPUS"), "tsr_config_t" or "default" */
+	const char *source;
+} tsr_setting_t;
+int tsr_settings(const tsr_config_t *cfg, tsr_setting_t *rows, int max);
+/* The library's version, "MAJOR.MINOR.PATCH" (TSR_VERSION_STRING of the header it was built
+ * with), and its parts where the pointers are not NULL. */
+const char *tsr_version(int *major, int *minor, int *patch);
 /* Wait for every task, destroy what is still alive (returns TSR_ELIVE if anything was), stop
  * StarPU. TSR_EINVAL if the trace or graph file could not be written (the runtime is stopped
  * anyway). */
@@ -622,8 +661,10 @@ int tsr_partition_set_rank(tsr_partition_t p, const int64_t color[3], int rank);
  * before tsr_init. Returns how many exist (fills at most max). */
 int tsr_policy_list(const char **names, const char **descriptions, int max);
 /* Tessera's environment switches (TSR_*), read at tsr_init (TSR_HOME at each region's creation):
- * name, the values it takes ("a|b" words, "N", "file"), its default and what it does. Works
- * before tsr_init; *table stays valid for the life of the process. Returns how many. */
+ * name, the values it takes, its default and what it does. The values are the rule tsr_init (and
+ * tsr_args, for the flags) checks: "a|b" one of the words, "LO..HI" a whole number in that range,
+ * "N" a whole number >= 0, "file" a path to create, "policy" a name of tsr_policy_list (or help).
+ * Works before tsr_init; *table stays valid for the life of the process. Returns how many. */
 typedef struct tsr_env_switch {
 	const char *name;
 	const char *values;

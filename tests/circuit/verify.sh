@@ -10,9 +10,9 @@ if [ ! -x "$prog" ]; then
 fi
 log=$(mktemp "${TMPDIR:-/tmp}/circuit-verify.XXXXXX") || exit 1
 trap 'rm -f "$log"' EXIT INT TERM
-# --sched must win: Tessera lets TSR_SCHED override the program's choice. The OpenCL runs set the
-# worker counts themselves.
-unset TSR_SCHED TSR_NOPENCL
+# A clean environment: the runs choose the scheduler and the workers with Tessera's flags (which
+# would win over TSR_SCHED anyway); the OpenCL runs set the worker counts themselves.
+unset TSR_SCHED TSR_NCPU TSR_NOPENCL
 
 n=0
 failed=0
@@ -49,7 +49,7 @@ fails() {
 	if [ $rc = 2 ] && grep -q '^circuit: ' "$log"; then report "$name" 0; else report "$name (exit $rc)" 1; fi
 }
 
-echo "1..27"
+echo "1..31"
 # Legion's defaults: 4 pieces x 1024 nodes x 1024 wires, 95% in piece, 2 loops of 10000 steps.
 verify "defaults" --verify
 # Few RLC steps: the iteration has not converged, so a wrong update cannot hide (issue's warning).
@@ -89,6 +89,17 @@ report "--help" $?
 fails "unknown option refused" -bogus
 fails "-pct 101 refused" -pct 101
 fails "missing value refused" -p
+# Tessera's flags win over the environment; --version; the switches are checked
+env TSR_NCPU=2 "$prog" --ncpu 1 -p 2 -npp 64 -wpp 64 -i 1 -l 1 >"$log" 2>&1 &&
+	grep -q "^circuit: Tessera with 1 CPU workers" "$log"
+report "--ncpu 1 wins over TSR_NCPU=2" $?
+"$prog" --version >"$log" 2>&1 && grep -q "^circuit (Tessera) [0-9]" "$log"
+report "--version" $?
+env TSR_STATS=abc "$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 1 >"$log" 2>&1
+[ $? = 1 ] && grep -q "TSR_STATS='abc' is not one of 0|1" "$log"
+report "TSR_STATS=abc refused, naming the switch" $?
+"$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 3 --ncpu 1 --progress >"$log" 2>&1 && grep -q "^circuit: 3 loops done in " "$log"
+report "--progress: the closing line" $?
 
 # The OpenCL variants against the same reference: every wire and node computes the CPU's bits
 # (FP_CONTRACT OFF, correctly rounded divisions, distribute_charge in wire order), so the bounds

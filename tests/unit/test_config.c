@@ -7,9 +7,13 @@
 #include <unistd.h>
 #include "tsr_test.h"
 
-/* Each test is forked: it sets the environment it needs from a clean one. */
+/* Each test sets the environment and the flags it needs from clean ones: forked or not
+ * (CK_FORK=no under valgrind), nothing of an earlier test, which may have failed with the runtime
+ * up, stays. */
 static void clean_env(void)
 {
+	tsr_finalize(); /* TSR_ESTATE when it is down, as it should be */
+	tsr_args(NULL, NULL);
 	const tsr_env_switch_t *t;
 	int n = tsr_env_switches(&t);
 	for (int i = 0; i < n; i++)

@@ -109,18 +109,19 @@ void tsr_config_init(tsr_config_t *cfg); /* defaults: every field "StarPU defaul
  * CPU workers than cores, an OpenCL or CUDA device it does not find), a warning on stderr says so
  * and why, once per process (not with cfg->quiet). */
 int tsr_init(const tsr_config_t *cfg);
-/* Tessera's own command-line flags, taken out of argv (argv[*argc] = NULL after) and kept for
- * every later tsr_init, where they win over everything else: one flag per switch of
- * tsr_env_switches (tsr_settings gives its name), --sched NAME, --ncpu N, --ncuda N, --nopencl N,
- * --home WHERE, --redux, --deps, --coherence, --mpi, --trace FILE, --dag FILE, --stats, --nice N.
- * A value follows as the next argument or after '=' (--ncpu 2, --ncpu=2); a 0|1 switch's flag
- * alone means 1 (--stats) and takes a value after '=' only (--stats=0). Flags start with two
- * dashes; "--" ends them (it stays in argv, with what follows). The rest of argv is the
- * program's, in order. Call it before tsr_init and before parsing the program's own options.
- * TSR_EINVAL naming the flag for a missing or wrong value (argv is then unchanged); --sched help is
- * accepted here (a program lists tsr_policy_list's policies), refused by tsr_init. TSR_ESTATE while
- * the runtime runs. tsr_args(NULL, NULL) forgets the flags kept so far. Not thread-safe: call it
- * from the thread that calls tsr_init. */
+/* Tessera's own command-line flags, taken out of argv (main's argc and argv: argv holds *argc + 1
+ * pointers, argv[*argc] is NULL before and after) and kept for every later tsr_init, where they
+ * win over everything else: one flag per switch of tsr_env_switches (tsr_settings gives its
+ * name), --sched NAME, --ncpu N, --ncuda N, --nopencl N, --home WHERE, --redux, --deps,
+ * --coherence, --mpi, --trace FILE, --dag FILE, --stats, --nice N. A value follows as the next
+ * argument or after '=' (--ncpu 2, --ncpu=2); a 0|1 switch's flag alone means 1 (--stats) and
+ * takes a value after '=' only (--stats=0). Flags start with two dashes; "--" ends them (it stays
+ * in argv, with what follows). The rest of argv is the program's, in order. Call it before
+ * tsr_init and before parsing the program's own options. TSR_EINVAL naming the flag for a missing
+ * or wrong value (argv is then unchanged); --sched help is accepted here (a program lists
+ * tsr_policy_list's policies), refused by tsr_init. TSR_ESTATE while the runtime runs.
+ * tsr_args(NULL, NULL) forgets the flags kept so far. Not thread-safe: call it from the thread
+ * that calls tsr_init. */
 int tsr_args(int *argc, char **argv);
 /* What tsr_init(cfg) would use, and where each value comes from: one row per switch, in
  * tsr_env_switches' order. Works before tsr_init; checks nothing (tsr_init does). Fills at most

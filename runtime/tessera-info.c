@@ -170,11 +170,26 @@ static int config(void)
 	return tsr_finalize() ? 1 : 0;
 }
 
+/* Whether the policy asked for (--sched or TSR_SCHED) is `help`. */
+static int sched_help(void)
+{
+	tsr_setting_t rows[64];
+	int n = tsr_settings(NULL, rows, 64);
+	for (int i = 0; i < n && i < 64; i++)
+		if (!strcmp(rows[i].name, "TSR_SCHED"))
+			return !strcmp(rows[i].value, "help");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (tsr_args(&argc, argv)) {
 		fprintf(stderr, "tessera-info: %s\n", tsr_last_error());
 		return 2;
+	}
+	if (sched_help()) {
+		policies();
+		return 0;
 	}
 
 	const char *mode = argc > 1 ? argv[1] : "";

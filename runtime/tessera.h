@@ -1,22 +1,43 @@
-/* tessera.h: the whole public API of Tessera, a regions-and-tasks runtime on StarPU.
- * Read it top to bottom: it is grouped by concept and every call has a one-line comment.
+/** @file tessera.h
+ * @brief The whole public API of Tessera, a regions-and-tasks runtime on StarPU.
  *
- * Threads: the thread that calls tsr_init owns the runtime until tsr_finalize. Every call that
- * touches runtime state made from another thread returns TSR_ESTATE naming the call; so does any
- * such call made from inside a task variant (it names the task): a variant cannot wait, launch or
- * map, it returns its value and the host or a later task goes on. Of two threads calling tsr_init
- * at once, one wins and the other gets TSR_ESTATE. Pure helpers (tsr_box_*, tsr_type_*, error
- * names and tsr_last_error, which is per thread) and the tsr_ctx_* calls of a variant are free;
- * queries that return no status (tsr_region_name, tsr_ncpu_workers...) are not checked: call them
- * from the owner too.
+ * Read it top to bottom: it is grouped by concept and every call has a one-line comment. It is
+ * also the reference manual: Doxygen makes HTML and man pages (section 3, one per function:
+ * `man tsr_index_launch`) from these comments; `make doc` builds them and `make install` installs
+ * them.
  *
- * Failed tasks: a variant fails when it reports an error (a tsr_ctx_* call failed, or it called
- * tsr_ctx_error). Its results are then poisoned instead of passing for values: its future, every
+ * Every call that can fail returns #TSR_OK (0) or a negative `TSR_E*` code, and
+ * tsr_last_error() then names the object (task, point, region, field, partition, color) and what
+ * was wrong. Each call's page lists the codes it returns (`Return values`).
+ *
+ * @par Threads
+ * The thread that calls tsr_init() owns the runtime until tsr_finalize(). Every call that touches
+ * runtime state made from another thread returns #TSR_ESTATE naming the call; so does any such
+ * call made from inside a task variant (it names the task): a variant cannot wait, launch or map,
+ * it returns its value and the host or a later task goes on. Of two threads calling tsr_init() at
+ * once, one wins and the other gets #TSR_ESTATE. Pure helpers (tsr_box_*, tsr_type_*, error
+ * names and tsr_last_error(), which is per thread) and the tsr_ctx_* calls of a variant are free;
+ * queries that return no status (tsr_region_name(), tsr_ncpu_workers()...) are not checked: call
+ * them from the owner too. Each call's page says which of these it is (`Threads`).
+ *
+ * @par Failed tasks
+ * A variant fails when it reports an error (a tsr_ctx_* call failed, or it called
+ * tsr_ctx_error()). Its results are then poisoned instead of passing for values: its future, every
  * future computed from it, and the data it could write (WRITE, READ_WRITE, REDUCE) make
- * tsr_future_wait and tsr_map return TSR_ETASK with the original message (task, point, region,
- * field); later tasks that read a poisoned future or poisoned data do not run their variant and
- * poison their own results in turn. Data heals when all of it is replaced: tsr_fill, a task that
- * WRITEs a region covering what the failed task wrote and succeeds, or a host TSR_WRITE mapping. */
+ * tsr_future_wait() and tsr_map() return #TSR_ETASK with the original message (task, point,
+ * region, field); later tasks that read a poisoned future or poisoned data do not run their
+ * variant and poison their own results in turn. Data heals when all of it is replaced:
+ * tsr_fill(), a task that WRITEs a region covering what the failed task wrote and succeeds, or a
+ * host #TSR_WRITE mapping.
+ *
+ * @par Handles and memory
+ * Handles (tsr_fspace_t, tsr_region_t, tsr_partition_t, tsr_task_t, tsr_future_t) are small
+ * values holding an id: copy them freely. A handle stays valid until its destroy call (a
+ * subregion until its partition goes, a task until tsr_finalize()); a destroyed handle, or one
+ * made before the last tsr_init(), is refused with #TSR_ESTALE, never dereferenced. Tessera copies
+ * what it is given (names, requirement arrays, task arguments, boxes, fill values) before the
+ * call returns, unless a call's page says otherwise; strings it returns belong to it (each page
+ * says how long they stay valid). tsr_finalize() destroys whatever is still alive. */
 #ifndef TESSERA_H
 #define TESSERA_H
 
@@ -27,56 +48,85 @@
 extern "C" {
 #endif
 
-/* 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset,
- * tsr_config_t.nopencl). 0.4: the error codes moved away from errno's (TSR_E_BASE),
- * tsr_env_switches, tsr_ctx_opencl_launch; libtessera.so.2 */
+/** @defgroup tessera_version Version
+ * The version of the header a program is compiled against.
+ * @{ */
+/** Major version. 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset,
+ * tsr_config_t.nopencl). 0.4: the error codes moved away from errno's (#TSR_E_BASE),
+ * tsr_env_switches(), tsr_ctx_opencl_launch(); libtessera.so.2 */
 #define TSR_VERSION_MAJOR 0
+/** Minor version (see #TSR_VERSION_MAJOR for what each one brought). */
 #define TSR_VERSION_MINOR 4
+/** @} */
 
 /* ------------------------------------------------------------------ errors */
-/* Every call returns TSR_OK (0) or one of these negative codes; tsr_last_error()
- * then holds a message naming the object (task, region, field, partition, color). The codes lie
- * far below -errno (errno values are under 4096 on Linux), so a Tessera code is never a negative
- * errno, as StarPU returns them: tsr_err_name(-ENOMEM) is "TSR_EUNKNOWN", not TSR_ENODEV. */
+/** @defgroup tessera_errors Errors
+ * Status codes, their names and messages, and the detailed message of the last failure.
+ *
+ * Every call returns #TSR_OK (0) or one of these negative codes; tsr_last_error() then holds a
+ * message naming the object (task, region, field, partition, color). The codes lie far below
+ * -errno (errno values are under 4096 on Linux), so a Tessera code is never a negative errno, as
+ * StarPU returns them: tsr_err_name(-ENOMEM) is "TSR_EUNKNOWN", not #TSR_ENODEV.
+ * @{ */
+/** The codes start below -TSR_E_BASE, away from every -errno. */
 #define TSR_E_BASE 10000
+/** The status codes every call returns. */
 enum {
-	TSR_OK = 0,
-	/* invalid argument (null pointer, dimension not 1-3, bad size, unknown operator or path) */
+	TSR_OK = 0, /**< success */
+	/** invalid argument (null pointer, dimension not 1-3, bad size, unknown operator or
+	 * path) */
 	TSR_EINVAL = -(TSR_E_BASE + 1),
-	/* box or color empty, too large to count, of another dimension than, or outside the bounds
+	/** box or color empty, too large to count, of another dimension than, or outside the bounds
 	   it must lie in */
 	TSR_EBOUNDS = -(TSR_E_BASE + 2),
-	/* element type mismatch */
+	/** element type mismatch */
 	TSR_ETYPE = -(TSR_E_BASE + 3),
-	/* access not covered by the requested privilege */
+	/** access not covered by the requested privilege */
 	TSR_EPRIV = -(TSR_E_BASE + 4),
-	/* requirements of one launch interfere (aliased write, conflicting partitions) */
+	/** requirements of one launch interfere (aliased write, conflicting partitions) */
 	TSR_EINTERFERE = -(TSR_E_BASE + 5),
-	/* handle was destroyed, or never created */
+	/** handle was destroyed, or never created */
 	TSR_ESTALE = -(TSR_E_BASE + 6),
-	/* field not in the region, or not requested by the task */
+	/** field not in the region, or not requested by the task */
 	TSR_ENOFIELD = -(TSR_E_BASE + 7),
-	/* allocation failed */
+	/** allocation failed */
 	TSR_ENOMEM = -(TSR_E_BASE + 8),
-	/* StarPU refused a call */
+	/** StarPU refused a call */
 	TSR_ESTARPU = -(TSR_E_BASE + 9),
-	/* runtime not initialized, or object in a state that forbids the call */
+	/** runtime not initialized, or object in a state that forbids the call */
 	TSR_ESTATE = -(TSR_E_BASE + 10),
-	/* tsr_finalize found live objects (they were destroyed) */
+	/** tsr_finalize found live objects (they were destroyed) */
 	TSR_ELIVE = -(TSR_E_BASE + 11),
-	/* no worker can run the task (e.g. CUDA-only task, no GPU) */
+	/** no worker can run the task (a CUDA-only task and no GPU, say) */
 	TSR_ENODEV = -(TSR_E_BASE + 12),
-	/* object is mapped on the host or still in use */
+	/** object is mapped on the host or still in use */
 	TSR_EBUSY = -(TSR_E_BASE + 13),
-	/* a task variant reported an error, or a result depends on one that did */
+	/** a task variant reported an error, or a result depends on one that did */
 	TSR_ETASK = -(TSR_E_BASE + 14),
-	/* several MPI ranks: the ranks made different calls (see "Several ranks") */
+	/** several MPI ranks: the ranks made different calls (see "Several ranks") */
 	TSR_EDIVERGE = -(TSR_E_BASE + 15),
 };
 
-const char *tsr_err_name(int code); /* "TSR_EBOUNDS" */
-const char *tsr_strerror(int code); /* "box or color out of bounds" */
-const char *tsr_last_error(void);   /* detailed message of the last failure in this thread */
+/** The name of a status code: "TSR_EBOUNDS".
+ * @param code a status code
+ * @return the code's name, or "TSR_EUNKNOWN" for a value that is no Tessera code (a negative
+ *         errno, say); a static string
+ * @par Threads
+ * Any thread, before tsr_init() too. */
+const char *tsr_err_name(int code);
+/** The one-line meaning of a status code: "box or color out of bounds".
+ * @param code a status code
+ * @return the code's meaning, or "unknown error code"; a static string
+ * @par Threads
+ * Any thread, before tsr_init() too. */
+const char *tsr_strerror(int code);
+/** The detailed message of the last failure in this thread, naming the object and the problem.
+ * @return the message ("" if no call of this thread has failed yet); a buffer of this thread's,
+ *         overwritten by its next failing call
+ * @par Threads
+ * Any thread: each keeps its own message. */
+const char *tsr_last_error(void);
+/** @} */
 
 /* ----------------------------------------------------------------- runtime */
 typedef struct tsr_config {

@@ -129,48 +129,121 @@ const char *tsr_last_error(void);
 /** @} */
 
 /* ----------------------------------------------------------------- runtime */
+/** @defgroup tessera_runtime Runtime
+ * Starting and stopping the runtime, waiting for every task, and what it runs with.
+ * @{ */
+/** How to start the runtime (tsr_init()); tsr_config_init() fills it with the defaults. */
 typedef struct tsr_config {
-	/* StarPU policy name ("eager", "lws", "dmda", ...) or Tessera's; NULL: StarPU default */
+	/** StarPU policy name ("eager", "lws", "dmda", ...) or Tessera's; NULL: StarPU default */
 	const char *sched;
-	int ncpu;               /* CPU workers; -1: StarPU default */
-	int ncuda;              /* CUDA workers; -1: StarPU default, 0: none */
-	const char *trace_file; /* Chrome trace-event JSON written at finalize; NULL: none */
-	const char *dag_file;   /* Graphviz dot of the derived task graph; NULL: none */
-	int stats;              /* print per-task statistics at finalize */
-	int quiet;              /* do not print warnings (live objects at finalize) on stderr */
-	/* OpenCL workers; 0 (the default): none, -1: StarPU default. POCL's CPU devices count only
+	int ncpu;               /**< CPU workers; -1: StarPU default */
+	int ncuda;              /**< CUDA workers; -1: StarPU default, 0: none */
+	const char *trace_file; /**< Chrome trace-event JSON written at finalize; NULL: none */
+	const char *dag_file;   /**< Graphviz dot of the derived task graph; NULL: none */
+	int stats;              /**< print per-task statistics at finalize */
+	int quiet;              /**< do not print warnings (live objects at finalize) on stderr */
+	/** OpenCL workers; 0 (the default): none, -1: StarPU default. POCL's CPU devices count only
 	 * with STARPU_OPENCL_ON_CPUS=1 (StarPU skips them otherwise) */
 	int nopencl;
 } tsr_config_t;
 
-void tsr_config_init(tsr_config_t *cfg); /* defaults: every field "StarPU default / off" */
-/* Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG, TSR_STATS
+/** Fill `cfg` with the defaults: every field "StarPU default / off".
+ * @param cfg the configuration to fill; NULL is ignored
+ * @par Threads
+ * Any thread, before tsr_init() too. */
+void tsr_config_init(tsr_config_t *cfg);
+/** Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG, TSR_STATS
  * override cfg; STARPU_* variables keep working where Tessera does not set the value. cfg may be
- * NULL. TSR_EINVAL for an unknown policy or a trace/graph file that cannot be created. */
+ * NULL. The calling thread becomes the host thread, the one every other call must come from.
+ * @param cfg the configuration (copied; the strings it points to must stay valid until
+ *        tsr_finalize()); NULL: the defaults of tsr_config_init()
+ * @retval TSR_OK      the runtime runs
+ * @retval TSR_EINVAL  an unknown policy, a trace/graph file that cannot be created, or a TSR_*
+ *                     variable with a value it does not take (the message names it)
+ * @retval TSR_ENODEV  StarPU found no worker (with OpenCL asked for: POCL's device also needs
+ *                     STARPU_OPENCL_ON_CPUS=1, the message says so)
+ * @retval TSR_ESTARPU StarPU failed to start
+ * @retval TSR_ESTATE  the runtime is already initialized (or being initialized or finalized by
+ *                     another thread), or the call comes from a task variant
+ * @par Threads
+ * Any thread, once at a time: it becomes the host thread. */
 int tsr_init(const tsr_config_t *cfg);
-/* Wait for every task, destroy what is still alive (returns TSR_ELIVE if anything was), stop
- * StarPU. TSR_EINVAL if the trace or graph file could not be written (the runtime is stopped
- * anyway). */
+/** Wait for every task, destroy what is still alive, stop StarPU. The runtime is stopped whatever
+ * it returns; handles made before it are stale afterwards. TSR_TRACE, TSR_DAG and TSR_STATS are
+ * written here.
+ * @retval TSR_OK       nothing was left alive
+ * @retval TSR_ETASK    a task variant reported an error since the last fence (its message; with
+ *                      live objects the message names them too)
+ * @retval TSR_ELIVE    regions, futures, field spaces or host mappings were still alive: they
+ *                      were destroyed (the message names them, and is printed on stderr unless
+ *                      tsr_config_t.quiet)
+ * @retval TSR_EINVAL   the trace or graph file could not be written (the runtime is stopped
+ *                      anyway)
+ * @retval TSR_EDIVERGE several ranks made different calls: the job is ended
+ * @retval TSR_ESTATE   not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_finalize(void);
-/* Wait for every submitted task; returns TSR_ETASK if a task variant reported an error since the
- * last fence (the first one's message; each error is reported by one fence, while its poison stays,
- * see above). */
+/** Wait for every submitted task. Reports a task variant's error since the last fence (the first
+ * one's message; each error is reported by one fence, while its poison stays, see "Failed tasks"
+ * at the top of this file).
+ * @retval TSR_OK       every task is done and none failed since the last fence
+ * @retval TSR_ETASK    a task failed (its message)
+ * @retval TSR_EDIVERGE several ranks made different calls
+ * @retval TSR_ESTATE   not initialized, not the host thread, or the workers are paused
+ *                      (tsr_pause(): the wait would never end)
+ * @par Threads
+ * Host thread only. */
 int tsr_fence(void);
-/* Put the workers to sleep (e.g. while the program times a baseline of its own in the same
- * process: idle StarPU workers poll) and wake them; tasks submitted meanwhile wait. */
+/** Put the workers to sleep until tsr_resume(). For a program that times a baseline of its own in
+ * the same process, say: idle StarPU workers poll. Tasks submitted meanwhile wait. Calls
+ * that wait (tsr_fence(), tsr_future_wait(), tsr_map()) are refused while paused.
+ * @retval TSR_OK     paused
+ * @retval TSR_ESTATE already paused, not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_pause(void);
+/** Wake the workers tsr_pause() put to sleep.
+ * @retval TSR_OK     running again
+ * @retval TSR_ESTATE not paused, not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_resume(void);
-int tsr_ncpu_workers(void);    /* CPU workers running */
-int tsr_ncuda_workers(void);   /* CUDA workers running */
-int tsr_nopencl_workers(void); /* OpenCL workers running */
-/* Memory node of a worker (0: host RAM; a device's own memory otherwise), -1 if no such worker. */
+/** CPU workers running.
+ * @return the count; 0 before tsr_init()
+ * @par Threads
+ * Host thread (not checked). */
+int tsr_ncpu_workers(void);
+/** CUDA workers running.
+ * @return the count; 0 before tsr_init()
+ * @par Threads
+ * Host thread (not checked). */
+int tsr_ncuda_workers(void);
+/** OpenCL workers running.
+ * @return the count; 0 before tsr_init()
+ * @par Threads
+ * Host thread (not checked). */
+int tsr_nopencl_workers(void);
+/** Memory node of a worker (0: host RAM; a device's own memory otherwise).
+ * @param worker a StarPU worker id, 0 to tsr_worker_count() - 1
+ * @return its memory node; -1 if no such worker (or before tsr_init())
+ * @par Threads
+ * Host thread (not checked). */
 int tsr_worker_node(int worker);
-const char *tsr_sched_name(void); /* policy in use */
-/* Who orders the tasks on a region's views: "explicit" (Tessera, from its own per-view state,
+/** The scheduling policy in use.
+ * @return its name ("default" if StarPU's has none); NULL before tsr_init(); a static string
+ * @par Threads
+ * Host thread (not checked). */
+const char *tsr_sched_name(void);
+/** Who orders the tasks on a region's views. "explicit" (Tessera, from its own per-view state,
  * with explicit StarPU dependences: one process, one memory node, the default there) or
  * "implicit" (StarPU's sequential consistency: GPUs, several ranks, TSR_REDUX=unordered, or
- * TSR_DEPS=implicit). NULL before tsr_init. */
+ * TSR_DEPS=implicit).
+ * @return "explicit" or "implicit"; NULL before tsr_init(); a static string
+ * @par Threads
+ * Host thread (not checked). */
 const char *tsr_deps_name(void);
+/** @} */
 
 /* ------------------------------------------------------------ index spaces */
 /* A dense box of 1..3 dimensions; lo and hi are inclusive. Dimension 0 varies fastest in memory. */

@@ -246,73 +246,298 @@ const char *tsr_deps_name(void);
 /** @} */
 
 /* ------------------------------------------------------------ index spaces */
-/* A dense box of 1..3 dimensions; lo and hi are inclusive. Dimension 0 varies fastest in memory. */
+/** @defgroup tessera_ispace Index spaces
+ * Boxes: the bounds of regions, the colors of partitions, the domains of index launches. Plain
+ * values; nothing to create or destroy, and every call here is free of the runtime (any thread,
+ * before tsr_init() too).
+ * @{ */
+/** A dense box of 1..3 dimensions; lo and hi are inclusive. Dimension 0 varies fastest in
+ * memory. */
 typedef struct tsr_box {
-	int dim;
-	int64_t lo[3], hi[3];
+	int dim;       /**< 1 to 3 (0: "no box", as a tsr_launch_t.domain left out) */
+	int64_t lo[3]; /**< first point in each dimension; beyond dim: 0 */
+	int64_t hi[3]; /**< last point in each dimension (inclusive); beyond dim: 0 */
 } tsr_box_t;
 
+/** A 1-D box lo0..hi0.
+ * @param lo0 first point
+ * @param hi0 last point (inclusive)
+ * @return the box */
 tsr_box_t tsr_box1(int64_t lo0, int64_t hi0);
+/** A 2-D box lo0..hi0 x lo1..hi1.
+ * @param lo0 first point in dimension 0 (the fastest in memory)
+ * @param hi0 last point in dimension 0 (inclusive)
+ * @param lo1 first point in dimension 1
+ * @param hi1 last point in dimension 1 (inclusive)
+ * @return the box */
 tsr_box_t tsr_box2(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1);
+/** A 3-D box lo0..hi0 x lo1..hi1 x lo2..hi2.
+ * @param lo0 first point in dimension 0 (the fastest in memory)
+ * @param hi0 last point in dimension 0 (inclusive)
+ * @param lo1 first point in dimension 1
+ * @param hi1 last point in dimension 1 (inclusive)
+ * @param lo2 first point in dimension 2
+ * @param hi2 last point in dimension 2 (inclusive)
+ * @return the box */
 tsr_box_t tsr_box3(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2);
-/* Number of points: 0 if empty or the dimension is not 1-3, -1 if the count does not fit in
- * int64_t (a box of 2^63 points or more; every call given such a box refuses it). */
+/** Number of points of a box.
+ * @param b the box
+ * @return the count: 0 if empty or the dimension is not 1-3, -1 if the count does not fit in
+ *         int64_t (a box of 2^63 points or more; every call given such a box refuses it) */
 int64_t tsr_box_volume(tsr_box_t b);
-int tsr_box_contains(tsr_box_t outer, tsr_box_t inner);          /* 1 if inner lies in outer */
-int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out); /* 1 if non-empty */
-/* The box of tile `color` when `bounds` is cut into equal tiles over the color box `colors`
- * (the boxes of tsr_partition_tiles, remainder to the first tiles), without making a partition. */
+/** Whether inner lies in outer.
+ * @param outer the enclosing box
+ * @param inner the box tested
+ * @return 1 if inner is non-empty and lies in outer (same dimension), else 0 */
+int tsr_box_contains(tsr_box_t outer, tsr_box_t inner);
+/** The intersection of two boxes.
+ * @param a   a box
+ * @param b   a box of the same dimension
+ * @param out the intersection, when non-empty (may be NULL)
+ * @return 1 if non-empty, else 0 (also for boxes of different or invalid dimensions) */
+int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out);
+/** The box of one tile, without making a partition. The box of tile `color` when `bounds` is cut
+ * into equal tiles over the color box `colors`
+ * (the boxes of tsr_partition_tiles(), remainder to the first tiles), without making a partition.
+ * @param bounds the box cut into tiles
+ * @param colors the color box, of the same dimension
+ * @param color  the tile's color (dimension of colors; the rest ignored)
+ * @param tile   its box
+ * @retval TSR_OK      *tile is the tile's box
+ * @retval TSR_EINVAL  color or tile is NULL
+ * @retval TSR_EBOUNDS bounds or colors empty, too large or of different dimensions, color outside
+ *                     colors, or more colors than points in a dimension */
 int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr_box_t *tile);
+/** @} */
 
 /* ------------------------------------------------------------ field spaces */
-typedef enum tsr_type { TSR_NONE = 0, TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES } tsr_type_t;
-typedef int tsr_field_t; /* field id, local to its field space: 0, 1, ... in order of addition */
+/** @defgroup tessera_fspace Field spaces
+ * Named, typed fields; a region is created over the fields a field space has at that moment.
+ * @{ */
+/** Element type of a field, a future or a reduction operator. */
+typedef enum tsr_type {
+	TSR_NONE = 0, /**< no type: a task that returns nothing; "any" where a type is checked */
+	TSR_F32,      /**< float */
+	TSR_F64,      /**< double */
+	TSR_I32,      /**< int32_t */
+	TSR_I64,      /**< int64_t */
+	TSR_BYTES     /**< raw bytes of a size given with it */
+} tsr_type_t;
+/** Field id, local to its field space: 0, 1, ... in order of addition. */
+typedef int tsr_field_t;
+/** Handle of a field space (tsr_fspace_create()). */
 typedef struct {
-	uint64_t id;
+	uint64_t id; /**< opaque; 0 is never a valid id */
 } tsr_fspace_t;
 
+/** Create an empty field space.
+ * @param fs the new field space
+ * @retval TSR_OK     *fs is the field space; destroy it with tsr_fspace_destroy()
+ * @retval TSR_EINVAL fs is NULL
+ * @retval TSR_ENOMEM out of memory
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_fspace_create(tsr_fspace_t *fs);
-/* Add a typed field; bytes is the element size for TSR_BYTES and ignored otherwise. */
+/** Add a typed field; bytes is the element size for #TSR_BYTES and ignored otherwise.
+ * @param fs    the field space
+ * @param name  the field's name, 1 to 63 characters, unique in fs (copied)
+ * @param type  #TSR_F32, #TSR_F64, #TSR_I32, #TSR_I64 or #TSR_BYTES
+ * @param bytes the element size for #TSR_BYTES
+ * @param fid   the new field's id (may be NULL)
+ * @retval TSR_OK     added
+ * @retval TSR_EINVAL name missing, too long or already in fs; invalid type or zero size
+ * @retval TSR_ENOMEM out of memory
+ * @retval TSR_ESTALE fs was destroyed
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_fspace_add(tsr_fspace_t fs, const char *name, tsr_type_t type, size_t bytes,
 		   tsr_field_t *fid);
+/** Destroy a field space; regions created from it keep their fields.
+ * @param fs the field space
+ * @retval TSR_OK     destroyed
+ * @retval TSR_ESTALE fs was destroyed already
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_fspace_destroy(tsr_fspace_t fs);
-size_t tsr_type_size(tsr_type_t type);      /* 4, 8, 4, 8; 0 for TSR_NONE/TSR_BYTES */
-const char *tsr_type_name(tsr_type_t type); /* "f64" */
+/** Size of one element of a type.
+ * @param type the type
+ * @return 4, 8, 4, 8 for f32, f64, i32, i64; 0 for #TSR_NONE and #TSR_BYTES
+ * @par Threads
+ * Any thread, before tsr_init() too. */
+size_t tsr_type_size(tsr_type_t type);
+/** Name of a type.
+ * @param type the type
+ * @return "f64" (and "none", "f32", "i32", "i64", "bytes"; "?" for another value); a static
+ *         string
+ * @par Threads
+ * Any thread, before tsr_init() too. */
+const char *tsr_type_name(tsr_type_t type);
+/** @} */
 
 /* ----------------------------------------------------------------- regions */
-/* A region (or a subregion: same handle type) is index space x field space, one
- * contiguous array per field (struct of arrays), zero-initialised. */
+/** @defgroup tessera_regions Regions
+ * A region (or a subregion: same handle type) is index space x field space, one contiguous array
+ * per field (struct of arrays), zero-initialised.
+ * @{ */
+/** Handle of a region or a subregion (tsr_region_create(), tsr_partition_subregion()). */
 typedef struct {
-	uint64_t id;
+	uint64_t id; /**< opaque; 0 is never a valid id */
 } tsr_region_t;
 
-/* Fields are those of fs at this moment; fs may be destroyed afterwards. */
+/** Create a root region. It is the box `bounds` times the fields fs has at this moment (fs may be
+ * destroyed afterwards), every element zero. Where its fields live (host RAM or a device) follows
+ * TSR_HOME, read here.
+ * @param name   names the region in messages, traces and graphs (copied); NULL: "region"
+ * @param bounds its index space
+ * @param fs     its fields
+ * @param r      the new region; destroy it with tsr_region_destroy()
+ * @retval TSR_OK      *r is the region
+ * @retval TSR_EINVAL  r is NULL, fs has no fields, bounds are not 1-3 dimensional, or TSR_HOME
+ *                     has a value it does not take
+ * @retval TSR_EBOUNDS bounds empty, or too large (for memory, or for StarPU's 32-bit extents)
+ * @retval TSR_ENODEV  TSR_HOME=device but no device worker runs
+ * @retval TSR_ENOMEM  out of memory
+ * @retval TSR_ESTALE  fs was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_region_t *r);
-int tsr_region_destroy(tsr_region_t r); /* root regions only; destroys its partitions too */
+/** Destroy a root region, its partitions and their subregions; waits for the tasks that use it.
+ * @param r the root region
+ * @retval TSR_OK     destroyed
+ * @retval TSR_EINVAL r is a subregion (destroy its partition instead)
+ * @retval TSR_EBUSY  one of its fields is mapped on the host (tsr_unmap() first)
+ * @retval TSR_ESTALE r was destroyed already
+ * @retval TSR_ESTATE not initialized, not the host thread, or the workers are paused
+ * @par Threads
+ * Host thread only. */
+int tsr_region_destroy(tsr_region_t r);
+/** The bounds of a region or subregion.
+ * @param r      the region
+ * @param bounds its bounds, in the root region's coordinates
+ * @retval TSR_OK     *bounds is set
+ * @retval TSR_EINVAL bounds is NULL
+ * @retval TSR_ESTALE r was destroyed
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_region_bounds(tsr_region_t r, tsr_box_t *bounds);
-const char *tsr_region_name(tsr_region_t r); /* "grid" or "grid/tiles[1,2]"; NULL if stale */
+/** The name of a region or subregion.
+ * @param r the region
+ * @return "grid" or "grid/tiles(1,2)", valid until the region (or the subregion's partition) is
+ *         destroyed; NULL if stale
+ * @par Threads
+ * Host thread (not checked). */
+const char *tsr_region_name(tsr_region_t r);
+/** @} */
 
 /* -------------------------------------------------------------- partitions */
+/** @defgroup tessera_partitions Partitions
+ * Cuts of a region into subregions, one per color of a color box: equal tiles, tiles with halos
+ * (aliased), or a list of boxes. A subregion is a region: launch on it, map it, partition it
+ * again.
+ * @{ */
+/** Handle of a partition. */
 typedef struct {
-	uint64_t id;
+	uint64_t id; /**< opaque; 0 is never a valid id */
 } tsr_partition_t;
 
-/* Equal tiles of region r over the color box `colors` (same dimension as r); the
- * remainder goes to the first tiles. Disjoint. */
+/** Equal tiles of a region. Equal tiles of region r over the color box `colors` (same dimension as
+ * r); the remainder goes to the first tiles. Disjoint.
+ * @param r      the region (or subregion) cut
+ * @param colors the color box: one tile per color
+ * @param name   names it in subregion names, messages and traces (copied); NULL: "tiles"
+ * @param p      the new partition; its lifetime is r's (or tsr_partition_destroy())
+ * @retval TSR_OK      *p is the partition
+ * @retval TSR_EINVAL  p is NULL, or colors are not 1-3 dimensional
+ * @retval TSR_EBOUNDS colors empty, of another dimension than r, more than INT_MAX colors, or
+ *                     more colors than points in a dimension
+ * @retval TSR_ENOMEM  out of memory
+ * @retval TSR_ESTALE  r was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_tiles(tsr_region_t r, tsr_box_t colors, const char *name, tsr_partition_t *p);
-/* Tiles of the box `domain` (inside r) extended by halo[d] points on each side in dimension d,
- * clipped to r's bounds. Aliased when a halo is non-zero; halo NULL means none. */
+/** Tiles with halos (aliased). Tiles of the box `domain` (inside r) extended by halo[d] points on
+ * each side in dimension d, clipped to r's bounds. Aliased when a halo is non-zero; halo NULL means
+ * none.
+ * @param r      the region (or subregion) cut
+ * @param domain the box cut into tiles (r's bounds for tiles of the whole region)
+ * @param colors the color box: one tile per color
+ * @param halo   points added on each side per dimension (>= 0), or NULL
+ * @param name   names it (copied); NULL: "tiles"
+ * @param p      the new partition
+ * @retval TSR_OK      *p is the partition
+ * @retval TSR_EINVAL  p is NULL, colors not 1-3 dimensional, or a negative halo
+ * @retval TSR_EBOUNDS domain not inside r; colors empty, of another dimension, too many, or more
+ *                     than the points of domain in a dimension
+ * @retval TSR_ENOMEM  out of memory
+ * @retval TSR_ESTALE  r was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_tiles_halo(tsr_region_t r, tsr_box_t domain, tsr_box_t colors,
 			     const int64_t halo[3], const char *name, tsr_partition_t *p);
-/* One subregion per box, colors 0..nboxes-1 (1-D); disjoint unless two boxes overlap. */
+/** One subregion per box, colors 0..nboxes-1 (1-D); disjoint unless two boxes overlap.
+ * @param r      the region (or subregion) cut
+ * @param nboxes how many boxes, > 0
+ * @param boxes  the boxes, each non-empty and inside r (copied)
+ * @param name   names it (copied); NULL: "boxes"
+ * @param p      the new partition
+ * @retval TSR_OK      *p is the partition
+ * @retval TSR_EINVAL  nboxes <= 0, or boxes or p NULL
+ * @retval TSR_EBOUNDS a box is empty or not inside r
+ * @retval TSR_ENOMEM  out of memory
+ * @retval TSR_ESTALE  r was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_boxes(tsr_region_t r, int nboxes, const tsr_box_t *boxes, const char *name,
 			tsr_partition_t *p);
-/* The subregion of color `color` (dimension of the color space), usable as a region:
- * launch on it, map it, partition it again. Its lifetime is the partition's. */
+/** The subregion of one color. The subregion of color `color` (dimension of the color space),
+ * usable as a region: launch on it, map it, partition it again. Its lifetime is the partition's.
+ * @param p     the partition
+ * @param color the color (the color box's dimension; the rest ignored)
+ * @param sub   the subregion (not to be destroyed on its own)
+ * @retval TSR_OK      *sub is the subregion
+ * @retval TSR_EINVAL  color or sub is NULL
+ * @retval TSR_EBOUNDS color outside the partition's colors
+ * @retval TSR_ESTALE  p was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_subregion(tsr_partition_t p, const int64_t color[3], tsr_region_t *sub);
+/** The color box of a partition.
+ * @param p      the partition
+ * @param colors its color box
+ * @retval TSR_OK     *colors is set
+ * @retval TSR_EINVAL colors is NULL
+ * @retval TSR_ESTALE p was destroyed
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_colors(tsr_partition_t p, tsr_box_t *colors);
-int tsr_partition_is_disjoint(tsr_partition_t p); /* 1, 0, or negative error */
-int tsr_partition_destroy(tsr_partition_t p);     /* also destroys partitions of its subregions */
+/** Whether a partition's subregions are disjoint.
+ * @param p the partition
+ * @return 1 (disjoint), 0 (aliased), or a negative error: #TSR_ESTALE (p destroyed),
+ *         #TSR_ESTATE (not initialized, or not the host thread)
+ * @par Threads
+ * Host thread only. */
+int tsr_partition_is_disjoint(tsr_partition_t p);
+/** Destroy a partition and its subregions; also destroys partitions of its subregions. Tasks
+ * still using them are not disturbed.
+ * @param p the partition
+ * @retval TSR_OK     destroyed
+ * @retval TSR_EBUSY  a field of the region is mapped on the host
+ * @retval TSR_ESTALE p was destroyed already (or its region was)
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
+int tsr_partition_destroy(tsr_partition_t p);
+/** @} */
 
 /* -------------------------------------------------------------- privileges */
 /* A reduction operator is a struct, not an int, so that an operator and a privilege cannot be

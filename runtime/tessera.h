@@ -540,51 +540,29 @@ int tsr_partition_destroy(tsr_partition_t p);
 /** @} */
 
 /* -------------------------------------------------------------- privileges */
-/* A reduction operator is a struct, not an int, so that an operator and a privilege cannot be
- * swapped: TSR_REDUCE(TSR_MAX) passed where an operator is expected, or TSR_MAX where a privilege
- * is expected, is a compile error. (One hole C leaves: `.redop = TSR_REDUCE(TSR_MAX)` in a
- * designated initialiser fills .redop.id by brace elision with only a -Wmissing-braces warning
- * (-Wall); the launch then refuses it, saying to write .redop = TSR_MAX.) Compare operators by id:
- * op.id == TSR_MAX.id. */
-typedef struct tsr_redop {
-	int id;
-} tsr_redop_t;
-#ifdef __cplusplus
-#define TSR_REDOP_ID(n) (tsr_redop_t{(n)})
-#else
-#define TSR_REDOP_ID(n) ((tsr_redop_t){(n)})
-#endif
-/* no operator (a launch that asks for no reduced result) */
-#define TSR_REDOP_NONE TSR_REDOP_ID(0)
-#define TSR_SUM TSR_REDOP_ID(1)
-#define TSR_PROD TSR_REDOP_ID(2)
-#define TSR_MIN TSR_REDOP_ID(3)
-#define TSR_MAX TSR_REDOP_ID(4)
-#define TSR_REDOP_USER 16 /* id of the first operator returned by tsr_redop_register */
-
-typedef int tsr_privilege_t;
-enum {
-	TSR_READ = 1, /* read only */
-	/* Write only, and every element: the old contents are DISCARDED (Legion's WRITE_DISCARD):
-	 * the task may not see them, and elements it does not write are undefined afterwards. To
-	 * update some elements and keep the others, ask for TSR_READ_WRITE. */
-	TSR_WRITE_DISCARD = 2,
-	TSR_WRITE = TSR_WRITE_DISCARD, /* the same privilege, shorter name */
-	TSR_READ_WRITE = 3,            /* read and write; elements not written keep their value */
-	TSR_REDUCE_BASE = 8            /* use TSR_REDUCE(op) */
-};
-/* The privilege "fold values into the elements with operator op" (op a tsr_redop_t). */
-static inline tsr_privilege_t tsr_reduce(tsr_redop_t op)
-{
-	/* unsigned shift: a negative id (refused by the launch) must not be undefined behaviour
-	 * here */
-	return (tsr_privilege_t)(TSR_REDUCE_BASE | ((unsigned)op.id << 8));
-}
-#define TSR_REDUCE(op) tsr_reduce(op)
-#define TSR_PRIV_IS_REDUCE(p) (((p)&TSR_REDUCE_BASE) != 0)
-#define TSR_PRIV_REDOP(p) TSR_REDOP_ID((p) >> 8) /* the operator of a REDUCE privilege */
-
-/* Reductions (REDUCE privileges and the reduction of an index launch's returns) give the same bits
+/** @defgroup tessera_privileges Privileges and reductions
+ * What a task may do with the data of a requirement, and the reduction operators.
+ *
+ * A reduction operator is a struct, not an int, so that an operator and a privilege cannot be
+ * swapped: TSR_REDUCE(TSR_MAX) passed where an operator is expected, or #TSR_MAX where a
+ * privilege is expected, is a compile error. (One hole C leaves: `.redop = TSR_REDUCE(TSR_MAX)`
+ * in a designated initialiser fills .redop.id by brace elision with only a -Wmissing-braces
+ * warning (-Wall); the launch then refuses it, saying to write .redop = TSR_MAX.) Compare
+ * operators by id: op.id == TSR_MAX.id.
+ *
+ * The built-in operators work on f32, f64, i32 and i64 elements, and fold the same way on CPUs,
+ * CUDA and OpenCL devices:
+ *
+ * | operator | identity (what a private buffer or a return slot starts at) | fold `acc op v` |
+ * | --- | --- | --- |
+ * | #TSR_SUM | 0 | `acc + v` |
+ * | #TSR_PROD | 1 | `acc * v` |
+ * | #TSR_MIN | +INFINITY (f32, f64), INT32_MAX, INT64_MAX | `v < acc ? v : acc` |
+ * | #TSR_MAX | -INFINITY (f32, f64), INT32_MIN, INT64_MIN | `v > acc ? v : acc` |
+ *
+ * (so MIN and MAX skip a NaN value, and keep a NaN the field already holds).
+ *
+ * Reductions (REDUCE privileges and the reduction of an index launch's returns) give the same bits
  * whatever the workers, the policy or the timing: they are folded in COLOR ORDER. A launch's
  * color order is the order of its domain's points linearised with dimension 0 fastest (point
  * (x,y,z) of domain lo..hi has index (x-lo0) + (y-lo1)*n0 + (z-lo2)*n0*n1, n = extents); a
@@ -593,15 +571,88 @@ static inline tsr_privilege_t tsr_reduce(tsr_redop_t op)
  * values are folded into the field one after another in color order (within a point,
  * requirements then fields in the order given):  x = (((x op p0) op p1) ...). An index launch's
  * result is ((identity op r0) op r1) ... over the points' returns, in color order. Launches fold
- * in program order. TSR_REDUX=unordered (read at tsr_init) gives StarPU's REDUX instead, folded in
- * arrival order (results may then differ in the last bits from run to run). */
-/* Register a reduction operator on elements of `type` (size bytes for TSR_BYTES): identity
- * fills one element, fold does *acc = *acc op *val. CPU only (CUDA tasks cannot REDUCE with it).
- * Names are unique (messages print REDUCE(name)); a second registration of one is TSR_EINVAL. */
+ * in program order. TSR_REDUX=unordered (read at tsr_init) gives StarPU's REDUX instead, folded
+ * in arrival order (results may then differ in the last bits from run to run).
+ * @{ */
+/** A reduction operator: #TSR_SUM, #TSR_PROD, #TSR_MIN, #TSR_MAX or one of
+ * tsr_redop_register(). */
+typedef struct tsr_redop {
+	int id; /**< the operator's number; compare operators by it */
+} tsr_redop_t;
+#ifdef __cplusplus
+#define TSR_REDOP_ID(n) (tsr_redop_t{(n)})
+#else
+/** The operator of number n (a tsr_redop_t value). */
+#define TSR_REDOP_ID(n) ((tsr_redop_t){(n)})
+#endif
+/** no operator (a launch that asks for no reduced result) */
+#define TSR_REDOP_NONE TSR_REDOP_ID(0)
+/** sum; identity 0 */
+#define TSR_SUM TSR_REDOP_ID(1)
+/** product; identity 1 */
+#define TSR_PROD TSR_REDOP_ID(2)
+/** minimum; identity +INFINITY for f32 and f64, INT32_MAX and INT64_MAX for i32 and i64 */
+#define TSR_MIN TSR_REDOP_ID(3)
+/** maximum; identity -INFINITY for f32 and f64, INT32_MIN and INT64_MIN for i32 and i64 */
+#define TSR_MAX TSR_REDOP_ID(4)
+#define TSR_REDOP_USER 16 /**< id of the first operator returned by tsr_redop_register */
+
+/** A privilege: #TSR_READ, #TSR_WRITE_DISCARD (#TSR_WRITE), #TSR_READ_WRITE or TSR_REDUCE(op). */
+typedef int tsr_privilege_t;
+/** The privileges. */
+enum {
+	TSR_READ = 1, /**< read only */
+	/** Write only, and every element: the old contents are DISCARDED (Legion's WRITE_DISCARD):
+	 * the task may not see them, and elements it does not write are undefined afterwards. To
+	 * update some elements and keep the others, ask for TSR_READ_WRITE. */
+	TSR_WRITE_DISCARD = 2,
+	TSR_WRITE = TSR_WRITE_DISCARD, /**< the same privilege, shorter name */
+	TSR_READ_WRITE = 3,            /**< read and write; elements not written keep their value */
+	TSR_REDUCE_BASE = 8            /**< use TSR_REDUCE(op) */
+};
+/** The privilege "fold values into the elements with operator op".
+ * @param op the operator (a tsr_redop_t)
+ * @return the privilege REDUCE(op)
+ * @par Threads
+ * Any thread. */
+static inline tsr_privilege_t tsr_reduce(tsr_redop_t op)
+{
+	/* unsigned shift: a negative id (refused by the launch) must not be undefined behaviour
+	 * here */
+	return (tsr_privilege_t)(TSR_REDUCE_BASE | ((unsigned)op.id << 8));
+}
+/** The privilege REDUCE(op): tsr_reduce(op). */
+#define TSR_REDUCE(op) tsr_reduce(op)
+/** 1 if privilege p is a REDUCE privilege. */
+#define TSR_PRIV_IS_REDUCE(p) (((p)&TSR_REDUCE_BASE) != 0)
+#define TSR_PRIV_REDOP(p) TSR_REDOP_ID((p) >> 8) /**< the operator of a REDUCE privilege */
+
+/** Identity of a registered operator: sets the element at `elem` to the identity. */
 typedef void (*tsr_redop_identity_fn)(void *elem);
+/** Fold of a registered operator: *acc = *acc op *val. */
 typedef void (*tsr_redop_fold_fn)(void *acc, const void *val);
+/** Register a reduction operator. On elements of `type` (size bytes for #TSR_BYTES): identity
+ * fills one element, fold does *acc = *acc op *val. CPU only (CUDA and OpenCL tasks cannot REDUCE
+ * with it): a point task that REDUCEs with it, or whose return value it reduces, runs on a CPU
+ * worker (#TSR_ENODEV at the launch where none runs). The identity must be one (identity op v ==
+ * v); with TSR_REDUX=unordered the operator must also be associative and commutative. Operators
+ * last until tsr_finalize() (register them again after the next tsr_init()).
+ * @param name     1 to 63 characters, unique: messages print REDUCE(name) (copied)
+ * @param type     the element type
+ * @param bytes    the element size for #TSR_BYTES, ignored otherwise
+ * @param identity the identity function, called from worker threads
+ * @param fold     the fold function, called from worker threads
+ * @param op       the new operator
+ * @retval TSR_OK     *op is the operator
+ * @retval TSR_EINVAL name missing, too long or already registered; identity, fold or op NULL;
+ *                    invalid type or zero size
+ * @retval TSR_ENOMEM 16 operators are registered already
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,
 		       tsr_redop_identity_fn identity, tsr_redop_fold_fn fold, tsr_redop_t *op);
+/** @} */
 
 /* ------------------------------------------------------------------- tasks */
 typedef struct tsr_ctx tsr_ctx_t; /* what a running variant sees */

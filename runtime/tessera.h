@@ -655,59 +655,104 @@ int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,
 /** @} */
 
 /* ------------------------------------------------------------------- tasks */
-typedef struct tsr_ctx tsr_ctx_t; /* what a running variant sees */
+/** @defgroup tessera_tasks Tasks
+ * A task is a name and its variants: the code that runs on a CPU, a CUDA or an OpenCL worker.
+ * A variant runs on a StarPU worker thread, with a context (tsr_ctx_t) that gives it its data.
+ * @{ */
+/** What a running variant sees: its requirements' data, its point, its return slot (opaque). */
+typedef struct tsr_ctx tsr_ctx_t;
+/** A task variant. It is called on a worker with its context and a copy of the launch's arguments
+ * (`arglen` bytes, owned by Tessera until the variant returns). */
 typedef void (*tsr_variant_fn)(tsr_ctx_t *ctx, const void *args, size_t arglen);
+/** Handle of a registered task; valid until tsr_finalize(). */
 typedef struct {
-	uint64_t id;
+	uint64_t id; /**< opaque; 0 is never a valid id */
 } tsr_task_t;
 
+/** What tsr_task_register() makes a task of. */
 typedef struct tsr_task_desc {
-	const char *name;    /* names the task in errors, traces, perf models */
-	tsr_variant_fn cpu;  /* CPU variant (may be NULL if a device variant is set) */
-	tsr_variant_fn cuda; /* CUDA variant, called on the worker's stream; NULL: none */
-	tsr_type_t ret_type; /* type of the returned value; TSR_NONE: returns nothing */
-	size_t ret_bytes;    /* size for TSR_BYTES */
-	/* OpenCL variant: enqueues kernels (tsr_ctx_opencl_kernel) on tsr_ctx_opencl_queue; Tessera
-	 * waits for the queue when it returns */
+	const char *name;    /**< names the task in errors, traces, perf models */
+	tsr_variant_fn cpu;  /**< CPU variant (may be NULL if a device variant is set) */
+	tsr_variant_fn cuda; /**< CUDA variant, called on the worker's stream; NULL: none */
+	tsr_type_t ret_type; /**< type of the returned value; TSR_NONE: returns nothing */
+	size_t ret_bytes;    /**< size for TSR_BYTES */
+	/** OpenCL variant: enqueues kernels (tsr_ctx_opencl_kernel) on tsr_ctx_opencl_queue;
+	 * Tessera waits for the queue when it returns */
 	tsr_variant_fn opencl;
 } tsr_task_desc_t;
 
+/** Register a task: its name, its variants and the type of the value it returns. StarPU keeps a
+ * history-based performance model named after it.
+ * @param desc the task (copied, name included); the name has 1 to 63 characters
+ * @param task the new task, valid until tsr_finalize()
+ * @retval TSR_OK     *task is the task
+ * @retval TSR_EINVAL desc or task NULL, name missing or too long, no variant at all, or an invalid
+ *                    return type or size
+ * @retval TSR_ENOMEM out of memory
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_task_register(const tsr_task_desc_t *desc, tsr_task_t *task);
+/** @} */
 
-/* Typed view of one field of one requirement. ptr is the address of the element at lo (a device
- * address in a CUDA variant); element (x,y,z) is at ptr + (x-lo0) + (y-lo1)*stride[1] +
+/** @defgroup tessera_variant Inside a variant
+ * What a running variant asks its context: accessors for its requirements' fields, the
+ * requirements themselves, its point, its return value, and how to fail.
+ *
+ * These calls take the ctx the variant received and may be called only from inside that variant
+ * (on its worker thread). A call that fails also fails the task with its message (the task's
+ * results are poisoned, see "Failed tasks" at the top of this file): a variant that gets an error
+ * simply returns.
+ * @{ */
+/** Typed view of one field of one requirement. ptr is the address of the element at lo (a
+ * device address in a CUDA variant); element (x,y,z) is at ptr + (x-lo0) + (y-lo1)*stride[1] +
  * (z-lo2)*stride[2]. In an OpenCL variant ptr is the field's cl_mem and offset the byte offset of
  * the element at lo in it (a kernel takes both); offset is 0 everywhere else. */
 typedef struct tsr_accessor {
-	void *ptr;
-	size_t offset;
-	int dim;
-	int64_t lo[3], hi[3]; /* bounds in the region's global coordinates, inclusive */
-	size_t stride[3];     /* in elements; stride[0] == 1 */
-	tsr_type_t type;
-	size_t elem_size;
-	tsr_privilege_t priv;
+	void *ptr;            /**< element at lo (a host or CUDA address; OpenCL: the cl_mem) */
+	size_t offset;        /**< OpenCL: byte offset of the element at lo in the cl_mem; else 0 */
+	int dim;              /**< dimension, 1 to 3 */
+	int64_t lo[3];        /**< first point, in the region's global coordinates */
+	int64_t hi[3];        /**< last point (inclusive), in the region's global coordinates */
+	size_t stride[3];     /**< in elements; stride[0] == 1 */
+	tsr_type_t type;      /**< element type */
+	size_t elem_size;     /**< element size in bytes */
+	tsr_privilege_t priv; /**< the privilege it was requested (or mapped) with */
 	/* Whose view this is, for the messages of bounds checks: */
-	tsr_ctx_t *ctx;    /* the task's context; NULL for a host mapping (tsr_map) */
-	int req;           /* requirement index; -1 for a host mapping */
-	tsr_field_t field; /* field id */
-	/* host mappings: id of the region (or subregion) mapped; 0 in a task */
+	tsr_ctx_t *ctx;    /**< the task's context; NULL for a host mapping (tsr_map) */
+	int req;           /**< requirement index; -1 for a host mapping */
+	tsr_field_t field; /**< field id */
+	/** host mappings: id of the region (or subregion) mapped; 0 in a task */
 	uint64_t region;
 } tsr_accessor_t;
 
-/* TSR_AT1/2/3(acc, T, x[, y[, z]]): the element at global coordinates (x, y, z), as an lvalue of
- * type T. Built with -DTSR_CHECK_BOUNDS (or in a Tessera configured with --enable-bounds-check,
- * whose tessera.pc adds it), every index is checked against the accessor's bounds: an index outside
- * them fails the task with TSR_ETASK (tsr_fence returns it) and a message naming the task, point,
- * requirement, region, field and index (once per point task), and the access reads or writes a
- * zeroed scratch element (up to 4 KiB) instead of memory that is not the task's. A host mapping
- * (tsr_map) reports through tsr_last_error and stderr. Inside CUDA device code the macros never
- * check (a kernel cannot report): run the CPU variant (TSR_NCUDA=0) to check a kernel's
- * indexing. */
+/* TSR_AT1/2/3(acc, T, x[, y[, z]]): the element at (x, y, z) of an accessor, checked against its
+ * bounds in a -DTSR_CHECK_BOUNDS build (this first branch: see TSR_AT1 for what the check does),
+ * plain indexing otherwise (the second). */
 #if defined(TSR_CHECK_BOUNDS) && !defined(__CUDA_ARCH__)
-/* Out-of-line half of the check: reports the index and returns a zeroed scratch element. */
+/** Out-of-line half of the check: reports the index and returns a zeroed scratch element. Called
+ * by TSR_AT1/2/3 in a checked build; not for direct use.
+ * @param a         the accessor
+ * @param elem_size the size of the element accessed
+ * @param dim       how many of x, y, z are indices
+ * @param x         index in dimension 0
+ * @param y         index in dimension 1
+ * @param z         index in dimension 2
+ * @return a zeroed scratch element (up to 4 KiB) of the calling thread
+ * @par Threads
+ * Any thread (a variant's or the host's). */
 void *tsr_accessor_out_of_bounds(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x,
 				 int64_t y, int64_t z);
+/** The checked address of element (x, y, z) of an accessor (TSR_AT1/2/3 in a checked build).
+ * @param a         the accessor
+ * @param elem_size the size of the element accessed
+ * @param dim       how many of x, y, z are indices
+ * @param x         index in dimension 0
+ * @param y         index in dimension 1
+ * @param z         index in dimension 2
+ * @return the element's address, or a scratch element when an index is out of bounds
+ * @par Threads
+ * Any thread. */
 static inline void *tsr_accessor_at(const tsr_accessor_t *a, size_t elem_size, int dim, int64_t x,
 				    int64_t y, int64_t z)
 {
@@ -725,8 +770,35 @@ static inline void *tsr_accessor_at(const tsr_accessor_t *a, size_t elem_size, i
 		offset += (z - a->lo[2]) * (int64_t)a->stride[2];
 	return (char *)a->ptr + offset * (int64_t)elem_size;
 }
+/** The element at global coordinate x of a 1-D accessor, as an lvalue of type T.
+ *
+ * TSR_AT1/2/3(acc, T, x[, y[, z]]): the element at global coordinates (x, y, z), as an lvalue of
+ * type T. Built with -DTSR_CHECK_BOUNDS (or in a Tessera configured with --enable-bounds-check,
+ * whose tessera.pc adds it), every index is checked against the accessor's bounds: an index
+ * outside them fails the task with #TSR_ETASK (tsr_fence() returns it) and a message naming the
+ * task, point, requirement, region, field and index (once per point task), and the access reads
+ * or writes a zeroed scratch element (up to 4 KiB) instead of memory that is not the task's. A
+ * host mapping (tsr_map()) reports through tsr_last_error() and stderr. Inside CUDA device code
+ * the macros never check (a kernel cannot report): run the CPU variant (TSR_NCUDA=0) to check a
+ * kernel's indexing. Without -DTSR_CHECK_BOUNDS they index ptr with the strides, unchecked.
+ * @param a pointer to the accessor
+ * @param T the element's C type
+ * @param x the index */
 #define TSR_AT1(a, T, x) (*(T *)tsr_accessor_at((a), sizeof(T), 1, (x), 0, 0))
+/** The element at global coordinates (x, y) of a 2-D accessor, as an lvalue of type T (checked as
+ * TSR_AT1 says).
+ * @param a pointer to the accessor
+ * @param T the element's C type
+ * @param x the index in dimension 0
+ * @param y the index in dimension 1 */
 #define TSR_AT2(a, T, x, y) (*(T *)tsr_accessor_at((a), sizeof(T), 2, (x), (y), 0))
+/** The element at global coordinates (x, y, z) of a 3-D accessor, as an lvalue of type T (checked
+ * as TSR_AT1 says).
+ * @param a pointer to the accessor
+ * @param T the element's C type
+ * @param x the index in dimension 0
+ * @param y the index in dimension 1
+ * @param z the index in dimension 2 */
 #define TSR_AT3(a, T, x, y, z) (*(T *)tsr_accessor_at((a), sizeof(T), 3, (x), (y), (z)))
 #else
 #define TSR_AT1(a, T, x) (((T *)(a)->ptr)[(x) - (a)->lo[0]])
@@ -737,104 +809,305 @@ static inline void *tsr_accessor_at(const tsr_accessor_t *a, size_t elem_size, i
 			 ((z) - (a)->lo[2]) * (int64_t)(a)->stride[2]])
 #endif
 
-/* Accessor for `field` of requirement `req`. `type` must match the field's type (TSR_NONE: any);
- * `want` (TSR_READ, TSR_WRITE_DISCARD, TSR_READ_WRITE or TSR_REDUCE(op)) must be covered by the
- * requested privilege. A REDUCE accessor points at a private buffer holding the operator's
- * identity: fold into it. */
+/** Accessor for `field` of requirement `req`. `type` must match the field's type (#TSR_NONE:
+ * any); `want` (#TSR_READ, #TSR_WRITE_DISCARD, #TSR_READ_WRITE or TSR_REDUCE(op)) must be covered
+ * by the requested privilege. A REDUCE accessor points at a private buffer holding the operator's
+ * identity: fold into it.
+ * @param ctx   the variant's context
+ * @param req   the requirement's index in the launch, from 0
+ * @param field the field id (one the requirement listed)
+ * @param type  the field's type, or #TSR_NONE for any
+ * @param want  the access the variant makes
+ * @param acc   the accessor, valid until the variant returns
+ * @retval TSR_OK      *acc is set
+ * @retval TSR_EINVAL  ctx or acc NULL, no requirement `req`, or `req` is a future
+ * @retval TSR_ENOFIELD the requirement did not list `field`
+ * @retval TSR_ETYPE   the field holds another type
+ * @retval TSR_EPRIV   `want` is not covered by the requested privilege
+ * @par Threads
+ * Inside the variant only. On failure the task fails with the message. */
 int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
 		     tsr_privilege_t want, tsr_accessor_t *acc);
-/* What requirement `req` of the running point is: a variant learns its fields here instead of
- * from its arguments. The names are the region's and partition's own strings: do not destroy a
- * region while tasks that ask for them may still run. */
+/** What a requirement is, as a variant sees it (tsr_ctx_req()). A variant learns its fields
+ * here instead of from its arguments. The names are the region's and partition's own strings: do
+ * not destroy a region while tasks that ask for them may still run. */
 typedef struct tsr_req_info {
-	int kind; /* TSR_REQ_REGION, TSR_REQ_PARTITION or TSR_REQ_FUTURE */
-	tsr_privilege_t priv;
-	/* operator of a REDUCE privilege; TSR_REDOP_NONE otherwise */
+	int kind;             /**< TSR_REQ_REGION, TSR_REQ_PARTITION or TSR_REQ_FUTURE */
+	tsr_privilege_t priv; /**< the privilege requested */
+	/** operator of a REDUCE privilege; TSR_REDOP_NONE otherwise */
 	tsr_redop_t redop;
-	const char *region; /* (sub)region this point sees, "grid/tiles(1,2)"; NULL for a future */
-	/* partition the launch named; NULL for a region or a future */
+	const char *region; /**< (sub)region this point sees, "grid/tiles(1,2)"; NULL: future */
+	/** partition the launch named; NULL for a region or a future */
 	const char *partition;
-	tsr_box_t bounds; /* bounds of that (sub)region; dim 0 for a future */
-	int nfields;
-	/* field ids, in the order of the requirement (TSR_MAX_REQ_FIELDS) */
+	tsr_box_t bounds; /**< bounds of that (sub)region; dim 0 for a future */
+	int nfields;      /**< how many fields the requirement listed */
+	/** field ids, in the order of the requirement (TSR_MAX_REQ_FIELDS) */
 	tsr_field_t fields[8];
-	const char *field_names[8];
-	tsr_type_t field_types[8];
+	const char *field_names[8]; /**< the fields' names, in the same order */
+	tsr_type_t field_types[8];  /**< the fields' types, in the same order */
 } tsr_req_info_t;
+/** What requirement `req` of the running point is. Kind, privilege, operator, region and
+ * partition names, bounds, and the fields' ids, names and types.
+ * @param ctx  the variant's context
+ * @param req  the requirement's index, from 0
+ * @param info what it is; its strings are the region's and partition's own
+ * @retval TSR_OK     *info is set
+ * @retval TSR_EINVAL ctx or info NULL, or no requirement `req` (which fails the task)
+ * @par Threads
+ * Inside the variant only. */
 int tsr_ctx_req(const tsr_ctx_t *ctx, int req, tsr_req_info_t *info);
-/* Accessor for the k-th field (0-based, in the order the launch listed them) of requirement `req`:
- * tsr_ctx_accessor without knowing the field id. */
+/** Accessor for the k-th field of requirement `req`. The k-th (0-based, in the order the launch
+ * listed them): tsr_ctx_accessor() without knowing the field id.
+ * @param ctx  the variant's context
+ * @param req  the requirement's index, from 0
+ * @param k    the field's position in the requirement, from 0
+ * @param type the field's type, or #TSR_NONE for any
+ * @param want the access the variant makes
+ * @param acc  the accessor, valid until the variant returns
+ * @retval TSR_OK       *acc is set
+ * @retval TSR_EINVAL   ctx or acc NULL, no requirement `req`, or `req` is a future
+ * @retval TSR_ENOFIELD the requirement has no k-th field
+ * @retval TSR_ETYPE    the field holds another type
+ * @retval TSR_EPRIV    `want` is not covered by the requested privilege
+ * @par Threads
+ * Inside the variant only. On failure the task fails with the message. */
 int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege_t want,
 		  tsr_accessor_t *acc);
-/* Value of the future passed as requirement `req` (device address in a CUDA variant, a cl_mem
- * holding it at offset 0 in an OpenCL variant); NULL on error. */
+/** Value of the future passed as requirement `req`.
+ * @param ctx the variant's context
+ * @param req the requirement's index, from 0 (a tsr_req_future())
+ * @return the value: its address in a CPU variant, a device address in a CUDA variant, a cl_mem
+ *         holding it at offset 0 in an OpenCL variant; NULL on error (`req` is not a future, or
+ *         ctx is NULL), which fails the task
+ * @par Threads
+ * Inside the variant only. */
 const void *tsr_ctx_future(tsr_ctx_t *ctx, int req);
-/* launch point; returns its dimension (0: single launch) */
+/** The launch point of the running task.
+ * @param ctx   the variant's context
+ * @param point its coordinates (may be NULL); a single launch's point is 0
+ * @return its dimension (0: single launch, or ctx NULL)
+ * @par Threads
+ * Inside the variant only. */
 int tsr_ctx_point(const tsr_ctx_t *ctx, int64_t point[3]);
-int tsr_ctx_nreqs(const tsr_ctx_t *ctx); /* number of requirements of the launch */
+/** Number of requirements of the launch.
+ * @param ctx the variant's context
+ * @return the count (0 if ctx is NULL)
+ * @par Threads
+ * Inside the variant only. */
+int tsr_ctx_nreqs(const tsr_ctx_t *ctx);
+/** Name of the running task.
+ * @param ctx the variant's context
+ * @return the name given to tsr_task_register(), valid until tsr_finalize(); NULL if ctx is NULL
+ * @par Threads
+ * Inside the variant only. */
 const char *tsr_ctx_task_name(const tsr_ctx_t *ctx);
-int tsr_ctx_worker(const tsr_ctx_t *ctx); /* StarPU worker id */
-/* cudaStream_t of a CUDA variant, NULL elsewhere */
+/** The StarPU worker running the variant.
+ * @param ctx the variant's context
+ * @return the worker id (see tsr_worker_kind(), tsr_worker_node()); -1 outside a worker
+ * @par Threads
+ * Inside the variant only. */
+int tsr_ctx_worker(const tsr_ctx_t *ctx);
+/** @} */
+
+/** @defgroup tessera_devices Devices: CUDA and OpenCL variants
+ * What a device variant gets: the worker's stream or queue, OpenCL programs and kernels, and how
+ * data and values look on a device.
+ *
+ * A device variant runs on its worker's thread (on the host) and enqueues work; it does not wait.
+ * Tessera (StarPU) waits for the worker's CUDA stream or OpenCL queue when the variant returns.
+ * Its accessors (tsr_ctx_accessor(), tsr_ctx_field()) point into device memory:
+ * - CUDA: tsr_accessor_t.ptr is a device address of the element at lo; index it with the strides
+ *   in a kernel (TSR_AT1/2/3 work in device code, unchecked).
+ * - OpenCL: tsr_accessor_t.ptr is the field's cl_mem and tsr_accessor_t.offset the BYTE offset of
+ *   the element at lo in it (OpenCL has no device pointers): pass both to the kernel, which takes
+ *   `global uchar *base, ulong offset` and reads `((global double *)(base + offset))[i]` (strides
+ *   in elements, as on the host).
+ *
+ * A value to return goes into tsr_ctx_return_slot(): a device address (CUDA) or a cl_mem of its
+ * own holding the value at offset 0 (OpenCL: pass it with TSR_KARG(slot) to a kernel parameter
+ * `global double *ret`, of the task's return type). It starts at 0 in a single launch, and at
+ * the operator's identity in an index launch with a reduction (#TSR_SUM: 0, #TSR_MAX: -INFINITY;
+ * see "Privileges and reductions"): the kernel FOLDS its value into it (ret[0] += s for a sum;
+ * with several work-groups or blocks, atomically or through a second kernel), never overwrites
+ * it. A future given as a requirement arrives the same way (tsr_ctx_future()).
+ *
+ * OpenCL C has `double` only on devices with the cl_khr_fp64 extension (POCL's CPU device and
+ * most GPUs have it): a kernel on f64 data starts with
+ * `#pragma OPENCL EXTENSION cl_khr_fp64 : enable`; on a device without it such a program does not
+ * build (tsr_opencl_program() returns #TSR_EINVAL with the compiler's log), and Tessera's own f64
+ * reductions fail the task that needs them. f32, i32 and i64 need no extension.
+ * @{ */
+/** cudaStream_t of a CUDA variant: launch its kernels there, asynchronously.
+ * @param ctx the variant's context
+ * @return the worker's stream; NULL elsewhere (a CPU or OpenCL variant, ctx NULL, or a StarPU
+ *         without CUDA)
+ * @par Threads
+ * Inside the variant only. */
 void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);
-/* cl_command_queue of an OpenCL variant, NULL elsewhere */
+/** cl_command_queue of an OpenCL variant: enqueue its kernels there, without waiting.
+ * @param ctx the variant's context
+ * @return the worker's queue; NULL elsewhere
+ * @par Threads
+ * Inside the variant only. */
 void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx);
-/* OpenCL programs: tsr_opencl_program builds `source` (OpenCL C) with `options` for every OpenCL
- * device, once per run (after tsr_init; a no-op without OpenCL workers). TSR_EINVAL with the
- * compiler's log if it does not build. In an OpenCL variant, tsr_ctx_opencl_kernel gives the
- * cl_kernel of that name for the running worker (made once per worker; set its arguments and
- * enqueue it on tsr_ctx_opencl_queue); NULL, and the task fails naming the kernel, if no
- * program loaded defines it. Kernels that must give the CPU's bits keep
- * "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may otherwise fuse a * b + c). */
+/** Build an OpenCL program for every OpenCL device. OpenCL programs: build `source` (OpenCL C)
+ * with `options` for every OpenCL device, once per run (after tsr_init(); a no-op without OpenCL
+ * workers).
+ *
+ * The name only names the program in messages (a build failure); kernels are found by their own
+ * names across every program loaded in this run, in the order loaded: the first program that
+ * defines a kernel gives it (tsr_ctx_opencl_kernel(), tsr_ctx_opencl_launch()). At most 32
+ * programs per run; they last until tsr_finalize() (load them again after the next tsr_init()).
+ * Kernels that must give the CPU's bits keep "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may
+ * otherwise fuse a * b + c); kernels on double need cl_khr_fp64 (see "Devices").
+ * @param name    names the program in messages, 1 to 63 characters
+ * @param source  the OpenCL C source (not kept: it is built before the call returns)
+ * @param options clBuildProgram's options ("-D N=4", ...); NULL: none
+ * @retval TSR_OK     built for every OpenCL device (or there is none)
+ * @retval TSR_EINVAL it does not build (the message holds the compiler's log), name missing or
+ *                    too long, source NULL, or 32 programs are loaded already
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_opencl_program(const char *name, const char *source, const char *options);
+/** The cl_kernel named `kernel` for the running worker. It is made once per worker from the
+ * first program loaded (tsr_opencl_program()) that defines it: set its arguments and enqueue it on
+ * tsr_ctx_opencl_queue(), or let tsr_ctx_opencl_launch() do both.
+ * @param ctx    the variant's context
+ * @param kernel the kernel's name in the OpenCL source
+ * @return the kernel, owned by the worker (do not release it); NULL, and the task fails naming
+ *         the kernel, if no program loaded defines it, or outside an OpenCL variant
+ * @par Threads
+ * Inside the OpenCL variant only: each worker has its own kernels, so no two threads set one's
+ * arguments at once. */
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel);
 
-/* One argument of an OpenCL kernel, by position: its size and address, as clSetKernelArg takes
+/** One argument of an OpenCL kernel. By position: its size and address, as clSetKernelArg takes
  * them (an accessor's cl_mem is `ptr`; a NULL value with a size reserves local memory).
  * TSR_KARG(x), in an initializer, makes one of a variable. */
 typedef struct tsr_kernel_arg {
-	size_t size;
-	const void *value;
+	size_t size;       /**< bytes of the argument (of local memory when value is NULL) */
+	const void *value; /**< address of the argument's value; NULL: local memory */
 } tsr_kernel_arg_t;
+/** The tsr_kernel_arg_t of variable x, in an initializer: {sizeof(x), &(x)}. Pass variables of
+ * the kernel parameter's OpenCL type: cl_mem for a buffer, cl_ulong for ulong, cl_int for int. */
 #define TSR_KARG(x)             \
 	{                       \
 		sizeof(x), &(x) \
 	}
 
-/* In an OpenCL variant: sets the arguments of `kernel` (tsr_ctx_opencl_kernel's) and enqueues it
- * on the worker's queue over `dims` (1 to 3) dimensions of global[] work-items, in work-groups of
- * local[] (NULL: the implementation chooses). TSR_OK; or TSR_ETASK after the task failed with a
- * message that names it, its point, the kernel and what went wrong: a kernel no program defines,
- * the argument OpenCL refused, or the enqueue's OpenCL error. */
+/** Set an OpenCL kernel's arguments and enqueue it. In an OpenCL variant: sets the arguments of
+ * `kernel` (tsr_ctx_opencl_kernel()'s) and enqueues it on the worker's queue over `dims` (1 to 3)
+ * dimensions of global[] work-items, in work-groups of local[] (NULL: the implementation chooses).
+ * The kernel must ignore work-items past the end of its data when global[] is rounded up to a
+ * multiple of local[].
+ * @param ctx    the variant's context
+ * @param kernel the kernel's name
+ * @param args   its arguments, in order (copied by OpenCL before the call returns)
+ * @param nargs  how many
+ * @param dims   1 to 3
+ * @param global work-items per dimension
+ * @param local  work-group size per dimension, or NULL
+ * @retval TSR_OK    enqueued
+ * @retval TSR_ETASK the task failed with a message that names it, its point, the kernel and what
+ *                   went wrong: a kernel no program defines, the argument OpenCL refused, or the
+ *                   enqueue's OpenCL error (or dims, global or args invalid)
+ * @par Threads
+ * Inside the OpenCL variant only. */
 int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
 			  int nargs, int dims, const size_t *global, const size_t *local);
-/* Slot of the task's return value (device address in a CUDA variant, a cl_mem in an OpenCL one).
+/** @} */
+
+/** @addtogroup tessera_variant
+ * @{ */
+/** Slot of the task's return value. A device address in a CUDA variant, a cl_mem in an OpenCL one.
  * For an index launch with a reduction, it holds the operator's identity on entry: fold the value
- * into it. */
+ * into it.
+ * @param ctx the variant's context
+ * @return the slot: its host address in a CPU variant, a device address (CUDA), a cl_mem with the
+ *         value at offset 0 (OpenCL); NULL when the launch asked for no result (write nothing
+ *         then) or ctx is NULL
+ * @par Threads
+ * Inside the variant only. */
 void *tsr_ctx_return_slot(tsr_ctx_t *ctx);
-/* CPU variants: return a value (folded into the launch's reduction where there is one). Device
- * variants write tsr_ctx_return_slot. */
+/** CPU variants: return a value (folded into the launch's reduction where there is one). Device
+ * variants write tsr_ctx_return_slot().
+ * @param ctx   the variant's context
+ * @param value the value, of the task's return type (copied)
+ * @retval TSR_OK     returned (or nobody asked for it)
+ * @retval TSR_EINVAL value or ctx NULL, the task returns nothing (ret_type #TSR_NONE), or the
+ *                    variant is not a CPU variant; the task fails
+ * @par Threads
+ * Inside the CPU variant only. */
 int tsr_ctx_return(tsr_ctx_t *ctx, const void *value);
-/* Report an error from inside a variant: the task fails (its results are poisoned, see the top of
- * this file) and tsr_fence/tsr_finalize return TSR_ETASK with this message. ctx NULL inside a
- * variant means the running task; on the host (no task) the call only sets tsr_last_error and
- * affects nothing. */
+/** Report an error from inside a variant. The task fails (its results are poisoned, see "Failed
+ * tasks" at the top of this file) and tsr_fence()/tsr_finalize() return #TSR_ETASK with this
+ * message. ctx NULL inside a variant means the running task; on the host (no task) the call only
+ * sets tsr_last_error() and affects nothing.
+ * @param ctx the variant's context, or NULL
+ * @param fmt printf format of the message (the task and point are prefixed)
+ * @param ... its arguments
+ * @par Threads
+ * Inside the variant; called on the host it only sets tsr_last_error(). */
 void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...);
+/** @} */
 
 /* ---------------------------------------------------------------- futures */
+/** @defgroup tessera_futures Futures
+ * A task's return value, or the reduction of an index launch's values, to wait for on the host
+ * or to pass to later tasks (tsr_req_future()) without waiting.
+ * @{ */
+/** Handle of a future. */
 typedef struct {
-	uint64_t id;
+	uint64_t id; /**< opaque; 0 is never a valid id */
 } tsr_future_t;
 
-/* Block until the value is ready and copy it (size must equal the task's return size). TSR_ETASK,
- * value untouched, if a task it depends on failed (the message is that task's). */
+/** Block until the value is ready and copy it (size must equal the task's return size).
+ * @param f     the future
+ * @param value where to copy the value
+ * @param size  its size: the task's return size
+ * @retval TSR_OK       *value holds the value
+ * @retval TSR_ETASK    a task it depends on failed (the message is that task's); value untouched
+ * @retval TSR_EINVAL   value NULL, or size is not the value's
+ * @retval TSR_EDIVERGE several ranks made different calls
+ * @retval TSR_ESTARPU  StarPU refused to acquire the value
+ * @retval TSR_ESTALE   f was destroyed
+ * @retval TSR_ESTATE   not initialized, not the host thread, or the workers are paused
+ * @par Threads
+ * Host thread only. */
 int tsr_future_wait(tsr_future_t f, void *value, size_t size);
-/* A ready future holding a value (to feed tasks that take a future). */
+/** A ready future holding a value (to feed tasks that take a future).
+ * @param type  its type
+ * @param bytes its size for #TSR_BYTES, ignored otherwise
+ * @param value the value (copied)
+ * @param f     the new future; destroy it with tsr_future_destroy()
+ * @retval TSR_OK     *f is the future
+ * @retval TSR_EINVAL value or f NULL, or a type without a size
+ * @retval TSR_ENOMEM out of memory
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_future_create(tsr_type_t type, size_t bytes, const void *value, tsr_future_t *f);
-/* Asynchronous: tasks still using it are not disturbed, and its memory is freed as soon as they are
- * done (no fence needed: a loop of launches runs in constant memory). */
+/** Destroy a future. Asynchronous: tasks still using it are not disturbed, and its memory is freed
+ * as soon as they are done (no fence needed: a loop of launches runs in constant memory).
+ * @param f the future
+ * @retval TSR_OK     destroyed (its memory goes when its tasks are done)
+ * @retval TSR_ESTALE f was destroyed already
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_future_destroy(tsr_future_t f);
-/* tsr_future_wait, then tsr_future_destroy: the future is gone whatever the wait returned. */
+/** Wait for a future's value, then destroy it. tsr_future_wait(), then tsr_future_destroy(): the
+ * future is gone whatever the wait returned.
+ * @param f     the future
+ * @param value where to copy the value
+ * @param size  its size: the task's return size
+ * @return what tsr_future_wait() returns (the future is destroyed in every case but #TSR_ESTALE,
+ *         and #TSR_ESTATE before tsr_init() or from another thread)
+ * @par Threads
+ * Host thread only. */
 int tsr_future_take(tsr_future_t f, void *value, size_t size);
+/** @} */
 
 /* ----------------------------------------------------------------- launches */
 typedef enum { TSR_REQ_REGION = 1, TSR_REQ_PARTITION = 2, TSR_REQ_FUTURE = 3 } tsr_req_kind_t;

@@ -1110,31 +1110,61 @@ int tsr_future_take(tsr_future_t f, void *value, size_t size);
 /** @} */
 
 /* ----------------------------------------------------------------- launches */
-typedef enum { TSR_REQ_REGION = 1, TSR_REQ_PARTITION = 2, TSR_REQ_FUTURE = 3 } tsr_req_kind_t;
-/* Maps a launch point to a color of the requirement's partition; return 0, or nonzero if the
- * point has no color (the launch then fails with TSR_EBOUNDS). */
+/** @defgroup tessera_launches Launches
+ * Requirements (which data a task touches, with which privilege) and the launches of tasks:
+ * single launches, and index launches of one point task per point of a domain.
+ *
+ * A launch returns once its tasks are submitted; they run when their data is ready, in an order
+ * that gives the same result as running them one by one in program order. Everything a launch is
+ * given (requirements, arguments) is copied before it returns. A launch is checked completely
+ * before any of its points is submitted: a launch that fails leaves nothing behind.
+ * @{ */
+/** What a requirement names. */
+typedef enum {
+	TSR_REQ_REGION = 1,    /**< a region or subregion (tsr_req_region()) */
+	TSR_REQ_PARTITION = 2, /**< a partition, one subregion per point (tsr_req_part()) */
+	TSR_REQ_FUTURE = 3     /**< a future, read (tsr_req_future()) */
+} tsr_req_kind_t;
+/** Maps a launch point to a color of the requirement's partition. Return 0, or nonzero if the
+ * point has no color (the launch then fails with #TSR_EBOUNDS). Called on the host thread during
+ * the launch, once per point. */
 typedef int (*tsr_projection_fn)(const int64_t point[3], int64_t color[3], void *arg);
 
+/** Most fields one requirement may list. */
 #define TSR_MAX_REQ_FIELDS 8
-/* A requirement holds its field ids by value: it can be built in one scope and launched in
- * another (an array of requirements filled in a loop, say). */
+/** A requirement: which data a task touches, with which privilege. It holds its field ids by
+ * value: it can be built in one scope and launched in
+ * another (an array of requirements filled in a loop, say). Make one with tsr_req_region(),
+ * tsr_req_part(), tsr_req_part_proj() or tsr_req_future(). */
 typedef struct tsr_req {
-	tsr_req_kind_t kind;
-	uint64_t handle; /* region, partition or future id */
-	tsr_privilege_t priv;
-	int nfields; /* 1 to TSR_MAX_REQ_FIELDS */
+	tsr_req_kind_t kind;  /**< region, partition or future */
+	uint64_t handle;      /**< region, partition or future id */
+	tsr_privilege_t priv; /**< the privilege (futures: TSR_READ) */
+	int nfields;          /**< 1 to TSR_MAX_REQ_FIELDS */
+	/** the field ids; unused ones -1 */
 	tsr_field_t fields[TSR_MAX_REQ_FIELDS];
-	tsr_projection_fn proj; /* index launches: NULL means color = point */
-	void *proj_arg;
+	tsr_projection_fn proj; /**< index launches: NULL means color = point */
+	void *proj_arg;         /**< passed to proj */
 } tsr_req_t;
 
-/* TSR_FIELDS(a, b) expands to the count and the array of field ids (copied by tsr_req_*). */
+/** TSR_FIELDS(a, b) expands to the count and the array of field ids (copied by tsr_req_*). */
 #define TSR_FIELDS(...)                                                                          \
 	(int)(sizeof((tsr_field_t[]){__VA_ARGS__}) / sizeof(tsr_field_t)), (const tsr_field_t[]) \
 	{                                                                                        \
 		__VA_ARGS__                                                                      \
 	}
 
+/** A requirement of any kind; tsr_req_region() and the others call it.
+ * @param kind    what handle names
+ * @param handle  the region, partition or future id
+ * @param priv    the privilege
+ * @param nfields how many field ids (more than #TSR_MAX_REQ_FIELDS is refused by the launch)
+ * @param fields  the field ids (copied)
+ * @param proj    projection of an index launch's points to colors, or NULL
+ * @param arg     passed to proj
+ * @return the requirement
+ * @par Threads
+ * Any thread. */
 static inline tsr_req_t tsr_req_make(tsr_req_kind_t kind, uint64_t handle, tsr_privilege_t priv,
 				     int nfields, const tsr_field_t *fields, tsr_projection_fn proj,
 				     void *arg)
@@ -1150,28 +1180,66 @@ static inline tsr_req_t tsr_req_make(tsr_req_kind_t kind, uint64_t handle, tsr_p
 	q.proj_arg = arg;
 	return q;
 }
+/** A region (or subregion) requirement: every point of a launch gets the whole of r.
+ * @param r       the region
+ * @param priv    the privilege
+ * @param nfields how many fields (TSR_FIELDS(...) gives nfields and fields)
+ * @param fields  their ids (copied)
+ * @return the requirement
+ * @par Threads
+ * Any thread. */
 static inline tsr_req_t tsr_req_region(tsr_region_t r, tsr_privilege_t priv, int nfields,
 				       const tsr_field_t *fields)
 {
 	return tsr_req_make(TSR_REQ_REGION, r.id, priv, nfields, fields, NULL, NULL);
 }
+/** A partition requirement of an index launch: point p gets the subregion of color p.
+ * @param p       the partition
+ * @param priv    the privilege
+ * @param nfields how many fields (TSR_FIELDS(...) gives nfields and fields)
+ * @param fields  their ids (copied)
+ * @return the requirement
+ * @par Threads
+ * Any thread. */
 static inline tsr_req_t tsr_req_part(tsr_partition_t p, tsr_privilege_t priv, int nfields,
 				     const tsr_field_t *fields)
 {
 	return tsr_req_make(TSR_REQ_PARTITION, p.id, priv, nfields, fields, NULL, NULL);
 }
+/** A partition requirement whose color per point a projection gives (a neighbour's tile, say).
+ * @param p       the partition
+ * @param priv    the privilege
+ * @param nfields how many fields (TSR_FIELDS(...) gives nfields and fields)
+ * @param fields  their ids (copied)
+ * @param proj    the projection, called for each point of the launch
+ * @param arg     passed to proj
+ * @return the requirement
+ * @par Threads
+ * Any thread. */
 static inline tsr_req_t tsr_req_part_proj(tsr_partition_t p, tsr_privilege_t priv, int nfields,
 					  const tsr_field_t *fields, tsr_projection_fn proj,
 					  void *arg)
 {
 	return tsr_req_make(TSR_REQ_PARTITION, p.id, priv, nfields, fields, proj, arg);
 }
+/** A future requirement: the task reads its value (tsr_ctx_future()) once it is computed.
+ * @param f the future
+ * @return the requirement
+ * @par Threads
+ * Any thread. */
 static inline tsr_req_t tsr_req_future(tsr_future_t f)
 {
 	return tsr_req_make(TSR_REQ_FUTURE, f.id, TSR_READ, 0, NULL, NULL, NULL);
 }
 
-/* How to launch a task, written with designated initialisers; fields left out are "none":
+/** The requirements of a launch (tsr_launch_t.reqs): TSR_REQS(a, b, ...), or {n, array}. */
+typedef struct tsr_reqs {
+	int n;               /**< how many requirements */
+	const tsr_req_t *at; /**< the requirements (copied by the launch) */
+} tsr_reqs_t;
+/** How to launch a task (tsr_run()), written with designated initialisers; fields left out are
+ * "none":
+ * @code
  *   tsr_run(jacobi, &(tsr_launch_t){
  *           .domain = colors,
  *           .reqs = TSR_REQS(tsr_req_part(halo, TSR_READ, TSR_FIELDS(u)),
@@ -1179,45 +1247,107 @@ static inline tsr_req_t tsr_req_future(tsr_future_t f)
  *           TSR_ARGS(params),
  *           .redop = TSR_MAX,
  *           .result = &residual});
- * With no .domain it is a single launch (requirements are regions); with one it is an index launch,
- * one point task per point of the domain (see tsr_index_launch). */
-typedef struct tsr_reqs {
-	int n;
-	const tsr_req_t *at;
-} tsr_reqs_t;
+ * @endcode
+ * With no .domain it is a single launch (requirements are regions); with one it is an index
+ * launch, one point task per point of the domain (see tsr_index_launch()). */
 typedef struct tsr_launch {
-	/* index launch over these points; left out (dim 0): a single launch */
+	/** index launch over these points; left out (dim 0): a single launch */
 	tsr_box_t domain;
-	/* TSR_REQS(a, b, ...), or {n, array} for requirements built in a loop */
+	/** TSR_REQS(a, b, ...), or {n, array} for requirements built in a loop */
 	tsr_reqs_t reqs;
-	const void *args; /* copied into every point task (arglen bytes) */
-	size_t arglen;
-	/* index launches asking for a .result: how the points' values combine */
+	const void *args; /**< copied into every point task (arglen bytes) */
+	size_t arglen;    /**< bytes at args */
+	/** index launches asking for a .result: how the points' values combine */
 	tsr_redop_t redop;
-	/* where to put the future of the returned value; NULL: not wanted */
+	/** where to put the future of the returned value; NULL: not wanted */
 	tsr_future_t *result;
 } tsr_launch_t;
 #ifndef __cplusplus /* C++ has no compound-literal arrays: fill .reqs = {n, array} there */
+/** The tsr_reqs_t of the requirements listed: .reqs = TSR_REQS(tsr_req_region(...), ...). */
 #define TSR_REQS(...)                                                                \
 	((tsr_reqs_t){(int)(sizeof((tsr_req_t[]){__VA_ARGS__}) / sizeof(tsr_req_t)), \
 		      (tsr_req_t[]){__VA_ARGS__}})
 #endif
-/* .args and .arglen of a by-value argument: TSR_ARGS(params) */
+/** .args and .arglen of a by-value argument: TSR_ARGS(params) */
 #define TSR_ARGS(x) .args = &(x), .arglen = sizeof(x)
-/* Launch `task` as `how` says (tsr_launch or tsr_index_launch underneath). */
+/** Launch `task` as `how` says (tsr_launch() or tsr_index_launch() underneath).
+ * @param task the task
+ * @param how  the launch (copied, with its requirements and arguments)
+ * @return what tsr_launch() or tsr_index_launch() returns, or:
+ * @retval TSR_EINVAL how NULL; a .redop without a .domain; an index launch asking for a .result
+ *                    of a task that returns a value without a .redop
+ * @par Threads
+ * Host thread only. */
 int tsr_run(tsr_task_t task, const tsr_launch_t *how);
 
-/* Launch one task. Requirements are regions (or subregions) and futures; args (arglen bytes) are
- * copied. If result is not NULL and the task returns a value, *result is its future. */
+/** Launch one task. Requirements are regions (or subregions) and futures; args (arglen bytes) are
+ * copied. If result is not NULL and the task returns a value, *result is its future.
+ * @param task   the task
+ * @param nreqs  how many requirements (0 to 64)
+ * @param reqs   the requirements (copied)
+ * @param args   the argument bytes the variant receives (copied), or NULL when arglen is 0
+ * @param arglen their size
+ * @param result the future of the task's value (destroy it with tsr_future_destroy() or take it
+ *               with tsr_future_take()); NULL: not wanted
+ * @retval TSR_OK         submitted
+ * @retval TSR_EINVAL     a bad count or NULL array; a requirement naming a partition, of an
+ *                        unknown kind or privilege, with 0 or more than #TSR_MAX_REQ_FIELDS
+ *                        fields or a field listed twice; a result asked of a task that returns
+ *                        nothing; an unknown operator; a mapper's worker that does not exist
+ * @retval TSR_ESTALE     the task, or a requirement's region or future, was destroyed
+ * @retval TSR_ENOFIELD   a requirement lists a field its region does not have
+ * @retval TSR_EBUSY      a field is mapped on the host (tsr_unmap() first)
+ * @retval TSR_ETYPE      a REDUCE operator that is not defined on the field's type
+ * @retval TSR_EINTERFERE two requirements interfere (one writes what the other touches)
+ * @retval TSR_EBOUNDS    the mapper chose a rank that does not exist
+ * @retval TSR_ENODEV     no running worker has a variant for the task (or for what the mapper
+ *                        chose)
+ * @retval TSR_ENOMEM     out of memory
+ * @retval TSR_ESTARPU    StarPU refused the task
+ * @retval TSR_ESTATE     not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_launch(tsr_task_t task, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
 	       tsr_future_t *result);
-/* One point task per point of `domain`; partition requirements are projected to a color per point
- * (identity by default), regions and futures are passed whole to every point. Writes through an
- * aliased partition, or any two points writing the same subregion, are refused. If result is not
- * NULL, *result is the reduction by `redop` of the points' return values. A redop that is not
- * TSR_REDOP_NONE must be a known operator even when no result is asked. */
+/** Launch one point task per point of `domain` (an index launch). Partition requirements are
+ * projected to a color per point (identity by default), regions and futures are passed whole to
+ * every point. Writes through an aliased partition, or any two points writing the same subregion,
+ * are refused. If result is not NULL, *result is the reduction by `redop` of the points' return
+ * values (in color order, see "Privileges and reductions"). A redop that is not #TSR_REDOP_NONE
+ * must be a known operator even when no result is asked.
+ * @param task   the task
+ * @param domain the launch domain: one point task per point (1-3 dimensional, non-empty)
+ * @param nreqs  how many requirements (0 to 64)
+ * @param reqs   the requirements (copied)
+ * @param args   the argument bytes every point receives (copied), or NULL when arglen is 0
+ * @param arglen their size
+ * @param redop  how the points' values combine into *result; #TSR_REDOP_NONE when no result is
+ *               asked
+ * @param result the future of the reduced value; NULL: not wanted
+ * @retval TSR_OK         submitted
+ * @retval TSR_EINVAL     as tsr_launch(); a domain not 1-3 dimensional; an unknown redop, or
+ *                        #TSR_REDOP_NONE with a result
+ * @retval TSR_ESTALE     the task, or a requirement's region, partition or future, was destroyed
+ * @retval TSR_ENOFIELD   a requirement lists a field its region does not have
+ * @retval TSR_EBUSY      a field is mapped on the host
+ * @retval TSR_ETYPE      an operator not defined on the field's or the result's type
+ * @retval TSR_EINTERFERE a write through an aliased partition, two points writing one
+ *                        subregion, every point writing one whole region, or two requirements
+ *                        that interfere
+ * @retval TSR_EBOUNDS    an empty or too large domain; a point whose color lies outside its
+ *                        partition, or that a projection gives no color; a domain of another
+ *                        dimension than a partition's colors (without a projection); a mapper's
+ *                        rank that does not exist
+ * @retval TSR_ENODEV     no running worker has a variant for the task (or for what the mapper
+ *                        chose)
+ * @retval TSR_ENOMEM     out of memory
+ * @retval TSR_ESTARPU    StarPU refused a task
+ * @retval TSR_ESTATE     not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
 		     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result);
+/** @} */
 
 /* ------------------------------------------------------ fill, copy, host access */
 /* Set every element of field f of region (or subregion) r to *value (size = the field's element

@@ -1350,59 +1350,167 @@ int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req
 /** @} */
 
 /* ------------------------------------------------------ fill, copy, host access */
-/* Set every element of field f of region (or subregion) r to *value (size = the field's element
- * size). */
+/** @defgroup tessera_data Fill, copy, host access
+ * Tessera's own tasks on a field (fill, copy), and the host's access to a field (maps, whole-field
+ * reads and writes). Fills and copies are launches: they return at once and run in order with the
+ * tasks; maps wait for exactly the tasks that touch the field.
+ * @{ */
+/** Set every element of field f of region (or subregion) r to *value (size = the field's element
+ * size). A launch: it runs after the tasks before it that touch the field, and heals data a
+ * failed task poisoned.
+ * @param r     the region or subregion
+ * @param f     the field
+ * @param value the element value (copied)
+ * @param size  its size: the field's element size
+ * @retval TSR_OK       submitted
+ * @retval TSR_EINVAL   value NULL
+ * @retval TSR_ETYPE    size is not the field's element size
+ * @retval TSR_ENOFIELD r has no field f
+ * @retval TSR_EBUSY    the field is mapped on the host
+ * @retval TSR_ESTALE   r was destroyed
+ * @retval TSR_ENOMEM   out of memory
+ * @retval TSR_ESTATE   not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_fill(tsr_region_t r, tsr_field_t f, const void *value, size_t size);
-/* Copy field fsrc of src into field fdst of dst: same extents and same type required. */
+/** Copy one field into another. Copy field fsrc of src into field fdst of dst: same extents and
+ * same type required (the boxes may lie anywhere). A launch, as tsr_fill().
+ * @param src  the source region or subregion
+ * @param fsrc its field
+ * @param dst  the destination region or subregion
+ * @param fdst its field
+ * @retval TSR_OK         submitted
+ * @retval TSR_EBOUNDS    src and dst differ in dimension or extent
+ * @retval TSR_ETYPE      the fields differ in type
+ * @retval TSR_ENOFIELD   a region has no such field
+ * @retval TSR_EBUSY      a field is mapped on the host
+ * @retval TSR_EINTERFERE src and dst overlap in the same field
+ * @retval TSR_ESTALE     a region was destroyed
+ * @retval TSR_ESTATE     not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_copy(tsr_region_t src, tsr_field_t fsrc, tsr_region_t dst, tsr_field_t fdst);
-/* Make field f of r readable (TSR_READ) or writable (TSR_WRITE_DISCARD / TSR_READ_WRITE) on the
- * host, waiting only for the tasks that touch it. Launches touching the field are refused until
- * tsr_unmap. TSR_ETASK for READ or READ_WRITE if a failed task should have written part of it;
- * TSR_WRITE_DISCARD (the host replaces every value) succeeds and heals it. */
+/** Map a field on the host. Make field f of r readable (#TSR_READ) or writable (#TSR_WRITE_DISCARD
+ * / #TSR_READ_WRITE) on the host, waiting only for the tasks that touch it. Launches touching the
+ * field are refused until tsr_unmap(). #TSR_WRITE_DISCARD (the host replaces every value) succeeds
+ * and heals data a failed task poisoned.
+ * @param r    the region or subregion
+ * @param f    the field
+ * @param priv #TSR_READ, #TSR_WRITE_DISCARD or #TSR_READ_WRITE
+ * @param acc  a host accessor of the field over r's bounds (TSR_AT1/2/3), valid until tsr_unmap()
+ * @retval TSR_OK       mapped
+ * @retval TSR_ETASK    READ or READ_WRITE, and a failed task should have written part of it (the
+ *                      message is that task's)
+ * @retval TSR_EINVAL   acc NULL, or another privilege
+ * @retval TSR_EBUSY    the field (of r's root region) is mapped already
+ * @retval TSR_ENOFIELD r has no field f
+ * @retval TSR_EDIVERGE several ranks made different calls
+ * @retval TSR_ESTARPU  StarPU refused to acquire the data
+ * @retval TSR_ENOMEM   out of memory
+ * @retval TSR_ESTALE   r was destroyed
+ * @retval TSR_ESTATE   not initialized, not the host thread, or the workers are paused
+ * @par Threads
+ * Host thread only. */
 int tsr_map(tsr_region_t r, tsr_field_t f, tsr_privilege_t priv, tsr_accessor_t *acc);
+/** End the host mapping of field f of r; the accessor is invalid afterwards.
+ * @param r the region or subregion mapped
+ * @param f the field
+ * @retval TSR_OK       unmapped
+ * @retval TSR_ESTATE   the field of r is not mapped; or not initialized, or not the host thread
+ * @retval TSR_ENOFIELD r has no field f
+ * @retval TSR_ESTALE   r was destroyed
+ * @par Threads
+ * Host thread only. */
 int tsr_unmap(tsr_region_t r, tsr_field_t f);
-/* Copy a host buffer into field f of region (or subregion) r, every element, in memory order
- * (dimension 0 fastest); size must be the volume times the field's element size. Waits for the
- * tasks that touch the field (it maps and unmaps it). */
+/** Copy a host buffer into a whole field. Into field f of region (or subregion) r, every element,
+ * in memory order (dimension 0 fastest); size must be the volume times the field's element size.
+ * Waits for the tasks that touch the field (it maps and unmaps it).
+ * @param r    the region or subregion
+ * @param f    the field
+ * @param buf  the values (read before the call returns)
+ * @param size its size in bytes
+ * @return #TSR_OK, what tsr_map() returns, or:
+ * @retval TSR_EINVAL buf NULL, or size is not the field's size
+ * @par Threads
+ * Host thread only. */
 int tsr_region_write(tsr_region_t r, tsr_field_t f, const void *buf, size_t size);
-/* Copy field f of region (or subregion) r into a host buffer, as tsr_region_write lays it out. */
+/** Copy a whole field into a host buffer. Copy field f of region (or subregion) r into a host
+ * buffer, as tsr_region_write() lays it out.
+ * @param r    the region or subregion
+ * @param f    the field
+ * @param buf  where the values go
+ * @param size its size in bytes: the volume times the field's element size
+ * @return #TSR_OK, what tsr_map() returns (#TSR_ETASK for values a failed task should have
+ *         written), or:
+ * @retval TSR_EINVAL buf NULL, or size is not the field's size
+ * @par Threads
+ * Host thread only. */
 int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size);
+/** @} */
 
 /* ------------------------------------------------------------------ mappers */
-/* Where each point task runs. Scheduling policies are chosen by name (tsr_config_t.sched,
+/** @defgroup tessera_mappers Scheduling and mappers
+ * Where each point task runs. Scheduling policies are chosen by name (tsr_config_t.sched,
  * TSR_SCHED): StarPU's, plus Tessera's "tsr-locality" (a color keeps its worker from launch to
  * launch, idle workers steal) and "tsr-critpath" (ready task with the longest path to the end of
- * the known graph first). A mapper callback or partition owners pin tasks on top of any policy. */
+ * the known graph first). A mapper callback or partition owners pin tasks on top of any policy.
+ * @{ */
+/** A kind of worker. */
 typedef enum {
-	TSR_WORKER_ANY = 0,
-	TSR_WORKER_CPU = 1,
-	TSR_WORKER_CUDA = 2,
-	TSR_WORKER_OPENCL = 3
+	TSR_WORKER_ANY = 0,   /**< any kind (no restriction; also "no such worker") */
+	TSR_WORKER_CPU = 1,   /**< a CPU core */
+	TSR_WORKER_CUDA = 2,  /**< a CUDA GPU */
+	TSR_WORKER_OPENCL = 3 /**< an OpenCL device */
 } tsr_worker_kind_t;
+/** What a mapper is asked about: one point task. */
 typedef struct tsr_map_query {
-	const char *task_name;
-	int point_dim; /* 0 for a single launch */
-	int64_t point[3];
-	tsr_box_t domain; /* launch domain (index launches) */
-	/* owner of the color of the first partition requirement that writes (else the first
+	const char *task_name; /**< the task's name */
+	int point_dim;         /**< 0 for a single launch */
+	int64_t point[3];      /**< the point */
+	tsr_box_t domain;      /**< launch domain (index launches) */
+	/** owner of the color of the first partition requirement that writes (else the first
 	 * partition requirement), or -1 */
 	int owner;
 } tsr_map_query_t;
+/** A mapper's answer: where the point task runs. */
 typedef struct tsr_mapping {
-	tsr_worker_kind_t kind; /* restrict to one kind of worker (ANY: no restriction) */
-	int worker;             /* exact StarPU worker id, or -1 */
-	int priority;           /* StarPU priority (higher first, for policies that use it) */
-	/* several ranks: the rank that runs the task (same answer on every rank) */
+	tsr_worker_kind_t kind; /**< restrict to one kind of worker (ANY: no restriction) */
+	int worker;             /**< exact StarPU worker id, or -1 */
+	int priority;           /**< StarPU priority (higher first, for policies that use it) */
+	/** several ranks: the rank that runs the task (same answer on every rank) */
 	int rank;
 } tsr_mapping_t;
-/* Called for every point task at submission; on entry *m says "owner, else anywhere". */
+/** Called for every point task at submission; on entry *m says "owner, else anywhere". Called on
+ * the host thread, inside the launch: it must not call Tessera. */
 typedef void (*tsr_mapper_fn)(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg);
-int tsr_set_mapper(tsr_mapper_fn fn, void *arg); /* NULL: back to the default */
-/* Pin the point tasks of index launches whose mapping requirement (see tsr_map_query_t.owner) has
- * this color to `worker` (-1: unpin). */
+/** Install a mapper, called for every point task of later launches. A mapping it makes that
+ * cannot be honoured (no such worker, a kind the task has no variant for) fails the launch.
+ * @param fn  the mapper; NULL: back to the default
+ * @param arg passed to fn
+ * @retval TSR_OK     installed (until tsr_finalize())
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
+int tsr_set_mapper(tsr_mapper_fn fn, void *arg);
+/** Pin the point tasks of a color to a worker. Pins the point tasks of index launches whose
+ * mapping requirement (see tsr_map_query_t.owner)
+ * has this color to `worker` (-1: unpin).
+ * @param p      the partition
+ * @param color  the color
+ * @param worker a StarPU worker id, or -1
+ * @retval TSR_OK      pinned
+ * @retval TSR_EINVAL  color NULL, or no such worker
+ * @retval TSR_EBOUNDS color outside the partition's colors
+ * @retval TSR_ENOMEM  out of memory
+ * @retval TSR_ESTALE  p was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worker);
+/** @} */
 
-/* ------------------------------------------------------------------ several ranks
+/* ------------------------------------------------------------------ several ranks */
+/** @defgroup tessera_ranks Several ranks
  * Started by mpirun (or TSR_MPI=1), every rank runs the whole program and makes the same calls in
  * the same order (control replication); each point task runs on one rank, and StarPU-MPI moves
  * the pieces of data a rank reads but does not hold. The rank of a subregion is its color's
@@ -1415,40 +1523,97 @@ int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worke
  * sent to every rank as soon as they are computed; tsr_fill runs on every rank; tsr_map gathers
  * the region on every rank (every rank maps). Blocking calls compare the ranks' calls and fail
  * with TSR_EDIVERGE, on every rank, if they differ; a task that failed on one rank fails them on
- * every rank. Without MPI, tsr_rank is 0 and tsr_nranks 1. */
-int tsr_rank(void);   /* this process's rank */
-int tsr_nranks(void); /* ranks running the program */
-/* Run the point tasks mapped by this color on `rank` (0..tsr_nranks()-1); TSR_EBOUNDS otherwise. */
+ * every rank. Without MPI, tsr_rank is 0 and tsr_nranks 1.
+ * @{ */
+/** This process's rank.
+ * @return 0 to tsr_nranks() - 1; 0 without MPI
+ * @par Threads
+ * Host thread (not checked). */
+int tsr_rank(void);
+/** Ranks running the program.
+ * @return the count; 1 without MPI
+ * @par Threads
+ * Host thread (not checked). */
+int tsr_nranks(void);
+/** Run the point tasks mapped by this color on `rank` (0..tsr_nranks()-1).
+ * @param p     the partition
+ * @param color the color
+ * @param rank  the rank
+ * @retval TSR_OK      set
+ * @retval TSR_EBOUNDS rank outside 0..tsr_nranks()-1, or color outside the partition's colors
+ * @retval TSR_EINVAL  color NULL
+ * @retval TSR_ENOMEM  out of memory
+ * @retval TSR_ESTALE  p was destroyed
+ * @retval TSR_ESTATE  not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
 int tsr_partition_set_rank(tsr_partition_t p, const int64_t color[3], int rank);
-/* Names and one-line descriptions of every selectable policy (StarPU's and Tessera's); works
- * before tsr_init. Returns how many exist (fills at most max). */
+/** @} */
+/** Every selectable scheduling policy. Names and one-line descriptions of every selectable
+ * policy (StarPU's and Tessera's); works before tsr_init.
+ * @ingroup tessera_mappers
+ * @param names        filled with at most max names (static strings); may be NULL
+ * @param descriptions filled with at most max descriptions (static strings); may be NULL
+ * @param max          room in each array
+ * @return how many policies exist (fills at most max)
+ * @par Threads
+ * Any thread, before tsr_init() too. */
 int tsr_policy_list(const char **names, const char **descriptions, int max);
-/* Tessera's environment switches (TSR_*), read at tsr_init (TSR_HOME at each region's creation):
- * name, the values it takes ("a|b" words, "N", "file"), its default and what it does. Works
- * before tsr_init; *table stays valid for the life of the process. Returns how many. */
+/** One of Tessera's environment switches. The switches (TSR_*) are read at tsr_init (TSR_HOME at
+ * each region's creation): name, the values it takes ("a|b" words, "N", "file"), its default and
+ * what it does. Works before tsr_init; *table stays valid for the life of the process.
+ * @ingroup tessera_runtime */
 typedef struct tsr_env_switch {
-	const char *name;
-	const char *values;
-	const char *fallback; /* the default */
-	const char *meaning;
+	const char *name;     /**< "TSR_SCHED" */
+	const char *values;   /**< what it takes: "a|b" words, "N", "file" */
+	const char *fallback; /**< the default */
+	const char *meaning;  /**< what it does */
 } tsr_env_switch_t;
+/** Tessera's environment switches: the table tsr_env_switch_t describes.
+ * @ingroup tessera_runtime
+ * @param table the table (may be NULL), valid for the life of the process
+ * @return how many switches it has
+ * @par Threads
+ * Any thread, before tsr_init() too. */
 int tsr_env_switches(const tsr_env_switch_t **table);
-int tsr_worker_count(void);                    /* all workers */
-tsr_worker_kind_t tsr_worker_kind(int worker); /* CPU, CUDA or OPENCL; ANY if no such worker */
+/** All workers.
+ * @ingroup tessera_mappers
+ * @return how many workers run (CPU, CUDA and OpenCL); 0 before tsr_init()
+ * @par Threads
+ * Host thread (not checked). */
+int tsr_worker_count(void);
+/** The kind of a worker.
+ * @ingroup tessera_mappers
+ * @param worker a StarPU worker id
+ * @return #TSR_WORKER_CPU, #TSR_WORKER_CUDA or #TSR_WORKER_OPENCL; #TSR_WORKER_ANY if no such
+ *         worker (or before tsr_init())
+ * @par Threads
+ * Host thread (not checked). */
+tsr_worker_kind_t tsr_worker_kind(int worker);
 
 /* ------------------------------------------------------------ observation */
-/* TSR_TRACE=trace.json (Chrome trace events: one "X" event per task with name, color, worker,
+/** @defgroup tessera_observation Observation
+ * TSR_TRACE=trace.json (Chrome trace events: one "X" event per task with name, color, worker,
  * start, end, plus StarPU's bus transfer totals), TSR_DAG=graph.dot (the dependencies Tessera
  * derived; edges carry region, field and privileges), TSR_STATS=1 (per task and worker kind:
- * count, total and mean time, printed at finalize). The same switches exist in tsr_config_t. */
+ * count, total and mean time, printed at finalize). The same switches exist in tsr_config_t.
+ * @{ */
+/** One row of the statistics: a task name on one kind of worker. */
 typedef struct tsr_task_stats {
-	char name[64];
-	int kind; /* tsr_worker_kind_t */
-	long count;
-	double total_us;
+	char name[64];   /**< the task's name */
+	int kind;        /**< tsr_worker_kind_t */
+	long count;      /**< how many of its point tasks ran on that kind */
+	double total_us; /**< their total time, in microseconds */
 } tsr_task_stats_t;
-/* Copy up to max rows of the statistics gathered so far (needs stats or trace on); returns rows. */
+/** Copy up to max rows of the statistics gathered so far (needs stats or trace on).
+ * @param rows where the rows go, in the order each task and kind first ran
+ * @param max  room in rows
+ * @return how many rows were copied; or #TSR_EINVAL (rows NULL or max negative), #TSR_ESTATE
+ *         (not initialized, or not the host thread)
+ * @par Threads
+ * Host thread only. */
 int tsr_stats_get(tsr_task_stats_t *rows, int max);
+/** @} */
 
 #ifdef __cplusplus
 }

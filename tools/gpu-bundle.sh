@@ -35,7 +35,8 @@ real() {
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/cublas-stub" "$out/tests/gpu" "$out/py"
-for p in tessera-info apps/stencil/stencil apps/cg/cg apps/circuit/circuit tests/oracle/oracle tests/unit/test_home; do
+for p in tessera-info apps/stencil/stencil apps/cg/cg apps/circuit/circuit apps/hello-device/hello-device \
+	tests/oracle/oracle tests/unit/test_home; do
 	cp "$(real "$bld/$p")" "$out/bin/"
 done
 cp "$bld"/.libs/libtessera.so.[0-9] "$out/lib/"

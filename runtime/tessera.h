@@ -1,10 +1,11 @@
 /** @file tessera.h
  * @brief The whole public API of Tessera, a regions-and-tasks runtime on StarPU.
  *
- * Read it top to bottom: it is grouped by concept and every call has a one-line comment. It is
- * also the reference manual: Doxygen makes HTML and man pages (section 3, one per function:
- * `man tsr_index_launch`) from these comments; `make doc` builds them and `make install` installs
- * them.
+ * Read it top to bottom: it is grouped by concept, and every call's comment says what it does
+ * in its first sentence, then its parameters, the codes it returns and whom it may be called
+ * from. It is also the reference manual: Doxygen makes HTML and man pages (section 3, one per
+ * function: `man tsr_index_launch`) from these comments; `make doc` builds them and `make install`
+ * installs them.
  *
  * Every call that can fail returns #TSR_OK (0) or a negative `TSR_E*` code, and
  * tsr_last_error() then names the object (task, point, region, field, partition, color) and what
@@ -1486,7 +1487,7 @@ typedef void (*tsr_mapper_fn)(const tsr_map_query_t *q, tsr_mapping_t *m, void *
 /** Install a mapper, called for every point task of later launches. A mapping it makes that
  * cannot be honoured (no such worker, a kind the task has no variant for) fails the launch.
  * @param fn  the mapper; NULL: back to the default
- * @param arg passed to fn
+ * @param arg passed to fn (not copied: it must stay valid while the mapper is installed)
  * @retval TSR_OK     installed (until tsr_finalize())
  * @retval TSR_ESTATE not initialized, or not the host thread
  * @par Threads

@@ -1370,6 +1370,7 @@ int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req
  * @retval TSR_EBUSY    the field is mapped on the host
  * @retval TSR_ESTALE   r was destroyed
  * @retval TSR_ENOMEM   out of memory
+ * @retval TSR_ESTARPU  StarPU refused the task
  * @retval TSR_ESTATE   not initialized, or not the host thread
  * @par Threads
  * Host thread only. */
@@ -1387,6 +1388,8 @@ int tsr_fill(tsr_region_t r, tsr_field_t f, const void *value, size_t size);
  * @retval TSR_EBUSY      a field is mapped on the host
  * @retval TSR_EINTERFERE src and dst overlap in the same field
  * @retval TSR_ESTALE     a region was destroyed
+ * @retval TSR_ENOMEM     out of memory
+ * @retval TSR_ESTARPU    StarPU refused the task
  * @retval TSR_ESTATE     not initialized, or not the host thread
  * @par Threads
  * Host thread only. */

@@ -23,7 +23,8 @@
 # patch loops only over the successors present when `terminated` is set; it also defines
 # STARPU_TSR_NOTIFY_CG_FIX in the installed starpu_config.h, by which Tessera's configure knows
 # it may use explicit dependences (without it, on StarPU >= 1.4, Tessera uses StarPU's implicit
-# ones; TSR_DEPS=explicit then fails tsr_init). The patch's header says what and why, for
+# ones; TSR_DEPS=explicit then fails tsr_init), and exports starpu_tsr_notify_cg_fix from
+# libstarpu, by which Tessera's tsr_init knows that the libstarpu it runs with has the fix too. The patch's header says what and why, for
 # upstream; tests/starpu/test_notify_race.c is the raw repro (`make check` runs it).
 # The patch is applied when it applies; a tree that already has it is left as it is; a StarPU
 # whose cg.c sets `terminated` after the loop (1.3) needs none. Any other tree stops the build,
@@ -35,6 +36,10 @@
 #   NOTIFY_FIX  yes (default) or no (do not patch)
 #   JOBS        parallel make jobs (default 2)
 #   BUILD_DIR   where to configure and compile (default SRC/build-cuda, or SRC/build without CUDA)
+#   UNPATCHED_LIBDIR  also leave in this directory a libstarpu without the notify fix: the same
+#               build with only cg.c's part of the patch undone (the same ABI), for a test that loads
+#               it through LD_LIBRARY_PATH in place of PREFIX's (tests/starpu/runtime-fix.sh);
+#               the build directory is left patched
 #
 # The configure switches keep libstarpu small and its dependencies few (with CUDA: libcudart,
 # libcublas, libhwloc, libgomp). cuBLASLt, cuSPARSE and cuSOLVER are switched off through their
@@ -78,6 +83,7 @@ prefix=$2
 cuda_dir=${CUDA_DIR:-/usr/local/cuda}
 jobs=${JOBS:-2}
 notify_fix=${NOTIFY_FIX:-yes}
+unpatched_libdir=${UNPATCHED_LIBDIR:-}
 
 # ---- check the inputs before doing anything long
 [ -e "$input" ] || die "source '$input' does not exist"
@@ -98,6 +104,14 @@ case $jobs in
 	''|*[!0-9]*) die "JOBS '$jobs' is not a number" ;;
 esac
 [ -f "$patchfile" ] || die "the notify patch '$patchfile' is missing"
+if [ -n "$unpatched_libdir" ]; then
+	[ "$notify_fix" = yes ] || die "UNPATCHED_LIBDIR with NOTIFY_FIX=no: the build itself is already unpatched"
+	case $unpatched_libdir in
+		/*) ;;
+		*) unpatched_libdir=$(pwd)/$unpatched_libdir ;;
+	esac
+	mkdir -p "$unpatched_libdir" || die "cannot create UNPATCHED_LIBDIR '$unpatched_libdir'"
+fi
 command -v patch >/dev/null 2>&1 || die "the patch program is missing (apt-get install patch)"
 case $prefix in
 	/*) ;;
@@ -185,6 +199,28 @@ make -C "$build" -j"$jobs" >"$build/make.log" 2>&1 || die "make failed, see $bui
 say "installing into $prefix"
 make -C "$build" install >"$build/install.log" 2>&1 || die "make install failed, see $build/install.log"
 
+# ---- UNPATCHED_LIBDIR: cg.c without the fix (nor its exported marker), recompiled and relinked
+# into a copy of libstarpu; then cg.c patched again, so that the build directory matches PREFIX.
+# Only cg.c changes: starpu_config.h.in's marker stays, and touching it would rebuild everything.
+cg_patch() { # patch's options: cg.c's part of the notify patch, applied or undone
+	awk '/^--- a\// { on = ($2 == "a/src/core/dependencies/cg.c") } on' "$patchfile" |
+		(cd "$src" && patch -p1 -f -s "$@")
+}
+if [ -n "$unpatched_libdir" ]; then
+	nm -D --defined-only "$prefix"/lib/libstarpu-1.*.so | grep -q ' starpu_tsr_notify_cg_fix$' ||
+		die "UNPATCHED_LIBDIR: the libstarpu in $prefix has no notify fix to undo"
+	say "UNPATCHED_LIBDIR: relinking libstarpu without the notify fix into $unpatched_libdir"
+	cg_patch -R || die "undoing cg.c's part of $patchfile failed"
+	make -C "$build/src" -j"$jobs" >"$build/unpatched.log" 2>&1 || die "make failed, see $build/unpatched.log"
+	rm -f "$unpatched_libdir"/libstarpu-1.*.so*
+	cp -P "$build"/src/.libs/libstarpu-1.*.so* "$unpatched_libdir"/ || die "copying the unpatched libstarpu failed"
+	cg_patch || die "applying cg.c's part of $patchfile again failed"
+	make -C "$build/src" -j"$jobs" >>"$build/unpatched.log" 2>&1 || die "make failed, see $build/unpatched.log"
+	if nm -D --defined-only "$unpatched_libdir"/libstarpu-1.*.so | grep -q ' starpu_tsr_notify_cg_fix$'; then
+		die "UNPATCHED_LIBDIR: the library in $unpatched_libdir still exports starpu_tsr_notify_cg_fix"
+	fi
+fi
+
 pc=$(ls "$prefix"/lib/pkgconfig/starpu-1.*.pc 2>/dev/null | sort -V | tail -n 1)
 [ -n "$pc" ] || die "no starpu-1.x.pc installed under $prefix/lib/pkgconfig"
 conf=$(ls "$prefix"/include/starpu/1.*/starpu_config.h 2>/dev/null | sort -V | tail -n 1)
@@ -196,4 +232,5 @@ else
 	fix="(no notify fix needed)"
 fi
 say "done: $(basename "$pc" .pc) $what, $fix, in $prefix"
+[ -z "$unpatched_libdir" ] || say "and the same libstarpu without the notify fix in $unpatched_libdir"
 say "configure Tessera with: ./configure --with-starpu=$prefix"

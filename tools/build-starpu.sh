@@ -1,6 +1,6 @@
 #!/bin/sh
-# build-starpu.sh [--cuda|--no-cuda] SRC_OR_TARBALL PREFIX: build StarPU into PREFIX, with the
-# notify fix (tools/starpu-1.4-notify-cg.patch) applied to a StarPU that needs it.
+# build-starpu.sh [--cuda|--no-cuda] [--mpi|--no-mpi] SRC_OR_TARBALL PREFIX: build StarPU into
+# PREFIX, with the notify fix (tools/starpu-1.4-notify-cg.patch) applied to a StarPU that needs it.
 #
 # SRC_OR_TARBALL is a StarPU source tree (a git checkout or `git archive` export, with or
 # without ./configure) or a tarball (.tar.gz/.tar.bz2/.tar.xz), e.g. the starpu-1.4 branch at
@@ -15,6 +15,11 @@
 #   without CUDA: OpenCL on, required (ocl-icd-opencl-dev, opencl-c-headers; pocl-opencl-icd to
 #                 run OpenCL workers on the CPU with STARPU_OPENCL_ON_CPUS=1).
 #
+# StarPU-MPI (--mpi / --no-mpi, or STARPU_MPI=yes|no|auto; default auto: with StarPU-MPI when mpicc
+# is on PATH and CUDA is off). Tessera runs one program on several ranks through it (tests/mpi). A
+# CUDA build leaves it out unless asked: its libstarpumpi would pull Open MPI's libraries into the
+# GPU bundle, and the GPU machine has no MPI.
+#
 # The notify fix. Since StarPU commit b1d707073 (every 1.4 release and master), cg.c's
 # _starpu_notify_cg_list sets `terminated` before its notify loop, which drops the lock per
 # successor and re-reads nsuccs: a successor declared meanwhile
@@ -24,8 +29,9 @@
 # STARPU_TSR_NOTIFY_CG_FIX in the installed starpu_config.h, by which Tessera's configure knows
 # it may use explicit dependences (without it, on StarPU >= 1.4, Tessera uses StarPU's implicit
 # ones; TSR_DEPS=explicit then fails tsr_init), and exports starpu_tsr_notify_cg_fix from
-# libstarpu, by which Tessera's tsr_init knows that the libstarpu it runs with has the fix too. The patch's header says what and why, for
-# upstream; tests/starpu/test_notify_race.c is the raw repro (`make check` runs it).
+# libstarpu, by which Tessera's tsr_init knows that the libstarpu it runs with has the fix too.
+# The patch's header says what and why, for upstream; tests/starpu/test_notify_race.c is the raw
+# repro (`make check` runs it).
 # The patch is applied when it applies; a tree that already has it is left as it is; a StarPU
 # whose cg.c sets `terminated` after the loop (1.3) needs none. Any other tree stops the build,
 # unless NOTIFY_FIX=no (builds StarPU as it is, e.g. to watch the repro fail).
@@ -35,6 +41,7 @@
 #   STARPU_CUDA yes|no|auto (default auto; the options win)
 #   NOTIFY_FIX  yes (default) or no (do not patch)
 #   JOBS        parallel make jobs (default 2)
+#   STARPU_MPI  yes|no|auto (default auto; the options win)
 #   BUILD_DIR   where to configure and compile (default SRC/build-cuda, or SRC/build without CUDA)
 #   UNPATCHED_LIBDIR  also leave in this directory a libstarpu without the notify fix: the same
 #               build with only cg.c's part of the patch undone (the same ABI), for a test that loads
@@ -51,8 +58,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 patchfile=$here/starpu-1.4-notify-cg.patch
 
 usage() {
-	echo "usage: $0 [--cuda|--no-cuda] SRC_OR_TARBALL PREFIX" >&2
-	echo "  builds StarPU (with CUDA from CUDA_DIR=${CUDA_DIR:-/usr/local/cuda} when found, or as asked)" >&2
+	echo "usage: $0 [--cuda|--no-cuda] [--mpi|--no-mpi] SRC_OR_TARBALL PREFIX" >&2
+	echo "  builds StarPU (with CUDA from CUDA_DIR=${CUDA_DIR:-/usr/local/cuda} when found, or as asked;" >&2
+	echo "  with StarPU-MPI when mpicc is found and CUDA is off, or as asked)" >&2
 	echo "  into PREFIX, with tools/starpu-1.4-notify-cg.patch applied where StarPU needs it" >&2
 	exit 2
 }
@@ -67,10 +75,13 @@ say() {
 }
 
 cuda=${STARPU_CUDA:-auto}
+mpi=${STARPU_MPI:-auto}
 while [ $# -gt 0 ]; do
 	case $1 in
 		--cuda) cuda=yes; shift ;;
 		--no-cuda) cuda=no; shift ;;
+		--mpi) mpi=yes; shift ;;
+		--no-mpi) mpi=no; shift ;;
 		--help|-h) usage ;;
 		--) shift; break ;;
 		-*) echo "$me: unknown option '$1'" >&2; usage ;;
@@ -95,6 +106,13 @@ case $cuda in
 	auto)
 		if [ -x "$cuda_dir/bin/nvcc" ] && [ -e "$cuda_dir/include/cublas_v2.h" ]; then cuda=yes; else cuda=no; fi ;;
 	*) die "STARPU_CUDA '$cuda' is not yes, no or auto" ;;
+esac
+case $mpi in
+	yes) command -v mpicc >/dev/null 2>&1 || die "--mpi: no mpicc on PATH (apt-get install libopenmpi-dev)" ;;
+	no) ;;
+	auto)
+		if [ "$cuda" = no ] && command -v mpicc >/dev/null 2>&1; then mpi=yes; else mpi=no; fi ;;
+	*) die "STARPU_MPI '$mpi' is not yes, no or auto" ;;
 esac
 case $notify_fix in
 	yes|no) ;;
@@ -176,12 +194,18 @@ else
 	devices="--disable-cuda --enable-opencl"
 	what="without CUDA, with OpenCL"
 fi
+if [ "$mpi" = yes ]; then
+	devices="$devices --enable-mpi"
+	what="$what and StarPU-MPI"
+else
+	devices="$devices --disable-mpi"
+fi
 mkdir -p "$build"
 say "configuring $src in $build for prefix $prefix $what"
 # shellcheck disable=SC2086
 (cd "$build" && "$src/configure" --prefix="$prefix" $devices --enable-maxcpus=64 \
 	--disable-fortran --disable-build-doc --disable-build-examples \
-	--disable-build-tests --disable-starpufft --disable-mpi --disable-starpupy \
+	--disable-build-tests --disable-starpufft --disable-starpupy \
 	--disable-static --disable-fxt --disable-glpk --disable-papi \
 	ac_cv_header_cublasLt_h=no ac_cv_lib_cusparse_cusparseCreate=no \
 	ac_cv_lib_cusolver_cusolverDnCreate=no) >"$build/configure.log" 2>&1 ||
@@ -192,6 +216,10 @@ if [ "$cuda" = yes ]; then
 else
 	grep -q '^#define STARPU_USE_OPENCL 1' "$build/include/starpu_config.h" ||
 		die "configure did not enable OpenCL (install ocl-icd-opencl-dev and opencl-c-headers), see $build/configure.log"
+fi
+if [ "$mpi" = yes ]; then
+	grep -q '^#define STARPU_USE_MPI 1' "$build/include/starpu_config.h" ||
+		die "configure did not enable StarPU-MPI (install libopenmpi-dev), see $build/configure.log"
 fi
 
 say "compiling with make -j$jobs (a few minutes)"

@@ -9,7 +9,8 @@
 #
 # CUDA (--cuda / --no-cuda, or STARPU_CUDA=yes|no|auto; default auto: with CUDA when CUDA_DIR
 # has nvcc and cuBLAS). StarPU 1.3.10 and 1.4.12 do not compile against CUDA 13; the
-# starpu-1.4 branch after commits 847b947ee and 1e1bccaa6 does (see /work/shared/GPU.md).
+# starpu-1.4 branch after commits 847b947ee and 1e1bccaa6 does (CUDA 13 removed
+# cudaDeviceProp.computeMode and two cuFFT codes; 1.4.12 builds with 1e1bccaa6 applied).
 #   with CUDA:    OpenCL off, as the GPU bundle's StarPU always was (a GPU is then a CUDA device,
 #                 not also an OpenCL one).
 #   without CUDA: OpenCL on, required (ocl-icd-opencl-dev, opencl-c-headers; pocl-opencl-icd to

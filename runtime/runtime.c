@@ -96,7 +96,7 @@ static int read_switches(const tsr_config_t *c, int *dist)
 	if (!rc)
 		rc = tsr__coh_init();
 	if (!rc)
-		rc = tsr__order_init();
+		rc = tsr__order_init(c->quiet);
 	if (rc)
 		return rc;
 

@@ -59,8 +59,11 @@ int tsr__dag_on, tsr__critpath_on;
 static int with_labels, max_iters;
 
 /* Launches and iterations: an iteration ends where a task launched in it is launched again (a
- * loop's body launches each of its tasks once per turn). iter_tasks: the current one's tasks. */
+ * loop's body launches each of its tasks once per turn), a run of single launches of one task
+ * counting as one (a body may launch a task once per tile). iter_tasks: the current one's tasks;
+ * run_key: the task of the run of single launches going on, if any. */
 static int cur_launch = -1, cur_iter;
+static const void *run_key;
 /* Syncs since pending_syncs wait for the next task made in their launch. */
 static int pending_syncs;
 static const void **iter_tasks;
@@ -83,15 +86,18 @@ int tsr__dag_switches(void)
 	return TSR_OK;
 }
 
-/* A launch of task `key` begins: the nodes added until the next one belong to it. */
-void tsr__dag_launch(const void *key)
+/* A launch of task `key` begins (single: not an index launch): the nodes added until the next
+ * one belong to it. */
+void tsr__dag_launch(const void *key, int single)
 {
 	pthread_mutex_lock(&lock);
 	cur_launch++;
 
 	int again = 0;
-	for (int i = 0; i < niter_tasks && !again; i++)
-		again = iter_tasks[i] == key;
+	if (!(single && key == run_key))
+		for (int i = 0; i < niter_tasks && !again; i++)
+			again = iter_tasks[i] == key;
+	run_key = single ? key : NULL;
 
 	if (again) {
 		cur_iter++;
@@ -654,6 +660,7 @@ void tsr__dag_free(void)
 	niter_tasks = capiter_tasks = 0;
 	cur_launch = -1;
 	cur_iter = 0;
+	run_key = NULL;
 	pending_syncs = 0;
 
 	tsr__dag_on = tsr__critpath_on = 0;

@@ -45,8 +45,8 @@ static const tsr_env_switch_t switches[] = {
 	 "the dependency graph Tessera derived, as Graphviz dot (Tessera's folds and syncs "
 	 "included), drawn for people: one unlabelled edge per pair of tasks, none where a path "
 	 "through another task implies it, each launch boxed inside its iteration (an iteration "
-	 "ends where a task launched in it is launched again); written at tsr_finalize, or at exit "
-	 "without it"},
+	 "ends where a task launched in it is launched again, a run of single launches of one task "
+	 "counting as one); written at tsr_finalize, or at exit without it"},
 	{"TSR_DAG_LABELS", "0|1", "0",
 	 "1: TSR_DAG draws every dependence, its reasons on its edge (region, field, both "
 	 "privileges)"},

@@ -619,15 +619,16 @@ struct tsr_obs_rec *tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx)
 struct tsr_obs_rec *tsr__obs_internal(struct starpu_task *task, const char *name, int pdim,
 				      const int64_t point[3], int dag_id);
 void tsr__obs_drop(struct tsr_obs_rec *rec);
-/* Around each launch (launch.c): its slice on the host thread's timeline, its box in the graph. */
-void tsr__obs_launch_begin(const struct tsr_task *t);
+/* Around each launch (launch.c): its slice on the host thread's timeline, its box in the graph
+ * (single: not an index launch). */
+void tsr__obs_launch_begin(const struct tsr_task *t, int single);
 void tsr__obs_launch_end(void);
 /* The point a subregion is the color of (its dimension), or 0 for a root region. */
 int tsr__region_point(const struct tsr_region *r, int64_t point[3]);
 
 /* The task graph (dag.c): nodes in submission order, grouped by launch and iteration. */
 int tsr__dag_switches(void); /* TSR_DAG_LABELS, TSR_DAG_ITERS, at tsr_init */
-void tsr__dag_launch(const void *key);
+void tsr__dag_launch(const void *key, int single);
 int tsr__dag_task(const char *name, int pdim, const int64_t point[3]);
 int tsr__dag_internal(const char *name, int pdim, const int64_t point[3]);
 /* a sync, which the next task (point or fold) made in its launch follows */

@@ -482,7 +482,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	if (rc)
 		return rc;
 
-	tsr__obs_launch_begin(t);
+	tsr__obs_launch_begin(t, 1);
 	rc = launch_single(t, nreqs, reqs, args, arglen, result);
 	tsr__obs_launch_end();
 	return rc;
@@ -686,7 +686,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (rc)
 		return rc;
 
-	tsr__obs_launch_begin(t);
+	tsr__obs_launch_begin(t, 0);
 	rc = launch_index(t, domain, nreqs, reqs, args, arglen, redop, result);
 	tsr__obs_launch_end();
 	return rc;

@@ -305,11 +305,11 @@ void tsr__obs_drop(struct tsr_obs_rec *rec)
 
 /* ------------------------------------------------------- launches (host thread) */
 
-void tsr__obs_launch_begin(const struct tsr_task *t)
+void tsr__obs_launch_begin(const struct tsr_task *t, int single)
 {
 	launch_seq++;
 	if (tsr__dag_on)
-		tsr__dag_launch(t);
+		tsr__dag_launch(t, single);
 	if (!tl_on)
 		return;
 

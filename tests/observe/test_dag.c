@@ -334,8 +334,11 @@ START_TEST(dag_drawn_for_people_by_default)
 	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_l4 {\nlabel=\"launch 5: bump\";"));
 	/* a single launch's point and its fold */
 	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_l5 {\nlabel=\"launch 6: fold\";"));
-	/* an iteration ends where a task launched in it (set) is launched again */
+	/* an iteration ends where a task launched in it is launched again: set (launch 4), then
+	 * fold (launch 9, after look); the run of two single launches of fold (6, 7) is one */
 	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_i1 {\nlabel=\"iteration 2\";"));
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_i2 {\nlabel=\"iteration 3\";"));
+	ck_assert_ptr_null(strstr(dot, "iteration 4"));
 	free(dot);
 	obs_rmdir();
 }

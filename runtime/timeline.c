@@ -135,7 +135,7 @@ static void add_slice(struct writer *w, int track, int kind, size_t idx, int64_t
 	s->kind = kind;
 	s->idx = idx;
 	s->start = start;
-	s->end = end > start ? end : start + 1; /* at least 1 ns: arrows bind inside */
+	s->end = end > start + 1 ? end : start + 2; /* at least 2 ns: arrows bind inside */
 }
 
 static int gather_slices(struct writer *w)
@@ -478,7 +478,10 @@ static int64_t last_end(const struct writer *w)
 
 /* ------------------------------------------------------------------- arrows */
 
-/* One dependence: from the end of the earlier task's slice to the start of the later one's. */
+/* One dependence: from the end of the earlier task's slice to the start of the later one's, each
+ * end 1 ns inside its slice, which it binds to (Perfetto binds "s" to the slice open on its
+ * track, "f" with "bp":"e" to the enclosing one; at a slice's very start or end that would
+ * depend on the order of events with equal times). */
 static void flow(int from, int to, void *arg)
 {
 	struct writer *w = arg;
@@ -502,7 +505,7 @@ static void flow(int from, int to, void *arg)
 		"{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"dependence\",\"cat\":\"dependence\",\"id\":"
 		"%ld,\"pid\":%d,\"tid\":%d,",
 		id, w->pid, b->tid);
-	put_ts(w, "ts", b->start);
+	put_ts(w, "ts", b->start + 1);
 	fprintf(w->f, "}");
 }
 

@@ -19,7 +19,8 @@ The rules (Trace Event Format, "JSON Object Format"; Perfetto's legacy JSON impo
     the slices of a track strictly and drops what does not nest);
   - async slices: each "b" has one "e" with the same cat, name and id, not earlier;
   - flows: each id has one "s" and one "f" with the same cat and name, "f" not earlier, each
-    inside a slice of its thread (where it binds; "bp" is "e" if given).
+    strictly inside a slice of its thread (the one it binds to: Perfetto binds "s" to the slice
+    open on its track, "f" with "bp": "e" to the enclosing one; "bp" is "e" if given).
 """
 import json
 import sys
@@ -104,7 +105,8 @@ def check_nesting(slices):
 
 
 def inside(slices, ts):
-    return any(s <= ts <= e for s, e, _ in slices)
+    """strictly: at a slice's very start or end, the binding depends on event order"""
+    return any(s < ts < e for s, e, _ in slices)
 
 
 def check_file(path):

@@ -91,6 +91,7 @@ void tsr__dist_log_free(void)
 }
 
 #ifdef TSR_HAVE_MPI
+#include <hwloc.h>
 #include <starpu_mpi.h>
 
 static MPI_Comm xfer_comm = MPI_COMM_NULL; /* StarPU-MPI's transfers */
@@ -117,6 +118,47 @@ int tsr__dist_wanted(void)
 	if (rc)
 		return rc;
 	return launched_by_mpi();
+}
+
+#if STARPU_MAJOR_VERSION > 1 || STARPU_MINOR_VERSION >= 4
+/* Cores of the calling thread's binding, counted as StarPU 1.4 counts them (a core counts when one
+ * of its hardware threads is allowed); 0 when hwloc cannot tell. */
+static int bound_cores(void)
+{
+	hwloc_topology_t topo;
+	if (hwloc_topology_init(&topo))
+		return 0;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int n = 0;
+	if (set && !hwloc_topology_load(topo) &&
+	    !hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD)) {
+		hwloc_obj_type_t type = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0
+						? HWLOC_OBJ_CORE
+						: HWLOC_OBJ_PU;
+		hwloc_obj_t o = NULL;
+		while ((o = hwloc_get_next_obj_by_type(topo, type, o)))
+			n += hwloc_bitmap_intersects(o->cpuset, set);
+	}
+	hwloc_bitmap_free(set);
+	hwloc_topology_destroy(topo);
+	return n;
+}
+#endif
+
+/* StarPU-MPI 1.4 reserves a core for its progress thread when the CPU workers are left to StarPU
+ * (conf->ncpus -1), and StarPU 1.4 uses only the cores of the process's binding
+ * (STARPU_WORKERS_GETBIND, on by default). Open MPI binds each rank to one core when it starts at
+ * most 2: `mpirun -np 2` then left no core for a worker, and tsr_init failed with TSR_ENODEV. A
+ * rank with a single core gets one CPU worker, which shares it with the progress thread, as on
+ * StarPU 1.3, whose StarPU-MPI reserves no core (there too a rank bound to one core runs one). */
+static void one_worker_per_lone_core(struct starpu_conf *conf)
+{
+#if STARPU_MAJOR_VERSION > 1 || STARPU_MINOR_VERSION >= 4
+	if (conf->ncpus == -1 && bound_cores() == 1)
+		conf->ncpus = 1;
+#else
+	(void)conf;
+#endif
 }
 
 int tsr__dist_start(struct starpu_conf *conf)
@@ -153,6 +195,7 @@ int tsr__dist_start(struct starpu_conf *conf)
 		return tsr__err(TSR_ENOMEM, "tsr_init: out of memory");
 	}
 
+	one_worker_per_lone_core(conf);
 	int rc = starpu_mpi_init_conf(NULL, NULL, 0, xfer_comm, conf);
 	if (rc) {
 		tsr__dist_stop_mpi();

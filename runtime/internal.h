@@ -319,8 +319,9 @@ struct tsr_deps { /* handles a task lists besides its data, for ordering */
 };
 
 /* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
-/* at tsr_init, before StarPU starts (TSR_DEPS) */
-int tsr__order_init(void);
+/* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
+ * fix; quiet: do not say on stderr that it lacks it) */
+int tsr__order_init(int quiet);
 /* once StarPU runs: whether this run can use it */
 void tsr__order_start(int can);
 int tsr__order_active(void);

@@ -123,7 +123,7 @@ static int init_locked(const tsr_config_t *cfg)
 	if (!rc)
 		rc = tsr__coh_init();
 	if (!rc)
-		rc = tsr__order_init();
+		rc = tsr__order_init(c.quiet);
 	if (rc)
 		return rc;
 

@@ -22,7 +22,10 @@ typedef struct options {
 	const char *sched; /* NULL: TSR_SCHED or StarPU's default */
 	int ncpu;          /* -1: TSR_NCPU or StarPU's default */
 	int nopencl;       /* -1: TSR_NOPENCL or none */
-	int reps;          /* timed repetitions, each from the initial circuit */
+	/* --charge-on: the kind of worker that runs distribute_charge (ANY: the scheduler's choice)
+	 */
+	tsr_worker_kind_t charge_on;
+	int reps; /* timed repetitions, each from the initial circuit */
 	int verify, exact, compare;
 	/* -dump: print every wire's state after the last loop, Legion's format */
 	int dump;
@@ -49,6 +52,9 @@ static void usage(FILE *f)
 		"  --nopencl N   OpenCL workers (default: TSR_NOPENCL or none; POCL's CPU devices "
 		"count\n"
 		"                only with STARPU_OPENCL_ON_CPUS=1)\n"
+		"  --charge-on KIND  run distribute_charge on cpu, cuda or opencl workers\n"
+		"                only (a mapper; default: where the scheduler puts it),\n"
+		"                e.g. a device's variant beside CPU workers\n"
 		"  --reps N      run N times from the initial circuit (Tessera and OpenMP "
 		"alternately)\n"
 		"                and report the medians (default 1)\n"
@@ -70,6 +76,21 @@ static void usage(FILE *f)
 		"(--verify's\n"
 		"                reference), after the same loops\n"
 		"  -h, --help    this help\n");
+}
+
+/* --charge-on's word: 0, or -1 after saying what is wrong. */
+static int parse_kind(const char *opt, const char *v, tsr_worker_kind_t *kind)
+{
+	static const char *const words[] = {"cpu", "cuda", "opencl"};
+	static const tsr_worker_kind_t kinds[] = {TSR_WORKER_CPU, TSR_WORKER_CUDA,
+						  TSR_WORKER_OPENCL};
+	for (int i = 0; v && i < 3; i++)
+		if (!strcmp(v, words[i])) {
+			*kind = kinds[i];
+			return 0;
+		}
+	fprintf(stderr, "circuit: %s needs cpu, cuda or opencl, got '%s'\n", opt, v ? v : "");
+	return -1;
 }
 
 /* 0: run, 1: help printed, -1: error */
@@ -131,6 +152,8 @@ static int parse(int argc, char **argv, options_t *o)
 			rc = app_parse_int(a, v, 1, INT_MAX, &o->ncpu);
 		} else if (!strcmp(a, "--nopencl")) {
 			rc = app_parse_int(a, v, 0, INT_MAX, &o->nopencl);
+		} else if (!strcmp(a, "--charge-on")) {
+			rc = parse_kind(a, v, &o->charge_on);
 		} else if (!strcmp(a, "--reps")) {
 			rc = app_parse_int(a, v, 1, INT_MAX, &o->reps);
 		} else {
@@ -636,6 +659,29 @@ static void print_settings(const run_t *r)
 	fflush(stdout);
 }
 
+/* --charge-on's mapper: distribute_charge on workers of one kind, the other tasks anywhere. */
+static void charge_mapper(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
+{
+	if (!strcmp(q->task_name, "distribute_charge"))
+		m->kind = *(const tsr_worker_kind_t *)arg;
+}
+
+/* --charge-on: TSR_OK, or TSR_EINVAL said when no worker of that kind runs (the tasks could not).
+ */
+static int map_charge(const tsr_worker_kind_t *kind)
+{
+	static const char *const names[] = {"any", "CPU", "CUDA", "OpenCL"};
+	const int have[] = {1, tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers()};
+	if (*kind == TSR_WORKER_ANY)
+		return TSR_OK;
+	if (!have[*kind]) {
+		fprintf(stderr, "circuit: --charge-on: Tessera started no %s worker\n",
+			names[*kind]);
+		return TSR_EINVAL;
+	}
+	return tsr_set_mapper(charge_mapper, (void *)kind);
+}
+
 /* The whole run in one Tessera session: repetition k of Tessera, then repetition k of the OpenMP
  * version, alternately, so that a change of load on the machine hits both. */
 static int run_all(run_t *r)
@@ -650,7 +696,7 @@ static int run_all(run_t *r)
 	int rc = circuit_opencl_load();
 	if (rc != TSR_OK)
 		app_fail("building the OpenCL kernels (apps/circuit/circuit.cl)", rc);
-	else
+	else if ((rc = map_charge(&r->o.charge_on)) == TSR_OK)
 		rc = sim_create(&sim, &r->ours, &r->lay, prm);
 	if (rc == TSR_OK) {
 		/* --compare's OpenMP threads: one at least, when only device workers run */
@@ -738,6 +784,28 @@ static int dump_reference(run_t *r)
 	return 1;
 }
 
+/* FNV-1a over n floats' bytes, continuing from h. */
+static uint64_t digest(uint64_t h, const float *v, int64_t n)
+{
+	const unsigned char *b = (const unsigned char *)v;
+	for (size_t i = 0; i < (size_t)n * sizeof(float); i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* One number for Tessera's whole final state, bit for bit: runs that must agree exactly (the same
+ * circuit on other workers, tests/circuit/verify.sh) compare it. */
+static uint64_t state_digest(const circuit_model_t *m)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = digest(h, m->voltage, m->nnodes);
+	h = digest(h, m->charge, m->nnodes);
+	h = digest(h, m->current, SEG * m->nwires);
+	return digest(h, m->wire_voltage, (SEG - 1) * m->nwires);
+}
+
 /* 1 when every verification passes. */
 static int run_verify(run_t *r)
 {
@@ -752,6 +820,8 @@ static int run_verify(run_t *r)
 	}
 	app_printf("verify: sequential reference: %.3f s\n", app_now() - t0);
 	ok &= check_diffs("Tessera", &r->ref, &r->terms, &r->result, &r->lay, loops, r->o.exact);
+	app_printf("verify: Tessera's state digest %016llx (FNV-1a of the whole state, bits)\n",
+		   (unsigned long long)state_digest(&r->result));
 	if (r->o.compare) {
 		circuit_openmp_run(&r->omp, &r->lay, prm->pieces, 0, prm->steps, dt, 1);
 		ok &= check_diffs("OpenMP", &r->ref, &r->terms, &r->omp, &r->lay, loops,

@@ -36,11 +36,18 @@ if [ -n "$TSR_PREFIX" ]; then
 	report "installed in $prefix by make install" 0
 else
 	prefix=$tmp/prefix
-	# A make of our own inside make check: it must not join the outer make's job server.
-	(unset MAKEFLAGS MFLAGS MAKELEVEL; ${MAKE:-make} -C "$builddir" install prefix="$prefix") >"$tmp/log" 2>&1
+	# A make of our own inside make check: it must not join the outer make's job server. That
+	# install writes the build tree's tessera.pc for DIR, which is then written back for the
+	# configured prefix; tests/install/manual.sh does the same, so they take turns (flock).
+	(
+		unset MAKEFLAGS MFLAGS MAKELEVEL
+		! command -v flock >/dev/null || flock 9
+		${MAKE:-make} -C "$builddir" install prefix="$prefix" >"$tmp/log" 2>&1
+		rc=$?
+		${MAKE:-make} -C "$builddir" tessera.pc >/dev/null 2>&1
+		exit $rc
+	) 9>"$builddir/tests/install/install.lock"
 	report "make install prefix=DIR" $?
-	# That install wrote the build tree's tessera.pc for DIR: write it back for the configured prefix.
-	(unset MAKEFLAGS MFLAGS MAKELEVEL; ${MAKE:-make} -C "$builddir" tessera.pc) >/dev/null 2>&1
 fi
 libdir=${TSR_LIBDIR:-$prefix/lib}
 bindir=${TSR_BINDIR:-$prefix/bin}

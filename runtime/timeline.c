@@ -156,7 +156,8 @@ static int gather_slices(struct writer *w)
 	return TSR_OK;
 }
 
-static int slice_cmp(const void *x, const void *y)
+/* By track, then time (lanes are given in that order). */
+static int track_cmp(const void *x, const void *y)
 {
 	const struct slice *a = x, *b = y;
 	if (a->track != b->track)
@@ -164,6 +165,16 @@ static int slice_cmp(const void *x, const void *y)
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* By time, then track (the file's order: a reader that takes events in turn sees the run in
+ * order, as apps/bench/policies.sh does). */
+static int time_cmp(const void *x, const void *y)
+{
+	const struct slice *a = x, *b = y;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->track < b->track ? -1 : a->track > b->track;
 }
 
 /* The tid of the first lane of track k free at `start` (a new lane if none is), which then
@@ -185,18 +196,19 @@ static int lane_for(struct writer *w, int k, int64_t start, int64_t end)
 	return t->lanes[l].tid;
 }
 
-/* Tids: the host thread 1, worker w 2 + w, the other tracks after, then the overlap lanes. */
+/* Tids: the host thread 1, worker w 2 + w, the other tracks after, then the overlap lanes. The
+ * slices end in time order. */
 static void assign_tids(struct writer *w)
 {
-	qsort(w->sl, w->nsl, sizeof *w->sl, slice_cmp);
+	qsort(w->sl, w->nsl, sizeof *w->sl, track_cmp);
 	w->next_tid = w->ntracks + 1;
+	for (size_t i = 0; i < w->nsl; i++)
+		w->sl[i].tid = lane_for(w, w->sl[i].track, w->sl[i].start, w->sl[i].end);
 
-	for (size_t i = 0; i < w->nsl; i++) {
-		struct slice *s = &w->sl[i];
-		s->tid = lane_for(w, s->track, s->start, s->end);
-		if (s->kind == SL_TASK)
-			w->task_slice[s->idx] = i;
-	}
+	qsort(w->sl, w->nsl, sizeof *w->sl, time_cmp);
+	for (size_t i = 0; i < w->nsl; i++)
+		if (w->sl[i].kind == SL_TASK)
+			w->task_slice[w->sl[i].idx] = i;
 }
 
 /* ---------------------------------------------------------------- metadata */

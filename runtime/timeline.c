@@ -580,18 +580,21 @@ int tsr__timeline_write(const char *file, const struct tl_run *run)
 	fixed_tracks(&w);
 	if (!w.task_slice || gather_slices(&w)) {
 		writer_free(&w);
-		return tsr__err(TSR_ENOMEM, "tsr_finalize: trace file '%s': out of memory", file);
+		return tsr__err(TSR_ENOMEM,
+				"tsr_finalize: timeline file (TSR_TRACE) '%s': out of memory",
+				file);
 	}
 	assign_tids(&w);
 
 	w.f = fopen(file, "w");
 	if (!w.f) {
 		writer_free(&w);
-		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write trace file '%s': %s", file,
-				strerror(errno));
+		return tsr__err(TSR_EINVAL,
+				"tsr_finalize: cannot write timeline file (TSR_TRACE) '%s': %s",
+				file, strerror(errno));
 	}
 
 	write_events(&w);
 	writer_free(&w);
-	return tsr__close_written(w.f, file, "trace file");
+	return tsr__close_written(w.f, file, "timeline file (TSR_TRACE)");
 }

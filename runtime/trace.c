@@ -22,7 +22,7 @@ static int tl_on;  /* the timeline (TSR_TRACE) */
 static int flows;  /* its dependence arrows (TSR_TRACE_FLOWS) */
 static int64_t t0; /* tsr_init, on StarPU's clock */
 /* The files asked for, copied: the exit handler may run after the caller's strings are gone. */
-static char *trace_path, *dag_path;
+static char *timeline_path, *dag_path;
 
 /* Tasks, transfers and launches recorded; workers append under lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -409,7 +409,8 @@ static void write_at_exit(void)
 
 	struct bus_row bus[TSR_MAX_BUS];
 	int nbus = tsr__obs_on ? tsr__bus_read(bus, TSR_MAX_BUS) : 0;
-	write_files(bus, nbus, 0);
+	if (write_files(bus, nbus, 0))
+		fprintf(stderr, "tessera: at exit: %s\n", tsr_last_error()); /* no caller to tell */
 }
 
 void tsr__obs_init(const tsr_config_t *c, int critpath)
@@ -426,9 +427,9 @@ void tsr__obs_init(const tsr_config_t *c, int critpath)
 
 	t0 = now_ns();
 	launch_seq = -1;
-	trace_path = c->trace_file ? strdup(c->trace_file) : NULL;
+	timeline_path = c->trace_file ? strdup(c->trace_file) : NULL;
 	dag_path = c->dag_file ? strdup(c->dag_file) : NULL;
-	files_pending = trace_path || dag_path;
+	files_pending = timeline_path || dag_path;
 	if (files_pending && !handler)
 		handler = atexit(write_at_exit) == 0;
 }
@@ -474,21 +475,35 @@ static int write_timeline(const char *file, const struct bus_row *bus, int nbus,
 	return rc;
 }
 
+/* The graph's file after the timeline's, which returned rc: if both fail, the message says both. */
+static int write_graph(const char *file, int rc)
+{
+	char first[512];
+	snprintf(first, sizeof first, "%s", rc ? tsr_last_error() : "");
+
+	int rc2 = tsr__dag_write(file);
+	if (!rc || !rc2)
+		return rc ? rc : rc2;
+
+	char second[512]; /* tsr__err writes where tsr_last_error points */
+	snprintf(second, sizeof second, "%s", tsr_last_error());
+	return tsr__err(rc, "%s; and %s", first, second);
+}
+
 static int write_files(const struct bus_row *bus, int nbus, int complete)
 {
 	char path[4096];
 	int rc = TSR_OK;
 
 	pthread_mutex_lock(&write_lock);
-	if (files_pending && trace_path) {
+	if (files_pending && timeline_path) {
 		pthread_mutex_lock(&lock);
-		rc = write_timeline(rank_path(trace_path, path, sizeof path), bus, nbus, complete);
+		rc = write_timeline(rank_path(timeline_path, path, sizeof path), bus, nbus,
+				    complete);
 		pthread_mutex_unlock(&lock);
 	}
-	if (files_pending && dag_path) {
-		int rc2 = tsr__dag_write(rank_path(dag_path, path, sizeof path));
-		rc = rc ? rc : rc2;
-	}
+	if (files_pending && dag_path)
+		rc = write_graph(rank_path(dag_path, path, sizeof path), rc);
 	files_pending = 0;
 	pthread_mutex_unlock(&write_lock);
 	return rc;
@@ -521,9 +536,9 @@ int tsr__obs_fini(const tsr_config_t *c)
 
 	pthread_mutex_lock(&write_lock);
 	records_free();
-	free(trace_path);
+	free(timeline_path);
 	free(dag_path);
-	trace_path = dag_path = NULL;
+	timeline_path = dag_path = NULL;
 	tsr__stats_free();
 	tsr__dag_free();
 	tsr__dist_log_free();

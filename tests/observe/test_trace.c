@@ -3,6 +3,7 @@
  * table and the idle fraction printed at finalize), on small programs whose tasks are known in
  * advance. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include "observe.h"
 
 /* ------------------------------------------------------------------ tasks */
@@ -556,7 +557,7 @@ END_TEST
 
 /* The file passes timeline_check.py, and `expr` holds: a Python expression over its events
  * (ev), the validator's summary (s) and a counter of Tessera's own tasks by name (own). */
-static void trace_expect(const char *path, const char *expr)
+static void timeline_expect(const char *path, const char *expr)
 {
 	char trace[512], cmd[4096];
 	snprintf(trace, sizeof trace, "%s", path);
@@ -596,7 +597,7 @@ static void add_one(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * of the statistics, and, with TSR_TRACE_FLOWS=1, every dependence of the task graph is one
  * arrow (as many as the graph's edges with labels, which draws them all). The copy's bytes are
  * a transfer slice on its node's copy track. */
-START_TEST(trace_shows_tessera_tasks_and_arrows)
+START_TEST(timeline_shows_tessera_tasks_and_arrows)
 {
 	enum { N = 16, P = 4 };
 	obs_mkdir();
@@ -646,13 +647,14 @@ START_TEST(trace_shows_tessera_tasks_and_arrows)
 	freopen("/dev/null", "w", stderr); /* the statistics table */
 	CK_TSR(tsr_finalize());
 
-	trace_expect(obs_path("own.json"), "own['tsr_fold'] == 4 and own['tsr_future_fold'] == 1 "
-					   "and own['tsr_fill'] == 2 "
-					   "and own['tsr_copy'] == 1 and s['slices']['task'] == 4");
-	trace_expect(obs_path("own.json"),
-		     "[e['args']['bytes'] for e in ev if e.get('cat') == 'transfer' and "
-		     "e['name'] == 'copy by tsr_copy'] == [128] and "
-		     "'copies in node 0 (host RAM)' in s['threads']");
+	timeline_expect(obs_path("own.json"),
+			"own['tsr_fold'] == 4 and own['tsr_future_fold'] == 1 "
+			"and own['tsr_fill'] == 2 "
+			"and own['tsr_copy'] == 1 and s['slices']['task'] == 4");
+	timeline_expect(obs_path("own.json"),
+			"[e['args']['bytes'] for e in ev if e.get('cat') == 'transfer' and "
+			"e['name'] == 'copy by tsr_copy'] == [128] and "
+			"'copies in node 0 (host RAM)' in s['threads']");
 	/* one arrow per edge of the graph (with labels, every pair is drawn) */
 	char *dot = obs_slurp(obs_path("own.dot"));
 	int edges = 0;
@@ -662,7 +664,35 @@ START_TEST(trace_shows_tessera_tasks_and_arrows)
 	ck_assert_int_gt(edges, 0);
 	char expr[64];
 	snprintf(expr, sizeof expr, "s['flows'] == %d", edges);
-	trace_expect(obs_path("own.json"), expr);
+	timeline_expect(obs_path("own.json"), expr);
+	obs_rmdir();
+}
+END_TEST
+
+/* Files that cannot be written at tsr_finalize fail it, naming the file and the switch, and the
+ * runtime is stopped all the same: a full device (/dev/full takes the open, not the bytes), then
+ * a directory removed since tsr_init. */
+START_TEST(unwritable_files_fail_finalize_by_name)
+{
+	obs_mkdir();
+	obs_init("eager", 1, "/dev/full", "/dev/full", 0);
+	tsr_region_t r = tsr_test_region_f64("r", tsr_box1(0, 3));
+	tsr_task_t t = reg("touch", touch);
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_region_destroy(r));
+	/* both files fail: the message names both */
+	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "/dev/full", "TSR_TRACE", "graph file",
+		   "could not be written");
+	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence"); /* stopped */
+
+	char dir[600], cmd[700];
+	snprintf(dir, sizeof dir, "%s/gone", obs_dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(cmd, sizeof cmd, "%s/t.json", dir);
+	obs_init("eager", 1, cmd, NULL, 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "gone/t.json", "TSR_TRACE", "cannot write");
 	obs_rmdir();
 }
 END_TEST
@@ -690,8 +720,9 @@ int main(void)
 	tcase_add_test(tc, trace_file_from_env_has_one_event_per_task);
 	tcase_add_test(tc, no_trace_file_unless_asked);
 	tcase_add_test(tc, trace_and_graph_escape_names);
-	tcase_add_test(tc, trace_shows_tessera_tasks_and_arrows);
+	tcase_add_test(tc, timeline_shows_tessera_tasks_and_arrows);
 	tcase_add_test(tc, observation_switches_refused_by_name);
+	tcase_add_test(tc, unwritable_files_fail_finalize_by_name);
 	suite_add_tcase(s, tc);
 	tc = tsr_test_tcase("stats", 0);
 	tcase_add_test(tc, stats_count_every_task_by_name);

@@ -4,10 +4,10 @@
 # processes and threads, numeric counters, nested slices, matched flows), and show what the run
 # did: the heat program of heat.c on CPU workers (its tasks, Tessera's future fold, the counters,
 # an arrow per dependence with TSR_TRACE_FLOWS=1), the same program exiting without tsr_finalize
-# (both files are written at exit), bad switch values refused at tsr_init, and apps/stencil's
-# OpenCL variants on POCL's device with the fields in host RAM (each task fetches its data: the
-# slices on the bus tracks, at most StarPU's own total per bus; skipped where StarPU starts no
-# OpenCL worker). Several ranks: tests/mpi/timeline.sh.
+# (both files are written at exit; one it cannot write is said on stderr), bad switch values
+# refused at tsr_init, and apps/stencil's OpenCL variants on POCL's device with the fields in
+# host RAM (each task fetches its data: the slices on the bus tracks, at most StarPU's own total
+# per bus; skipped where StarPU starts no OpenCL worker). Several ranks: tests/mpi/timeline.sh.
 b=${top_builddir:-.}
 src=${top_srcdir:-.}
 heat=$b/tests/observe/heat
@@ -19,7 +19,7 @@ STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-timeline.XXXXXX") || exit 1
 export STARPU_HOME STARPU_SILENT=1
 trap 'rm -rf "$STARPU_HOME"' EXIT
 tmp=$STARPU_HOME
-echo "1..4"
+echo "1..5"
 
 # expect N NAME FILE EXPR: ok when FILE passes timeline_check.py and EXPR (Python, over its
 # summary s) holds.
@@ -62,7 +62,16 @@ else
 	echo "not ok 2 - exit without tsr_finalize: status or graph file wrong"
 fi
 
-# 3: a bad value of a new switch fails tsr_init, naming the switch and its words.
+# 3: at exit, a file that cannot be written is said on stderr.
+if TSR_NCPU=1 TSR_TRACE=/dev/full "$heat" 1 --exit >"$tmp/out" 2>&1 &&
+	grep -q "^tessera: at exit: .*TSR_TRACE.*'/dev/full' could not be written" "$tmp/out"; then
+	echo "ok 3 - at exit, an unwritable timeline file is said on stderr"
+else
+	sed 's/^/# /' "$tmp/out"
+	echo "not ok 3 - at exit, an unwritable timeline file: not said"
+fi
+
+# 4: a bad value of a new switch fails tsr_init, naming the switch and its words.
 bad=0
 for sw in TSR_TRACE_FLOWS=yes TSR_DAG_LABELS=2 TSR_DAG_ITERS=-1 TSR_DAG_ITERS=many; do
 	if env "$sw" TSR_TRACE="$tmp/bad.json" "$heat" 1 >"$tmp/out" 2>&1 ||
@@ -72,25 +81,25 @@ for sw in TSR_TRACE_FLOWS=yes TSR_DAG_LABELS=2 TSR_DAG_ITERS=-1 TSR_DAG_ITERS=ma
 	fi
 done
 if [ $bad -eq 0 ]; then
-	echo "ok 3 - bad values of TSR_TRACE_FLOWS, TSR_DAG_LABELS, TSR_DAG_ITERS refused by name"
+	echo "ok 4 - bad values of TSR_TRACE_FLOWS, TSR_DAG_LABELS, TSR_DAG_ITERS refused by name"
 else
-	echo "not ok 3 - $bad bad switch values not refused by name"
+	echo "not ok 4 - $bad bad switch values not refused by name"
 fi
 
-# 4: POCL's OpenCL device alone, the fields in host RAM: every task fetches its data there.
+# 5: POCL's OpenCL device alone, the fields in host RAM: every task fetches its data there.
 ocl="STARPU_OPENCL_ON_CPUS=1 STARPU_HOSTNAME=opencl-on-cpus TSR_NCUDA=0 TSR_NCPU=0 TSR_NOPENCL=1"
 if [ ! -x "$st" ]; then
-	echo "ok 4 # SKIP $st not built"
+	echo "ok 5 # SKIP $st not built"
 elif ! env $ocl TSR_HOME=host TSR_TRACE="$tmp/ocl.json" "$st" -nx 16 -ny 16 -nz 2 -iter 2 \
 	-tiles 2 --verify >"$tmp/out" 2>&1; then
 	if grep -q "^workers: .* 0 OpenCL\|: tsr_init: " "$tmp/out"; then
-		echo "ok 4 # SKIP no OpenCL device ($(grep -m 1 "^workers:\|: tsr_init: " "$tmp/out" | tr -d '#'))"
+		echo "ok 5 # SKIP no OpenCL device ($(grep -m 1 "^workers:\|: tsr_init: " "$tmp/out" | tr -d '#'))"
 	else
 		sed 's/^/# /' "$tmp/out"
-		echo "not ok 4 - apps/stencil on POCL's device failed"
+		echo "not ok 5 - apps/stencil on POCL's device failed"
 	fi
 else
-	expect 4 "POCL's device: transfer slices on named bus tracks, within StarPU's totals" \
+	expect 5 "POCL's device: transfer slices on named bus tracks, within StarPU's totals" \
 		"$tmp/ocl.json" \
 		"s['slices'].get('transfer', 0) > 0 and s['transfer_bytes'] > 0 and
 		 'bus node 0 (host RAM) -> node 1 (OpenCL 0 memory)' in s['threads'] and

@@ -19,6 +19,8 @@
  * MPI_COMM_WORLD, so their messages never match each other's or the program's. */
 #include "config.h"
 #include <errno.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +58,34 @@ static int check_tsr_mpi(void)
 	if (!tsr__env("TSR_MPI"))
 		return TSR_OK; /* its default depends on mpirun: no word of the list */
 	return tsr__env_choice("TSR_MPI", "tsr_init", &on);
+}
+
+/* The timeline's log of transfers (TSR_TRACE): StarPU-MPI's completion callbacks (its progress
+ * thread) append, the timeline copies. */
+int tsr__dist_log_on;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tsr_mpi_xfer *xlog;
+static size_t nxlog, capxlog;
+
+int tsr__dist_log_copy(struct tsr_mpi_xfer **out)
+{
+	pthread_mutex_lock(&log_lock);
+	size_t n = nxlog;
+	*out = malloc((n ? n : 1) * sizeof **out);
+	if (*out && n)
+		memcpy(*out, xlog, n * sizeof **out);
+	pthread_mutex_unlock(&log_lock);
+	return *out ? (int)n : 0;
+}
+
+void tsr__dist_log_free(void)
+{
+	pthread_mutex_lock(&log_lock);
+	free(xlog);
+	xlog = NULL;
+	nxlog = capxlog = 0;
+	tsr__dist_log_on = 0;
+	pthread_mutex_unlock(&log_lock);
 }
 
 #ifdef TSR_HAVE_MPI
@@ -220,10 +250,44 @@ int64_t tsr__dist_tag(void)
 	return next_tag++;
 }
 
+static int64_t now_ns(void)
+{
+	return llround(starpu_timing_now() * 1e3); /* StarPU's clock, as its profiling's */
+}
+
+/* Completion callback of a logged transfer (StarPU-MPI's progress thread). */
+static void logged_done(void *arg)
+{
+	struct tsr_mpi_xfer *x = arg;
+	x->done = now_ns();
+
+	pthread_mutex_lock(&log_lock);
+	TSR_GROW(xlog, nxlog, capxlog, 64);
+	xlog[nxlog++] = *x;
+	pthread_mutex_unlock(&log_lock);
+	free(x);
+}
+
+/* A transfer to log, posted now; NULL when not logging (or out of memory: it goes unlogged). */
+static struct tsr_mpi_xfer *log_post(int peer, int send, size_t bytes)
+{
+	struct tsr_mpi_xfer *x = tsr__dist_log_on ? malloc(sizeof *x) : NULL;
+	if (x) {
+		x->peer = peer;
+		x->send = send;
+		x->bytes = (long long)bytes;
+		x->posted = now_ns();
+	}
+	return x;
+}
+
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 {
-	if (starpu_mpi_isend_detached(h, dest, tag, xfer_comm, NULL, NULL))
+	struct tsr_mpi_xfer *x = log_post(dest, 1, bytes);
+	if (starpu_mpi_isend_detached(h, dest, tag, xfer_comm, x ? logged_done : NULL, x)) {
+		free(x);
 		return TSR_ESTARPU;
+	}
 	sent_bytes[dest] += bytes;
 	nsends++;
 	return TSR_OK;
@@ -231,8 +295,11 @@ int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
 {
-	if (starpu_mpi_irecv_detached(h, src, tag, xfer_comm, NULL, NULL))
+	struct tsr_mpi_xfer *x = log_post(src, 0, starpu_data_get_size(h));
+	if (starpu_mpi_irecv_detached(h, src, tag, xfer_comm, x ? logged_done : NULL, x)) {
+		free(x);
 		return TSR_ESTARPU;
+	}
 	nrecvs++;
 	return TSR_OK;
 }

@@ -66,14 +66,31 @@ static const struct row rows[] = {
 	 "run",
 	 .flag = "--mpi"},
 	{"TSR_TRACE", "file", "none",
-	 "Chrome trace events (open in Perfetto): one event per task with name, color, worker, "
-	 "start, end; StarPU's bus transfer totals; on several ranks one file per rank "
+	 "the run's timeline as trace events (JSON; open in Perfetto): each rank a process (pid "
+	 "rank+1), the host thread and each worker a named track of its tasks (Tessera's fills, "
+	 "copies, folds and syncs included), the data tasks fetched as slices on a track per bus, "
+	 "StarPU-MPI transfers per peer, numeric counters (tasks waiting and running, bytes per "
+	 "bus); written at tsr_finalize, or at exit without it; one file per rank "
 	 "(trace.rank0.json, ...)",
 	 .flag = "--trace"},
+	{"TSR_TRACE_FLOWS", "0|1", "0",
+	 "1: the timeline also draws each dependence of the task graph as an arrow (flow events)",
+	 .flag = "--trace-flows"},
 	{"TSR_DAG", "file", "none",
-	 "the dependency graph Tessera derived, as Graphviz dot; edges carry region, field and "
-	 "both privileges",
+	 "the dependency graph Tessera derived, as Graphviz dot (Tessera's folds and syncs "
+	 "included), drawn for people: one unlabelled edge per pair of tasks, none where a path "
+	 "through another task implies it, each launch boxed inside its iteration (an iteration "
+	 "ends where a task launched in it is launched again, a run of single launches of one task "
+	 "counting as one); written at tsr_finalize, or at exit without it",
 	 .flag = "--dag"},
+	{"TSR_DAG_LABELS", "0|1", "0",
+	 "1: TSR_DAG draws every dependence, its reasons on its edge (region, field, both "
+	 "privileges)",
+	 .flag = "--dag-labels"},
+	{"TSR_DAG_ITERS", "N", "0",
+	 "TSR_DAG writes the first N iterations only (0: all), so that a long run draws in "
+	 "seconds",
+	 .flag = "--dag-iters"},
 	{"TSR_STATS", "0|1", "0",
 	 "at finalize: per task name and worker kind, count, total and mean time; the workers' "
 	 "idle fraction; bytes moved per bus",

@@ -576,7 +576,10 @@ void tsr__order_untrack(starpu_data_handle_t h)
 			STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
 			task->where = STARPU_CPU; /* one memory node: the data is home */
 			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
+			struct tsr_obs_rec *obs = tsr__obs_internal(task, "tsr_sync", 0, NULL, -1);
 			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
+			if (rc)
+				tsr__obs_drop(obs);
 		}
 	}
 

@@ -153,7 +153,7 @@ typedef struct tsr_config {
 	const char *sched;
 	int ncpu;               /**< CPU workers; -1: StarPU default */
 	int ncuda;              /**< CUDA workers; -1: StarPU default, 0: none */
-	const char *trace_file; /**< Chrome trace-event JSON written at finalize; NULL: none */
+	const char *trace_file; /**< the run's timeline (trace events, Perfetto); NULL: none */
 	const char *dag_file;   /**< Graphviz dot of the derived task graph; NULL: none */
 	int stats;              /**< print per-task statistics at finalize */
 	int quiet;              /**< do not print warnings (live objects at finalize) on stderr */
@@ -234,7 +234,8 @@ typedef struct tsr_setting {
 int tsr_settings(const tsr_config_t *cfg, tsr_setting_t *rows, int max);
 /** Wait for every task, destroy what is still alive, stop StarPU. The runtime is stopped whatever
  * it returns; handles made before it are stale afterwards. TSR_TRACE, TSR_DAG and TSR_STATS are
- * written here.
+ * written here (a program that exits without it still gets TSR_TRACE's and TSR_DAG's files, from
+ * an exit handler, with what was recorded by then).
  * @retval TSR_OK       nothing was left alive
  * @retval TSR_ETASK    a task variant reported an error since the last fence (its message; with
  *                      live objects the message names them too)
@@ -1663,16 +1664,21 @@ tsr_worker_kind_t tsr_worker_kind(int worker);
 
 /* ------------------------------------------------------------ observation */
 /** @defgroup tessera_observation Observation
- * TSR_TRACE=trace.json (Chrome trace events: one "X" event per task with name, color, worker,
- * start, end, plus StarPU's bus transfer totals), TSR_DAG=graph.dot (the dependencies Tessera
- * derived; edges carry region, field and privileges), TSR_STATS=1 (per task and worker kind:
- * count, total and mean time, printed at finalize). The same switches exist in tsr_config_t.
+ * TSR_TRACE=trace.json (the run's timeline in the Trace Event Format, for Perfetto: each rank a
+ * process, the host thread and each worker a named track of its tasks, Tessera's own fills,
+ * copies, folds and syncs included, the data tasks fetched on a track per bus, numeric counters;
+ * TSR_TRACE_FLOWS=1 adds an arrow per dependence), TSR_DAG=graph.dot (the dependencies Tessera
+ * derived, drawn for people: one edge per pair of tasks, each launch boxed inside its iteration;
+ * TSR_DAG_LABELS=1 puts region, field and privileges on every edge, TSR_DAG_ITERS=N writes the
+ * first N iterations), TSR_STATS=1 (per task and worker kind: count, total and mean time,
+ * printed at finalize). TSR_TRACE, TSR_DAG and TSR_STATS also exist in tsr_config_t; the README's
+ * "Seeing a run" says more.
  * @{ */
 /** One row of the statistics: a task name on one kind of worker. */
 typedef struct tsr_task_stats {
 	char name[64];   /**< the task's name */
 	int kind;        /**< tsr_worker_kind_t */
-	long count;      /**< how many of its point tasks ran on that kind */
+	long count;      /**< how many of its tasks ran on that kind (Tessera's own under theirs) */
 	double total_us; /**< their total time, in microseconds */
 } tsr_task_stats_t;
 /** Copy up to max rows of the statistics gathered so far (needs stats or trace on).

@@ -284,8 +284,12 @@ for size in $loc_sizes; do
 					if (key in last) { n++; if (last[key] == w) same++ }
 					last[key] = w
 				} END { if (n) printf "%.3f\n", same / n }' "$trace" >>"$out/loc-$p.same"
-				awk '/"cat":"transfer"/ { match($0, /"bytes":[0-9]+/); b += substr($0, RSTART + 8, RLENGTH - 8); n++ }
-					END { print n ? b : "none" }' "$trace" >>"$out/loc-$p.bytes"
+				# StarPU's own total per bus: its counter's last (largest) sample
+				awk '/"ph":"C"/ && /"name":"StarPU bus [0-9]+->[0-9]+ total"/ {
+					match($0, /"name":"[^"]*"/); k = substr($0, RSTART, RLENGTH)
+					match($0, /"bytes":[0-9]+/); v = substr($0, RSTART + 8, RLENGTH - 8) + 0
+					if (v > tot[k]) tot[k] = v; n++
+				} END { for (k in tot) b += tot[k]; print n ? b : "none" }' "$trace" >>"$out/loc-$p.bytes"
 				[ $r = 1 ] || rm -f "$trace"   # keep the first pair's traces only (a few MB each)
 			else
 				echo "policies.sh: stencil $size under $p failed (see $log)" >&2

@@ -158,13 +158,33 @@ struct tsr_dist {
 extern struct tsr_dist tsr__dist;
 int tsr__dist_wanted(void); /* before StarPU starts: 1 (MPI), 0, or an error */
 
+/* place.c: ranks that share a node's cores each take a share of their own (TSR_BIND). */
+struct tsr_place {
+	int node_ranks; /* ranks on this rank's node (1 in one process) */
+	int npus;       /* the cores of this rank's share (0: StarPU places the threads) */
+	unsigned *pus;  /* their first processing units, StarPU's (hwloc logical) numbers */
+};
+extern struct tsr_place tsr__place;
+/* after MPI_Init: find the share; with bind, the workers' binding and count into conf */
+int tsr__place_rank(int bind, struct starpu_conf *conf);
+int tsr__place_enter(void); /* around starpu_mpi_init_conf: the MPI thread inside the share */
+void tsr__place_leave(int entered);
+void tsr__place_free(void);
+
+/* idle.c: idle workers parked until a task is pushed (TSR_IDLE); *parking says whether they are */
+int tsr__idle_park(struct starpu_conf *conf, int *parking);
+/* The policy a (maybe parked) policy structure runs. */
+const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
+
 /* nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
 int tsr__nice_read(void);
 void tsr__nice_pollers(void);
 
-int tsr__dist_start(struct starpu_conf *conf); /* MPI and StarPU-MPI (which starts StarPU) */
-void tsr__dist_shutdown(void);                 /* StarPU-MPI, then StarPU */
-void tsr__dist_stop_mpi(void);                 /* after it: MPI, if Tessera started it */
+/* MPI, and the rank's place on its node (place.c); then StarPU-MPI, which starts StarPU */
+int tsr__dist_start(struct starpu_conf *conf);
+int tsr__dist_start_starpu(struct starpu_conf *conf);
+void tsr__dist_shutdown(void); /* StarPU-MPI, then StarPU */
+void tsr__dist_stop_mpi(void); /* after it: MPI, if Tessera started it */
 /* into the call stream's hash */
 void tsr__dist_note(const char *call, const void *data, size_t n);
 int64_t tsr__dist_tag(void); /* next transfer's tag: the same on every rank */

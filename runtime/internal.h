@@ -187,7 +187,10 @@ void tsr__dist_shutdown(void); /* StarPU-MPI, then StarPU */
 void tsr__dist_stop_mpi(void); /* after it: MPI, if Tessera started it */
 /* into the call stream's hash */
 void tsr__dist_note(const char *call, const void *data, size_t n);
-int64_t tsr__dist_tag(void); /* next transfer's tag: the same on every rank */
+int64_t tsr__dist_tag(void);   /* next transfer's tag: the same on every rank */
+int64_t tsr__dist_tags(int n); /* the first of n consecutive tags */
+/* the most ranks Tessera runs on (a piece's ranks are a 64-bit set) */
+#define TSR_MAX_RANKS 64
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
 void tsr__dist_print_stats(FILE *out);
@@ -649,11 +652,13 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);
 /* dag_ids: the points' nodes in the task graph (NULL when it is off) */
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
 			    const int *dag_ids);
-/* Several ranks: the partial values go to the first point's rank, which folds them; the result is
- * then sent to every rank. Owns ps from the call on. */
+/* Several ranks (fold_ranks.c): every rank gathers every point's partial value and folds them in
+ * color order, so every rank holds the result. Owns ps from the call on. */
+void tsr__fold_ranks_init(void);
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
 			   const int *ranks, const int *dag_ids);
-/* Several ranks: rank `from` computed f's value; every other rank receives it. */
+/* Several ranks: rank `from` computed f's value; every other rank receives it, down a binomial
+ * tree rooted at `from` (ceil(log2 N) rounds, at most that many sends per rank). */
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);

@@ -749,6 +749,7 @@ void tsr__launch_fini(void)
 int tsr__launch_init(void)
 {
 	tsr__fold_init();
+	tsr__fold_ranks_init();
 	return TSR_OK;
 }
 

@@ -33,12 +33,24 @@ static int64_t bytes_to_move(int n, const struct resolved_req *q, int r)
 	return bytes;
 }
 
+/* Whether a launch reaches a region (else it reads futures and arguments only). */
+static int touches_regions(int n, const struct resolved_req *q)
+{
+	for (int i = 0; i < n; i++)
+		if (q[i].kind != TSR_REQ_FUTURE)
+			return 1;
+	return 0;
+}
+
 /* Several ranks: a single launch (a copy into a border piece, a task on a whole region) has no
  * color to follow, and the owner of what it writes may hold none of what it reads: it runs where
- * the least data has to come, the owner of what it writes on a tie. tsr_fill runs on every rank. */
+ * the least data has to come, the owner of what it writes on a tie. tsr_fill runs on every rank,
+ * and so does a launch that reaches no region (a scalar step such as CG's alpha, from futures
+ * every rank holds): every rank needs its value, and computing it costs less than a message to
+ * every rank, which would stand between the value and the next launch. */
 int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req *q)
 {
-	if (t->on_every_rank)
+	if (t->on_every_rank || !touches_regions(n, q))
 		return TSR_ALL_RANKS;
 
 	int best = owner_rank(n, q);

@@ -98,6 +98,7 @@ static int we_init_mpi;
 static int64_t next_tag;
 static size_t *sent_bytes; /* per destination rank */
 static int64_t nsends, nrecvs;
+static int64_t nstructured, nfull; /* index launches analysed for this rank's points, or all */
 static int diverged;
 
 /* Started by mpirun (Open MPI, or a PMI launcher), or TSR_MPI=1. TSR_MPI=0 runs one process
@@ -243,6 +244,7 @@ int tsr__dist_start_starpu(struct starpu_conf *conf)
 	tsr__dist.on = 1;
 	next_tag = 1;
 	nsends = nrecvs = 0;
+	nstructured = nfull = 0;
 	diverged = 0;
 	call_hash = 1469598103934665603ULL;
 	ncalls = 0;
@@ -334,6 +336,14 @@ int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 	sent_bytes[dest] += bytes;
 	nsends++;
 	return TSR_OK;
+}
+
+void tsr__dist_count_launch(int structured)
+{
+	if (structured)
+		nstructured++;
+	else
+		nfull++;
 }
 
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
@@ -523,6 +533,10 @@ void tsr__dist_print_stats(FILE *out)
 
 	fprintf(out, "tessera: rank %d: %lld sends, %lld receives\n", tsr__dist.rank,
 		(long long)nsends, (long long)nrecvs);
+	fprintf(out,
+		"tessera: rank %d: %lld index launches analysed for this rank's points, %lld for "
+		"every point\n",
+		tsr__dist.rank, (long long)nstructured, (long long)nfull);
 }
 
 #else /* one process only */
@@ -621,6 +635,11 @@ void tsr__dist_abort(void)
 
 void tsr__dist_print_stats(FILE *out)
 {
+}
+
+void tsr__dist_count_launch(int structured)
+{
+	(void)structured;
 }
 
 #endif

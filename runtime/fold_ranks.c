@@ -25,8 +25,8 @@
 enum { MAX_ROUNDS = 7, MAX_SETS = 2 * MAX_ROUNDS + 2 };
 
 struct gather {
-	struct tsr_partials *points; /* every point's partial value; this rank's are written here */
-	const int *dag_ids;          /* the points' graph nodes (NULL when the graph is off) */
+	struct tsr_partials *points; /* the partial values of this rank's points, in color order */
+	const int *dag_ids; /* every point's graph node, -1 if none (NULL: the graph is off) */
 	struct tsr_partials *sets[MAX_SETS];
 	int nsets;
 };
@@ -187,10 +187,9 @@ static int dag_gather_fold(int64_t npoints, const int *dag_ids)
 }
 
 /* This rank's block: its one partial value as it is when a block holds one, else packed. */
-static int pack_block(struct gather *g, const struct tsr_future *res, int op, const int *ranks,
-		      int m, starpu_data_handle_t *block)
+static int pack_block(struct gather *g, const struct tsr_future *res, int op, int m,
+		      starpu_data_handle_t *block)
 {
-	int me = tsr__dist.rank;
 	int n = 0;
 	starpu_data_handle_t *h = malloc((size_t)(1 + m) * sizeof *h);
 	struct pack_arg *a = malloc(sizeof *a);
@@ -201,8 +200,7 @@ static int pack_block(struct gather *g, const struct tsr_future *res, int op, co
 	}
 
 	for (int64_t i = 0; i < g->points->n; i++)
-		if (ranks[i] == me)
-			h[1 + n++] = g->points->h[i];
+		h[1 + n++] = g->points->h[i];
 
 	int rc = TSR_OK;
 	if (m == 1 && n == 1) {
@@ -242,10 +240,10 @@ static int merge(struct gather *g, starpu_data_handle_t held, size_t held_bytes,
 }
 
 /* The fold of every point's value into res, on this rank. */
-static int fold_gathered(struct gather *g, struct tsr_future *res, int op, const int *ranks, int m,
-			 int nheld, starpu_data_handle_t held, starpu_data_handle_t rest)
+static int fold_gathered(struct gather *g, struct tsr_future *res, int op, const int *ranks,
+			 int64_t np, int m, int nheld, starpu_data_handle_t held,
+			 starpu_data_handle_t rest)
 {
-	int64_t np = g->points->n;
 	size_t bytes = sizeof(struct gather_fold_arg) + (size_t)np * sizeof(int);
 	struct gather_fold_arg *a = malloc(bytes);
 	if (!a)
@@ -280,8 +278,8 @@ static int most_points(const int *ranks, int64_t npoints)
 
 /* Bruck's rounds: held holds the blocks of ranks me .. me + nheld - 1; the last round's buffers
  * go to the fold. */
-static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const int *ranks, int m,
-			 starpu_data_handle_t held)
+static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const int *ranks,
+			 int64_t np, int m, starpu_data_handle_t held)
 {
 	int n = tsr__dist.size;
 	int me = tsr__dist.rank;
@@ -289,7 +287,7 @@ static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const
 	int64_t tag = tsr__dist_tags(MAX_ROUNDS);
 
 	if (n == 1) /* TSR_MPI=1 on one rank: nothing to gather */
-		return fold_gathered(g, res, op, ranks, m, 1, held, NULL);
+		return fold_gathered(g, res, op, ranks, np, m, 1, held, NULL);
 
 	for (int k = 0, nheld = 1;; k++, nheld *= 2) {
 		starpu_data_handle_t got = scratch(g, (size_t)nheld * block);
@@ -303,7 +301,7 @@ static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const
 			return TSR_ESTARPU;
 
 		if (2 * nheld >= n)
-			return fold_gathered(g, res, op, ranks, m, nheld, held, got);
+			return fold_gathered(g, res, op, ranks, np, m, nheld, held, got);
 
 		int rc = merge(g, held, (size_t)nheld * block, got, (size_t)nheld * block, &held);
 		if (rc)
@@ -312,7 +310,7 @@ static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const
 }
 
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks, const int *dag_ids)
+			   const int *ranks, int64_t npoints, const int *dag_ids)
 {
 	struct gather *g = calloc(1, sizeof *g);
 	if (!g) {
@@ -322,11 +320,11 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 
 	g->points = ps;
 	g->dag_ids = dag_ids;
-	int m = most_points(ranks, ps->n);
+	int m = most_points(ranks, npoints);
 	starpu_data_handle_t held = NULL;
-	int rc = pack_block(g, res, op, ranks, m, &held);
+	int rc = pack_block(g, res, op, m, &held);
 	if (!rc)
-		rc = gather_rounds(g, res, op, ranks, m, held);
+		rc = gather_rounds(g, res, op, ranks, npoints, m, held);
 	if (!rc)
 		return TSR_OK; /* the fold task gives everything back */
 

@@ -204,6 +204,8 @@ struct tsr_mpi_xfer {
 extern int tsr__dist_log_on;
 int tsr__dist_log_copy(struct tsr_mpi_xfer **out); /* a malloc'd copy of the completed ones */
 void tsr__dist_log_free(void);
+/* Several ranks: an index launch analysed for this rank's points (1) or for every point (0). */
+void tsr__dist_count_launch(int structured);
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
 /* After it: the first failure of any rank, in rank order, becomes every rank's (message included);
@@ -238,6 +240,8 @@ static inline int tsr__size_mul(size_t a, size_t b, size_t *out)
 }
 
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
+/* The linear index of point in b (tsr__box_point's inverse); -1 if point is outside b. */
+int64_t tsr__box_index(tsr_box_t b, const int64_t point[3]);
 void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
 		     int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
@@ -318,7 +322,9 @@ struct tsr_node {
 	/* root only: which ranks hold the latest value of each box */
 	struct tsr_pieces *valid;
 	struct tsr_xviews *xviews; /* root only: the views transfers send and receive */
-	int xfer;                  /* this node is such a transfer view of box xbox */
+	/* root only: the structured write that tells its validity instead (coherence_sym.c) */
+	struct tsr_sym *sym;
+	int xfer; /* this node is such a transfer view of box xbox */
 	/* index of the validity piece that is exactly its box, if any */
 	int vhint;
 	tsr_box_t xbox;
@@ -343,6 +349,33 @@ struct tsr_region {
 	int home;
 };
 
+/* A growable array of ints. */
+struct tsr_ivec {
+	int *v;
+	int n, cap;
+};
+
+/* geom.c: which boxes of a partition meet a box, without a scan: tiles by arithmetic, a list of
+ * boxes through an index sorted along dimension 0. */
+enum { TSR_GEOM_TILES = 1, TSR_GEOM_LIST };
+struct tsr_geom {
+	int kind;
+	/* tiles: domain cut into n[d] tiles per dimension, each grown by halo[d] (then clipped) */
+	tsr_box_t domain;
+	int64_t n[3], halo[3];
+	/* list: colors sorted by their box's lo[0], and the running maximum of hi[0] */
+	int nboxes;
+	int *order;
+	int64_t *maxhi;
+};
+void tsr__geom_tiles(struct tsr_geom *g, tsr_box_t domain, const int64_t n[3],
+		     const int64_t halo[3]);
+int tsr__geom_list(struct tsr_geom *g, const tsr_box_t *boxes, int n);
+void tsr__geom_free(struct tsr_geom *g);
+/* The colors whose box meets x, into out (replaced); -1 when out of memory. */
+int tsr__geom_meeting(const struct tsr_geom *g, const tsr_box_t *boxes, const tsr_box_t *x,
+		      struct tsr_ivec *out);
+
 struct tsr_partition {
 	uint64_t id;
 	char *name;
@@ -356,7 +389,22 @@ struct tsr_partition {
 	int *owners;
 	/* rank per color (tsr_partition_set_rank), or NULL: blocks */
 	int *ranks;
+	/* with ranks: each rank's colors, rank_colors[rank_start[r] .. rank_start[r + 1]), built
+	 * when first asked (tsr__partition_rank_index); NULL until then */
+	int *rank_start, *rank_colors;
+	struct tsr_geom geom; /* several ranks: which colors meet a box (geom.c) */
+	/* several ranks: fields whose validity a launch through this partition describes
+	 * (coherence_sym.c); they forget it before the partition goes or its ranks change */
+	int sym_refs;
 };
+
+/* The rank that runs color c of p: tsr_partition_set_rank's, else blocks of colors. */
+static inline int tsr__rank_of_color(const struct tsr_partition *p, int c)
+{
+	if (p->ranks)
+		return p->ranks[c];
+	return (int)((int64_t)c * tsr_nranks() / p->ncolors);
+}
 
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
 void tsr__region_free_tree(struct tsr_region *r);
@@ -426,6 +474,32 @@ int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct t
 int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank);
 /* bytes of n's box `rank` does not hold */
 int64_t tsr__coh_missing(struct tsr_node *n, int rank);
+
+/* Several ranks, a structured index launch (coherence_sym.c): a requirement through a partition
+ * with the identity projection, the launch's mapping partition (the rank of each point) and this
+ * rank's points (linear indexes of domain). */
+struct tsr_sym_req {
+	const struct tsr_partition *part;
+	const struct tsr_partition *mpart;
+	tsr_box_t domain;
+	const int *mine;
+	int nmine;
+};
+/* Tags the moves of a read of root's field through r may use (reserve that many first). */
+int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req *r);
+/* A read through r: this rank's receives and sends, tags from base on. */
+int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base);
+/* The union of p's boxes over domain when it is one box; 0 otherwise. */
+int tsr__coh_sym_cover(const struct tsr_partition *p, tsr_box_t domain, tsr_box_t *cover);
+/* After this rank's points wrote through r (cover from tsr__coh_sym_cover): the field's validity
+ * is the launch's. */
+int tsr__coh_sym_wrote(struct tsr_node *root, const struct tsr_sym_req *r, const tsr_box_t *cover);
+/* The structured write told piece by piece in the validity map, and forgotten. */
+int tsr__coh_sym_flatten(struct tsr_node *root);
+/* Before partition p goes or its ranks change: flatten the writes that name it. */
+int tsr__coh_sym_forget(struct tsr_partition *p);
+/* The same when flattening is not possible: forget them (their fields' validity is then lost). */
+void tsr__coh_sym_abandon(struct tsr_partition *p);
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);
@@ -653,10 +727,11 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
 			    const int *dag_ids);
 /* Several ranks (fold_ranks.c): every rank gathers every point's partial value and folds them in
- * color order, so every rank holds the result. Owns ps from the call on. */
+ * color order, so every rank holds the result. ps: the values of this rank's points, in color
+ * order; ranks: every point's rank. Owns ps from the call on. */
 void tsr__fold_ranks_init(void);
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks, const int *dag_ids);
+			   const int *ranks, int64_t npoints, const int *dag_ids);
 /* Several ranks: rank `from` computed f's value; every other rank receives it, down a binomial
  * tree rooted at `from` (ceil(log2 N) rounds, at most that many sends per rank). */
 int tsr__future_bcast(struct tsr_future *f, int from);
@@ -753,6 +828,8 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
 /* several ranks: the rank of color c */
 int tsr__color_rank(const struct tsr_partition *p, int c);
+/* p's colors by rank (p->rank_start, p->rank_colors), built if p has ranks set and no index */
+int tsr__partition_rank_index(struct tsr_partition *p);
 int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root */
 void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
 const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenCL" */

@@ -31,6 +31,7 @@ struct tsr_place tsr__place = {.node_ranks = 1};
  * host thread's own binding while StarPU-MPI's thread is created inside the share. */
 static hwloc_topology_t topo;
 static hwloc_cpuset_t share_set, host_set;
+static int placed_workers; /* the workers' binding is ours (conf->workers_bindid) */
 
 /* The cores (each core's first processing unit, hwloc logical indexes as StarPU numbers them) of
  * set; pus has room for every core of the machine. */
@@ -126,6 +127,7 @@ static void place_workers(struct starpu_conf *conf)
 	if (user_placed_workers(conf))
 		return;
 
+	placed_workers = 1;
 	conf->use_explicit_workers_bindid = 1;
 	for (int w = 0; w < STARPU_NMAXWORKERS; w++)
 		conf->workers_bindid[w] = tsr__place.pus[w % tsr__place.npus];
@@ -183,12 +185,28 @@ int tsr__place_rank(int bind, struct starpu_conf *conf)
 	return TSR_OK;
 }
 
+/* StarPU 1.4 keeps to the cores of the process's binding (STARPU_WORKERS_GETBIND, on by default)
+ * and numbers them within it, and says so on stderr when mpirun bound the rank to one core. Where
+ * the workers' binding is Tessera's (whole-machine numbers, inside the rank's share already), it
+ * must see the whole machine. Set for the time StarPU starts, as the caller's variables are
+ * hidden (runtime.c). */
+static int whole_machine(void)
+{
+	if (!placed_workers || getenv("STARPU_WORKERS_GETBIND"))
+		return 0;
+
+	setenv("STARPU_WORKERS_GETBIND", "0", 1);
+	return 1;
+}
+
 /* StarPU-MPI's thread takes the binding of the thread that creates it when told not to bind: the
- * host thread enters the share while StarPU-MPI starts, then goes back to its own binding. */
+ * host thread enters the share while StarPU-MPI starts, then goes back to its own binding.
+ * Returns what tsr__place_leave undoes. */
 int tsr__place_enter(void)
 {
+	int entered = whole_machine() ? 2 : 0;
 	if (!share_set || getenv("STARPU_MPI_THREAD_CPUID") || getenv("STARPU_MPI_NOBIND"))
-		return 0;
+		return entered;
 
 	host_set = hwloc_bitmap_alloc();
 	if (!host_set || hwloc_get_cpubind(topo, host_set, HWLOC_CPUBIND_THREAD))
@@ -197,12 +215,14 @@ int tsr__place_enter(void)
 		return 0;
 
 	setenv("STARPU_MPI_NOBIND", "1", 1);
-	return 1;
+	return entered | 1;
 }
 
 void tsr__place_leave(int entered)
 {
-	if (!entered)
+	if (entered & 2)
+		unsetenv("STARPU_WORKERS_GETBIND");
+	if (!(entered & 1))
 		return;
 
 	unsetenv("STARPU_MPI_NOBIND");
@@ -211,6 +231,7 @@ void tsr__place_leave(int entered)
 
 void tsr__place_free(void)
 {
+	placed_workers = 0;
 	free(tsr__place.pus);
 	tsr__place.pus = NULL;
 	tsr__place.npus = 0;

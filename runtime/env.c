@@ -113,6 +113,15 @@ static const struct row rows[] = {
 	 .flag = "--bind"},
 	{"TSR_MPI_NICE", "0..19", "unset",
 	 "the older name of TSR_NICE, read when TSR_NICE is not set", .older_name_of = "TSR_NICE"},
+	{"TSR_FAKE_NRANKS", "1..1024", "unset",
+	 "one process plays one rank (TSR_FAKE_RANK) of a job of this many ranks, without MPI, to "
+	 "measure a rank's analysis: task variants do not run, a send is counted and dropped, a "
+	 "receive is counted and replaced by a local task, collectives answer as if every rank "
+	 "agreed (runtime/dist.c); above 64 ranks tsr_init refuses (a piece's ranks are a 64-bit "
+	 "set)",
+	 .flag = NULL},
+	{"TSR_FAKE_RANK", "0..1023", "0",
+	 "the rank a fake-rank process plays, below TSR_FAKE_NRANKS", .flag = NULL},
 };
 enum { NSWITCHES = sizeof rows / sizeof rows[0] };
 

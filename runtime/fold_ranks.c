@@ -21,8 +21,11 @@
 #include "internal.h"
 
 /* Scratch buffers of one fold: pooled variable handles, each a set of one (tsr__partials_take),
- * given back with the points' partial values when the fold task is done. */
-enum { MAX_ROUNDS = 7, MAX_SETS = 2 * MAX_ROUNDS + 2 };
+ * given back with the points' partial values when the fold task is done. Rounds: ceil(log2) of
+ * the most ranks, fake ones included. */
+enum { MAX_ROUNDS = 10, MAX_SETS = 2 * MAX_ROUNDS + 2 };
+_Static_assert(1 << MAX_ROUNDS >= TSR_FAKE_MAX_RANKS && TSR_FAKE_MAX_RANKS >= TSR_MAX_RANKS,
+	       "Bruck's rounds must reach every rank");
 
 struct gather {
 	struct tsr_partials *points; /* the partial values of this rank's points, in color order */
@@ -31,16 +34,16 @@ struct gather {
 	int nsets;
 };
 
-/* What the fold task needs to find point i's value: its rank's block, its place in the block. */
+/* What the fold task needs to find point i's value: at[i], its slot counted from the start of
+ * buffer 1 and on into buffer 2 (its rank's block, then its place in the block). */
 struct gather_fold_arg {
 	tsr_type_t type;
 	size_t size;
 	int op;
-	int me, nranks;
-	int m;     /* slots per block */
-	int nheld; /* blocks in buffer 1 (ranks me .. me + nheld - 1); buffer 2 has the rest */
+	int64_t held; /* slots in buffer 1 (the blocks of ranks me .. me + nheld - 1) */
+	int rest;     /* 1: buffer 2 holds the blocks of the ranks after them */
 	int64_t npoints;
-	int ranks[]; /* each point's rank */
+	int64_t at[];
 };
 
 struct pack_arg {
@@ -89,18 +92,13 @@ static void gather_fold_cpu(void *buffers[], void *cl_arg)
 	const struct gather_fold_arg *a = cl_arg;
 	void *acc = (void *)STARPU_VARIABLE_GET_PTR(buffers[0]);
 	const char *held = (const char *)STARPU_VARIABLE_GET_PTR(buffers[1]);
-	const char *rest =
-		a->nheld < a->nranks ? (const char *)STARPU_VARIABLE_GET_PTR(buffers[2]) : NULL;
-	int used[TSR_MAX_RANKS] = {0}; /* each rank's values folded so far */
+	const char *rest = a->rest ? (const char *)STARPU_VARIABLE_GET_PTR(buffers[2]) : NULL;
 
 	tsr__redop_identity(a->type, a->size, a->op, acc);
 	for (int64_t i = 0; i < a->npoints; i++) {
-		int q = a->ranks[i];
-		int slot = used[q]++;
-		int d = (q - a->me + a->nranks) % a->nranks;
-		const char *v = d < a->nheld
-					? held + ((size_t)d * a->m + slot) * a->size
-					: rest + ((size_t)(d - a->nheld) * a->m + slot) * a->size;
+		int64_t at = a->at[i];
+		const char *v = at < a->held ? held + (size_t)at * a->size
+					     : rest + (size_t)(at - a->held) * a->size;
 
 		tsr__redop_fold(a->type, a->size, a->op, acc, v);
 	}
@@ -239,12 +237,28 @@ static int merge(struct gather *g, starpu_data_handle_t held, size_t held_bytes,
 	return submit_cpu(&merge_cl, a, sizeof *a, h, 3, NULL, -1);
 }
 
+/* Where each point's value lies in the gathered buffers, in color order: in its rank's block
+ * (rank q's is block (q - me) mod N), after the values of that rank's earlier points. used: one
+ * counter per rank, zeroed here. */
+static void value_slots(const int *ranks, int64_t np, int m, int *used, int64_t *at)
+{
+	int n = tsr__dist.size;
+	int me = tsr__dist.rank;
+	memset(used, 0, (size_t)n * sizeof *used);
+
+	for (int64_t i = 0; i < np; i++) {
+		int q = ranks[i];
+		int64_t block = (q - me + n) % n;
+		at[i] = block * m + used[q]++;
+	}
+}
+
 /* The fold of every point's value into res, on this rank. */
 static int fold_gathered(struct gather *g, struct tsr_future *res, int op, const int *ranks,
-			 int64_t np, int m, int nheld, starpu_data_handle_t held,
+			 int64_t np, int m, int *used, int nheld, starpu_data_handle_t held,
 			 starpu_data_handle_t rest)
 {
-	size_t bytes = sizeof(struct gather_fold_arg) + (size_t)np * sizeof(int);
+	size_t bytes = sizeof(struct gather_fold_arg) + (size_t)np * sizeof(int64_t);
 	struct gather_fold_arg *a = malloc(bytes);
 	if (!a)
 		return TSR_ENOMEM;
@@ -252,23 +266,21 @@ static int fold_gathered(struct gather *g, struct tsr_future *res, int op, const
 	*a = (struct gather_fold_arg){.type = res->type,
 				      .size = res->size,
 				      .op = op,
-				      .me = tsr__dist.rank,
-				      .nranks = tsr__dist.size,
-				      .m = m,
-				      .nheld = nheld,
+				      .held = (int64_t)nheld * m,
+				      .rest = rest != NULL,
 				      .npoints = np};
-	memcpy(a->ranks, ranks, (size_t)np * sizeof(int));
+	value_slots(ranks, np, m, used, a->at);
 
 	starpu_data_handle_t h[3] = {res->h, held, rest};
 	return submit_cpu(&gather_fold_cl, a, bytes, h, rest ? 3 : 2, g,
 			  dag_gather_fold(np, g->dag_ids));
 }
 
-/* The most points one rank ran. */
-static int most_points(const int *ranks, int64_t npoints)
+/* The most points one rank ran; count: one counter per rank, zeroed here. */
+static int most_points(const int *ranks, int64_t npoints, int *count)
 {
-	int count[TSR_MAX_RANKS] = {0};
 	int most = 1;
+	memset(count, 0, (size_t)tsr__dist.size * sizeof *count);
 
 	for (int64_t i = 0; i < npoints; i++)
 		if (++count[ranks[i]] > most)
@@ -279,7 +291,7 @@ static int most_points(const int *ranks, int64_t npoints)
 /* Bruck's rounds: held holds the blocks of ranks me .. me + nheld - 1; the last round's buffers
  * go to the fold. */
 static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const int *ranks,
-			 int64_t np, int m, starpu_data_handle_t held)
+			 int64_t np, int m, int *used, starpu_data_handle_t held)
 {
 	int n = tsr__dist.size;
 	int me = tsr__dist.rank;
@@ -287,7 +299,7 @@ static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const
 	int64_t tag = tsr__dist_tags(MAX_ROUNDS);
 
 	if (n == 1) /* TSR_MPI=1 on one rank: nothing to gather */
-		return fold_gathered(g, res, op, ranks, np, m, 1, held, NULL);
+		return fold_gathered(g, res, op, ranks, np, m, used, 1, held, NULL);
 
 	for (int k = 0, nheld = 1;; k++, nheld *= 2) {
 		starpu_data_handle_t got = scratch(g, (size_t)nheld * block);
@@ -301,7 +313,7 @@ static int gather_rounds(struct gather *g, struct tsr_future *res, int op, const
 			return TSR_ESTARPU;
 
 		if (2 * nheld >= n)
-			return fold_gathered(g, res, op, ranks, np, m, nheld, held, got);
+			return fold_gathered(g, res, op, ranks, np, m, used, nheld, held, got);
 
 		int rc = merge(g, held, (size_t)nheld * block, got, (size_t)nheld * block, &held);
 		if (rc)
@@ -313,18 +325,22 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 			   const int *ranks, int64_t npoints, const int *dag_ids)
 {
 	struct gather *g = calloc(1, sizeof *g);
-	if (!g) {
+	int *per_rank = malloc((size_t)tsr__dist.size * sizeof *per_rank); /* counters */
+	if (!g || !per_rank) {
+		free(g);
+		free(per_rank);
 		tsr__partials_release(ps, 0);
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", tn);
 	}
 
 	g->points = ps;
 	g->dag_ids = dag_ids;
-	int m = most_points(ranks, npoints);
+	int m = most_points(ranks, npoints, per_rank);
 	starpu_data_handle_t held = NULL;
 	int rc = pack_block(g, res, op, m, &held);
 	if (!rc)
-		rc = gather_rounds(g, res, op, ranks, npoints, m, held);
+		rc = gather_rounds(g, res, op, ranks, npoints, m, per_rank, held);
+	free(per_rank);
 	if (!rc)
 		return TSR_OK; /* the fold task gives everything back */
 

@@ -151,12 +151,13 @@ void tsr__wait_handle(starpu_data_handle_t h);
 
 /* ---- several ranks (dist.c): control replication over StarPU-MPI */
 struct tsr_dist {
-	/* started on several ranks (even a single one, by TSR_MPI=1) */
+	/* started on several ranks (even a single one, by TSR_MPI=1), real or fake */
 	int on;
 	int rank, size;
 };
 extern struct tsr_dist tsr__dist;
-int tsr__dist_wanted(void); /* before StarPU starts: 1 (MPI), 0, or an error */
+/* before StarPU starts: 1 (MPI, or fake ranks: TSR_FAKE_NRANKS), 0, or an error */
+int tsr__dist_wanted(void);
 
 /* place.c: ranks that share a node's cores each take a share of their own (TSR_BIND). */
 struct tsr_place {
@@ -180,7 +181,8 @@ const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_polic
 int tsr__nice_read(void);
 void tsr__nice_pollers(void);
 
-/* MPI, and the rank's place on its node (place.c); then StarPU-MPI, which starts StarPU */
+/* MPI, and the rank's place on its node (place.c); then StarPU-MPI, which starts StarPU (fake
+ * ranks: StarPU alone) */
 int tsr__dist_start(struct starpu_conf *conf);
 int tsr__dist_start_starpu(struct starpu_conf *conf);
 void tsr__dist_shutdown(void); /* StarPU-MPI, then StarPU */
@@ -189,8 +191,12 @@ void tsr__dist_stop_mpi(void); /* after it: MPI, if Tessera started it */
 void tsr__dist_note(const char *call, const void *data, size_t n);
 int64_t tsr__dist_tag(void);   /* next transfer's tag: the same on every rank */
 int64_t tsr__dist_tags(int n); /* the first of n consecutive tags */
-/* the most ranks Tessera runs on (a piece's ranks are a 64-bit set) */
+/* the most ranks Tessera runs on, fake ones included (a piece's ranks are a 64-bit set in
+ * coherence_ranks.c: tsr_init refuses more) */
 #define TSR_MAX_RANKS 64
+/* the most ranks TSR_FAKE_NRANKS may name; what is sized by rank count (fold_ranks.c's rounds)
+ * holds this many */
+#define TSR_FAKE_MAX_RANKS 1024
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
 void tsr__dist_print_stats(FILE *out);
@@ -206,6 +212,12 @@ int tsr__dist_log_copy(struct tsr_mpi_xfer **out); /* a malloc'd copy of the com
 void tsr__dist_log_free(void);
 /* Several ranks: an index launch analysed for this rank's points (1) or for every point (0). */
 void tsr__dist_count_launch(int structured);
+/* Several ranks: one more task of codelet cl submitted (tsr__order_submit), for TSR_STATS. */
+void tsr__dist_count_task(const struct starpu_codelet *cl);
+/* Fake ranks (TSR_FAKE_NRANKS): this process plays one rank of a job without MPI. Task variants
+ * are then not run (task.c's wrapper asks), transfers are counted and replaced (dist.c). */
+int tsr__dist_fake(void);
+int tsr__dist_runs_variants(void); /* 0 on a fake rank; any thread */
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
 /* After it: the first failure of any rank, in rank order, becomes every rank's (message included);
@@ -538,7 +550,8 @@ struct tsr_task {
 	struct starpu_codelet cl;
 	struct starpu_perfmodel model;
 	int on_every_rank; /* several ranks: every rank runs it (tsr_fill) */
-	int internal;      /* Tessera's own (tsr_fill, tsr_copy): shown as such on the timeline */
+	int internal;      /* Tessera's own (tsr_fill, tsr_copy): shown as such on the timeline,
+			    * and run on a fake rank too (TSR_FAKE_NRANKS) */
 	int copies;        /* tsr_copy: its data moves, shown on the timeline as a transfer */
 };
 

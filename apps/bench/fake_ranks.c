@@ -397,7 +397,10 @@ static int timed_run(struct bench *b, int k, double *per_iter)
 	return TSR_OK;
 }
 
-/* Without --iters, a first run of 2 iterations says how many make a run of min_time. */
+/* Without --iters, a first run of 2 iterations says how many make a run of min_time (at most
+ * this many, so that a run stays short whatever the first one measured). */
+enum { MAX_AUTO_ITERS = 100000 };
+
 static int choose_iters(struct bench *b, int *k)
 {
 	double first;
@@ -407,8 +410,8 @@ static int choose_iters(struct bench *b, int *k)
 		return TSR_OK;
 	}
 
-	double n = first > 0 ? b->o->min_time / first : 1000;
-	*k = n < 2 ? 2 : n > 1000 ? 1000 : (int)n + 1;
+	double n = first > 0 ? b->o->min_time / first : MAX_AUTO_ITERS;
+	*k = n < 2 ? 2 : n > MAX_AUTO_ITERS ? MAX_AUTO_ITERS : (int)n + 1;
 	return TSR_OK;
 }
 

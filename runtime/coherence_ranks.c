@@ -235,7 +235,7 @@ static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
 	for (int i = 0; i < vm->n; i++) {
 		struct tsr_piece *p = &vm->v[i];
 		tsr_box_t in;
-		if ((p->ranks & tsr__rank_bit(dst)) || !tsr_box_intersect(p->box, *b, &in))
+		if (tsr__rank_holds(p->ranks, dst) || !tsr_box_intersect(p->box, *b, &in))
 			continue;
 
 		TSR_GROW(moves, nmoves, capmoves, 16);
@@ -303,8 +303,26 @@ int tsr__coh_valid_collapse(struct tsr_node *root)
 	return TSR_OK;
 }
 
+/* Beyond 64 ranks a piece's rank set cannot name one rank (tsr__rank_holds): a write on one rank
+ * must take the structured path. */
+static int one_rank_beyond_sets(const struct tsr_node *n, int rank)
+{
+	if (rank == TSR_ALL_RANKS || tsr__dist.size <= 64)
+		return TSR_OK;
+
+	const struct tsr_region *r = n->region->root;
+	return tsr__err(TSR_EINVAL,
+			"field '%s' of region '%s': on %d ranks (more than 64), a field can be "
+			"written on one rank only by an index launch through a disjoint partition "
+			"(its validity cannot be kept piece by piece)",
+			r->fields[n->field].name, r->name, tsr__dist.size);
+}
+
 int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d)
 {
+	if (write && one_rank_beyond_sets(n, rank))
+		return TSR_EINVAL; /* before the task is submitted anywhere */
+
 	if (several_ranks() && reads) {
 		struct tsr_node *root = n->region->root->nodes + n->field;
 		int rc = tsr__coh_sym_flatten(root); /* told piece by piece from here on */
@@ -335,7 +353,7 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 
 	for (int i = 0; i < vm->n; i++) {
 		tsr_box_t in;
-		if (!(vm->v[i].ranks & tsr__rank_bit(rank)) &&
+		if (!tsr__rank_holds(vm->v[i].ranks, rank) &&
 		    tsr_box_intersect(vm->v[i].box, *tsr__node_box(n), &in))
 			points += tsr_box_volume(in);
 	}
@@ -345,6 +363,9 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 
 int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 {
+	if (one_rank_beyond_sets(n, rank))
+		return TSR_EINVAL; /* tsr__coh_access refused it already */
+
 	if (tsr__here(rank)) {
 		int rc = tsr__coh_wrote(n, group);
 		if (rc)

@@ -117,8 +117,8 @@ static const struct row rows[] = {
 	 "one process plays one rank (TSR_FAKE_RANK) of a job of this many ranks, without MPI, to "
 	 "measure a rank's analysis: task variants do not run, a send is counted and dropped, a "
 	 "receive is counted and replaced by a local task, collectives answer as if every rank "
-	 "agreed (runtime/dist.c); above 64 ranks tsr_init refuses (a piece's ranks are a 64-bit "
-	 "set)",
+	 "agreed (runtime/dist.c); above 64 ranks a field may be written on one rank only by an "
+	 "index launch through a disjoint partition (a piece's ranks are a 64-bit set)",
 	 .flag = NULL},
 	{"TSR_FAKE_RANK", "0..1023", "0",
 	 "the rank a fake-rank process plays, below TSR_FAKE_NRANKS", .flag = NULL},

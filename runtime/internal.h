@@ -191,11 +191,12 @@ void tsr__dist_stop_mpi(void); /* after it: MPI, if Tessera started it */
 void tsr__dist_note(const char *call, const void *data, size_t n);
 int64_t tsr__dist_tag(void);   /* next transfer's tag: the same on every rank */
 int64_t tsr__dist_tags(int n); /* the first of n consecutive tags */
-/* the most ranks Tessera runs on, fake ones included (a piece's ranks are a 64-bit set in
- * coherence_ranks.c: tsr_init refuses more) */
+/* the most MPI ranks Tessera runs on (a piece's ranks are a 64-bit set in coherence_ranks.c:
+ * tsr_init refuses more) */
 #define TSR_MAX_RANKS 64
 /* the most ranks TSR_FAKE_NRANKS may name; what is sized by rank count (fold_ranks.c's rounds)
- * holds this many */
+ * holds this many, and beyond 64 a write on one rank must take the structured path
+ * (coherence.h's tsr__rank_holds) */
 #define TSR_FAKE_MAX_RANKS 1024
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);

@@ -15,14 +15,15 @@ static int init_locked(const tsr_config_t *cfg);
 /* What several ranks do not do (yet): checked once StarPU runs, on every rank alike. */
 static int dist_limits(void)
 {
-	if (tsr__dist.size > TSR_MAX_RANKS)
+	/* fake ranks go further: beyond 64 a piece's rank set is the whole job or refused
+	 * (coherence.h), which is all a structured launch needs; real ranks stay where they are
+	 * tested */
+	if (!tsr__dist_fake() && tsr__dist.size > TSR_MAX_RANKS)
 		return tsr__err(TSR_EINVAL,
-				"tsr_init: %d %s; Tessera runs on at most %d (a piece's ranks are "
-				"a "
-				"%d-bit set)",
-				tsr__dist.size,
-				tsr__dist_fake() ? "fake ranks (TSR_FAKE_NRANKS)" : "MPI ranks",
-				TSR_MAX_RANKS, TSR_MAX_RANKS);
+				"tsr_init: %d MPI ranks; Tessera runs on at most %d (a piece's "
+				"ranks "
+				"are a %d-bit set)",
+				tsr__dist.size, TSR_MAX_RANKS, TSR_MAX_RANKS);
 	if (tsr__coh_tokens()) /* several memory nodes, or TSR_COHERENCE=tokens (tsr__coh_start) */
 		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or "
 					    "OpenCL workers, or TSR_COHERENCE=tokens) are not "

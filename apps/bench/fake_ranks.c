@@ -272,7 +272,9 @@ static int cg_dot(struct cg *c, tsr_field_t a, tsr_field_t b, tsr_future_t *out)
 	return TSR_OK;
 }
 
-/* As apps/cg: b = 1, x = 0, r = p = b, and the first state from r.r. */
+/* As apps/cg: b = 1, x = 0, r = p = b, and the first state from r.r. r and p are filled with b's
+ * value rather than copied from b (tsr_copy): a copy of the whole region is a single launch, which
+ * runs on one rank and beyond 64 ranks is refused; a fill runs on every rank. */
 static int cg_setup(struct cg *c, const struct opts *o)
 {
 	TRY(cg_tasks_register(&c->tk));
@@ -286,8 +288,8 @@ static int cg_setup(struct cg *c, const struct opts *o)
 	const double zero = 0.0;
 	TRY(tsr_fill(c->vec, c->fb, &one, sizeof one));
 	TRY(tsr_fill(c->vec, c->fx, &zero, sizeof zero));
-	TRY(tsr_copy(c->vec, c->fb, c->vec, c->fr));
-	TRY(tsr_copy(c->vec, c->fb, c->vec, c->fp));
+	TRY(tsr_fill(c->vec, c->fr, &one, sizeof one));
+	TRY(tsr_fill(c->vec, c->fp, &one, sizeof one));
 
 	tsr_future_t rr;
 	PASS(cg_dot(c, c->fr, c->fr, &rr));

@@ -94,10 +94,31 @@ int tsr__collapse(struct tsr_node *root);
 
 /* ---- coherence_ranks.c */
 void tsr__xviews_free(struct tsr_node *root);
+/* This rank's side of one move of box b of root's field (the other rank makes the other side,
+ * under the same tag). */
+int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag);
+int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag);
+int tsr__coh_xviews_flush(struct tsr_node *root);
+int tsr__coh_valid_collapse(struct tsr_node *root);
 
+/* ---- coherence_sym.c */
+/* A write of box b leaves nothing of root's structured write: it goes (1), else 0. */
+int tsr__coh_sym_overwritten(struct tsr_node *root, const tsr_box_t *b);
+void tsr__coh_sym_free(struct tsr_node *root); /* the field goes */
+void tsr__coh_sym_shutdown(void);
+
+/* A rank's bit in a piece's rank set: ranks 0..63 only (callers refuse more, tsr__coh_wrote_by). */
 static inline uint64_t tsr__rank_bit(int r)
 {
 	return 1ULL << r;
+}
+
+/* Whether rank r holds a piece held by `ranks`. Beyond 64 ranks (fake ranks: TSR_FAKE_NRANKS)
+ * every set is the whole job, ~0: what would make a smaller one (a write on one rank told piece
+ * by piece, tsr__coh_sym_flatten) is refused there, and structured launches keep no set. */
+static inline int tsr__rank_holds(uint64_t ranks, int r)
+{
+	return r < 64 ? (int)(ranks >> r & 1) : ranks == ~0ULL;
 }
 
 static inline uint64_t tsr__every_rank(void)

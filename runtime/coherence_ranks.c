@@ -1,6 +1,8 @@
 /* coherence_ranks.c: coherence across several ranks, and the entry points the layers above call
  * (region.c, launch.c, hostaccess.c), which add the ranks' part to what coherence.c does in one
  * process. With one rank each is coherence.c's call. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -96,7 +98,7 @@ void tsr__xviews_free(struct tsr_node *root)
 
 /* Too many transfer views (boxes that keep changing): the root takes over what they wrote and
  * what they send, and they go. */
-static int xviews_flush(struct tsr_node *root)
+int tsr__coh_xviews_flush(struct tsr_node *root)
 {
 	tsr__hand_to_root(root, is_xview, NULL, "handing transfer views back");
 	int rc = tsr__drop_sends(root, "handing transfer views back");
@@ -125,7 +127,7 @@ static int remember_send(struct tsr_piece *p, struct tsr_node *x)
 }
 
 /* This rank sends box b of root's field to rank dst: after the box's writers, through b's view. */
-static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag)
+int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag)
 {
 	struct tsr_node *x = xview(root, b);
 	struct tsr_pieces *ps = root->pieces;
@@ -176,7 +178,7 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 
 /* This rank receives box b of root's field from rank src: after the box's readers and writers;
  * the view then is the box's writer here. */
-static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag)
+int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag)
 {
 	struct tsr_node *x = xview(root, b);
 	struct tsr_pieces *ps = root->pieces;
@@ -233,7 +235,7 @@ static int plan_moves(struct tsr_pieces *vm, const tsr_box_t *b, int dst)
 	for (int i = 0; i < vm->n; i++) {
 		struct tsr_piece *p = &vm->v[i];
 		tsr_box_t in;
-		if ((p->ranks & tsr__rank_bit(dst)) || !tsr_box_intersect(p->box, *b, &in))
+		if (tsr__rank_holds(p->ranks, dst) || !tsr_box_intersect(p->box, *b, &in))
 			continue;
 
 		TSR_GROW(moves, nmoves, capmoves, 16);
@@ -258,9 +260,9 @@ static int make_valid_on(struct tsr_node *root, const tsr_box_t *b, int dst)
 		int64_t tag = tsr__dist_tag();
 		int rc = TSR_OK;
 		if (mv->src == tsr__dist.rank)
-			rc = send_piece(root, &mv->box, mv->dst, tag);
+			rc = tsr__coh_send_piece(root, &mv->box, mv->dst, tag);
 		else if (mv->dst == tsr__dist.rank)
-			rc = recv_piece(root, &mv->box, mv->src, tag);
+			rc = tsr__coh_recv_piece(root, &mv->box, mv->src, tag);
 		if (rc)
 			return rc;
 
@@ -287,7 +289,7 @@ static int make_valid(struct tsr_node *root, const tsr_box_t *b, int rank)
 
 /* The validity map cut too finely (boxes that keep changing): every rank gets everything, and the
  * field is one piece again. */
-static int valid_collapse(struct tsr_node *root)
+int tsr__coh_valid_collapse(struct tsr_node *root)
 {
 	int rc = make_valid(root, &root->region->bounds, TSR_ALL_RANKS);
 	if (rc)
@@ -301,13 +303,33 @@ static int valid_collapse(struct tsr_node *root)
 	return TSR_OK;
 }
 
+/* Beyond 64 ranks a piece's rank set cannot name one rank (tsr__rank_holds): a write on one rank
+ * must take the structured path. */
+static int one_rank_beyond_sets(const struct tsr_node *n, int rank)
+{
+	if (rank == TSR_ALL_RANKS || tsr__dist.size <= 64)
+		return TSR_OK;
+
+	const struct tsr_region *r = n->region->root;
+	return tsr__err(TSR_EINVAL,
+			"field '%s' of region '%s': on %d ranks (more than 64), a field can be "
+			"written on one rank only by an index launch through a disjoint partition "
+			"(its validity cannot be kept piece by piece)",
+			r->fields[n->field].name, r->name, tsr__dist.size);
+}
+
 int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d)
 {
+	if (write && one_rank_beyond_sets(n, rank))
+		return TSR_EINVAL; /* before the task is submitted anywhere */
+
 	if (several_ranks() && reads) {
 		struct tsr_node *root = n->region->root->nodes + n->field;
-		int rc = make_valid(root, tsr__node_box(n), rank);
+		int rc = tsr__coh_sym_flatten(root); /* told piece by piece from here on */
+		if (!rc)
+			rc = make_valid(root, tsr__node_box(n), rank);
 		if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
-			rc = xviews_flush(root);
+			rc = tsr__coh_xviews_flush(root);
 		if (rc)
 			return rc;
 	}
@@ -323,12 +345,15 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 		return 0;
 
 	struct tsr_node *root = n->region->root->nodes + n->field;
+	if (tsr__coh_sym_flatten(root))
+		return INT64_MAX / 2; /* cannot tell: as if everything had to come */
+
 	struct tsr_pieces *vm = root->valid;
 	int64_t points = 0;
 
 	for (int i = 0; i < vm->n; i++) {
 		tsr_box_t in;
-		if (!(vm->v[i].ranks & tsr__rank_bit(rank)) &&
+		if (!tsr__rank_holds(vm->v[i].ranks, rank) &&
 		    tsr_box_intersect(vm->v[i].box, *tsr__node_box(n), &in))
 			points += tsr_box_volume(in);
 	}
@@ -338,6 +363,9 @@ int64_t tsr__coh_missing(struct tsr_node *n, int rank)
 
 int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 {
+	if (one_rank_beyond_sets(n, rank))
+		return TSR_EINVAL; /* tsr__coh_access refused it already */
+
 	if (tsr__here(rank)) {
 		int rc = tsr__coh_wrote(n, group);
 		if (rc)
@@ -348,6 +376,12 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 		return TSR_OK;
 
 	struct tsr_node *root = n->region->root->nodes + n->field;
+	if (!tsr__coh_sym_overwritten(root, tsr__node_box(n))) {
+		int rc = tsr__coh_sym_flatten(root);
+		if (rc)
+			return rc;
+	}
+
 	struct tsr_pieces *vm = root->valid;
 	uint64_t ranks = rank == TSR_ALL_RANKS ? tsr__every_rank() : tsr__rank_bit(rank);
 
@@ -366,7 +400,7 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 	n->vhint = idx;
 
 	if (root->valid->n > TSR_MAX_PIECES)
-		return valid_collapse(root);
+		return tsr__coh_valid_collapse(root);
 	return TSR_OK;
 }
 
@@ -437,6 +471,7 @@ int tsr__coh_root_init(struct tsr_node *root)
 /* After the root's handle is unregistered (its tasks are done); waits for its transfers. */
 void tsr__coh_root_free(struct tsr_node *root)
 {
+	tsr__coh_sym_free(root);
 	tsr__overlaps_free(root);
 	tsr__xviews_free(root);
 	if (root->valid) {
@@ -449,6 +484,7 @@ void tsr__coh_root_free(struct tsr_node *root)
 
 void tsr__coh_shutdown(void)
 {
+	tsr__coh_sym_shutdown();
 	tsr__coh_local_shutdown();
 	free(moves);
 	moves = NULL;

@@ -16,7 +16,16 @@
  * Tessera calls MPI itself (the collectives above) from the host thread while StarPU-MPI's
  * progress thread calls it too: MPI is initialised with MPI_THREAD_MULTIPLE, by Tessera unless
  * the program did it already. Both use communicators of their own, duplicated from
- * MPI_COMM_WORLD, so their messages never match each other's or the program's. */
+ * MPI_COMM_WORLD, so their messages never match each other's or the program's.
+ *
+ * Fake ranks (TSR_FAKE_NRANKS=N, TSR_FAKE_RANK=r): one process plays rank r of an N-rank job
+ * without MPI (built with it or not), so that one rank's analysis and submission can be measured
+ * at a scale no machine here runs. StarPU starts alone; tsr_rank() is r and tsr_nranks() N, so
+ * every decision is rank r's; task variants do not run (task.c asks tsr__dist_runs_variants); a
+ * send is counted and dropped; a receive is counted and replaced by a local task that writes its
+ * buffer, so that StarPU holds a valid copy and the dependences keep their shape; the collectives
+ * answer as if every rank agreed. TSR_STATS prints the same counts for fake and real ranks: the
+ * tasks submitted per codelet and the transfers, so that the two can be compared rank by rank. */
 #include "config.h"
 #include <errno.h>
 #include <math.h>
@@ -88,6 +97,191 @@ void tsr__dist_log_free(void)
 	pthread_mutex_unlock(&log_lock);
 }
 
+/* ------------------------------------------------------------------ what a rank counts
+ *
+ * Per rank, for TSR_STATS, real and fake ranks alike: the bytes sent to each rank, the sends and
+ * receives, and the tasks Tessera submitted (tsr__order_submit, every task of the program's
+ * launches, fills, copies, folds and no-ops) per codelet. A fake receive's own task is counted
+ * apart: a real rank has none. */
+struct task_count {
+	const struct starpu_codelet *cl;
+	char name[TSR_NAME_MAX];
+	int64_t n;
+};
+
+static size_t *sent_bytes; /* per destination rank */
+static int64_t nsends, nrecvs;
+static struct task_count *counts;
+static int ncounts, capcounts;
+static int64_t nfake_tasks;
+static int64_t nstructured, nfull; /* index launches analysed for this rank's points, or all */
+
+static int counts_start(void)
+{
+	sent_bytes = calloc((size_t)tsr__dist.size, sizeof *sent_bytes);
+	if (!sent_bytes)
+		return tsr__err(TSR_ENOMEM, "tsr_init: out of memory");
+	nsends = nrecvs = nfake_tasks = 0;
+	nstructured = nfull = 0;
+	ncounts = 0;
+	return TSR_OK;
+}
+
+static void counts_free(void)
+{
+	free(sent_bytes);
+	sent_bytes = NULL;
+	free(counts);
+	counts = NULL;
+	ncounts = capcounts = 0;
+}
+
+void tsr__dist_count_task(const struct starpu_codelet *cl)
+{
+	if (!tsr__dist.on)
+		return;
+
+	/* a task's codelet lives as long as the task (tsr_task_t) or forever (Tessera's own) */
+	for (int i = 0; i < ncounts; i++)
+		if (counts[i].cl == cl) {
+			counts[i].n++;
+			return;
+		}
+
+	TSR_GROW(counts, ncounts, capcounts, 16);
+	struct task_count *c = &counts[ncounts++];
+	c->cl = cl;
+	snprintf(c->name, sizeof c->name, "%s", cl && cl->name ? cl->name : "(no codelet)");
+	c->n = 1;
+}
+
+void tsr__dist_count_launch(int structured)
+{
+	if (structured)
+		nstructured++;
+	else
+		nfull++;
+}
+
+/* ------------------------------------------------------------------ fake ranks */
+
+static struct {
+	int on;
+	int nranks, rank;
+} fake;
+
+/* TSR_FAKE_NRANKS and TSR_FAKE_RANK: 1 (fake ranks, fake filled in), 0 (not asked), or an
+ * error. */
+static int fake_wanted(void)
+{
+	int n = 0;
+	int r = 0;
+	fake.on = 0;
+
+	if (tsr__env_int("TSR_FAKE_NRANKS", 1, TSR_FAKE_MAX_RANKS, &n) ||
+	    tsr__env_int("TSR_FAKE_RANK", 0, TSR_FAKE_MAX_RANKS - 1, &r))
+		return TSR_EINVAL;
+	if (!n && tsr__env("TSR_FAKE_RANK"))
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: TSR_FAKE_RANK=%d names a rank of a fake job, but "
+				"TSR_FAKE_NRANKS (how many ranks it has) is not set",
+				r);
+	if (!n)
+		return 0;
+	if (r >= n)
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: TSR_FAKE_RANK=%d is not a rank of TSR_FAKE_NRANKS=%d "
+				"(0..%d)",
+				r, n, n - 1);
+
+	fake.on = 1;
+	fake.nranks = n;
+	fake.rank = r;
+	return 1;
+}
+
+/* A receive here: a task that writes its buffer, as the real receive would. A future's value or a
+ * gather's buffer (a variable) starts at zero; a transfer view's data already lies in its region's
+ * storage, which the task leaves as it is. */
+static void fake_recv_variable(void *buffers[], void *cl_arg)
+{
+	(void)cl_arg;
+	memset((void *)STARPU_VARIABLE_GET_PTR(buffers[0]), 0,
+	       STARPU_VARIABLE_GET_ELEMSIZE(buffers[0]));
+}
+
+static struct starpu_codelet fake_recv_variable_cl = {
+	.cpu_funcs = {fake_recv_variable},
+	.nbuffers = 1,
+	.modes = {STARPU_W},
+	.name = "tsr_fake_recv",
+};
+
+static void fake_recv_view(void *buffers[], void *cl_arg)
+{
+	(void)buffers;
+	(void)cl_arg;
+}
+
+static struct starpu_codelet fake_recv_view_cl = {
+	.cpu_funcs = {fake_recv_view},
+	.nbuffers = 1,
+	.modes = {STARPU_W},
+	.name = "tsr_fake_recv",
+};
+
+/* Several ranks have one memory node each (runtime.c refuses devices with them): the task runs
+ * on a CPU worker, where a receive would have left the data. StarPU's sequential consistency
+ * orders it after the buffer's readers and before its next ones, as it orders StarPU-MPI's
+ * receive (Tessera's own ordering, order.c, is off on several ranks). */
+static int fake_recv(starpu_data_handle_t h)
+{
+	struct starpu_task *task = starpu_task_create();
+	if (!task)
+		return TSR_ENOMEM;
+
+	int variable = starpu_data_get_interface_id(h) == STARPU_VARIABLE_INTERFACE_ID;
+	task->cl = variable ? &fake_recv_variable_cl : &fake_recv_view_cl;
+	task->handles[0] = h;
+	task->where = STARPU_CPU;
+	if (starpu_task_submit(task))
+		return TSR_ESTARPU;
+
+	nfake_tasks++;
+	return TSR_OK;
+}
+
+/* A task that failed on `rank` since the last fence fails the blocking call on every rank. */
+static int task_failed_error(int rank, const char *msg)
+{
+	return tsr__err(TSR_ETASK,
+			"a task failed on rank %d since the last tsr_fence, and values computed on "
+			"other ranks may depend on what it wrote (tsr_fence reports it and clears "
+			"this): %s",
+			rank, msg);
+}
+
+/* Every other rank agrees with this one: its failure, else a task of its own that failed. */
+static int fake_agree(int rc)
+{
+	char msg[512];
+	if (rc || !tsr__peek_task_error(msg, sizeof msg))
+		return rc;
+	return task_failed_error(tsr__dist.rank, msg);
+}
+
+int tsr__dist_runs_variants(void)
+{
+	return !(fake.on && tsr__dist.on);
+}
+
+int tsr__dist_fake(void)
+{
+	return fake.on && tsr__dist.on;
+}
+
+/* ------------------------------------------------------------------ MPI ranks */
+
 #ifdef TSR_HAVE_MPI
 #include <hwloc.h>
 #include <starpu_mpi.h>
@@ -95,27 +289,15 @@ void tsr__dist_log_free(void)
 static MPI_Comm xfer_comm = MPI_COMM_NULL; /* StarPU-MPI's transfers */
 static MPI_Comm coll_comm = MPI_COMM_NULL; /* Tessera's own collectives */
 static int we_init_mpi;
-static int64_t next_tag;
-static size_t *sent_bytes; /* per destination rank */
-static int64_t nsends, nrecvs;
-static int diverged;
 
 /* Started by mpirun (Open MPI, or a PMI launcher), or TSR_MPI=1. TSR_MPI=0 runs one process
  * even under mpirun (every rank then computes everything alone). */
-static int launched_by_mpi(void)
+static int mpi_wanted(void)
 {
 	const char *v = tsr__env("TSR_MPI");
 	if (v && *v)
 		return strcmp(v, "0") != 0;
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
-}
-
-int tsr__dist_wanted(void)
-{
-	int rc = check_tsr_mpi();
-	if (rc)
-		return rc;
-	return launched_by_mpi();
 }
 
 #if STARPU_MAJOR_VERSION > 1 || STARPU_MINOR_VERSION >= 4
@@ -159,13 +341,34 @@ static void one_worker_per_lone_core(struct starpu_conf *conf)
 #endif
 }
 
-int tsr__dist_start(struct starpu_conf *conf)
+/* Open MPI's progress loop, which StarPU-MPI's thread runs without pause through MPI_Test,
+ * gives the core away (sched_yield) when it finds nothing to do if mpi_yield_when_idle is set.
+ * mpirun sets it only when it places more ranks than a node has slots; but a rank's worker and
+ * StarPU-MPI's thread share a core whenever ranks share a node's cores (place.c), and the thread
+ * then takes half the core from a worker that computes (2 ranks on 2 cores: cg -n 512 ran at
+ * 3.10 ms/iter without, 1.15 with; the stencil 32.4 and 18.1). Only before MPI_Init, and only
+ * where the user said nothing; TSR_IDLE=spin leaves it alone as it leaves the workers. */
+static void yield_when_idle(void)
+{
+	enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN }; /* TSR_IDLE's words (env.c) */
+	const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+	int idle = IDLE_AUTO;
+
+	tsr__env_choice("TSR_IDLE", "tsr_init", &idle); /* runtime.c reports a wrong value */
+	if (idle == IDLE_SPIN || !local || strtol(local, NULL, 10) < 2)
+		return;
+	setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+}
+
+/* MPI (with MPI_THREAD_MULTIPLE), the communicators, this rank's place on its node. */
+static int mpi_start(struct starpu_conf *conf)
 {
 	int inited = 0;
 	int provided = 0;
 
 	MPI_Initialized(&inited);
 	if (!inited) {
+		yield_when_idle();
 		if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
 			return tsr__err(TSR_ESTARPU, "tsr_init: MPI_Init_thread failed");
 		we_init_mpi = 1;
@@ -173,65 +376,55 @@ int tsr__dist_start(struct starpu_conf *conf)
 		MPI_Query_thread(&provided);
 	}
 
-	if (provided < MPI_THREAD_MULTIPLE) {
-		tsr__dist_stop_mpi();
+	if (provided < MPI_THREAD_MULTIPLE)
 		return tsr__err(TSR_ESTARPU,
 				"tsr_init: this MPI gives thread level %d, Tessera needs "
 				"MPI_THREAD_MULTIPLE (it calls MPI from the host thread while "
 				"StarPU-MPI's thread does too)",
 				provided);
-	}
 
 	MPI_Comm_dup(MPI_COMM_WORLD, &xfer_comm);
 	MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm);
 	MPI_Comm_rank(coll_comm, &tsr__dist.rank);
 	MPI_Comm_size(coll_comm, &tsr__dist.size);
 
-	sent_bytes = calloc((size_t)tsr__dist.size, sizeof *sent_bytes);
-	if (!sent_bytes) {
-		tsr__dist_stop_mpi();
-		return tsr__err(TSR_ENOMEM, "tsr_init: out of memory");
-	}
+	enum { BIND_AUTO, BIND_STARPU }; /* TSR_BIND's words (env.c) */
+	int bind;
+	int rc = tsr__env_choice("TSR_BIND", "tsr_init", &bind);
+	if (!rc)
+		rc = tsr__place_rank(bind == BIND_AUTO, conf);
+	if (!rc)
+		one_worker_per_lone_core(conf); /* where placement did not count them */
+	return rc;
+}
 
-	one_worker_per_lone_core(conf);
+static int mpi_start_starpu(struct starpu_conf *conf)
+{
+	int entered = tsr__place_enter();
 	int rc = starpu_mpi_init_conf(NULL, NULL, 0, xfer_comm, conf);
-	if (rc) {
-		tsr__dist_stop_mpi();
-		if (rc == -ENODEV)
-			return tsr__err(TSR_ENODEV,
-					"tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
-					conf->ncpus, conf->ncuda);
+	tsr__place_leave(entered);
+	if (rc == -ENODEV)
+		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
+				conf->ncpus, conf->ncuda);
+	if (rc)
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_mpi_init_conf failed (%d)", rc);
-	}
-
-	tsr__nice_pollers(); /* StarPU-MPI's progress thread exists now (nice.c) */
-	tsr__dist.on = 1;
-	next_tag = 1;
-	nsends = nrecvs = 0;
-	diverged = 0;
-	call_hash = 1469598103934665603ULL;
-	ncalls = 0;
-	last_call[0] = 0;
 	return TSR_OK;
 }
 
 /* StarPU-MPI's shutdown also stops StarPU (it started it). */
-void tsr__dist_shutdown(void)
+static void mpi_shutdown(void)
 {
 	starpu_mpi_shutdown();
-	tsr__dist.on = 0;
 }
 
-void tsr__dist_stop_mpi(void)
+static void mpi_stop(void)
 {
-	free(sent_bytes);
-	sent_bytes = NULL;
-
 	if (coll_comm != MPI_COMM_NULL)
 		MPI_Comm_free(&coll_comm);
 	if (xfer_comm != MPI_COMM_NULL)
 		MPI_Comm_free(&xfer_comm);
 
+	tsr__place_free();
 	if (we_init_mpi) {
 		int fin = 0;
 		MPI_Finalized(&fin);
@@ -239,15 +432,6 @@ void tsr__dist_stop_mpi(void)
 			MPI_Finalize();
 		we_init_mpi = 0;
 	}
-
-	tsr__dist.on = 0;
-	tsr__dist.rank = 0;
-	tsr__dist.size = 1;
-}
-
-int64_t tsr__dist_tag(void)
-{
-	return next_tag++;
 }
 
 static int64_t now_ns(void)
@@ -281,26 +465,23 @@ static struct tsr_mpi_xfer *log_post(int peer, int send, size_t bytes)
 	return x;
 }
 
-int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
+static int mpi_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 {
 	struct tsr_mpi_xfer *x = log_post(dest, 1, bytes);
 	if (starpu_mpi_isend_detached(h, dest, tag, xfer_comm, x ? logged_done : NULL, x)) {
 		free(x);
 		return TSR_ESTARPU;
 	}
-	sent_bytes[dest] += bytes;
-	nsends++;
 	return TSR_OK;
 }
 
-int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
+static int mpi_recv(starpu_data_handle_t h, int src, int64_t tag)
 {
 	struct tsr_mpi_xfer *x = log_post(src, 0, starpu_data_get_size(h));
 	if (starpu_mpi_irecv_detached(h, src, tag, xfer_comm, x ? logged_done : NULL, x)) {
 		free(x);
 		return TSR_ESTARPU;
 	}
-	nrecvs++;
 	return TSR_OK;
 }
 
@@ -368,15 +549,9 @@ static int first_divergent(const struct rank_word *all)
 	return 0;
 }
 
-int tsr__dist_check(const char *what)
+/* 1 and TSR_EDIVERGE's message when the ranks' call streams differ; TSR_ENOMEM; else TSR_OK. */
+static int mpi_check(const char *what, int *diverged)
 {
-	if (!tsr__dist.on)
-		return TSR_OK;
-	if (diverged)
-		return tsr__err(TSR_EDIVERGE,
-				"%s: the ranks diverged earlier; nothing more can be waited for",
-				what);
-
 	struct rank_word *all = gather_words(TSR_OK);
 	if (!all)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
@@ -384,7 +559,7 @@ int tsr__dist_check(const char *what)
 	int r = first_divergent(all);
 	int rc = TSR_OK;
 	if (r) {
-		diverged = 1;
+		*diverged = 1;
 		rc = tsr__err(TSR_EDIVERGE,
 			      "%s: the ranks made different calls: rank 0 is at call %lld (last: "
 			      "%s), rank %d at call %lld (last: %s); every rank must make the same "
@@ -397,11 +572,8 @@ int tsr__dist_check(const char *what)
 	return rc;
 }
 
-int tsr__dist_agree(int rc)
+static int mpi_agree(int rc)
 {
-	if (!tsr__dist.on || diverged)
-		return rc;
-
 	char mine[512];
 	snprintf(mine, sizeof mine, "%s", rc ? tsr_last_error() : "");
 	struct rank_word *all = gather_words(rc);
@@ -421,11 +593,7 @@ int tsr__dist_agree(int rc)
 
 	for (int r = 0; r < tsr__dist.size; r++)
 		if (all[r].task_failed) {
-			int code = tsr__err(TSR_ETASK,
-					    "a task failed on rank %d since the last tsr_fence, "
-					    "and values computed on other ranks may depend on what "
-					    "it wrote (tsr_fence reports it and clears this): %s",
-					    r, all[r].msg);
+			int code = task_failed_error(r, all[r].msg);
 			free(all);
 			return code;
 		}
@@ -434,66 +602,27 @@ int tsr__dist_agree(int rc)
 	return TSR_OK;
 }
 
-void tsr__dist_wait_all(void)
+static void mpi_wait_all(void)
 {
-	if (tsr__dist.on)
-		starpu_mpi_wait_for_all(xfer_comm); /* tasks and requests (1.3: with a barrier) */
-	else
-		starpu_task_wait_for_all();
+	starpu_mpi_wait_for_all(xfer_comm); /* tasks and requests (1.3: with a barrier) */
 }
 
 /* A diverged program cannot finish its transfers: end every rank rather than hang. */
-void tsr__dist_abort(void)
+static void mpi_abort(void)
 {
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* The rank's peak resident memory (VmHWM of /proc/self/status, kB; -1 where there is none):
- * what a rank really touched, to compare with what it owns and reads (regions are mapped
- * lazily). */
-static long peak_rss_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[128];
-	long kb = -1;
-	if (!f)
-		return -1;
+#else /* built without MPI: one process, or fake ranks */
 
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
-			break;
-
-	fclose(f);
-	return kb;
-}
-
-void tsr__dist_print_stats(FILE *out)
-{
-	long kb = peak_rss_kb();
-	if (kb >= 0)
-		fprintf(out, "tessera: rank %d peak RSS (VmHWM) %ld kB\n", tsr__dist.rank, kb);
-
-	for (int r = 0; r < tsr__dist.size; r++)
-		if (sent_bytes[r])
-			fprintf(out, "tessera: rank %d sent %zu bytes to rank %d\n", tsr__dist.rank,
-				sent_bytes[r], r);
-
-	fprintf(out, "tessera: rank %d: %lld sends, %lld receives\n", tsr__dist.rank,
-		(long long)nsends, (long long)nrecvs);
-}
-
-#else /* one process only */
-
-int tsr__dist_wanted(void)
+/* TSR_MPI=1, or mpirun starting several processes: an error (every rank would compute
+ * everything alone), unless TSR_MPI=0 says that is what the user wants. */
+static int mpi_wanted(void)
 {
 	const char *v = tsr__env("TSR_MPI");
 	const char *np = getenv("OMPI_COMM_WORLD_SIZE");
 	if (!np)
 		np = getenv("PMI_SIZE");
-
-	int rc = check_tsr_mpi();
-	if (rc)
-		return rc;
 
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL,
@@ -516,59 +645,285 @@ int tsr__dist_wanted(void)
 	return 0;
 }
 
-int tsr__dist_start(struct starpu_conf *conf)
+/* Never called: mpi_wanted is never 1 here, and the fake ranks go round these. */
+static int mpi_start(struct starpu_conf *conf)
 {
 	(void)conf;
 	return tsr__err(TSR_EINVAL, "tsr_init: this Tessera was built without MPI");
 }
 
-void tsr__dist_shutdown(void)
+static int mpi_start_starpu(struct starpu_conf *conf)
+{
+	return mpi_start(conf);
+}
+
+static void mpi_shutdown(void)
 {
 }
 
-void tsr__dist_stop_mpi(void)
+static void mpi_stop(void)
 {
 }
 
-int64_t tsr__dist_tag(void)
+static int mpi_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 {
-	return 0;
-}
-
-int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
-{
+	(void)h;
+	(void)dest;
+	(void)tag;
+	(void)bytes;
 	return TSR_ESTARPU;
 }
 
-int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
+static int mpi_recv(starpu_data_handle_t h, int src, int64_t tag)
 {
-	return TSR_ESTARPU;
+	return mpi_send(h, src, tag, 0);
 }
 
-int tsr__dist_check(const char *what)
+static int mpi_check(const char *what, int *diverged)
 {
+	(void)what;
+	(void)diverged;
 	return TSR_OK;
 }
 
-int tsr__dist_agree(int rc)
+static int mpi_agree(int rc)
 {
 	return rc;
 }
 
-void tsr__dist_wait_all(void)
+static void mpi_wait_all(void)
 {
 	starpu_task_wait_for_all();
 }
 
-void tsr__dist_abort(void)
-{
-}
-
-void tsr__dist_print_stats(FILE *out)
+static void mpi_abort(void)
 {
 }
 
 #endif
+
+/* ------------------------------------------------------------------ every kind of rank */
+
+static int64_t next_tag;
+static int diverged;
+
+int tsr__dist_wanted(void)
+{
+	int rc = check_tsr_mpi();
+	if (rc)
+		return rc;
+
+	int f = fake_wanted();
+	if (f < 0)
+		return f;
+	int m = mpi_wanted();
+	if (m < 0)
+		return m;
+
+	if (f && m) {
+		fake.on = 0;
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: TSR_FAKE_NRANKS plays one rank of a job without MPI, "
+				"but "
+				"this process is one of an MPI job (mpirun, or TSR_MPI=1): unset "
+				"TSR_FAKE_NRANKS, or set TSR_MPI=0");
+	}
+	return f || m;
+}
+
+int tsr__dist_start(struct starpu_conf *conf)
+{
+	int rc = TSR_OK;
+	if (fake.on) {
+		tsr__dist.rank = fake.rank;
+		tsr__dist.size = fake.nranks;
+	} else {
+		rc = mpi_start(conf);
+	}
+
+	if (!rc)
+		rc = counts_start();
+	if (rc)
+		tsr__dist_stop_mpi();
+	return rc;
+}
+
+/* Fake ranks: StarPU alone, as one process starts it. */
+static int fake_start_starpu(struct starpu_conf *conf)
+{
+	int rc = starpu_init(conf);
+	if (rc == -ENODEV)
+		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
+				conf->ncpus, conf->ncuda);
+	if (rc)
+		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
+	return TSR_OK;
+}
+
+int tsr__dist_start_starpu(struct starpu_conf *conf)
+{
+	int rc = fake.on ? fake_start_starpu(conf) : mpi_start_starpu(conf);
+	if (rc) {
+		tsr__dist_stop_mpi();
+		return rc;
+	}
+
+	tsr__nice_pollers(); /* StarPU's threads exist now (nice.c) */
+	tsr__dist.on = 1;
+	next_tag = 1;
+	diverged = 0;
+	call_hash = 1469598103934665603ULL;
+	ncalls = 0;
+	last_call[0] = 0;
+	return TSR_OK;
+}
+
+void tsr__dist_shutdown(void)
+{
+	if (fake.on)
+		starpu_shutdown();
+	else
+		mpi_shutdown();
+	tsr__dist.on = 0;
+}
+
+void tsr__dist_stop_mpi(void)
+{
+	counts_free();
+	if (!fake.on)
+		mpi_stop();
+
+	fake.on = 0;
+	tsr__dist.on = 0;
+	tsr__dist.rank = 0;
+	tsr__dist.size = 1;
+}
+
+int64_t tsr__dist_tag(void)
+{
+	return next_tag++;
+}
+
+int64_t tsr__dist_tags(int n)
+{
+	int64_t first = next_tag;
+	next_tag += n;
+	return first;
+}
+
+int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
+{
+	/* fake ranks: counted, and dropped */
+	if (!fake.on && mpi_send(h, dest, tag, bytes))
+		return TSR_ESTARPU;
+
+	sent_bytes[dest] += bytes;
+	nsends++;
+	return TSR_OK;
+}
+
+int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
+{
+	int rc = fake.on ? fake_recv(h) : mpi_recv(h, src, tag);
+	if (rc)
+		return TSR_ESTARPU;
+
+	nrecvs++;
+	return TSR_OK;
+}
+
+int tsr__dist_check(const char *what)
+{
+	if (!tsr__dist.on)
+		return TSR_OK;
+	if (diverged)
+		return tsr__err(TSR_EDIVERGE,
+				"%s: the ranks diverged earlier; nothing more can be waited for",
+				what);
+	if (fake.on)
+		return TSR_OK; /* every rank made this rank's calls */
+	return mpi_check(what, &diverged);
+}
+
+int tsr__dist_agree(int rc)
+{
+	if (!tsr__dist.on || diverged)
+		return rc;
+	return fake.on ? fake_agree(rc) : mpi_agree(rc);
+}
+
+void tsr__dist_wait_all(void)
+{
+	if (tsr__dist.on && !fake.on)
+		mpi_wait_all();
+	else
+		starpu_task_wait_for_all();
+}
+
+/* Fake ranks never diverge (tsr__dist_check): there is no job to end. */
+void tsr__dist_abort(void)
+{
+	if (!fake.on)
+		mpi_abort();
+}
+
+/* The rank's peak resident memory (VmHWM of /proc/self/status, kB; -1 where there is none):
+ * what a rank really touched, to compare with what it owns and reads (regions are mapped
+ * lazily). */
+static long peak_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	long kb = -1;
+	if (!f)
+		return -1;
+
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+
+	fclose(f);
+	return kb;
+}
+
+/* The tasks submitted, in total and per codelet, in the order first submitted. */
+static void print_task_counts(FILE *out)
+{
+	int64_t total = 0;
+	for (int i = 0; i < ncounts; i++)
+		total += counts[i].n;
+
+	fprintf(out, "tessera: rank %d: %lld tasks submitted\n", tsr__dist.rank, (long long)total);
+	for (int i = 0; i < ncounts; i++)
+		fprintf(out, "tessera: rank %d submitted %lld tasks of '%s'\n", tsr__dist.rank,
+			(long long)counts[i].n, counts[i].name);
+}
+
+void tsr__dist_print_stats(FILE *out)
+{
+	if (fake.on)
+		fprintf(out,
+			"tessera: rank %d of %d is fake (TSR_FAKE_NRANKS): no task variant ran, "
+			"sends were dropped, %lld receives were local tasks\n",
+			tsr__dist.rank, tsr__dist.size, (long long)nfake_tasks);
+
+	long kb = peak_rss_kb();
+	if (kb >= 0)
+		fprintf(out, "tessera: rank %d peak RSS (VmHWM) %ld kB\n", tsr__dist.rank, kb);
+
+	for (int r = 0; r < tsr__dist.size; r++)
+		if (sent_bytes[r])
+			fprintf(out, "tessera: rank %d sent %zu bytes to rank %d\n", tsr__dist.rank,
+				sent_bytes[r], r);
+
+	fprintf(out, "tessera: rank %d: %lld sends, %lld receives\n", tsr__dist.rank,
+		(long long)nsends, (long long)nrecvs);
+	fprintf(out,
+		"tessera: rank %d: %lld index launches analysed for this rank's points, %lld for "
+		"every point\n",
+		tsr__dist.rank, (long long)nstructured, (long long)nfull);
+	print_task_counts(out);
+}
 
 int tsr_rank(void)
 {

@@ -100,8 +100,28 @@ static const struct row rows[] = {
 	 "threads share cores the core goes to the thread that submits; for a machine of its own: "
 	 "on a shared one they yield to every other program too (runtime/nice.c)",
 	 .flag = "--nice"},
+	{"TSR_IDLE", "auto|park|spin", "auto",
+	 "what a CPU worker with nothing to run does: park (sleep until a task is pushed), spin "
+	 "(StarPU's own loop: ask the policy again and again), auto (park where several ranks "
+	 "share a node's cores, spin elsewhere; runtime/idle.c)",
+	 .flag = "--idle"},
+	{"TSR_BIND", "auto|starpu", "auto",
+	 "several ranks on one node: each rank's CPU workers and StarPU-MPI thread on a share of "
+	 "the node's cores of its own, as many workers as it has cores unless told (auto), or "
+	 "StarPU's own placement, which puts every rank's threads on the same cores (starpu; "
+	 "runtime/place.c)",
+	 .flag = "--bind"},
 	{"TSR_MPI_NICE", "0..19", "unset",
 	 "the older name of TSR_NICE, read when TSR_NICE is not set", .older_name_of = "TSR_NICE"},
+	{"TSR_FAKE_NRANKS", "1..1024", "unset",
+	 "one process plays one rank (TSR_FAKE_RANK) of a job of this many ranks, without MPI, to "
+	 "measure a rank's analysis: task variants do not run, a send is counted and dropped, a "
+	 "receive is counted and replaced by a local task, collectives answer as if every rank "
+	 "agreed (runtime/dist.c); above 64 ranks a field may be written on one rank only by an "
+	 "index launch through a disjoint partition (a piece's ranks are a 64-bit set)",
+	 .flag = NULL},
+	{"TSR_FAKE_RANK", "0..1023", "0",
+	 "the rank a fake-rank process plays, below TSR_FAKE_NRANKS", .flag = NULL},
 };
 enum { NSWITCHES = sizeof rows / sizeof rows[0] };
 

@@ -464,52 +464,6 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	return TSR_OK;
 }
 
-/* Several ranks: the points' partial values travel to the rank of the first point, which folds
- * them in launch order as one process would, so the bits are the same on any number of ranks;
- * then every rank receives the result (a future is valid everywhere). */
-int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks, const int *dag_ids)
-{
-	int at = ranks[0];
-	int me = tsr__dist.rank;
-	int rc = TSR_OK;
-
-	for (int64_t i = 0; i < ps->n && !rc; i++) {
-		if (ranks[i] == at)
-			continue;
-
-		int64_t tag = tsr__dist_tag();
-		if (me == ranks[i])
-			rc = tsr__dist_send(ps->h[i], at, tag, res->size);
-		else if (me == at)
-			rc = tsr__dist_recv(ps->h[i], ranks[i], tag);
-	}
-
-	if (rc) {
-		tsr__partials_release(ps, 0);
-		return tsr__err(rc, "task '%s': sending the points' values to rank %d failed", tn,
-				at);
-	}
-
-	if (me != at) {
-		/* the handles go back now: a later writer of one waits for its send (sequential
-		 * consistency) */
-		tsr__partials_release(ps, 0);
-		return tsr__future_bcast(res, at);
-	}
-
-	int pooled = tsr__partials_pooled(ps);
-	rc = tsr__future_fold_submit(tn, res, op, ps, dag_ids);
-	if (rc) {
-		tsr__partials_release(ps, 0);
-		return rc;
-	}
-
-	if (!pooled)
-		tsr__partials_release(ps, 1);
-	return tsr__future_bcast(res, at);
-}
-
 void tsr__fold_init(void)
 {
 	fold_init();

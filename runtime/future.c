@@ -52,29 +52,41 @@ void tsr__future_free(void *obj)
 	free(f);
 }
 
+/* The binomial tree rooted at `from`, in ranks relative to it: v's parent is v without its lowest
+ * set bit, and v's children are v + 2^k for every 2^k below that bit. Each rank receives once, so
+ * one tag serves the whole broadcast; a rank's sends read the value its receive wrote (StarPU's
+ * sequential consistency orders them). */
 int tsr__future_bcast(struct tsr_future *f, int from)
 {
-	if (!tsr__dist.on || from == TSR_ALL_RANKS)
+	if (!tsr__dist.on || from == TSR_ALL_RANKS || tsr__dist.size == 1)
 		return TSR_OK;
 
-	int me = tsr__dist.rank;
-	for (int r = 0; r < tsr__dist.size; r++) {
-		if (r == from)
-			continue;
+	int n = tsr__dist.size;
+	int v = (tsr__dist.rank - from + n) % n;
+	int low = v ? v & -v : 1 << 30;
+	int64_t tag = tsr__dist_tag();
+	int rc = TSR_OK;
+	int peer = from;
 
-		int64_t tag = tsr__dist_tag();
-		int rc = TSR_OK;
-		if (me == from)
-			rc = tsr__dist_send(f->h, r, tag, f->size);
-		else if (me == r)
-			rc = tsr__dist_recv(f->h, from, tag);
-		if (rc)
-			return tsr__err(rc,
-					"future of %s: sending it from rank %d to rank %d failed",
-					f->producer[0] ? f->producer : "tsr_future_create", from,
-					r);
+	if (v) {
+		peer = (v - low + from) % n;
+		rc = tsr__dist_recv(f->h, peer, tag);
 	}
 
+	int top = 1;
+	while (top < n)
+		top <<= 1;
+
+	/* the largest subtree first: it has the most rounds to go */
+	for (int k = top >> 1; k > 0 && !rc; k >>= 1)
+		if (k < low && v + k < n) {
+			peer = (v + k + from) % n;
+			rc = tsr__dist_send(f->h, peer, tag, f->size);
+		}
+
+	if (rc)
+		return tsr__err(rc, "future of %s: broadcasting it from rank %d failed (rank %d)",
+				f->producer[0] ? f->producer : "tsr_future_create", from, peer);
 	return TSR_OK;
 }
 

@@ -163,7 +163,7 @@ int tsr__internal_tasks_init(void)
 		/* several ranks: a fill is cheaper done everywhere than sent anywhere */
 		struct tsr_task *t = tsr__handle_get(TSR_K_TASK, fill_task.id);
 		t->on_every_rank = 1;
-		t->internal = 1;
+		t->internal = 1; /* Tessera's own: it runs on a fake rank too (TSR_FAKE_NRANKS) */
 
 		/* the timeline shows a copy's bytes as a transfer within its worker's node */
 		t = tsr__handle_get(TSR_K_TASK, copy_task.id);

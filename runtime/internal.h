@@ -151,23 +151,53 @@ void tsr__wait_handle(starpu_data_handle_t h);
 
 /* ---- several ranks (dist.c): control replication over StarPU-MPI */
 struct tsr_dist {
-	/* started on several ranks (even a single one, by TSR_MPI=1) */
+	/* started on several ranks (even a single one, by TSR_MPI=1), real or fake */
 	int on;
 	int rank, size;
 };
 extern struct tsr_dist tsr__dist;
-int tsr__dist_wanted(void); /* before StarPU starts: 1 (MPI), 0, or an error */
+/* before StarPU starts: 1 (MPI, or fake ranks: TSR_FAKE_NRANKS), 0, or an error */
+int tsr__dist_wanted(void);
+
+/* place.c: ranks that share a node's cores each take a share of their own (TSR_BIND). */
+struct tsr_place {
+	int node_ranks; /* ranks on this rank's node (1 in one process) */
+	int npus;       /* the cores of this rank's share (0: StarPU places the threads) */
+	unsigned *pus;  /* their first processing units, StarPU's (hwloc logical) numbers */
+};
+extern struct tsr_place tsr__place;
+/* after MPI_Init: find the share; with bind, the workers' binding and count into conf */
+int tsr__place_rank(int bind, struct starpu_conf *conf);
+int tsr__place_enter(void); /* around starpu_mpi_init_conf: the MPI thread inside the share */
+void tsr__place_leave(int entered);
+void tsr__place_free(void);
+
+/* idle.c: idle workers parked until a task is pushed (TSR_IDLE); *parking says whether they are */
+int tsr__idle_park(struct starpu_conf *conf, int *parking);
+/* The policy a (maybe parked) policy structure runs. */
+const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
 
 /* nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
 int tsr__nice_read(void);
 void tsr__nice_pollers(void);
 
-int tsr__dist_start(struct starpu_conf *conf); /* MPI and StarPU-MPI (which starts StarPU) */
-void tsr__dist_shutdown(void);                 /* StarPU-MPI, then StarPU */
-void tsr__dist_stop_mpi(void);                 /* after it: MPI, if Tessera started it */
+/* MPI, and the rank's place on its node (place.c); then StarPU-MPI, which starts StarPU (fake
+ * ranks: StarPU alone) */
+int tsr__dist_start(struct starpu_conf *conf);
+int tsr__dist_start_starpu(struct starpu_conf *conf);
+void tsr__dist_shutdown(void); /* StarPU-MPI, then StarPU */
+void tsr__dist_stop_mpi(void); /* after it: MPI, if Tessera started it */
 /* into the call stream's hash */
 void tsr__dist_note(const char *call, const void *data, size_t n);
-int64_t tsr__dist_tag(void); /* next transfer's tag: the same on every rank */
+int64_t tsr__dist_tag(void);   /* next transfer's tag: the same on every rank */
+int64_t tsr__dist_tags(int n); /* the first of n consecutive tags */
+/* the most MPI ranks Tessera runs on (a piece's ranks are a 64-bit set in coherence_ranks.c:
+ * tsr_init refuses more) */
+#define TSR_MAX_RANKS 64
+/* the most ranks TSR_FAKE_NRANKS may name; what is sized by rank count (fold_ranks.c's rounds)
+ * holds this many, and beyond 64 a write on one rank must take the structured path
+ * (coherence.h's tsr__rank_holds) */
+#define TSR_FAKE_MAX_RANKS 1024
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
 void tsr__dist_print_stats(FILE *out);
@@ -181,6 +211,14 @@ struct tsr_mpi_xfer {
 extern int tsr__dist_log_on;
 int tsr__dist_log_copy(struct tsr_mpi_xfer **out); /* a malloc'd copy of the completed ones */
 void tsr__dist_log_free(void);
+/* Several ranks: an index launch analysed for this rank's points (1) or for every point (0). */
+void tsr__dist_count_launch(int structured);
+/* Several ranks: one more task of codelet cl submitted (tsr__order_submit), for TSR_STATS. */
+void tsr__dist_count_task(const struct starpu_codelet *cl);
+/* Fake ranks (TSR_FAKE_NRANKS): this process plays one rank of a job without MPI. Task variants
+ * are then not run (task.c's wrapper asks), transfers are counted and replaced (dist.c). */
+int tsr__dist_fake(void);
+int tsr__dist_runs_variants(void); /* 0 on a fake rank; any thread */
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
 /* After it: the first failure of any rank, in rank order, becomes every rank's (message included);
@@ -215,6 +253,8 @@ static inline int tsr__size_mul(size_t a, size_t b, size_t *out)
 }
 
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3]);
+/* The linear index of point in b (tsr__box_point's inverse); -1 if point is outside b. */
+int64_t tsr__box_index(tsr_box_t b, const int64_t point[3]);
 void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
 		     int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
@@ -295,7 +335,9 @@ struct tsr_node {
 	/* root only: which ranks hold the latest value of each box */
 	struct tsr_pieces *valid;
 	struct tsr_xviews *xviews; /* root only: the views transfers send and receive */
-	int xfer;                  /* this node is such a transfer view of box xbox */
+	/* root only: the structured write that tells its validity instead (coherence_sym.c) */
+	struct tsr_sym *sym;
+	int xfer; /* this node is such a transfer view of box xbox */
 	/* index of the validity piece that is exactly its box, if any */
 	int vhint;
 	tsr_box_t xbox;
@@ -320,6 +362,33 @@ struct tsr_region {
 	int home;
 };
 
+/* A growable array of ints. */
+struct tsr_ivec {
+	int *v;
+	int n, cap;
+};
+
+/* geom.c: which boxes of a partition meet a box, without a scan: tiles by arithmetic, a list of
+ * boxes through an index sorted along dimension 0. */
+enum { TSR_GEOM_TILES = 1, TSR_GEOM_LIST };
+struct tsr_geom {
+	int kind;
+	/* tiles: domain cut into n[d] tiles per dimension, each grown by halo[d] (then clipped) */
+	tsr_box_t domain;
+	int64_t n[3], halo[3];
+	/* list: colors sorted by their box's lo[0], and the running maximum of hi[0] */
+	int nboxes;
+	int *order;
+	int64_t *maxhi;
+};
+void tsr__geom_tiles(struct tsr_geom *g, tsr_box_t domain, const int64_t n[3],
+		     const int64_t halo[3]);
+int tsr__geom_list(struct tsr_geom *g, const tsr_box_t *boxes, int n);
+void tsr__geom_free(struct tsr_geom *g);
+/* The colors whose box meets x, into out (replaced); -1 when out of memory. */
+int tsr__geom_meeting(const struct tsr_geom *g, const tsr_box_t *boxes, const tsr_box_t *x,
+		      struct tsr_ivec *out);
+
 struct tsr_partition {
 	uint64_t id;
 	char *name;
@@ -333,7 +402,22 @@ struct tsr_partition {
 	int *owners;
 	/* rank per color (tsr_partition_set_rank), or NULL: blocks */
 	int *ranks;
+	/* with ranks: each rank's colors, rank_colors[rank_start[r] .. rank_start[r + 1]), built
+	 * when first asked (tsr__partition_rank_index); NULL until then */
+	int *rank_start, *rank_colors;
+	struct tsr_geom geom; /* several ranks: which colors meet a box (geom.c) */
+	/* several ranks: fields whose validity a launch through this partition describes
+	 * (coherence_sym.c); they forget it before the partition goes or its ranks change */
+	int sym_refs;
 };
+
+/* The rank that runs color c of p: tsr_partition_set_rank's, else blocks of colors. */
+static inline int tsr__rank_of_color(const struct tsr_partition *p, int c)
+{
+	if (p->ranks)
+		return p->ranks[c];
+	return (int)((int64_t)c * tsr_nranks() / p->ncolors);
+}
 
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
 void tsr__region_free_tree(struct tsr_region *r);
@@ -403,6 +487,32 @@ int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct t
 int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank);
 /* bytes of n's box `rank` does not hold */
 int64_t tsr__coh_missing(struct tsr_node *n, int rank);
+
+/* Several ranks, a structured index launch (coherence_sym.c): a requirement through a partition
+ * with the identity projection, the launch's mapping partition (the rank of each point) and this
+ * rank's points (linear indexes of domain). */
+struct tsr_sym_req {
+	const struct tsr_partition *part;
+	const struct tsr_partition *mpart;
+	tsr_box_t domain;
+	const int *mine;
+	int nmine;
+};
+/* Tags the moves of a read of root's field through r may use (reserve that many first). */
+int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req *r);
+/* A read through r: this rank's receives and sends, tags from base on. */
+int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base);
+/* The union of p's boxes over domain when it is one box; 0 otherwise. */
+int tsr__coh_sym_cover(const struct tsr_partition *p, tsr_box_t domain, tsr_box_t *cover);
+/* After this rank's points wrote through r (cover from tsr__coh_sym_cover): the field's validity
+ * is the launch's. */
+int tsr__coh_sym_wrote(struct tsr_node *root, const struct tsr_sym_req *r, const tsr_box_t *cover);
+/* The structured write told piece by piece in the validity map, and forgotten. */
+int tsr__coh_sym_flatten(struct tsr_node *root);
+/* Before partition p goes or its ranks change: flatten the writes that name it. */
+int tsr__coh_sym_forget(struct tsr_partition *p);
+/* The same when flattening is not possible: forget them (their fields' validity is then lost). */
+void tsr__coh_sym_abandon(struct tsr_partition *p);
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);
@@ -441,7 +551,8 @@ struct tsr_task {
 	struct starpu_codelet cl;
 	struct starpu_perfmodel model;
 	int on_every_rank; /* several ranks: every rank runs it (tsr_fill) */
-	int internal;      /* Tessera's own (tsr_fill, tsr_copy): shown as such on the timeline */
+	int internal;      /* Tessera's own (tsr_fill, tsr_copy): shown as such on the timeline,
+			    * and run on a fake rank too (TSR_FAKE_NRANKS) */
 	int copies;        /* tsr_copy: its data moves, shown on the timeline as a transfer */
 };
 
@@ -629,11 +740,14 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);
 /* dag_ids: the points' nodes in the task graph (NULL when it is off) */
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
 			    const int *dag_ids);
-/* Several ranks: the partial values go to the first point's rank, which folds them; the result is
- * then sent to every rank. Owns ps from the call on. */
+/* Several ranks (fold_ranks.c): every rank gathers every point's partial value and folds them in
+ * color order, so every rank holds the result. ps: the values of this rank's points, in color
+ * order; ranks: every point's rank. Owns ps from the call on. */
+void tsr__fold_ranks_init(void);
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks, const int *dag_ids);
-/* Several ranks: rank `from` computed f's value; every other rank receives it. */
+			   const int *ranks, int64_t npoints, const int *dag_ids);
+/* Several ranks: rank `from` computed f's value; every other rank receives it, down a binomial
+ * tree rooted at `from` (ceil(log2 N) rounds, at most that many sends per rank). */
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
@@ -728,6 +842,8 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
 /* several ranks: the rank of color c */
 int tsr__color_rank(const struct tsr_partition *p, int c);
+/* p's colors by rank (p->rank_start, p->rank_colors), built if p has ranks set and no index */
+int tsr__partition_rank_index(struct tsr_partition *p);
 int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root */
 void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
 const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenCL" */

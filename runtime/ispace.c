@@ -157,6 +157,24 @@ void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
 	}
 }
 
+int64_t tsr__box_index(tsr_box_t b, const int64_t point[3])
+{
+	int64_t index = 0;
+	int64_t mul = 1;
+
+	for (int d = 0; d < b.dim; d++) {
+		if (point[d] < b.lo[d] || point[d] > b.hi[d])
+			return -1;
+
+		int64_t e;
+		tsr__box_extent(&b, d, &e);
+		index += (point[d] - b.lo[d]) * mul;
+		mul *= e;
+	}
+
+	return index;
+}
+
 /* Why b cannot be a region's bounds, a color space or a launch domain; NULL if it can. */
 const char *tsr__box_problem(tsr_box_t b)
 {

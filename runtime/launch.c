@@ -34,6 +34,9 @@ struct point_launch {
 	int rank;
 	/* out: its node in the task graph, -1 if none */
 	int dag_id;
+	/* several ranks, a structured launch: its moves are made and its writes recorded for the
+	 * whole launch (coherence_sym.c); the point only orders its own task */
+	int structured;
 };
 
 /* Buffers the point's task may need: one per field, one per future, one for the return slot, and
@@ -65,8 +68,10 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 				continue;
 
 			for (int k = 0; k < q->nfields; k++) {
-				int rc = tsr__coh_access(&p->subs[i]->nodes[q->fields[k]], reads,
-							 write, p->rank, deps);
+				struct tsr_node *nd = &p->subs[i]->nodes[q->fields[k]];
+				int rc = p->structured
+						 ? tsr__coh_deps(nd, write, deps)
+						 : tsr__coh_access(nd, reads, write, p->rank, deps);
 				if (rc == TSR_ENOMEM)
 					return tsr__err(rc, "task '%s': out of memory", p->t->name);
 				if (rc)
@@ -102,7 +107,7 @@ static struct tsr_node *group_node(const struct point_launch *p)
 /* Record one write of the point; rc as record_writes. */
 static int record_write(const struct point_launch *p, struct tsr_node *n, struct tsr_node *group)
 {
-	int rc = tsr__coh_wrote_by(n, group, p->rank);
+	int rc = p->structured ? tsr__coh_wrote(n, group) : tsr__coh_wrote_by(n, group, p->rank);
 	if (rc == TSR_ENOMEM)
 		return tsr__err(rc, "task '%s': out of memory", p->t->name);
 	return rc;
@@ -581,15 +586,37 @@ static int alloc_folds(struct index_launch *L)
 	return TSR_OK;
 }
 
-/* An ordered reduction of the returns gives every point its own partial value. */
-static int take_partials(struct index_launch *L)
+/* The points this rank runs (all of them in one process). */
+static int64_t local_points(const struct index_launch *L)
+{
+	if (!L->ranks)
+		return L->npoints;
+
+	int64_t n = 0;
+	for (int64_t pi = 0; pi < L->npoints; pi++)
+		n += tsr__here(L->ranks[pi]);
+	return n;
+}
+
+/* Every point's node in the task graph, -1 until its task is made (other ranks' points stay so). */
+static int *dag_ids_new(int64_t npoints)
+{
+	int *ids = malloc((size_t)npoints * sizeof *ids);
+	for (int64_t i = 0; ids && i < npoints; i++)
+		ids[i] = -1;
+	return ids;
+}
+
+/* An ordered reduction of the returns gives every point this rank runs its own partial value, in
+ * color order. */
+static int take_partials(struct index_launch *L, int64_t nlocal)
 {
 	if (!L->res || !tsr__redux_ordered())
 		return TSR_OK;
 
-	L->parts = tsr__partials_take(L->npoints, L->res->size);
+	L->parts = tsr__partials_take(nlocal, L->res->size);
 	if (L->parts && tsr__dag_on)
-		L->dag_ids = malloc((size_t)L->npoints * sizeof *L->dag_ids);
+		L->dag_ids = dag_ids_new(L->npoints);
 	if (!L->parts || (tsr__dag_on && !L->dag_ids))
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
 				L->t->name);
@@ -599,6 +626,7 @@ static int take_partials(struct index_launch *L)
 static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop)
 {
 	struct tsr_region *subs[TSR_MAX_REQS];
+	int64_t nlocal = 0;
 
 	for (int64_t pi = 0; pi < L->npoints; pi++) {
 		int64_t point[3];
@@ -610,10 +638,12 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 
 		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
 					   L->res ? L->res->state : NULL};
-		if (L->parts) {
-			ret.h = L->parts->h[pi];
+		int here = tsr__here(L->ranks ? L->ranks[pi] : 0);
+		if (L->parts && here) {
+			ret.h = L->parts->h[nlocal];
 			ret.partial = 1;
 		}
+		nlocal += here;
 
 		struct point_launch p = {.t = L->t,
 					 .n = L->n,
@@ -642,7 +672,7 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 
 	if (tsr__dist.on) {
 		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks,
-						L->dag_ids);
+						L->npoints, L->dag_ids);
 		L->parts = NULL; /* the fold (or the gathering) owns them now */
 		return rc;
 	}
@@ -658,6 +688,146 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 		tsr__partials_release(L->parts, 1);
 	L->parts = NULL;
 	return TSR_OK;
+}
+
+/* ---------------------------------------------------------------- structured launches */
+
+/* Every field requirement i reaches: the request coherence_sym.c takes for it. */
+static struct tsr_sym_req sym_req(const struct index_launch *L, int i, const struct tsr_ivec *mine)
+{
+	return (struct tsr_sym_req){.part = L->q[i].part,
+				    .mpart = L->q[tsr__map_req(L->n, L->q)].part,
+				    .domain = L->domain,
+				    .mine = mine->v,
+				    .nmine = mine->n};
+}
+
+static struct tsr_node *root_node(const struct resolved_req *q, int k)
+{
+	return &q->root->nodes[q->fields[k]];
+}
+
+/* What every rank's points read: each rank receives what its points lack and sends what others'
+ * lack of what it wrote, under tags every rank reserves alike. */
+static int structured_moves(const struct index_launch *L, const struct tsr_ivec *mine)
+{
+	for (int i = 0; i < L->n; i++) {
+		if (L->q[i].kind != TSR_REQ_PARTITION || L->q[i].priv == TSR_WRITE)
+			continue;
+
+		struct tsr_sym_req r = sym_req(L, i, mine);
+		for (int k = 0; k < L->q[i].nfields; k++) {
+			struct tsr_node *root = root_node(&L->q[i], k);
+			int64_t base = tsr__dist_tags(tsr__coh_sym_tags(root, &r));
+			int rc = tsr__coh_sym_read(root, &r, base);
+			if (rc == TSR_ENOMEM)
+				return tsr__err(rc, "task '%s': out of memory", L->t->name);
+			if (rc)
+				return rc;
+		}
+	}
+
+	return TSR_OK;
+}
+
+/* After this rank's points: every written field's validity is the launch's. */
+static int structured_writes(const struct index_launch *L, const struct tsr_ivec *mine,
+			     const tsr_box_t *covers)
+{
+	for (int i = 0; i < L->n; i++) {
+		if (L->q[i].kind != TSR_REQ_PARTITION || L->q[i].priv == TSR_READ)
+			continue;
+
+		struct tsr_sym_req r = sym_req(L, i, mine);
+		for (int k = 0; k < L->q[i].nfields; k++) {
+			int rc = tsr__coh_sym_wrote(root_node(&L->q[i], k), &r, &covers[i]);
+			if (rc == TSR_ENOMEM)
+				return tsr__err(rc, "task '%s': out of memory", L->t->name);
+			if (rc)
+				return rc;
+		}
+	}
+
+	return TSR_OK;
+}
+
+/* This rank's point pi: its subregions, its mapping (owners), then the task. */
+static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, const void *args,
+			    size_t arglen, tsr_redop_t redop)
+{
+	struct tsr_region *subs[TSR_MAX_REQS];
+	int64_t point[3];
+	tsr__box_point(L->domain, pi, point);
+
+	for (int i = 0; i < L->n; i++) {
+		const struct resolved_req *q = &L->q[i];
+		subs[i] = q->kind == TSR_REQ_PARTITION
+				  ? q->part->subs[tsr__box_index(q->part->colors, point)]
+				  : NULL;
+	}
+
+	int mr = tsr__map_req(L->n, L->q);
+	struct tsr_partition *m = L->q[mr].part;
+	tsr_mapping_t map;
+	int mapped = tsr__map_needed(m);
+	if (mapped) {
+		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, m,
+					 (int)tsr__box_index(m->colors, point), tsr__dist.rank,
+					 &map);
+		if (rc)
+			return rc;
+	}
+
+	struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
+				   L->res ? L->res->state : NULL};
+	if (L->parts) {
+		ret.h = L->parts->h[nth];
+		ret.partial = 1;
+	}
+
+	struct point_launch p = {.t = L->t,
+				 .n = L->n,
+				 .q = L->q,
+				 .subs = subs,
+				 .pdim = L->domain.dim,
+				 .point = point,
+				 .rank = tsr__dist.rank,
+				 .structured = 1};
+	int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
+			      mapped ? &map : NULL);
+	if (!rc && L->dag_ids)
+		L->dag_ids[pi] = p.dag_id;
+	return rc;
+}
+
+/* Several ranks, a structured launch: this rank analyses and submits its own points only. Its
+ * moves come from the last writes' partitions and this launch's (coherence_sym.c), not from a
+ * walk over every point of the job. */
+static int structured_launch(struct index_launch *L, const tsr_box_t *covers, const void *args,
+			     size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+{
+	struct tsr_ivec mine = {0};
+	int rc = tsr__launch_mine(L, &mine);
+
+	if (!rc && result && L->t->ret_type != TSR_NONE)
+		rc = tsr__launch_all_ranks(L); /* the result's gathering places every point */
+	if (!rc)
+		rc = make_result(L->t, result, redop.id, "tsr_index_launch", &L->res);
+	if (!rc)
+		rc = take_partials(L, mine.n);
+	if (!rc)
+		rc = structured_moves(L, &mine);
+
+	for (int i = 0; i < mine.n && !rc; i++)
+		rc = structured_point(L, mine.v[i], i, args, arglen, redop);
+
+	if (!rc)
+		rc = structured_writes(L, &mine, covers);
+	if (!rc)
+		rc = fold_returns(L, redop);
+
+	free(mine.v);
+	return rc;
 }
 
 static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *result)
@@ -710,6 +880,15 @@ static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const t
 	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
 		return rc;
 
+	tsr_box_t covers[TSR_MAX_REQS];
+	int structured = tsr__launch_structured(&L, covers);
+	if (tsr__dist.on)
+		tsr__dist_count_launch(structured);
+	if (structured) {
+		rc = structured_launch(&L, covers, args, arglen, redop, result);
+		goto out;
+	}
+
 	/* Everything is checked and decided before the first point is submitted. */
 	if ((rc = tsr__compute_colors(&L)))
 		goto out;
@@ -725,7 +904,7 @@ static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const t
 		goto out;
 	if ((rc = alloc_folds(&L)))
 		goto out;
-	if ((rc = take_partials(&L)))
+	if ((rc = take_partials(&L, local_points(&L))))
 		goto out;
 
 	rc = submit_points(&L, args, arglen, redop);
@@ -749,6 +928,7 @@ void tsr__launch_fini(void)
 int tsr__launch_init(void)
 {
 	tsr__fold_init();
+	tsr__fold_ranks_init();
 	return TSR_OK;
 }
 

@@ -87,5 +87,13 @@ void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, con
 /* or TSR_ALL_RANKS */
 int tsr__single_rank(const struct tsr_task *t, int n, const struct resolved_req *q);
 int tsr__decide_ranks(struct index_launch *L);
+/* Several ranks: whether the launch goes the structured way (coherence_sym.c): every requirement
+ * a future or a partition by the identity projection, none reducing, and the boxes each one
+ * writes filling one box (covers[i]); no mapper. */
+int tsr__launch_structured(const struct index_launch *L, tsr_box_t covers[]);
+/* This rank's points (linear indexes of the domain, ascending), from the mapping partition. */
+int tsr__launch_mine(const struct index_launch *L, struct tsr_ivec *mine);
+/* Every point's rank into L->ranks (what the reduced result's gathering needs). */
+int tsr__launch_all_ranks(struct index_launch *L);
 
 #endif

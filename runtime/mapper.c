@@ -1,6 +1,7 @@
 /* mapper.c: the user's say in where tasks run: a mapper callback per point task and owners per
  * color of a partition, applied on top of whatever scheduling policy is active. */
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 
 static tsr_mapper_fn mapper;
@@ -159,6 +160,14 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 				n - 1, n, n == 1 ? "" : "s");
 	tsr__dist_note("tsr_partition_set_rank", &rank, sizeof rank);
 
+	/* what launches through p said of fields assumed the old ranks */
+	if ((rc = tsr__coh_sym_forget(p)))
+		return tsr__err(rc, "tsr_partition_set_rank: partition '%s': %s", p->name,
+				rc == TSR_ENOMEM ? "out of memory" : tsr_last_error());
+	free(p->rank_start);
+	free(p->rank_colors);
+	p->rank_start = p->rank_colors = NULL;
+
 	if (!p->ranks) {
 		int *ranks = malloc(p->ncolors * sizeof *ranks);
 		if (!ranks)
@@ -178,9 +187,39 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 
 int tsr__color_rank(const struct tsr_partition *p, int c)
 {
-	if (p->ranks)
-		return p->ranks[c];
-	return (int)((int64_t)c * tsr_nranks() / p->ncolors);
+	return tsr__rank_of_color(p, c);
+}
+
+int tsr__partition_rank_index(struct tsr_partition *p)
+{
+	if (!p->ranks || p->rank_start)
+		return TSR_OK;
+
+	int n = tsr_nranks();
+	int *start = calloc((size_t)n + 1, sizeof *start);
+	int *colors = malloc((size_t)p->ncolors * sizeof *colors);
+	int *next = malloc((size_t)n * sizeof *next);
+	if (!start || !colors || !next) {
+		free(start);
+		free(colors);
+		free(next);
+		return TSR_ENOMEM;
+	}
+
+	/* counting sort of the colors by rank, colors ascending within a rank */
+	for (int c = 0; c < p->ncolors; c++)
+		start[p->ranks[c] + 1]++;
+	for (int r = 0; r < n; r++)
+		start[r + 1] += start[r];
+
+	memcpy(next, start, (size_t)n * sizeof *next);
+	for (int c = 0; c < p->ncolors; c++)
+		colors[next[p->ranks[c]]++] = c;
+
+	free(next);
+	p->rank_start = start;
+	p->rank_colors = colors;
+	return TSR_OK;
 }
 
 int tsr__region_rank(const struct tsr_region *r)

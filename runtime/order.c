@@ -475,6 +475,8 @@ static void submit_empty(struct starpu_task *task)
 
 int tsr__order_submit(struct starpu_task *task)
 {
+	tsr__dist_count_task(task->cl); /* several ranks: TSR_STATS counts the tasks per rank */
+
 	int tracked = 0;
 	for (int b = 0; b < task->nbuffers && !tracked; b++)
 		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;

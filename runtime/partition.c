@@ -22,8 +22,10 @@ int tsr__color_index(const struct tsr_partition *p, const int64_t color[3])
 }
 
 /* Build the partition object and its subregions from a list of boxes. */
+/* tiles: the geometry of a tiles partition (geom.c); NULL for a list of boxes, indexed here. */
 static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *boxes,
-			   const char *name, const char *what, tsr_partition_t *out)
+			   const struct tsr_geom *tiles, const char *name, const char *what,
+			   tsr_partition_t *out)
 {
 	int n = (int)tsr_box_volume(colors);
 	struct tsr_partition *p = calloc(1, sizeof *p);
@@ -55,6 +57,11 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 		if (!p->subs[c])
 			goto nomem;
 	}
+
+	if (tiles)
+		p->geom = *tiles;
+	else if (tsr__geom_list(&p->geom, boxes, n))
+		goto nomem;
 
 	if (r->nparts == r->cap_parts) {
 		int ncap = r->cap_parts ? 2 * r->cap_parts : 4;
@@ -120,8 +127,15 @@ void tsr__partition_free(struct tsr_partition *p, int detach)
 	if (p->id)
 		tsr__handle_free(p->id);
 
+	/* several ranks: what launches through p said of fields, told piece by piece (or, where
+	 * that cannot be, forgotten: tsr_partition_destroy refuses first) */
+	if (tsr__coh_sym_forget(p))
+		tsr__coh_sym_abandon(p);
+	tsr__geom_free(&p->geom);
 	free(p->owners);
 	free(p->ranks);
+	free(p->rank_start);
+	free(p->rank_colors);
 	free(p->subs);
 	free(p->boxes);
 	free(p->name);
@@ -227,7 +241,9 @@ int tsr_partition_tiles_halo(tsr_region_t rid, tsr_box_t domain, tsr_box_t color
 		boxes[c] = b;
 	}
 
-	return partition_build(r, colors, boxes, name, what, out);
+	struct tsr_geom tiles;
+	tsr__geom_tiles(&tiles, domain, n, halo);
+	return partition_build(r, colors, boxes, &tiles, name, what, out);
 }
 
 int tsr_partition_tiles(tsr_region_t rid, tsr_box_t colors, const char *name, tsr_partition_t *out)
@@ -269,7 +285,7 @@ int tsr_partition_boxes(tsr_region_t rid, int nboxes, const tsr_box_t *boxes, co
 	if (!copy)
 		return tsr__err(TSR_ENOMEM, "%s: out of memory", what);
 	memcpy(copy, boxes, nboxes * sizeof *copy);
-	return partition_build(r, tsr_box1(0, nboxes - 1), copy, name, what, out);
+	return partition_build(r, tsr_box1(0, nboxes - 1), copy, NULL, name, what, out);
 }
 
 int tsr_partition_subregion(tsr_partition_t pid, const int64_t color[3], tsr_region_t *sub)
@@ -330,6 +346,10 @@ int tsr_partition_destroy(tsr_partition_t pid)
 					"tsr_partition_destroy: partition '%s': field '%s' of "
 					"region '%s' is mapped on the host",
 					p->name, p->parent->fields[f].name, p->parent->root->name);
+
+	if ((rc = tsr__coh_sym_forget(p)))
+		return tsr__err(rc, "tsr_partition_destroy: partition '%s': %s", p->name,
+				rc == TSR_ENOMEM ? "out of memory" : tsr_last_error());
 
 	tsr__partition_free(p, 1);
 	return TSR_OK;

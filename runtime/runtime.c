@@ -15,9 +15,15 @@ static int init_locked(const tsr_config_t *cfg);
 /* What several ranks do not do (yet): checked once StarPU runs, on every rank alike. */
 static int dist_limits(void)
 {
-	if (tsr__dist.size > 64)
-		return tsr__err(TSR_EINVAL, "tsr_init: %d MPI ranks; Tessera runs on at most 64",
-				tsr__dist.size);
+	/* fake ranks go further: beyond 64 a piece's rank set is the whole job or refused
+	 * (coherence.h), which is all a structured launch needs; real ranks stay where they are
+	 * tested */
+	if (!tsr__dist_fake() && tsr__dist.size > TSR_MAX_RANKS)
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: %d MPI ranks; Tessera runs on at most %d (a piece's "
+				"ranks "
+				"are a %d-bit set)",
+				tsr__dist.size, TSR_MAX_RANKS, TSR_MAX_RANKS);
 	if (tsr__coh_tokens()) /* several memory nodes, or TSR_COHERENCE=tokens (tsr__coh_start) */
 		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or "
 					    "OpenCL workers, or TSR_COHERENCE=tokens) are not "
@@ -85,14 +91,19 @@ static void starpu_settings(const tsr_config_t *c, struct starpu_conf *conf)
 	conf->nopencl = c->nopencl >= 0 ? c->nopencl : -1;
 }
 
-/* The switches read before StarPU starts: reductions, coherence, ordering, ranks, nice levels,
- * the trace and graph files. *dist: whether to start on several ranks. */
-static int read_switches(const tsr_config_t *c, int *dist)
+/* TSR_IDLE's words (env.c) */
+enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN };
+
+/* The switches read before StarPU starts: reductions, coherence, ordering, ranks, idle workers,
+ * nice levels, the trace and graph files. *dist: whether to start on several ranks. */
+static int read_switches(const tsr_config_t *c, int *dist, int *idle)
 {
 	enum { ORDERED, UNORDERED }; /* TSR_REDUX's words (env.c) */
 	int redux;
 	int rc = tsr__env_choice("TSR_REDUX", "tsr_init", &redux);
 	tsr__rt.redux_unordered = rc == TSR_OK && redux == UNORDERED;
+	if (!rc)
+		rc = tsr__env_choice("TSR_IDLE", "tsr_init", idle);
 	if (!rc)
 		rc = tsr__coh_init();
 	if (!rc)
@@ -108,15 +119,31 @@ static int read_switches(const tsr_config_t *c, int *dist)
 	return tsr__obs_check_paths(c);
 }
 
-/* StarPU (or StarPU-MPI) started with conf; a failure named with what was asked for. */
-static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dist)
+/* Whether idle workers park (idle.c): TSR_IDLE=park, or auto where several ranks share the node's
+ * cores (place.c found them), since there a spinning worker takes the core from the thread that has
+ * work; where every worker has its core, StarPU's loop answers a new task soonest. */
+static int idle_parks(int idle)
+{
+	return idle == IDLE_PARK || (idle == IDLE_AUTO && tsr__place.node_ranks > 1);
+}
+
+/* StarPU (or StarPU-MPI) started with conf; a failure named with what was asked for. On several
+ * ranks MPI comes first: it tells which ranks share this node (place.c), which decides where the
+ * workers go and whether they park. */
+static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dist, int idle)
 {
 	char *saved[NOWN];
+	int parking;
 	int rc;
+
+	if (dist && (rc = tsr__dist_start(conf)))
+		return rc;
+	if (idle_parks(idle))
+		tsr__idle_park(conf, &parking);
 
 	hide_starpu_own(saved);
 	if (dist)
-		rc = tsr__dist_start(conf);
+		rc = tsr__dist_start_starpu(conf);
 	else
 		rc = starpu_init(conf);
 	restore_starpu_own(saved);
@@ -143,15 +170,16 @@ static int init_locked(const tsr_config_t *cfg)
 {
 	tsr_config_t c;
 	int dist;
+	int idle;
 	int rc = tsr__config_resolve(cfg, &c);
 	if (!rc)
-		rc = read_switches(&c, &dist);
+		rc = read_switches(&c, &dist, &idle);
 	if (rc)
 		return rc;
 
 	struct starpu_conf conf;
 	starpu_settings(&c, &conf);
-	if ((rc = start_starpu(&c, &conf, dist)))
+	if ((rc = start_starpu(&c, &conf, dist, idle)))
 		return rc;
 
 	tsr__rt.cfg = c;
@@ -174,7 +202,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__redops_reset();
 	tsr__launch_init();
 	tsr__mapper_reset();
-	tsr__obs_init(&c, conf.sched_policy == &tsr__critpath_policy);
+	tsr__obs_init(&c, tsr__idle_base(conf.sched_policy) == &tsr__critpath_policy);
 	if ((rc = tsr__internal_tasks_init()) || (rc = tsr__opencl_start())) {
 		tsr_finalize();
 		return rc;

@@ -179,9 +179,9 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 		/* computing from a failed task's output would pass garbage for a result: skip */
 		tsr__poison_outputs(ctx, inherited);
 		free(inherited);
-	} else {
+	} else if (ctx->task->internal || tsr__dist_runs_variants()) {
 		run_user_code(ctx);
-	}
+	} /* else a fake rank (TSR_FAKE_NRANKS): its analysis and submission are what it measures */
 
 	tsr__ctx_drop_states(ctx);
 	if (!ctx->release_in_callback)

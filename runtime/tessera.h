@@ -1592,14 +1592,21 @@ int tsr_partition_set_owner(tsr_partition_t p, const int64_t color[3], int worke
  * the region on every rank (every rank maps). Blocking calls compare the ranks' calls and fail
  * with TSR_EDIVERGE, on every rank, if they differ; a task that failed on one rank fails them on
  * every rank. Without MPI, tsr_rank is 0 and tsr_nranks 1.
+ *
+ * A fake rank (TSR_FAKE_NRANKS=N, TSR_FAKE_RANK=r, without mpirun) plays rank r of an N-rank
+ * job in one process, to measure one rank's analysis and submission: tsr_rank is r and
+ * tsr_nranks N, every decision is rank r's, but no task variant runs (Tessera's own fill and
+ * copy do), a send is dropped, a receive leaves its data as it was (a future's value: zero), and
+ * blocking calls answer as if every rank agreed. Futures then hold no computed value: a program
+ * measured so must not steer by them.
  * @{ */
 /** This process's rank.
- * @return 0 to tsr_nranks() - 1; 0 without MPI
+ * @return 0 to tsr_nranks() - 1; 0 without MPI; TSR_FAKE_RANK on a fake rank
  * @par Threads
  * Host thread (not checked). */
 int tsr_rank(void);
 /** Ranks running the program.
- * @return the count; 1 without MPI
+ * @return the count; 1 without MPI; TSR_FAKE_NRANKS on a fake rank
  * @par Threads
  * Host thread (not checked). */
 int tsr_nranks(void);

@@ -402,8 +402,9 @@ static int tcg_setup(struct tcg *T, const struct problem *P, const struct opts *
 	T->P = P;
 	T->o = o;
 	TRY(cg_tasks_register(&T->tk));
+	/* 2 per worker of the whole job: every rank's workers get blocks of their own */
 	int nw = tsr_ncpu_workers() + tsr_ncuda_workers() + tsr_nopencl_workers();
-	T->blocks = o->blocks ? o->blocks : 2 * (nw > 0 ? nw : 1);
+	T->blocks = o->blocks ? o->blocks : 2 * (nw > 0 ? nw : 1) * tsr_nranks();
 	if (T->blocks > P->n) {
 		fprintf(stderr, "cg: %d blocks for %lld unknowns: at most one block per unknown\n",
 			T->blocks, (long long)P->n);

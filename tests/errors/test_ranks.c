@@ -1,7 +1,9 @@
 /* test_ranks.c: the several-ranks calls in one process (issue 10). An owner rank outside
  * 0..nranks-1, a color outside the partition, a stale partition and a mapper's rank out of range
  * are refused with a message naming the partition and color (or the task and point), and
- * nothing is launched; without MPI the process is rank 0 of 1; TSR_MPI must be 0 or 1. */
+ * nothing is launched; without MPI the process is rank 0 of 1; TSR_MPI must be 0 or 1. A fake
+ * rank (TSR_FAKE_NRANKS, issue 27) is the rank it plays, runs no variant, and does not hang on
+ * what other ranks would send; its mistakes are refused by tsr_init. */
 #include "tsr_test.h"
 
 /* tiles "halves" of the witness line: colors (0) and (1) */
@@ -168,6 +170,190 @@ START_TEST(tsr_mpi_banana_refused)
 }
 END_TEST
 
+/* ---- fake ranks (TSR_FAKE_NRANKS, TSR_FAKE_RANK): each test starts the runtime itself */
+
+static void fake_env(const char *nranks, const char *rank)
+{
+	unsetenv("TSR_MPI");
+	if (nranks)
+		setenv("TSR_FAKE_NRANKS", nranks, 1);
+	else
+		unsetenv("TSR_FAKE_NRANKS");
+	if (rank)
+		setenv("TSR_FAKE_RANK", rank, 1);
+	else
+		unsetenv("TSR_FAKE_RANK");
+}
+
+static int fake_init(void)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	return tsr_init(&cfg);
+}
+
+/* Counts the points whose variant ran (a fake rank runs none). */
+static int variant_runs;
+
+static void counted_spoil(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	__atomic_add_fetch(&variant_runs, 1, __ATOMIC_RELAXED);
+	spoil(ctx, args, arglen);
+}
+
+/* The sum of a tile's values as its point's return value (a fake rank runs none). */
+static void tile_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	__atomic_add_fetch(&variant_runs, 1, __ATOMIC_RELAXED);
+	double s = 1.0;
+	tsr_ctx_return(ctx, &s);
+}
+
+/* Rank 2 of 4: tsr_rank and tsr_nranks say so; the points of every rank are analysed, but no
+ * variant runs; Tessera's own tasks do (the fill); a halo read's receives, a reduction gathered
+ * from every rank and a map of the whole line neither hang nor change what the fill wrote. */
+START_TEST(fake_rank_plays_its_rank_without_variants)
+{
+	fake_env("4", "2");
+	CK_TSR(fake_init());
+	ck_assert_int_eq(tsr_rank(), 2);
+	ck_assert_int_eq(tsr_nranks(), 4);
+
+	tsr_region_t r = tsr_test_line();
+	tsr_partition_t tiles, halo;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "quarters", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 3), (const int64_t[3]){1},
+					"halo", &halo));
+	tsr_task_t spoiler, sum;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = counted_spoil},
+				 &spoiler));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "tile_sum",
+						    .cpu = tile_sum,
+						    .ret_type = TSR_F64},
+				 &sum));
+
+	CK_TSR(tsr_run(spoiler,
+		       &(tsr_launch_t){.domain = tsr_box1(0, 3),
+				       .reqs = TSR_REQS(tsr_req_part(tiles, TSR_WRITE_DISCARD,
+								     TSR_FIELDS(0)))}));
+	tsr_future_t total;
+	CK_TSR(tsr_run(sum, &(tsr_launch_t){.domain = tsr_box1(0, 3),
+					    .reqs = TSR_REQS(
+						    tsr_req_part(halo, TSR_READ, TSR_FIELDS(0))),
+					    .redop = TSR_SUM,
+					    .result = &total}));
+	double value = -1.0;
+	CK_TSR(tsr_future_wait(total, &value, sizeof value));
+	CK_TSR(tsr_future_destroy(total));
+	CK_TSR(tsr_fence());
+
+	ck_assert_int_eq(__atomic_load_n(&variant_runs, __ATOMIC_RELAXED), 0);
+	/* no point computed its value, here or on the ranks it stands for */
+	ck_assert_msg(value == 0.0, "the fake rank's gathered sum is %g", value);
+	tsr_test_ck_line_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+	fake_env(NULL, NULL);
+}
+END_TEST
+
+/* One rank of 1: the same (tsr_rank 0 of 1) with the runtime's several-ranks path. */
+START_TEST(fake_rank_of_one)
+{
+	fake_env("1", NULL);
+	CK_TSR(fake_init());
+	ck_assert_int_eq(tsr_rank(), 0);
+	ck_assert_int_eq(tsr_nranks(), 1);
+	tsr_region_t r = tsr_test_line();
+	tsr_test_ck_line_intact(r);
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+	fake_env(NULL, NULL);
+}
+END_TEST
+
+/* What tsr_init refuses, each with a message naming the switch; the runtime is then down and
+ * the next tsr_init works. */
+START_TEST(fake_rank_mistakes_refused)
+{
+	fake_env(NULL, "1");
+	CK_TSR_ERR(fake_init(), TSR_EINVAL, "TSR_FAKE_RANK=1", "TSR_FAKE_NRANKS");
+	fake_env("4", "4");
+	CK_TSR_ERR(fake_init(), TSR_EINVAL, "TSR_FAKE_RANK=4", "TSR_FAKE_NRANKS=4", "0..3");
+	fake_env("4", "-1");
+	CK_TSR_ERR(fake_init(), TSR_EINVAL, "TSR_FAKE_RANK", "-1");
+	const char *bad[] = {"0", "1025", "many"};
+	for (int i = 0; i < 3; i++) {
+		fake_env(bad[i], NULL);
+		CK_TSR_ERR(fake_init(), TSR_EINVAL, "TSR_FAKE_NRANKS", bad[i], "1 to 1024");
+	}
+	/* fake ranks play a job without MPI */
+	fake_env("4", "1");
+	setenv("TSR_MPI", "1", 1);
+	CK_TSR_ERR(fake_init(), TSR_EINVAL, "TSR_MPI");
+	fake_env(NULL, NULL);
+	CK_TSR(fake_init());
+	ck_assert_int_eq(tsr_nranks(), 1);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
+/* Beyond 64 fake ranks (a piece's rank set holds 64): index launches through disjoint partitions
+ * run, halo reads and a gathered reduction included; a write on one rank (a single launch) is
+ * refused, naming the field and the region; the runtime then finalizes. */
+START_TEST(fake_ranks_beyond_64_take_the_structured_path)
+{
+	fake_env("100", "70");
+	CK_TSR(fake_init());
+	ck_assert_int_eq(tsr_rank(), 70);
+	ck_assert_int_eq(tsr_nranks(), 100);
+
+	tsr_region_t r = tsr_test_region_f64("long line", tsr_box1(0, 399));
+	double three = 3.0;
+	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
+	tsr_partition_t tiles, halo;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 99), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 399), tsr_box1(0, 99), (const int64_t[3]){1},
+					"halo", &halo));
+	tsr_task_t spoiler, sum;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = counted_spoil},
+				 &spoiler));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "tile_sum",
+						    .cpu = tile_sum,
+						    .ret_type = TSR_F64},
+				 &sum));
+
+	for (int it = 0; it < 2; it++) {
+		CK_TSR(tsr_run(spoiler,
+			       &(tsr_launch_t){.domain = tsr_box1(0, 99),
+					       .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ_WRITE,
+									     TSR_FIELDS(0)))}));
+		tsr_future_t total;
+		CK_TSR(tsr_run(sum, &(tsr_launch_t){.domain = tsr_box1(0, 99),
+						    .reqs = TSR_REQS(tsr_req_part(halo, TSR_READ,
+										  TSR_FIELDS(0))),
+						    .redop = TSR_SUM,
+						    .result = &total}));
+		double value = -1.0;
+		CK_TSR(tsr_future_wait(total, &value, sizeof value));
+		CK_TSR(tsr_future_destroy(total));
+	}
+	CK_TSR(tsr_fence());
+	ck_assert_int_eq(__atomic_load_n(&variant_runs, __ATOMIC_RELAXED), 0);
+
+	CK_TSR_ERR(tsr_run(spoiler,
+			   &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_READ_WRITE,
+									   TSR_FIELDS(0)))}),
+		   TSR_EINVAL, "field 'x' of region 'long line'", "100 ranks", "more than 64");
+	/* refused before anything was submitted or recorded: the runtime goes on */
+	CK_TSR(tsr_fence());
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+	fake_env(NULL, NULL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ranks");
@@ -183,5 +369,11 @@ int main(void)
 	TCase *env = tsr_test_tcase("environment", 0);
 	tcase_add_test(env, tsr_mpi_banana_refused);
 	suite_add_tcase(s, env);
+	TCase *fake = tsr_test_tcase("fake ranks", 0);
+	tcase_add_test(fake, fake_rank_plays_its_rank_without_variants);
+	tcase_add_test(fake, fake_rank_of_one);
+	tcase_add_test(fake, fake_rank_mistakes_refused);
+	tcase_add_test(fake, fake_ranks_beyond_64_take_the_structured_path);
+	suite_add_tcase(s, fake);
 	return tsr_test_run(s);
 }

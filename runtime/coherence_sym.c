@@ -1,0 +1,518 @@
+/* coherence_sym.c: several ranks: a field's validity told by the launch that last wrote it, so
+ * that a rank finds what to send and what to receive from its own points and their neighbours,
+ * not by looking at every point of the job.
+ *
+ * coherence_ranks.c keeps, per field, a validity map that every rank updates for every point of
+ * every launch: correct for any launch, but a rank's work then grows with the job. An index launch
+ * through a disjoint partition with the identity projection says the same thing in one line: the
+ * box of color c was written by the rank that ran point c. A field written so keeps that line (its
+ * "structured write": the partition written, the launch's mapping partition, its domain, and the
+ * box the written boxes cover, which must be one box) instead of pieces, and a later structured
+ * launch that reads the field through any partition (a halo, say) finds its transfers with the
+ * partitions' geometry (geom.c):
+ *   - a rank receives, for each of its own points, the parts of the point's box that boxes written
+ *     by other ranks cover (the written partition's boxes that meet it);
+ *   - a rank sends, for each box it wrote, the parts other ranks' points read (the read
+ *     partition's boxes that meet it).
+ * Both sides compute the same moves from the same replicated facts, and name each move's tag
+ * after the reader's point and the writer's color (from a range of tags every rank reserves alike),
+ * so no rank enumerates another's points. What lies outside the covered box goes by the validity
+ * map as before, piece by piece.
+ *
+ * Any other access to the field (a single launch, a fill, a host map, a launch the structured path
+ * does not take) first flattens the structured write into the validity map, once, with one piece
+ * per written box: then coherence_ranks.c goes on as it always did. A partition a structured write
+ * names is flattened away before it is destroyed or its ranks change. Receives are not recorded
+ * as copies (a second read of the same data moves it again): moves stay a function of the last
+ * write alone, which is what keeps them cheap to agree on. */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "coherence.h"
+
+struct tsr_sym {
+	const struct tsr_partition *wpart; /* the partition written: color c's box */
+	const struct tsr_partition *mpart; /* the launch's mapping partition: point p's rank */
+	tsr_box_t domain;                  /* the launch's points (colors, identity projection) */
+	tsr_box_t cover;                   /* the union of wpart's boxes over domain */
+};
+
+/* Roots that hold a structured write (a few fields: scanned when a partition goes). */
+static struct tsr_node **holders;
+static int nholders, capholders;
+
+static struct tsr_ivec found; /* one host thread: the colors a query finds */
+
+/* ---------------------------------------------------------------- ranks and colors */
+
+static int rank_of_point(const struct tsr_partition *m, const int64_t point[3])
+{
+	return tsr__rank_of_color(m, (int)tsr__box_index(m->colors, point));
+}
+
+/* The colors of m that rank r runs, ascending: [*lo, *hi) of m's colors, or m's index. */
+static const int *colors_of_rank(const struct tsr_partition *m, int r, int *lo, int *hi)
+{
+	if (m->ranks) {
+		*lo = m->rank_start[r];
+		*hi = m->rank_start[r + 1];
+		return m->rank_colors;
+	}
+
+	/* blocks: color c runs on floor(c * N / ncolors) */
+	int64_t n = tsr_nranks();
+	*lo = (int)(((int64_t)r * m->ncolors + n - 1) / n);
+	*hi = (int)(((int64_t)(r + 1) * m->ncolors + n - 1) / n);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- boxes */
+
+/* x minus c, as at most 6 disjoint boxes; their count. */
+static int box_minus(tsr_box_t x, const tsr_box_t *c, tsr_box_t out[6])
+{
+	int n = 0;
+	tsr_box_t in;
+	if (!tsr_box_intersect(x, *c, &in)) {
+		out[0] = x;
+		return 1;
+	}
+
+	for (int d = 0; d < x.dim; d++) {
+		if (x.lo[d] < in.lo[d]) {
+			out[n] = x;
+			out[n++].hi[d] = in.lo[d] - 1;
+		}
+		if (x.hi[d] > in.hi[d]) {
+			out[n] = x;
+			out[n++].lo[d] = in.hi[d] + 1;
+		}
+		x.lo[d] = in.lo[d];
+		x.hi[d] = in.hi[d];
+	}
+
+	return n;
+}
+
+/* ---------------------------------------------------------------- tags */
+
+/* Tags per reader point: one per written color, then six per validity piece (the parts of the
+ * point's box outside the covered box, met with each piece). */
+static int64_t tags_per_point(const struct tsr_node *root)
+{
+	int64_t w = root->sym ? root->sym->wpart->ncolors : 0;
+	return w + 6 * (int64_t)root->valid->n;
+}
+
+int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req *r)
+{
+	return tsr_box_volume(r->domain) * tags_per_point(root);
+}
+
+/* ---------------------------------------------------------------- the covered box */
+
+static int move_in(struct tsr_node *root, const tsr_box_t *y, int src, int64_t tag)
+{
+	return src == tsr__dist.rank ? TSR_OK : tsr__coh_recv_piece(root, y, src, tag);
+}
+
+/* This rank's point pi (at point) reads box x: receive what other ranks wrote of it. */
+static int receive_written(struct tsr_node *root, const struct tsr_sym_req *r, int64_t pi,
+			   const tsr_box_t *x, int64_t base)
+{
+	const struct tsr_sym *s = root->sym;
+	tsr_box_t xin;
+	if (!tsr_box_intersect(*x, s->cover, &xin))
+		return TSR_OK;
+	if (tsr__geom_meeting(&s->wpart->geom, s->wpart->boxes, &xin, &found))
+		return TSR_ENOMEM;
+
+	for (int i = 0; i < found.n; i++) {
+		int cw = found.v[i];
+		int64_t wp[3];
+		tsr__box_point(s->wpart->colors, cw, wp);
+		if (tsr__box_index(s->domain, wp) < 0)
+			continue; /* not written by the launch (cannot meet the cover: disjoint) */
+
+		tsr_box_t y;
+		tsr_box_intersect(s->wpart->boxes[cw], xin, &y);
+		int rc = move_in(root, &y, rank_of_point(s->mpart, wp),
+				 base + pi * tags_per_point(root) + cw);
+		if (rc)
+			return rc;
+	}
+
+	return TSR_OK;
+}
+
+/* This rank wrote box z (color cw of the written partition): send its parts other ranks' points
+ * of the launch read. */
+static int send_written(struct tsr_node *root, const struct tsr_sym_req *r, int cw, int64_t base)
+{
+	const struct tsr_partition *h = r->part;
+	const tsr_box_t *z = &root->sym->wpart->boxes[cw];
+	if (tsr__geom_meeting(&h->geom, h->boxes, z, &found))
+		return TSR_ENOMEM;
+
+	for (int i = 0; i < found.n; i++) {
+		int64_t pt[3];
+		tsr__box_point(h->colors, found.v[i], pt);
+		int64_t pi = tsr__box_index(r->domain, pt);
+		if (pi < 0)
+			continue; /* not a point of this launch */
+
+		int dst = rank_of_point(r->mpart, pt);
+		if (dst == tsr__dist.rank)
+			continue;
+
+		tsr_box_t y;
+		tsr_box_intersect(h->boxes[found.v[i]], *z, &y);
+		int rc = tsr__coh_send_piece(root, &y, dst, base + pi * tags_per_point(root) + cw);
+		if (rc)
+			return rc;
+	}
+
+	return TSR_OK;
+}
+
+/* Every box this rank wrote in the structured write, sent where the launch reads it. */
+static int send_all_written(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	const struct tsr_sym *s = root->sym;
+	int lo;
+	int hi;
+	const int *index = colors_of_rank(s->mpart, tsr__dist.rank, &lo, &hi);
+
+	for (int k = lo; k < hi; k++) {
+		int64_t wp[3];
+		tsr__box_point(s->mpart->colors, index ? index[k] : k, wp);
+		if (tsr__box_index(s->domain, wp) < 0)
+			continue; /* this rank ran no point there */
+
+		int rc = send_written(root, r, (int)tsr__box_index(s->wpart->colors, wp), base);
+		if (rc)
+			return rc;
+	}
+
+	return TSR_OK;
+}
+
+/* ---------------------------------------------------------------- outside the covered box */
+
+/* Whether every rank holds validity piece p (nothing to move for it). */
+static int held_everywhere(const struct tsr_piece *p)
+{
+	uint64_t every = tsr__every_rank();
+	return (p->ranks & every) == every;
+}
+
+/* The parts of point pi's box x outside the cover, met with validity piece j: move each one
+ * rank pi's rank lacks from the piece's lowest holder. `send` picks this rank's side. */
+static int move_outside(struct tsr_node *root, int64_t pi, const tsr_box_t *x, int dst, int send,
+			int64_t base)
+{
+	tsr_box_t part[6];
+	int np = root->sym ? box_minus(*x, &root->sym->cover, part) : 1;
+	if (!root->sym)
+		part[0] = *x;
+
+	struct tsr_pieces *vm = root->valid;
+	int64_t first =
+		base + pi * tags_per_point(root) + (root->sym ? root->sym->wpart->ncolors : 0);
+	for (int j = 0; j < vm->n; j++) {
+		const struct tsr_piece *p = &vm->v[j];
+		int src = __builtin_ctzll(p->ranks);
+		if (held_everywhere(p) || (dst < 64 && (p->ranks >> dst & 1)))
+			continue; /* every rank holds it, or the reader's does */
+		if (send && src != tsr__dist.rank)
+			continue;
+
+		for (int k = 0; k < np; k++) {
+			tsr_box_t y;
+			if (!tsr_box_intersect(part[k], p->box, &y))
+				continue;
+
+			int64_t tag = first + 6 * (int64_t)j + k;
+			int rc = send ? tsr__coh_send_piece(root, &y, dst, tag)
+				      : tsr__coh_recv_piece(root, &y, src, tag);
+			if (rc)
+				return rc;
+		}
+	}
+
+	return TSR_OK;
+}
+
+/* Whether any part of the launch's reads lies outside the covered box. */
+static int reads_outside(const struct tsr_node *root, const struct tsr_sym_req *r)
+{
+	if (!root->sym)
+		return 1;
+	return !tsr_box_contains(root->sym->cover, r->part->parent->bounds);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	int x = *(const int *)a;
+	int y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The colors of h whose boxes meet a validity piece this rank holds first (and not every rank
+ * does), each once, into readers. */
+static int readers_of_mine(struct tsr_node *root, const struct tsr_partition *h,
+			   struct tsr_ivec *readers)
+{
+	struct tsr_pieces *vm = root->valid;
+	readers->n = 0;
+
+	for (int j = 0; j < vm->n; j++) {
+		const struct tsr_piece *p = &vm->v[j];
+		if (held_everywhere(p) || __builtin_ctzll(p->ranks) != tsr__dist.rank)
+			continue;
+		if (tsr__geom_meeting(&h->geom, h->boxes, &p->box, &found))
+			return TSR_ENOMEM;
+
+		for (int i = 0; i < found.n; i++) {
+			TSR_GROW(readers->v, readers->n, readers->cap, 16);
+			readers->v[readers->n++] = found.v[i];
+		}
+	}
+
+	qsort(readers->v, (size_t)readers->n, sizeof *readers->v, by_value);
+	int n = 0;
+	for (int i = 0; i < readers->n; i++)
+		if (i == 0 || readers->v[i] != readers->v[n - 1])
+			readers->v[n++] = readers->v[i];
+	readers->n = n;
+	return TSR_OK;
+}
+
+/* Sends of the pieces this rank holds first in the validity map, to every point of the launch
+ * whose box meets them and whose rank lacks them: each such point once, as its rank receives. */
+static int send_outside(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	const struct tsr_partition *h = r->part;
+	struct tsr_ivec readers = {0};
+	int rc = readers_of_mine(root, h, &readers);
+
+	for (int i = 0; i < readers.n && !rc; i++) {
+		int64_t pt[3];
+		tsr__box_point(h->colors, readers.v[i], pt);
+		int64_t pi = tsr__box_index(r->domain, pt);
+		int dst = rank_of_point(r->mpart, pt);
+		if (pi >= 0 && dst != tsr__dist.rank)
+			rc = move_outside(root, pi, &h->boxes[readers.v[i]], dst, 1, base);
+	}
+
+	free(readers.v);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	const struct tsr_partition *h = r->part;
+	int rc = TSR_OK;
+
+	/* what this rank's points lack */
+	for (int i = 0; i < r->nmine && !rc; i++) {
+		int64_t pt[3];
+		tsr__box_point(r->domain, r->mine[i], pt);
+		const tsr_box_t *x = &h->boxes[tsr__box_index(h->colors, pt)];
+
+		if (root->sym)
+			rc = receive_written(root, r, r->mine[i], x, base);
+		if (!rc && reads_outside(root, r))
+			rc = move_outside(root, r->mine[i], x, tsr__dist.rank, 0, base);
+	}
+
+	/* what other ranks' points lack of this rank's */
+	if (!rc && root->sym)
+		rc = send_all_written(root, r, base);
+	if (!rc && reads_outside(root, r))
+		rc = send_outside(root, r, base);
+
+	if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
+		rc = tsr__coh_xviews_flush(root);
+	return rc;
+}
+
+/* The box of color pt of p. */
+static const tsr_box_t *box_at(const struct tsr_partition *p, const int64_t pt[3])
+{
+	return &p->boxes[tsr__box_index(p->colors, pt)];
+}
+
+/* The union of p's boxes over domain when it is one box (*cover); 0 otherwise. */
+int tsr__coh_sym_cover(const struct tsr_partition *p, tsr_box_t domain, tsr_box_t *cover)
+{
+	if (!p->disjoint)
+		return 0;
+
+	if (p->geom.kind == TSR_GEOM_TILES) {
+		/* a box of tiles is a box: from the first tile's lo to the last one's hi */
+		int64_t lo[3] = {domain.lo[0], domain.lo[1], domain.lo[2]};
+		int64_t hi[3] = {domain.hi[0], domain.hi[1], domain.hi[2]};
+		*cover = *box_at(p, lo);
+		for (int d = 0; d < domain.dim; d++)
+			cover->hi[d] = box_at(p, hi)->hi[d];
+		return 1;
+	}
+
+	/* a list: disjoint boxes fill their bounding box exactly when their volumes add up to it */
+	int64_t sum = 0;
+	int64_t n = tsr_box_volume(domain);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t pt[3];
+		tsr__box_point(domain, i, pt);
+		const tsr_box_t *b = box_at(p, pt);
+		sum += tsr_box_volume(*b);
+
+		if (i == 0)
+			*cover = *b;
+		for (int d = 0; d < b->dim; d++) {
+			cover->lo[d] = b->lo[d] < cover->lo[d] ? b->lo[d] : cover->lo[d];
+			cover->hi[d] = b->hi[d] > cover->hi[d] ? b->hi[d] : cover->hi[d];
+		}
+	}
+
+	return sum == tsr_box_volume(*cover);
+}
+
+static int hold(struct tsr_node *root)
+{
+	for (int i = 0; i < nholders; i++)
+		if (holders[i] == root)
+			return TSR_OK;
+
+	TSR_GROW(holders, nholders, capholders, 8);
+	holders[nholders++] = root;
+	return TSR_OK;
+}
+
+static void unhold(struct tsr_node *root)
+{
+	for (int i = 0; i < nholders; i++)
+		if (holders[i] == root) {
+			holders[i] = holders[--nholders];
+			return;
+		}
+}
+
+static void drop(struct tsr_node *root)
+{
+	struct tsr_sym *s = root->sym;
+	((struct tsr_partition *)s->wpart)->sym_refs--;
+	((struct tsr_partition *)s->mpart)->sym_refs--;
+	free(s);
+	root->sym = NULL;
+	unhold(root);
+}
+
+int tsr__coh_sym_wrote(struct tsr_node *root, const struct tsr_sym_req *r, const tsr_box_t *cover)
+{
+	/* an older structured write this one does not cover must be told piece by piece first */
+	if (root->sym && !tsr_box_contains(*cover, root->sym->cover)) {
+		int rc = tsr__coh_sym_flatten(root);
+		if (rc)
+			return rc;
+	}
+
+	if (root->sym)
+		drop(root);
+
+	struct tsr_sym *s = malloc(sizeof *s);
+	if (!s || hold(root)) {
+		free(s);
+		return TSR_ENOMEM;
+	}
+
+	*s = (struct tsr_sym){.wpart = r->part,
+			      .mpart = r->mpart,
+			      .domain = r->domain,
+			      .cover = *cover};
+	((struct tsr_partition *)r->part)->sym_refs++;
+	((struct tsr_partition *)r->mpart)->sym_refs++;
+	root->sym = s;
+	return TSR_OK;
+}
+
+int tsr__coh_sym_flatten(struct tsr_node *root)
+{
+	struct tsr_sym *s = root->sym;
+	if (!s)
+		return TSR_OK;
+	if (tsr__dist.size > 64)
+		return tsr__err(TSR_EINVAL,
+				"field '%s' of region '%s': on %d ranks (more than 64), a field "
+				"written by an index launch can only be read by index launches "
+				"through partitions (the validity of each box cannot be kept "
+				"piece by piece)",
+				root->region->fields[root->field].name, root->region->name,
+				tsr__dist.size);
+
+	int64_t n = tsr_box_volume(s->domain);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t pt[3];
+		tsr__box_point(s->domain, i, pt);
+		int cw = (int)tsr__box_index(s->wpart->colors, pt);
+		struct tsr_piece val = {.ranks = tsr__rank_bit(rank_of_point(s->mpart, pt))};
+
+		if (tsr__pieces_assign(root->valid, &s->wpart->boxes[cw], &val) < 0)
+			return TSR_ENOMEM;
+	}
+
+	drop(root);
+	if (root->valid->n > TSR_MAX_PIECES)
+		return tsr__coh_valid_collapse(root);
+	return TSR_OK;
+}
+
+/* Whether a write of box b leaves nothing of the structured write: then it just goes. */
+int tsr__coh_sym_overwritten(struct tsr_node *root, const tsr_box_t *b)
+{
+	if (!root->sym || !tsr_box_contains(*b, root->sym->cover))
+		return 0;
+
+	drop(root);
+	return 1;
+}
+
+int tsr__coh_sym_forget(struct tsr_partition *p)
+{
+	for (int i = nholders - 1; p->sym_refs > 0 && i >= 0; i--) {
+		struct tsr_node *root = holders[i];
+		if (root->sym->wpart != p && root->sym->mpart != p)
+			continue;
+
+		int rc = tsr__coh_sym_flatten(root);
+		if (rc)
+			return rc;
+	}
+
+	return TSR_OK;
+}
+
+void tsr__coh_sym_abandon(struct tsr_partition *p)
+{
+	for (int i = nholders - 1; p->sym_refs > 0 && i >= 0; i--)
+		if (holders[i]->sym->wpart == p || holders[i]->sym->mpart == p)
+			drop(holders[i]);
+}
+
+void tsr__coh_sym_free(struct tsr_node *root)
+{
+	if (root->sym)
+		drop(root);
+}
+
+void tsr__coh_sym_shutdown(void)
+{
+	free(holders);
+	holders = NULL;
+	nholders = capholders = 0;
+	free(found.v);
+	found = (struct tsr_ivec){0};
+}

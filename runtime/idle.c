@@ -1,0 +1,159 @@
+/* idle.c: what a worker with nothing to run does (TSR_IDLE): StarPU's own loop, or park, asleep
+ * until a task is pushed, so that the core goes to the threads that have work.
+ *
+ * Debian's StarPU (and StarPU built without --enable-blocking-drivers) never lets a worker sleep:
+ * an idle worker asks the policy for a task again and again, pausing a few hundred cycles between
+ * tries. Where every worker has a core of its own that costs nothing. Where threads share cores
+ * it costs a great deal: several ranks on one node (each with its workers, the StarPU-MPI thread
+ * and the host thread) put two or three threads that never sleep on every core, and the thread
+ * that has work (the MPI thread with a message to receive, the worker a message made ready) waits
+ * for the scheduler's time slice, milliseconds, at every step. Measured on 2 cores, 2 ranks, a
+ * StarPU-MPI ring of tasks and messages (one task, one send per hop): 8-9 ms per hop with StarPU's
+ * idle loop and binding, 25 us with parked workers and a core per rank (dist.c's placement).
+ *
+ * Parking wraps the policy StarPU runs (any of StarPU's, or Tessera's own): push_task calls the
+ * policy's, then wakes the parked workers; pop_task calls the policy's and, when it has nothing,
+ * sleeps on a condition variable until the next push (or a short timeout, the safety net for a
+ * task StarPU pushes past the policy). A push counter read before the pop closes the window
+ * between an empty pop and the sleep. While it sleeps, the worker is in StarPU's "relax" state:
+ * StarPU counts a worker inside pop_task as scheduling, and a thread that pushes a task waits for
+ * a scheduling worker to come out of it unless the worker relaxed (starpu_worker_relax_on). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <starpu_scheduler.h>
+#include "internal.h"
+
+/* A parked worker looks again after this long even if nobody woke it: tasks StarPU puts on a
+ * worker's own list (starpu_task::execute_on_a_specific_worker) reach it through push_task_notify,
+ * which is woken too, but a wake must never be the only way out of a sleep. */
+enum { PARK_TIMEOUT_NS = 1000 * 1000 };
+
+static const struct starpu_sched_policy *base;
+static struct starpu_sched_policy parked;
+
+static pthread_mutex_t park_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cond;
+static atomic_ulong pushes;
+static atomic_int sleepers;
+
+static void wake_parked(void)
+{
+	atomic_fetch_add(&pushes, 1);
+	if (atomic_load(&sleepers) == 0)
+		return;
+
+	pthread_mutex_lock(&park_mutex);
+	pthread_cond_broadcast(&park_cond);
+	pthread_mutex_unlock(&park_mutex);
+}
+
+static int park_push(struct starpu_task *task)
+{
+	int rc = base->push_task(task);
+	wake_parked();
+	return rc;
+}
+
+static void park_push_notify(struct starpu_task *task, int worker, int perf_worker, unsigned ctx)
+{
+	if (base->push_task_notify)
+		base->push_task_notify(task, worker, perf_worker, ctx);
+	wake_parked();
+}
+
+static struct timespec deadline(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+
+	ts.tv_nsec += PARK_TIMEOUT_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+
+	return ts;
+}
+
+/* Sleep until a push newer than `seen`, or the timeout. */
+static void park(unsigned long seen)
+{
+	starpu_worker_relax_on();
+	pthread_mutex_lock(&park_mutex);
+	atomic_fetch_add(&sleepers, 1);
+
+	if (atomic_load(&pushes) == seen) {
+		struct timespec until = deadline();
+		pthread_cond_timedwait(&park_cond, &park_mutex, &until);
+	}
+
+	atomic_fetch_sub(&sleepers, 1);
+	pthread_mutex_unlock(&park_mutex);
+	starpu_worker_relax_off();
+}
+
+static struct starpu_task *park_pop(unsigned ctx)
+{
+	unsigned long seen = atomic_load(&pushes);
+	struct starpu_task *task = base->pop_task(ctx);
+	if (task)
+		return task;
+
+	park(seen);
+	/* StarPU's loop asks again at once; a task pushed meanwhile is taken then */
+	return NULL;
+}
+
+static void park_init_once(void)
+{
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&park_cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* The policy StarPU runs for conf (config.c resolved the program's, Tessera's and StarPU's ways
+ * of naming it into conf): the structure given, else the name given, else lws, StarPU's default.
+ * NULL if the name matches none of StarPU's policies. */
+static struct starpu_sched_policy *policy_of(const struct starpu_conf *conf)
+{
+	if (conf->sched_policy)
+		return conf->sched_policy;
+
+	const char *name = conf->sched_policy_name ? conf->sched_policy_name : "lws";
+	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); p && *p; p++)
+		if ((*p)->policy_name && !strcmp((*p)->policy_name, name))
+			return *p;
+	return NULL;
+}
+
+const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p)
+{
+	return p == &parked ? base : p;
+}
+
+int tsr__idle_park(struct starpu_conf *conf, int *parking)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct starpu_sched_policy *p = policy_of(conf);
+
+	*parking = 0;
+	if (!p || !p->pop_task)
+		return TSR_OK; /* a policy that feeds workers' own lists only: nothing to wrap */
+
+	pthread_once(&once, park_init_once);
+	base = p;
+	parked = *p;
+	parked.push_task = park_push;
+	parked.pop_task = park_pop;
+	parked.push_task_notify = park_push_notify;
+
+	conf->sched_policy = &parked;
+	conf->sched_policy_name = NULL;
+	*parking = 1;
+	return TSR_OK;
+}

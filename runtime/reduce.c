@@ -1,7 +1,7 @@
 /* reduce.c: reduction operators (sum, prod, min, max per type, plus user-registered ones) and
  * the StarPU init/redux codelet pair for each (type, op), since StarPU passes no argument to
  * them. They work on block interfaces (region fields) and variable interfaces (futures). */
-/* Reductions in Tessera, one glossary for reduce.c and fold.c (and the words launch.c uses):
+/* Reductions in Tessera, the one glossary of reduce.c, fold.c and launch.c (fold.c points here):
  *   operator (redop)   what combines two values: an identity and a fold, per element type; built
  *                      in (TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX) or registered (tsr_redop_register).
  *                      reduce.c holds them, with their CPU, CUDA and OpenCL bodies.

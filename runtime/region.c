@@ -1,6 +1,6 @@
 /* region.c: regions and subregions. A root region owns one zeroed array per field, registered
  * with StarPU as a block handle (1-D and 2-D are blocks with ny or nz = 1); subregions are the
- * children of a partition plan, i.e. views into the root arrays. */
+ * colors of a partition, each field a view handle into the root's array (coherence.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

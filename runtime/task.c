@@ -1,5 +1,6 @@
 /* task.c: task registration (one StarPU codelet per task, variable buffers, history-based perf
- * model named after the task) and what a running variant sees: tsr_ctx and its accessors. */
+ * model named after the task), the wrappers that run a variant, and the tasks' own starpu_task
+ * (what the variant sees, tsr_ctx and its accessors, is ctx.c). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 	starpu_codelet_init(&t->cl);
 	t->cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	t->cl.name = t->name;
-	t->cl.flags = STARPU_CODELET_NOPLANS; /* coherence.c opens the plans itself */
+	t->cl.flags = STARPU_CODELET_NOPLANS; /* views, not partition plans: coherence.c */
 
 	if (d->cpu)
 		t->cl.cpu_funcs[0] = tsr__cpu_wrapper;

@@ -11,6 +11,20 @@
 #include <starpu.h>
 #include "tessera.h"
 
+/* Invariants of the runtime's own code: tsr__assert(cond) aborts, naming the file, line, function
+ * and condition, when what Tessera itself guarantees does not hold. Never for user input: a user's
+ * mistake returns an error code and a message. On in every build, configure's default and make
+ * check's included, whatever NDEBUG says: NDEBUG is a program's switch for its own assert(), and
+ * the conditions cost a compare each. A build that wants them off defines TSR_NO_ASSERT (cond is
+ * then not evaluated, so it never has a side effect). tests/layout/asserts.sh counts them. */
+#ifdef TSR_NO_ASSERT
+#define tsr__assert(cond) ((void)sizeof(cond))
+#else
+#define tsr__assert(cond) ((cond) ? (void)0 : tsr__assert_fail(#cond, __FILE__, __LINE__, __func__))
+#endif
+void tsr__assert_fail(const char *cond, const char *file, int line, const char *func)
+	__attribute__((noreturn));
+
 #define TSR_NAME_MAX 64
 #define TSR_MAX_REQS 64
 

@@ -423,15 +423,25 @@ int tsr__redop_unknown(int op, const char *what)
 
 struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op)
 {
-	if (op >= TSR_REDOP_USER)
+	/* (type, op) passed tsr__redop_valid: a registered operator, or a built-in one on a number
+	 */
+	if (op >= TSR_REDOP_USER) {
+		tsr__assert(op - TSR_REDOP_USER < nuser_ops);
 		return &user_init_cl[op - TSR_REDOP_USER];
+	}
+	tsr__assert(type >= TSR_F32 && type <= TSR_I64 && op >= TSR_SUM.id && op <= TSR_MAX.id);
 	return &builtin_init_cl[type - TSR_F32][op - TSR_SUM.id];
 }
 
 struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op)
 {
-	if (op >= TSR_REDOP_USER)
+	/* (type, op) passed tsr__redop_valid: a registered operator, or a built-in one on a number
+	 */
+	if (op >= TSR_REDOP_USER) {
+		tsr__assert(op - TSR_REDOP_USER < nuser_ops);
 		return &user_redux_cl[op - TSR_REDOP_USER];
+	}
+	tsr__assert(type >= TSR_F32 && type <= TSR_I64 && op >= TSR_SUM.id && op <= TSR_MAX.id);
 	return &builtin_redux_cl[type - TSR_F32][op - TSR_SUM.id];
 }
 

@@ -82,6 +82,7 @@ void tsr__task_free(void *obj)
 static void init_private(void *iface, tsr_type_t type, int op, int arch)
 {
 	struct starpu_codelet *cl = tsr__init_cl(type, op);
+	tsr__assert(cl != NULL); /* the launch checked (type, op) */
 	void *b[1] = {iface};
 
 	switch (arch) {
@@ -153,8 +154,10 @@ static tsr_variant_fn variant_of(const struct tsr_ctx *ctx)
 /* The variant itself, then the poison or health of what it wrote. */
 static void run_user_code(struct tsr_ctx *ctx)
 {
+	tsr_variant_fn fn = variant_of(ctx);
+	tsr__assert(fn != NULL); /* StarPU runs a task only where the codelet has a body */
 	tsr__set_current_ctx(ctx);
-	variant_of(ctx)(ctx, ctx->args, ctx->arglen);
+	fn(ctx, ctx->args, ctx->arglen);
 	tsr__set_current_ctx(NULL);
 
 	if (ctx->failmsg) {

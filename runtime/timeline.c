@@ -153,6 +153,7 @@ static int gather_slices(struct writer *w)
 	for (size_t i = 0; i < r->nxfers; i++)
 		add_slice(w, xfer_track(w, &r->xfers[i]), SL_XFER, i, r->xfers[i].start,
 			  r->xfers[i].end);
+	tsr__assert(w->nsl == r->ntasks + r->nhost + r->nxfers); /* the room allocated */
 	return TSR_OK;
 }
 
@@ -409,6 +410,7 @@ static void tasks_counter(struct writer *w)
 		st[n++] = (struct step){t->start, -1, 1};
 		st[n++] = (struct step){t->end > t->start ? t->end : t->start + 1, 0, -1};
 	}
+	tsr__assert(n == 3 * r->ntasks + 1); /* the room allocated */
 
 	write_counter(w, "tasks", st, n, "waiting", "running");
 	free(st);

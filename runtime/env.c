@@ -88,8 +88,7 @@ static const struct row rows[] = {
 	 "privileges)",
 	 .flag = "--dag-labels"},
 	{"TSR_DAG_ITERS", "N", "0",
-	 "TSR_DAG writes the first N iterations only (0: all), so that a long run draws in "
-	 "seconds",
+	 "TSR_DAG writes the first N iterations only (0: all), so that a long run draws in seconds",
 	 .flag = "--dag-iters"},
 	{"TSR_STATS", "0|1", "0",
 	 "at finalize: per task name and worker kind, count, total and mean time; the workers' "

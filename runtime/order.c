@@ -157,8 +157,7 @@ int tsr__order_init(int quiet)
 	if (tsr__env("TSR_DEPS"))
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: TSR_DEPS=explicit: %s; use TSR_DEPS=implicit or a "
-				"StarPU "
-				"built by tools/build-starpu.sh",
+				"StarPU built by tools/build-starpu.sh",
 				why);
 #ifdef TSR_STARPU_NOTIFY_FIXED
 	say_fallback(why, quiet);

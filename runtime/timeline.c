@@ -335,11 +335,10 @@ static void write_slices(struct writer *w)
 static void mpi_event(struct writer *w, const struct tsr_mpi_xfer *x, long id, int end)
 {
 	next_event(w);
-	fprintf(w->f,
-		"{\"ph\":\"%c\",\"cat\":\"mpi\",\"name\":\"%s %d\",\"id\":%ld,\"pid\":%d,"
-		"\"tid\":1,",
-		end ? 'e' : 'b', x->send ? "send to rank" : "receive from rank", x->peer, id,
-		w->pid);
+	const char *dir = x->send ? "send to rank" : "receive from rank";
+	fprintf(w->f, "{\"ph\":\"%c\",\"cat\":\"mpi\",\"name\":\"%s %d\",", end ? 'e' : 'b', dir,
+		x->peer);
+	fprintf(w->f, "\"id\":%ld,\"pid\":%d,\"tid\":1,", id, w->pid);
 	put_ts(w, "ts", end ? (x->done > x->posted ? x->done : x->posted + 1) : x->posted);
 	if (!end)
 		fprintf(w->f, ",\"args\":{\"bytes\":%lld,\"peer\":%d}", x->bytes, x->peer);

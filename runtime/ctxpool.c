@@ -16,6 +16,7 @@
  * stay held after. Each list keeps at most POOL_BYTES of a class: a worker frees a block when the
  * shared list is full, the host thread when its own is. Everything goes back to malloc at
  * tsr_finalize, when every task is done. */
+#include <stddef.h>
 #include <stdlib.h>
 #include "internal.h"
 
@@ -86,6 +87,7 @@ static struct block *take(int c)
 
 	struct block *b = own[c];
 	if (b) {
+		tsr__assert(own_n[c] > 0);
 		own[c] = b->next;
 		own_n[c]--;
 		return b;
@@ -102,6 +104,8 @@ void *tsr__ctx_alloc(size_t size)
 		return NULL;
 
 	b->cls = c;
+	/* the header keeps malloc's alignment, which any field of a context may need */
+	tsr__assert((uintptr_t)(b + 1) % _Alignof(max_align_t) == 0);
 	return b + 1;
 }
 
@@ -111,6 +115,7 @@ void tsr__ctx_release(void *p)
 		return;
 
 	struct block *b = (struct block *)p - 1;
+	tsr__assert(b->cls >= -1 && b->cls < NCLASS);
 	if (b->cls < 0 || __atomic_load_n(&shared_n[b->cls], __ATOMIC_RELAXED) >= keep(b->cls)) {
 		free(b);
 		return;
@@ -147,5 +152,6 @@ struct tsr_ctx *tsr__current_ctx(void)
 
 void tsr__set_current_ctx(struct tsr_ctx *ctx)
 {
+	tsr__assert(!ctx || !current); /* a variant never runs inside another on its thread */
 	current = ctx;
 }

@@ -178,6 +178,7 @@ void tsr__dag_set_cost(int id, struct starpu_task *task)
 					    starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
 
 	pthread_mutex_lock(&lock);
+	tsr__assert(id >= 0 && id < nnodes);
 	if (!isnan(c) && c > 0) {
 		nodes[id].blevel += c - nodes[id].cost;
 		nodes[id].cost = c;
@@ -225,6 +226,9 @@ static int known_edge(int from, int to, const char *label)
 /* Under lock. label: NULL without labels. */
 static void add_edge(int from, int to, const char *label)
 {
+	/* nodes are numbered in submission order, and a task waits only for earlier ones: the graph
+	 * is acyclic, so propagate ends */
+	tsr__assert(from >= 0 && from < to && to < nnodes);
 	int new_pair = !known_edge(from, to, NULL);
 	if (!new_pair && (!label || known_edge(from, to, label)))
 		return;
@@ -395,6 +399,7 @@ void tsr__dag_node_free(struct tsr_node *n)
 void tsr__dag_done(int id)
 {
 	pthread_mutex_lock(&lock);
+	tsr__assert(id >= 0 && id < nnodes);
 	nodes[id].done = 1;
 	pthread_mutex_unlock(&lock);
 }

@@ -627,8 +627,7 @@ static int mpi_wanted(void)
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: %s asks for several ranks (1) but this Tessera was "
-				"built "
-				"without MPI (configure found no StarPU-MPI or MPI; install "
+				"built without MPI (configure found no StarPU-MPI or MPI; install "
 				"libopenmpi-dev and reconfigure)",
 				tsr__env_from("TSR_MPI"));
 

@@ -88,8 +88,7 @@ static const struct row rows[] = {
 	 "privileges)",
 	 .flag = "--dag-labels"},
 	{"TSR_DAG_ITERS", "N", "0",
-	 "TSR_DAG writes the first N iterations only (0: all), so that a long run draws in "
-	 "seconds",
+	 "TSR_DAG writes the first N iterations only (0: all), so that a long run draws in seconds",
 	 .flag = "--dag-iters"},
 	{"TSR_STATS", "0|1", "0",
 	 "at finalize: per task name and worker kind, count, total and mean time; the workers' "
@@ -156,9 +155,7 @@ static int index_of(const char *name)
 static int find(const char *name)
 {
 	int i = index_of(name);
-	if (i < 0)
-		abort(); /* a switch missing from the table is Tessera's bug: every switch is listed
-			  */
+	tsr__assert(i >= 0); /* every switch Tessera reads is in the table */
 	return i;
 }
 
@@ -337,9 +334,7 @@ int tsr__env_choice(const char *name, const char *what, int *out)
 		return TSR_EINVAL;
 
 	int k = choice_index(rows[i].values, v ? v : rows[i].fallback);
-	if (k < 0)
-		abort(); /* a default outside its own list is Tessera's bug (tests/unit/test_config)
-			  */
+	tsr__assert(k >= 0); /* a value was checked above, a default is in its list (test_config) */
 
 	*out = k;
 	return TSR_OK;

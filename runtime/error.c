@@ -137,6 +137,14 @@ static void set_msg(const char *s)
 	free(copy);
 }
 
+/* A broken invariant (tsr__assert) is Tessera's bug: say where, then abort (a core, a trace). */
+void tsr__assert_fail(const char *cond, const char *file, int line, const char *func)
+{
+	const char *fmt = "Tessera: %s:%d: %s: assertion failed: %s (Tessera's bug, not yours)\n";
+	fprintf(stderr, fmt, file, line, func, cond);
+	abort();
+}
+
 int tsr__err(int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -192,6 +200,7 @@ int tsr__take_task_error(void)
 	int rc = TSR_OK;
 	pthread_mutex_lock(&task_err_lock);
 	if (task_err_pending) {
+		tsr__assert(task_err_msg != NULL);
 		rc = tsr__err(TSR_ETASK, "%s", task_err_msg);
 		free(task_err_msg);
 		task_err_msg = NULL;

@@ -2,21 +2,8 @@
  * buffers of REDUCE requirements and the points' partial values of a reduced result start at the
  * identity, and fold tasks combine them in launch order (or StarPU's REDUX, TSR_REDUX=unordered).
  * reduce.c holds the operators themselves; launch.c asks here for buffers and folds. */
-/* Reductions in Tessera, one glossary for reduce.c and fold.c (and the words launch.c uses):
- *   operator (redop)   what combines two values: an identity and a fold, per element type; built
- *                      in (TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX) or registered (tsr_redop_register).
- *                      reduce.c holds them, with their CPU, CUDA and OpenCL bodies.
- *   REDUCE(op)         the privilege of a requirement whose points combine into a field with op.
- *   private buffer     a point's own buffer for a REDUCE requirement (launch.c's tmp_reduce, the
- *                      context's reduce_tmp_op): it starts at the identity and is folded into the
- *                      subregion after the point's task.
- *   fold (task)        a task that combines one private buffer, or one partial value, into its
- *                      target with op's fold, in launch (color) order: fold.c.
- *   partial value      a point's share of an index launch's reduced result: it starts at the
- *                      identity and is folded into the result future in launch order (fold.c).
- *   redux              StarPU's own reduction mode (STARPU_REDUX), which folds in arrival order:
- *                      used for TSR_REDUX=unordered only. Its init and redux codelets (reduce.c:
- *                      tsr__init_cl, tsr__redux_cl) are also the bodies of Tessera's own folds. */
+/* The words (operator, REDUCE(op), private buffer, fold, partial value, redux): the glossary atop
+ * reduce.c. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -34,6 +34,7 @@ struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *ini
 	f->type = type;
 	f->size = size;
 	starpu_variable_data_register(&f->h, -1, 0, size);
+	tsr__assert(f->h != NULL);
 	if (init)
 		future_set(f, init);
 
@@ -117,6 +118,7 @@ int tsr_future_wait(tsr_future_t fid, void *value, size_t size)
 
 static int future_wait(struct tsr_future *f, void *value, size_t size)
 {
+	tsr__assert(value && size == f->size); /* tsr_future_wait checked them */
 	if (starpu_data_acquire_on_node(f->h, STARPU_MAIN_RAM, STARPU_R))
 		return tsr__err(TSR_ESTARPU, "tsr_future_wait: starpu_data_acquire failed");
 

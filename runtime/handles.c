@@ -20,6 +20,8 @@ static uint32_t nfree;
 uint64_t tsr__handle_new(enum tsr_kind kind, void *obj)
 {
 	uint32_t s;
+	tsr__assert(kind > 0 && kind < TSR_K_NKINDS);
+	tsr__assert(obj != NULL); /* a NULL slot is a free one */
 
 	if (nfree) {
 		s = freelist[--nfree];
@@ -79,6 +81,7 @@ void tsr__handle_free(uint64_t id)
 
 	slots[s].obj = NULL;
 	slots[s].gen++;
+	tsr__assert(nfree < nslots); /* s was not free */
 	freelist[nfree++] = s;
 	tsr__dist_note("destruction of an object", &id, sizeof id);
 }

@@ -19,6 +19,7 @@ struct mapping {
 /* Give back what a mapping holds (the node's handle if acquired, then the tokens) and free it. */
 static void mapping_drop(struct mapping *m, int data_held)
 {
+	tsr__assert(m->node && m->node->h); /* a mapped node is registered */
 	if (data_held)
 		starpu_data_release_on_node(m->node->h, STARPU_MAIN_RAM);
 	tsr__coh_release(&m->held);
@@ -46,6 +47,7 @@ static void fill_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	if (tsr_ctx_accessor(ctx, 0, f, TSR_NONE, TSR_WRITE, &a))
 		return;
 
+	tsr__assert(arglen == sizeof(int) + a.elem_size); /* tsr_fill checked the value's size */
 	int64_t nx = a.hi[0] - a.lo[0] + 1;
 	FOR_ROWS(&a, row, {
 		if (a.elem_size == 8) {
@@ -74,6 +76,8 @@ static void copy_cpu(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	    tsr_ctx_accessor(ctx, 1, f[1], TSR_NONE, TSR_WRITE, &d))
 		return;
 
+	/* tsr_copy checked that both are boxes of one shape and one type */
+	tsr__assert(s.elem_size == d.elem_size && s.hi[0] - s.lo[0] == d.hi[0] - d.lo[0]);
 	size_t row = (size_t)(s.hi[0] - s.lo[0] + 1) * s.elem_size;
 	for (int64_t z = 0; z <= s.hi[2] - s.lo[2]; z++)
 		for (int64_t y = 0; y <= s.hi[1] - s.lo[1]; y++)

@@ -11,6 +11,20 @@
 #include <starpu.h>
 #include "tessera.h"
 
+/* Invariants of the runtime's own code: tsr__assert(cond) aborts, naming the file, line, function
+ * and condition, when what Tessera itself guarantees does not hold. Never for user input: a user's
+ * mistake returns an error code and a message. On in every build, configure's default and make
+ * check's included, whatever NDEBUG says: NDEBUG is a program's switch for its own assert(), and
+ * the conditions cost a compare each. A build that wants them off defines TSR_NO_ASSERT (cond is
+ * then not evaluated, so it never has a side effect). tests/layout/asserts.sh counts them. */
+#ifdef TSR_NO_ASSERT
+#define tsr__assert(cond) ((void)sizeof(cond))
+#else
+#define tsr__assert(cond) ((cond) ? (void)0 : tsr__assert_fail(#cond, __FILE__, __LINE__, __func__))
+#endif
+void tsr__assert_fail(const char *cond, const char *file, int line, const char *func)
+	__attribute__((noreturn));
+
 #define TSR_NAME_MAX 64
 #define TSR_MAX_REQS 64
 
@@ -136,7 +150,7 @@ int tsr__refuse_thread(const char *what);
 					what);                                                    \
 	} while (0)
 
-/* Internal waits (plan growth, operator change) resume the workers for the time of the wait. */
+/* Internal waits (a reduction operator change) resume the workers for the time of the wait. */
 void tsr__wait_handle(starpu_data_handle_t h);
 
 #define TSR_REQUIRE_INIT(what)                                                               \
@@ -329,9 +343,9 @@ struct tsr_node {
 	int redop_set; /* reduction methods installed on h (0: none) */
 	/* tasks that wrote through this node's handle (group tokens) */
 	uint64_t wgen;
-	/* root nodes: accesses seen by the graph tracker (trace.c) */
+	/* root nodes: accesses seen by the graph tracker (dag.c) */
 	void *dag;
-	/* several ranks (coherence.c) */
+	/* several ranks (coherence_ranks.c) */
 	/* root only: which ranks hold the latest value of each box */
 	struct tsr_pieces *valid;
 	struct tsr_xviews *xviews; /* root only: the views transfers send and receive */
@@ -427,7 +441,8 @@ int tsr__field_check(const struct tsr_region *r, int f, const char *what);
 int tsr__region_aliased(const struct tsr_region *r);
 int tsr__region_free_all(void);
 
-/* ---- coherence (coherence.c): which earlier tasks an access to a node waits for */
+/* ---- coherence (coherence.c, coherence_ranks.c): which earlier tasks an access to a node waits
+ * for */
 struct tsr_dep {
 	starpu_data_handle_t h;
 	enum starpu_data_access_mode mode;
@@ -462,10 +477,10 @@ void tsr__wait_all(void);
 
 /* at tsr_init, before StarPU starts (TSR_COHERENCE) */
 int tsr__coh_init(void);
+/* at tsr_init, once StarPU runs */
 void tsr__coh_start(void);
+/* void tokens in use: TSR_COHERENCE=tokens or several memory nodes */
 int tsr__coh_tokens(void);
-/* void tokens in use: TSR_COHERENCE=tokens or several memory nodes */ /* at tsr_init, once
-									  StarPU runs */
 void tsr__deps_reset(struct tsr_deps *d);
 void tsr__deps_free(struct tsr_deps *d);
 int tsr__coh_root_init(struct tsr_node *root);
@@ -556,7 +571,8 @@ struct tsr_task {
 	int copies;        /* tsr_copy: its data moves, shown on the timeline as a transfer */
 };
 
-/* What one point task carries to its variant (one malloc, freed by StarPU with cl_arg). */
+/* What one point task carries to its variant (in its context's block of the context pool,
+ * ctxpool.c, released by whoever uses the context last). */
 struct tsr_reqrec {
 	int kind;
 	tsr_privilege_t priv;

@@ -98,6 +98,7 @@ int tsr_box_intersect(tsr_box_t a, tsr_box_t b, tsr_box_t *out)
 void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
 		     int64_t *tile_hi)
 {
+	tsr__assert(n > 0 && i >= 0 && i < n); /* the callers checked the colors */
 	int64_t len = hi - lo + 1;
 	int64_t q = len / n;
 	int64_t rem = len % n;
@@ -147,6 +148,7 @@ int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr
  * b has a volume that fits in int64_t (checked by whoever made it), so every extent fits too. */
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
 {
+	tsr__assert(index >= 0 && index < tsr_box_volume(b));
 	point[0] = point[1] = point[2] = 0;
 
 	for (int d = 0; d < b.dim; d++) {

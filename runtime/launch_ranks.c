@@ -116,6 +116,7 @@ int tsr__decide_ranks(struct index_launch *L)
 			L->ranks[pi] = tsr__color_rank(L->q[mr].part, L->colors[pi * L->n + mr]);
 		else
 			L->ranks[pi] = (int)(pi * tsr_nranks() / L->npoints);
+		tsr__assert(L->ranks[pi] >= 0 && L->ranks[pi] < tsr_nranks());
 	}
 
 	return TSR_OK;

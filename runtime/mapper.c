@@ -187,6 +187,7 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 
 int tsr__color_rank(const struct tsr_partition *p, int c)
 {
+	tsr__assert(c >= 0 && c < p->ncolors);
 	return tsr__rank_of_color(p, c);
 }
 

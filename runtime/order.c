@@ -157,8 +157,7 @@ int tsr__order_init(int quiet)
 	if (tsr__env("TSR_DEPS"))
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: TSR_DEPS=explicit: %s; use TSR_DEPS=implicit or a "
-				"StarPU "
-				"built by tools/build-starpu.sh",
+				"StarPU built by tools/build-starpu.sh",
 				why);
 #ifdef TSR_STARPU_NOTIFY_FIXED
 	say_fallback(why, quiet);
@@ -182,6 +181,7 @@ static struct tsr_oref *oref_new(struct starpu_task *task)
 {
 	struct tsr_oref *o = spare;
 	if (o) {
+		tsr__assert(nspare > 0);
 		spare = o->next;
 		nspare--;
 	} else if (!(o = malloc(sizeof *o))) {
@@ -209,6 +209,7 @@ static void oref_free(struct tsr_oref *o)
 /* No state names o's task any more: it goes once StarPU has finished it. */
 static void unref(struct tsr_oref *o)
 {
+	tsr__assert(o->refs > 0);
 	if (--o->refs > 0)
 		return;
 
@@ -278,6 +279,7 @@ int tsr__order_track(starpu_data_handle_t h)
 	if (!active)
 		return TSR_OK;
 
+	tsr__assert(h != NULL); /* registered just before */
 	struct tsr_order *s = calloc(1, sizeof *s);
 	if (!s)
 		return TSR_ENOMEM;
@@ -310,6 +312,7 @@ static void state_forget(struct tsr_order *s)
 
 static void state_unlink(struct tsr_order *s)
 {
+	tsr__assert(s->prev || states == s);
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -439,7 +442,8 @@ static void record(struct tsr_oref *o)
 			state_forget(s);
 			s->writer = o;
 		} else {
-			s->readers[s->nreaders++] = o; /* room reserved */
+			tsr__assert(s->nreaders < s->cap); /* room reserved */
+			s->readers[s->nreaders++] = o;
 		}
 	}
 

@@ -18,6 +18,7 @@ int tsr__color_index(const struct tsr_partition *p, const int64_t color[3])
 		mul *= p->colors.hi[d] - p->colors.lo[d] + 1;
 	}
 
+	tsr__assert(idx < p->ncolors);
 	return (int)idx;
 }
 
@@ -28,6 +29,7 @@ static int partition_build(struct tsr_region *r, tsr_box_t colors, tsr_box_t *bo
 			   tsr_partition_t *out)
 {
 	int n = (int)tsr_box_volume(colors);
+	tsr__assert(n > 0); /* the callers checked the colors */
 	struct tsr_partition *p = calloc(1, sizeof *p);
 	if (!p) {
 		free(boxes);
@@ -173,11 +175,13 @@ static int check_colors(struct tsr_region *r, tsr_box_t colors, const char *name
  * (a halo of INT64_MAX means "everything"). lo and hi lie in [blo, bhi]. */
 static int64_t halo_lo(int64_t lo, int64_t halo, int64_t blo)
 {
+	tsr__assert(lo >= blo && halo >= 0);
 	return lo - blo <= halo ? blo : lo - halo;
 }
 
 static int64_t halo_hi(int64_t hi, int64_t halo, int64_t bhi)
 {
+	tsr__assert(hi <= bhi && halo >= 0);
 	return bhi - hi <= halo ? bhi : hi + halo;
 }
 

@@ -66,6 +66,7 @@ void tsr__overlaps_free(struct tsr_node *n)
 static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_box_t *s)
 {
 	tsr_box_t rest = p.box;
+	tsr__assert(tsr__box_overlap(rest, *s)); /* only a piece across s is cut */
 
 	for (int d = 0; d < rest.dim; d++) {
 		if (rest.lo[d] < s->lo[d]) {
@@ -107,12 +108,15 @@ int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct t
 		if (!tsr__box_overlap(p.box, *s))
 			continue;
 		ps->v[i] = ps->v[--ps->n];
-		if (!tsr__box_inside(&p.box, s))
-			piece_subtract(ps, p, s); /* cannot fail: room reserved */
+		if (tsr__box_inside(&p.box, s))
+			continue;
+		int rc = piece_subtract(ps, p, s);
+		tsr__assert(rc == TSR_OK); /* room reserved */
 	}
 
 	int idx = ps->n;
-	piece_push_copy(ps, val, *s); /* cannot fail: room reserved */
+	int rc = piece_push_copy(ps, val, *s);
+	tsr__assert(rc == TSR_OK); /* room reserved */
 	return idx;
 }
 

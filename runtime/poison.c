@@ -25,12 +25,16 @@ struct tsr_fstate *tsr__fstate_new(void)
 
 void tsr__fstate_ref(struct tsr_fstate *s)
 {
+	/* only a holder of a reference takes another one */
+	tsr__assert(__atomic_load_n(&s->refs, __ATOMIC_RELAXED) > 0);
 	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
 }
 
 void tsr__fstate_unref(struct tsr_fstate *s)
 {
-	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+	int left = __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+	tsr__assert(left >= 0);
+	if (left)
 		return;
 	free(s->poison);
 	free(s);

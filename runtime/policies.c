@@ -4,7 +4,7 @@
  * one launch to the next; an idle worker steals the newest task of the longest queue.
  * tsr-critpath: one ready list; a worker takes the ready task with the largest bottom level (the
  * longest path to the end of the graph Tessera has submitted, weighted by perf-model estimates).
- * Runtime-internal tasks (plan switches, reductions) go first: they are short and unblock
+ * Runtime-internal tasks (home-copy syncs, folds, reductions) go first: they are short and unblock
  * others. */
 #include <math.h>
 #include <stdlib.h>

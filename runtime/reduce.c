@@ -1,7 +1,7 @@
 /* reduce.c: reduction operators (sum, prod, min, max per type, plus user-registered ones) and
  * the StarPU init/redux codelet pair for each (type, op), since StarPU passes no argument to
  * them. They work on block interfaces (region fields) and variable interfaces (futures). */
-/* Reductions in Tessera, one glossary for reduce.c and fold.c (and the words launch.c uses):
+/* Reductions in Tessera, the one glossary of reduce.c, fold.c and launch.c (fold.c points here):
  *   operator (redop)   what combines two values: an identity and a fold, per element type; built
  *                      in (TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX) or registered (tsr_redop_register).
  *                      reduce.c holds them, with their CPU, CUDA and OpenCL bodies.
@@ -423,15 +423,25 @@ int tsr__redop_unknown(int op, const char *what)
 
 struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op)
 {
-	if (op >= TSR_REDOP_USER)
+	/* (type, op) passed tsr__redop_valid: a registered operator, or a built-in one on a number
+	 */
+	if (op >= TSR_REDOP_USER) {
+		tsr__assert(op - TSR_REDOP_USER < nuser_ops);
 		return &user_init_cl[op - TSR_REDOP_USER];
+	}
+	tsr__assert(type >= TSR_F32 && type <= TSR_I64 && op >= TSR_SUM.id && op <= TSR_MAX.id);
 	return &builtin_init_cl[type - TSR_F32][op - TSR_SUM.id];
 }
 
 struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op)
 {
-	if (op >= TSR_REDOP_USER)
+	/* (type, op) passed tsr__redop_valid: a registered operator, or a built-in one on a number
+	 */
+	if (op >= TSR_REDOP_USER) {
+		tsr__assert(op - TSR_REDOP_USER < nuser_ops);
 		return &user_redux_cl[op - TSR_REDOP_USER];
+	}
+	tsr__assert(type >= TSR_F32 && type <= TSR_I64 && op >= TSR_SUM.id && op <= TSR_MAX.id);
 	return &builtin_redux_cl[type - TSR_F32][op - TSR_SUM.id];
 }
 

@@ -1,6 +1,6 @@
 /* region.c: regions and subregions. A root region owns one zeroed array per field, registered
  * with StarPU as a block handle (1-D and 2-D are blocks with ny or nz = 1); subregions are the
- * children of a partition plan, i.e. views into the root arrays. */
+ * colors of a partition, each field a view handle into the root's array (coherence.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +237,7 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		n->field = f;
 		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx,
 					   (uint32_t)nx * ny, nx, ny, nz, r->fields[f].size);
+		tsr__assert(n->h != NULL);
 		tsr__coh_register(n);
 		if (tsr__coh_root_init(n))
 			goto nomem;
@@ -278,6 +279,9 @@ nomem:
 struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c)
 {
 	struct tsr_region *parent = p->parent;
+	tsr__assert(c >= 0 && c < p->ncolors);
+	/* the partition's makers checked each box */
+	tsr__assert(tsr_box_contains(parent->bounds, p->boxes[c]));
 	struct tsr_region *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;

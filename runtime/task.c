@@ -1,5 +1,6 @@
 /* task.c: task registration (one StarPU codelet per task, variable buffers, history-based perf
- * model named after the task) and what a running variant sees: tsr_ctx and its accessors. */
+ * model named after the task), the wrappers that run a variant, and the tasks' own starpu_task
+ * (what the variant sees, tsr_ctx and its accessors, is ctx.c). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ int tsr_task_register(const tsr_task_desc_t *d, tsr_task_t *out)
 	starpu_codelet_init(&t->cl);
 	t->cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
 	t->cl.name = t->name;
-	t->cl.flags = STARPU_CODELET_NOPLANS; /* coherence.c opens the plans itself */
+	t->cl.flags = STARPU_CODELET_NOPLANS; /* views, not partition plans: coherence.c */
 
 	if (d->cpu)
 		t->cl.cpu_funcs[0] = tsr__cpu_wrapper;
@@ -81,6 +82,7 @@ void tsr__task_free(void *obj)
 static void init_private(void *iface, tsr_type_t type, int op, int arch)
 {
 	struct starpu_codelet *cl = tsr__init_cl(type, op);
+	tsr__assert(cl != NULL); /* the launch checked (type, op) */
 	void *b[1] = {iface};
 
 	switch (arch) {
@@ -152,8 +154,10 @@ static tsr_variant_fn variant_of(const struct tsr_ctx *ctx)
 /* The variant itself, then the poison or health of what it wrote. */
 static void run_user_code(struct tsr_ctx *ctx)
 {
+	tsr_variant_fn fn = variant_of(ctx);
+	tsr__assert(fn != NULL); /* StarPU runs a task only where the codelet has a body */
 	tsr__set_current_ctx(ctx);
-	variant_of(ctx)(ctx, ctx->args, ctx->arglen);
+	fn(ctx, ctx->args, ctx->arglen);
 	tsr__set_current_ctx(NULL);
 
 	if (ctx->failmsg) {

@@ -26,17 +26,15 @@ static void print_flags(FILE *f)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: tessera-info [FLAGS] [--policies | --machine | --config | --env | "
-		"--version "
-		"| --help]\n"
-		"  Lists the scheduling policies (for --sched / TSR_SCHED) and describes the "
-		"machine:\n"
-		"  StarPU workers and memory nodes, CUDA devices, hwloc topology. Default: both.\n"
-		"  --config: the settings a run takes, where each comes from, and the workers "
-		"started.\n"
-		"  --env: Tessera's environment switches, as a Markdown table (the README's).\n"
-		"  --version: Tessera's version.\n");
+	fprintf(f, "usage: tessera-info [FLAGS] [--policies | --machine | --config | --env |\n"
+		   "                    --version | --help]\n"
+		   "  Lists the scheduling policies (for --sched / TSR_SCHED) and describes the\n"
+		   "  machine: StarPU workers and memory nodes, CUDA devices, hwloc topology.\n"
+		   "  Default: both.\n"
+		   "  --config: the settings a run takes, where each comes from, and the workers\n"
+		   "  started.\n"
+		   "  --env: Tessera's environment switches, as a Markdown table (the README's).\n"
+		   "  --version: Tessera's version.\n");
 	print_flags(f);
 }
 

@@ -6,6 +6,7 @@
 /* A point as a label suffix: nothing for a single launch, "(i,j)" for an index launch's point. */
 void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n)
 {
+	tsr__assert(pdim >= 0 && pdim <= 3);
 	if (pdim == 0)
 		buf[0] = 0;
 	else

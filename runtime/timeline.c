@@ -153,6 +153,7 @@ static int gather_slices(struct writer *w)
 	for (size_t i = 0; i < r->nxfers; i++)
 		add_slice(w, xfer_track(w, &r->xfers[i]), SL_XFER, i, r->xfers[i].start,
 			  r->xfers[i].end);
+	tsr__assert(w->nsl == r->ntasks + r->nhost + r->nxfers); /* the room allocated */
 	return TSR_OK;
 }
 
@@ -334,11 +335,10 @@ static void write_slices(struct writer *w)
 static void mpi_event(struct writer *w, const struct tsr_mpi_xfer *x, long id, int end)
 {
 	next_event(w);
-	fprintf(w->f,
-		"{\"ph\":\"%c\",\"cat\":\"mpi\",\"name\":\"%s %d\",\"id\":%ld,\"pid\":%d,"
-		"\"tid\":1,",
-		end ? 'e' : 'b', x->send ? "send to rank" : "receive from rank", x->peer, id,
-		w->pid);
+	const char *dir = x->send ? "send to rank" : "receive from rank";
+	fprintf(w->f, "{\"ph\":\"%c\",\"cat\":\"mpi\",\"name\":\"%s %d\",", end ? 'e' : 'b', dir,
+		x->peer);
+	fprintf(w->f, "\"id\":%ld,\"pid\":%d,\"tid\":1,", id, w->pid);
 	put_ts(w, "ts", end ? (x->done > x->posted ? x->done : x->posted + 1) : x->posted);
 	if (!end)
 		fprintf(w->f, ",\"args\":{\"bytes\":%lld,\"peer\":%d}", x->bytes, x->peer);
@@ -409,6 +409,7 @@ static void tasks_counter(struct writer *w)
 		st[n++] = (struct step){t->start, -1, 1};
 		st[n++] = (struct step){t->end > t->start ? t->end : t->start + 1, 0, -1};
 	}
+	tsr__assert(n == 3 * r->ntasks + 1); /* the room allocated */
 
 	write_counter(w, "tasks", st, n, "waiting", "running");
 	free(st);

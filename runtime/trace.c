@@ -307,6 +307,8 @@ void tsr__obs_drop(struct tsr_obs_rec *rec)
 
 void tsr__obs_launch_begin(const struct tsr_task *t, int single)
 {
+	/* launch_seq, launch_name and launch_start belong to the one host thread */
+	tsr__assert(pthread_equal(pthread_self(), tsr__rt.owner));
 	launch_seq++;
 	if (tsr__dag_on)
 		tsr__dag_launch(t, single);
@@ -336,6 +338,7 @@ int tsr__region_point(const struct tsr_region *r, int64_t point[3])
 	if (!p)
 		return 0;
 
+	tsr__assert(r->color_index >= 0 && r->color_index < p->ncolors);
 	tsr__box_point(p->colors, r->color_index, point);
 	return p->colors.dim;
 }

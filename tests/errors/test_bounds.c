@@ -96,23 +96,13 @@ START_TEST(subregion_color_outside_partition_refused)
 }
 END_TEST
 
-static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) = -1.0;
-}
-
 /* The whole launch is refused: not even the points that have a color run. */
 START_TEST(index_launch_domain_outside_colors_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "overwrite", .cpu = overwrite}, &t));
+	tsr_task_t t = tsr_test_task("overwrite", tsr_test_overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
 		   TSR_EBOUNDS, "overwrite", "tiles", "4");
@@ -145,8 +135,7 @@ START_TEST(projection_without_color_or_outside_refused)
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "overwrite", .cpu = overwrite}, &t));
+	tsr_task_t t = tsr_test_task("overwrite", tsr_test_overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), no_color_for_two, NULL);
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
 		   TSR_EBOUNDS, "overwrite", "tiles", "2");

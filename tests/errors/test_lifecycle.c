@@ -3,15 +3,6 @@
  * (or the call), and the runtime goes on working. */
 #include "tsr_test.h"
 
-static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) += 1.0;
-}
-
 static int answer_value;
 static void answer(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -23,8 +14,7 @@ START_TEST(region_use_after_destroy)
 {
 	tsr_region_t r = tsr_test_region_f64("gone", tsr_box1(0, 7)),
 		     keep = tsr_test_region_f64("kept", tsr_box1(0, 7));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", tsr_test_add_one, TSR_NONE);
 	CK_TSR(tsr_region_destroy(r));
 	double v = 1.0;
 	tsr_box_t b;
@@ -67,8 +57,7 @@ START_TEST(partition_and_subregion_use_after_destroy)
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), TSR_ESTALE);
 	double v = 2.0;
 	CK_TSR_ERR(tsr_fill(s, 0, &v, sizeof v), TSR_ESTALE, "tsr_fill", "region");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", tsr_test_add_one, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
 		   TSR_ESTALE, "incr", "partition");
@@ -178,8 +167,7 @@ START_TEST(destroy_region_with_tasks_in_flight)
 	tsr_region_t r = tsr_test_region_f64("busy", tsr_box1(0, 1023));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 7), "tiles", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", tsr_test_add_one, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	for (int k = 0; k < 20; k++)
 		CK_TSR(tsr_index_launch(t, tsr_box1(0, 7), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
@@ -301,8 +289,7 @@ START_TEST(ids_from_previous_runtime_are_stale)
 {
 	tsr_test_setup();
 	tsr_region_t old = tsr_test_region_f64("old", tsr_box1(0, 3));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", tsr_test_add_one, TSR_NONE);
 	CK_TSR(tsr_region_destroy(old));
 	old = tsr_test_region_f64("old", tsr_box1(0, 3));
 	ck_assert_int_eq(tsr_finalize(), TSR_ELIVE);

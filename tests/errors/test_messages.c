@@ -10,31 +10,10 @@
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
 
-static tsr_region_t line(const char *name)
-{
-	tsr_region_t r = tsr_test_region_f64(name, tsr_box1(0, 7));
-	double three = 3.0;
-	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
-	return r;
-}
-
 static void ck_intact(tsr_region_t r)
 {
-	double v[8];
 	CK_TSR(tsr_fence());
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i,
-			      v[i]);
-}
-
-static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) = -1.0;
+	tsr_test_ck_witness(r, 8);
 }
 
 static tsr_task_t task(const char *name, tsr_variant_fn fn)
@@ -46,13 +25,17 @@ static tsr_task_t task(const char *name, tsr_variant_fn fn)
 
 START_TEST(task_register_null_output_names_the_task)
 {
-	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "orphan", .cpu = overwrite}, NULL),
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "orphan",
+							.cpu = tsr_test_overwrite},
+				     NULL),
 		   TSR_EINVAL, "orphan", "output");
 	char longname[100];
 	memset(longname, 'z', sizeof longname - 1);
 	longname[sizeof longname - 1] = 0;
 	tsr_task_t t = {0};
-	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = longname, .cpu = overwrite}, &t),
+	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = longname,
+							.cpu = tsr_test_overwrite},
+				     &t),
 		   TSR_EINVAL, longname);
 	ck_assert_int_eq(t.id, 0);
 }
@@ -60,8 +43,8 @@ END_TEST
 
 START_TEST(interference_names_the_field)
 {
-	tsr_region_t r = line("strip");
-	tsr_task_t t = task("twice", overwrite);
+	tsr_region_t r = tsr_test_witness("strip", 8);
+	tsr_task_t t = task("twice", tsr_test_overwrite);
 	/* one launch writing one field of one region twice */
 	tsr_req_t q2[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
 			   tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))};
@@ -176,7 +159,7 @@ static void null_ctx(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(null_context_inside_a_task_names_the_task)
 {
-	tsr_region_t r = line("strip");
+	tsr_region_t r = tsr_test_witness("strip", 8);
 	tsr_task_t t = task("careless", null_ctx);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
@@ -253,10 +236,10 @@ END_TEST
 
 START_TEST(bogus_reduction_operator_refused_without_result)
 {
-	tsr_region_t r = line("strip");
+	tsr_region_t r = tsr_test_witness("strip", 8);
 	tsr_partition_t tiles;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
-	tsr_task_t t = task("sloppy", overwrite);
+	tsr_task_t t = task("sloppy", tsr_test_overwrite);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
 	/* TSR_REDUCE(TSR_MAX) where an operator belongs no longer compiles
 	 * (tests/errors/operator_mix.sh); an id forced through TSR_REDOP_ID is still checked at run
@@ -355,7 +338,7 @@ END_TEST
 /* Null pointers and wrong shapes are named: the region, its field, the partition. */
 START_TEST(null_and_misplaced_arguments_name_the_object)
 {
-	tsr_region_t r = line("pressure");
+	tsr_region_t r = tsr_test_witness("pressure", 8);
 	CK_TSR_ERR(tsr_fill(r, 0, NULL, sizeof(double)), TSR_EINVAL, "pressure", "x", "null value");
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, NULL), TSR_EINVAL, "pressure", "x", "null accessor");
 	tsr_field_t f;
@@ -371,7 +354,7 @@ START_TEST(null_and_misplaced_arguments_name_the_object)
 	tsr_partition_t halves;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &halves));
 	tsr_req_t q = tsr_req_part(halves, TSR_READ, 1, &f);
-	CK_TSR_ERR(tsr_launch(task("reader", overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL,
+	CK_TSR_ERR(tsr_launch(task("reader", tsr_test_overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL,
 		   "reader", "halves", "single launch");
 	CK_TSR(tsr_partition_destroy(halves));
 	ck_intact(r);
@@ -389,7 +372,7 @@ static void fail_now(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(finalize_reports_a_failed_task_before_what_was_alive)
 {
 	tsr_test_setup();
-	tsr_region_t r = line("leftover");
+	tsr_region_t r = tsr_test_witness("leftover", 8);
 	tsr_field_t f = 0;
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, 1, &f);
 	CK_TSR(tsr_launch(task("probe", fail_now), 1, &q, NULL, 0, NULL));

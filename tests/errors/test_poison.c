@@ -102,21 +102,14 @@ static void write_u(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		TSR_AT1(&a, double, i) = *(const double *)args;
 }
 
-static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn, .ret_type = ret}, &t));
-	return t;
-}
-
 /* The index launch of `residual` over the 4 tiles with MAX, point `bad` failing. */
 static tsr_future_t launch_residual(tsr_partition_t tiles, int bad)
 {
 	tsr_future_t f;
 	atomic_store(&fail_point, bad);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_index_launch(reg("residual", residual, TSR_F64), tsr_box1(0, 3), 1, &q, NULL, 0,
-				TSR_MAX, &f));
+	CK_TSR(tsr_index_launch(tsr_test_task("residual", residual, TSR_F64), tsr_box1(0, 3), 1, &q,
+				NULL, 0, TSR_MAX, &f));
 	return f;
 }
 
@@ -157,7 +150,7 @@ END_TEST
 START_TEST(ctx_error_poisons_a_single_launch)
 {
 	tsr_future_t f;
-	CK_TSR(tsr_launch(reg("solve", complain, TSR_F64), 0, NULL, NULL, 0, &f));
+	CK_TSR(tsr_launch(tsr_test_task("solve", complain, TSR_F64), 0, NULL, NULL, 0, &f));
 	double v = 0.0;
 	CK_TSR_ERR(tsr_future_wait(f, &v, sizeof v), TSR_ETASK, "solve", "singular", "'A'");
 	ck_assert_double_eq(v, 0.0);
@@ -177,11 +170,11 @@ START_TEST(poison_flows_through_futures_and_skips_consumers)
 	 * last */
 	tsr_future_t f1, f2;
 	tsr_req_t q0 = tsr_req_future(f0);
-	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q0, NULL, 0, &f1));
+	CK_TSR(tsr_launch(tsr_test_task("plus_one", plus_one, TSR_F64), 1, &q0, NULL, 0, &f1));
 	tsr_req_t q1 = tsr_req_future(f1);
-	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q1, NULL, 0, &f2));
+	CK_TSR(tsr_launch(tsr_test_task("plus_one", plus_one, TSR_F64), 1, &q1, NULL, 0, &f2));
 	tsr_req_t qs[2] = {tsr_req_future(f2), tsr_req_region(out, TSR_WRITE, TSR_FIELDS(0))};
-	CK_TSR(tsr_launch(reg("scale_by", scale_by, TSR_NONE), 2, qs, NULL, 0, NULL));
+	CK_TSR(tsr_launch(tsr_test_task("scale_by", scale_by, TSR_NONE), 2, qs, NULL, 0, NULL));
 	/* the producer may be destroyed before its consumers run */
 	CK_TSR(tsr_future_destroy(f0));
 	CK_TSR(tsr_future_destroy(f1));
@@ -238,7 +231,7 @@ START_TEST(readers_of_poisoned_data_do_not_run)
 	tsr_region_t t0, t1;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
-	tsr_task_t sum = reg("sum_u", sum_u, TSR_F64);
+	tsr_task_t sum = tsr_test_task("sum_u", sum_u, TSR_F64);
 	tsr_future_t whole, tile0, tile1;
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(sum, 1, &q, NULL, 0, &whole));
@@ -277,8 +270,8 @@ START_TEST(a_full_write_heals_poisoned_data)
 	CK_TSR(tsr_future_destroy(f));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){5.0}, sizeof(double),
-			  NULL));
+	CK_TSR(tsr_launch(tsr_test_task("write_u", write_u, TSR_NONE), 1, &q, &(double){5.0},
+			  sizeof(double), NULL));
 	ck_values(r, 0, 5.0);
 	/* a WRITE of a box that does not cover the failed one leaves it poisoned */
 	f = launch_residual(tiles, 1);
@@ -287,8 +280,8 @@ START_TEST(a_full_write_heals_poisoned_data)
 	tsr_region_t t0;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
 	q = tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_launch(reg("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0}, sizeof(double),
-			  NULL));
+	CK_TSR(tsr_launch(tsr_test_task("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0},
+			  sizeof(double), NULL));
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "residual", "point (1)");
 	ck_values(t0, 0, 9.0);
 	/* a host WRITE mapping discards the old values too */
@@ -313,7 +306,7 @@ START_TEST(host_ctx_error_with_null_context_is_harmless)
 	CK_TSR(tsr_future_create(TSR_F64, 0, &(double){1.5}, &f));
 	tsr_req_t q = tsr_req_future(f);
 	tsr_future_t g;
-	CK_TSR(tsr_launch(reg("plus_one", plus_one, TSR_F64), 1, &q, NULL, 0, &g));
+	CK_TSR(tsr_launch(tsr_test_task("plus_one", plus_one, TSR_F64), 1, &q, NULL, 0, &g));
 	double v;
 	CK_TSR(tsr_future_wait(g, &v, sizeof v));
 	ck_assert_double_eq(v, 2.5);

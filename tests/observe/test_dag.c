@@ -68,13 +68,6 @@ static void fold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 							     : fmax(TSR_AT1(&b, double, i), 100.0);
 }
 
-static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn, .ret_type = ret}, &t));
-	return t;
-}
-
 /* -------------------------------------------------------------- the graph */
 struct edge {
 	int from, to;
@@ -197,9 +190,11 @@ static void small_program(void)
 	CK_TSR(tsr_partition_tiles(g, tsr_box1(0, 1), "tiles", &tiles));
 	CK_TSR(tsr_partition_tiles_halo(g, tsr_box1(0, 7), tsr_box1(0, 1),
 					(const int64_t[3]){1, 0, 0}, "halo", &halo));
-	tsr_task_t tset = reg("set", set, TSR_NONE), tbump = reg("bump", bump, TSR_NONE);
-	tsr_task_t tsmooth = reg("smooth", smooth, TSR_NONE), tlook = reg("look", look, TSR_F64);
-	tsr_task_t tfold = reg("fold", fold, TSR_NONE);
+	tsr_task_t tset = tsr_test_task("set", set, TSR_NONE),
+		   tbump = tsr_test_task("bump", bump, TSR_NONE);
+	tsr_task_t tsmooth = tsr_test_task("smooth", smooth, TSR_NONE),
+		   tlook = tsr_test_task("look", look, TSR_F64);
+	tsr_task_t tfold = tsr_test_task("fold", fold, TSR_NONE);
 	tsr_box_t two = tsr_box1(0, 1);
 	tsr_future_t f1, f2;
 
@@ -360,7 +355,8 @@ START_TEST(dag_of_chains_and_fan_out)
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("r", tsr_box1(0, 3), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_task_t tbump = reg("bump", bump, TSR_NONE), tlook = reg("look", look, TSR_F64);
+	tsr_task_t tbump = tsr_test_task("bump", bump, TSR_NONE),
+		   tlook = tsr_test_task("look", look, TSR_F64);
 	tsr_req_t qa = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(fa));
 	tsr_req_t qb = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(fb));
 	/* t0..t5: bump a, bump b, alternating: chains 0-2-4 on a, 1-3-5 on b */
@@ -413,7 +409,7 @@ START_TEST(dag_links_tiles_color_to_color)
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 15));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "q", &p));
-	tsr_task_t tbump = reg("bump", bump, TSR_NONE);
+	tsr_task_t tbump = tsr_test_task("bump", bump, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	tsr_field_t fx = 0;
 	for (int i = 0; i < 3; i++)

@@ -18,13 +18,6 @@ static void where(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		TSR_AT1(&w, int32_t, i) = tsr_ctx_worker(ctx);
 }
 
-static tsr_task_t reg(const char *name, tsr_variant_fn fn)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn}, &t));
-	return t;
-}
-
 /* Region "grid" of NCOLORS tiles of TILE i32 elements (field "who"), and its partition "tiles". */
 static tsr_region_t grid(tsr_partition_t *tiles)
 {
@@ -87,7 +80,7 @@ START_TEST(mapper_pins_each_point_to_its_worker)
 	ck_assert_int_eq(nw, 2);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t t = reg("where", where);
+	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	struct seen s = {0};
 	CK_TSR(tsr_set_mapper(pin_modulo, &s));
 	/* several launches: the pin holds every time, whatever the policy would have done */
@@ -128,7 +121,7 @@ START_TEST(mapper_pins_single_launches)
 	obs_init("eager", 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t t = reg("where", where);
+	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int calls = 0;
 	CK_TSR(tsr_set_mapper(pin_last, &calls));
 	tsr_region_t sub;
@@ -159,7 +152,7 @@ START_TEST(mapper_restricts_worker_kind)
 	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t t = reg("where", where);
+	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	tsr_worker_kind_t kind = TSR_WORKER_CPU;
 	CK_TSR(tsr_set_mapper(kind_from_arg, &kind));
 	launch_where(t, tiles);
@@ -190,7 +183,7 @@ START_TEST(mapper_invalid_worker_fails_the_launch)
 	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t t = reg("where", where);
+	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int bad = 99;
 	CK_TSR(tsr_set_mapper(worker_from_arg, &bad));
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
@@ -226,7 +219,7 @@ START_TEST(mapper_refusal_runs_no_point)
 	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t t = reg("where", where);
+	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int32_t v = -7, who[NCOLORS];
 	CK_TSR(tsr_fill(r, 0, &v, sizeof v));
 	tsr_mapping_t bad = {TSR_WORKER_ANY, 99, 0};
@@ -286,9 +279,10 @@ START_TEST(mapper_priority_orders_ready_tasks)
 	obs_init("prio", 1, NULL, NULL, 0);
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t tg = reg("gate", gate), tr = reg("rank", rank);
+	tsr_task_t tg = tsr_test_task("gate", gate, TSR_NONE),
+		   tr = tsr_test_task("rank", rank, TSR_NONE);
 	/* a first launch through the tiles, so that no partitioning work is pending later */
-	launch_where(reg("where", where), tiles);
+	launch_where(tsr_test_task("where", where, TSR_NONE), tiles);
 	CK_TSR(tsr_fence());
 	CK_TSR(tsr_set_mapper(prio_by_point, NULL));
 	CK_TSR(tsr_launch(tg, 0, NULL, NULL, 0, NULL));
@@ -327,7 +321,7 @@ START_TEST(partition_owner_pins_colors)
 	int nw = tsr_worker_count();
 	tsr_partition_t tiles;
 	tsr_region_t r = grid(&tiles);
-	tsr_task_t t = reg("where", where);
+	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	/* colors 0..5 owned by worker (c + 1) % nw; 6 and 7 left to the policy */
 	for (int c = 0; c < 6; c++)
 		CK_TSR(tsr_partition_set_owner(tiles, (const int64_t[3]){c, 0, 0}, (c + 1) % nw));
@@ -399,7 +393,7 @@ START_TEST(partition_owner_errors_name_the_partition)
 	/* the failed calls pinned nothing: the mapper sees no owner anywhere */
 	struct seen s = {0};
 	CK_TSR(tsr_set_mapper(record_owner, &s));
-	launch_where(reg("where", where), tiles);
+	launch_where(tsr_test_task("where", where, TSR_NONE), tiles);
 	CK_TSR(tsr_fence());
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_int_eq(s.owner[c], -1);

@@ -47,13 +47,6 @@ static void solo(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	spin_us(200);
 }
 
-static tsr_task_t reg(const char *name, tsr_variant_fn fn)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn}, &t));
-	return t;
-}
-
 /* ------------------------------------------------- the program being traced */
 enum { NPOINTS = 6, TILE = 10, NSOLO = 3 };
 
@@ -82,7 +75,8 @@ static void traced_program(struct observed *obs)
 	tsr_partition_t tiles;
 	CK_TSR(tsr_partition_tiles(v, tsr_box1(0, NPOINTS - 1), "tiles", &tiles));
 
-	tsr_task_t tw = reg("work", work), ts = reg("solo", solo);
+	tsr_task_t tw = tsr_test_task("work", work, TSR_NONE),
+		   ts = tsr_test_task("solo", solo, TSR_NONE);
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(fx, fw));
 	CK_TSR(tsr_index_launch(tw, tsr_box1(0, NPOINTS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
 				NULL));
@@ -123,13 +117,14 @@ static const char *const flatten_py =
 	"    ph = e.get('ph')\n"
 	"    if ph == 'X' and e.get('cat') == 'task':\n"
 	"        a = e['args']\n"
-	"        print('X\\t%s\\t%s\\t%s\\t%d\\t%d\\t%.3f\\t%.3f' % (e['name'], a['task'], "
-	"a['color'], a['worker'], e['tid'], e['ts'], e['dur']))\n"
+	"        row = (e['name'], a['task'], a['color'], a['worker'])\n"
+	"        at = (e['tid'], e['ts'], e['dur'])\n"
+	"        print('X\\t%s\\t%s\\t%s\\t%d' % row + '\\t%d\\t%.3f\\t%.3f' % at)\n"
 	"    elif ph == 'X' and e.get('cat') == 'tessera':\n"
 	"        print('I\\t%s' % e['args']['task'])\n"
-	"    elif ph == 'M' and e['name'] == 'thread_name' and "
-	"e['args']['name'].startswith('worker'):\n"
-	"        print('T\\t%d\\t%s' % (e['tid'], e['args']['name']))\n"
+	"    elif ph == 'M' and e['name'] == 'thread_name':\n"
+	"        if e['args']['name'].startswith('worker'):\n"
+	"            print('T\\t%d\\t%s' % (e['tid'], e['args']['name']))\n"
 	"    elif ph == 'M' and e['name'] == 'process_name':\n"
 	"        print('P\\t%d' % e['pid'])\n"
 	"    elif ph == 'C':\n"
@@ -334,7 +329,7 @@ START_TEST(trace_and_graph_escape_names)
 	setenv("TSR_DAG_LABELS", "1", 1); /* the region's name is on the edge's label */
 	obs_start("eager", 1, obs_path("q.json"), obs_path("q.dot"), 0);
 	tsr_region_t r = tsr_test_region_f64("the \"grid\" \\", tsr_box1(0, 3));
-	tsr_task_t t = reg("say \"hi\" \\", touch);
+	tsr_task_t t = tsr_test_task("say \"hi\" \\", touch, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
@@ -389,7 +384,8 @@ static void stats_program(void)
 	tsr_region_t r = tsr_test_region_f64("s", tsr_box1(0, NBETA_POINTS * 4 - 1));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NBETA_POINTS - 1), "tiles", &p));
-	tsr_task_t ta = reg("alpha", spin_task), tb = reg("beta", spin_task);
+	tsr_task_t ta = tsr_test_task("alpha", spin_task, TSR_NONE),
+		   tb = tsr_test_task("beta", spin_task, TSR_NONE);
 	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)),
 		  qp = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	for (int i = 0; i < NALPHA; i++)
@@ -451,7 +447,7 @@ START_TEST(stats_count_every_task_by_name)
 	check_rows();
 	/* statistics keep accumulating: one more alpha */
 	tsr_region_t r = tsr_test_region_f64("t", tsr_box1(0, 3));
-	tsr_task_t ta = reg("alpha", spin_task);
+	tsr_task_t ta = tsr_test_task("alpha", spin_task, TSR_NONE);
 	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ta, 1, &qr, NULL, 0, NULL));
 	CK_TSR(tsr_fence());
@@ -571,8 +567,8 @@ static void timeline_expect(const char *path, const char *expr)
 		 " -c \"import json, sys, collections\n"
 		 "ev = json.load(open(sys.argv[1]))['traceEvents']\n"
 		 "s = json.load(open(sys.argv[2]))\n"
-		 "own = collections.Counter(e['args']['task'] for e in ev if e['ph'] == 'X' "
-		 "and e.get('cat') == 'tessera')\n"
+		 "own = collections.Counter(e['args']['task'] for e in ev\n"
+		 "                          if e['ph'] == 'X' and e.get('cat') == 'tessera')\n"
 		 "sys.exit(0 if (%s) else 1)\" '%s' '%s'",
 		 expr, trace, obs_path("summary.json"));
 	ck_assert_msg(system(cmd) == 0, "%s: not so: %s", trace, expr);
@@ -677,7 +673,7 @@ START_TEST(unwritable_files_fail_finalize_by_name)
 	obs_mkdir();
 	obs_init("eager", 1, "/dev/full", "/dev/full", 0);
 	tsr_region_t r = tsr_test_region_f64("r", tsr_box1(0, 3));
-	tsr_task_t t = reg("touch", touch);
+	tsr_task_t t = tsr_test_task("touch", touch, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR(tsr_region_destroy(r));

@@ -79,9 +79,8 @@ int main(void)
 	       "rounds\n",
 	       early ? "not ok" : "ok", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, early, r);
 	if (early)
-		printf("# this StarPU lacks tools/starpu-1.4-notify-cg.patch: Tessera orders tasks "
-		       "through StarPU's\n"
-		       "# implicit dependences on it (TSR_DEPS=explicit is refused); "
-		       "tools/build-starpu.sh applies it\n");
+		printf("# this StarPU lacks tools/starpu-1.4-notify-cg.patch: Tessera orders\n"
+		       "# tasks through StarPU's implicit dependences on it (TSR_DEPS=explicit\n"
+		       "# is refused); tools/build-starpu.sh applies it\n");
 	return early != 0;
 }

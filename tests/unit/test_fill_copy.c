@@ -65,20 +65,10 @@ START_TEST(fill_subregion_leaves_the_rest)
 END_TEST
 
 /* Fills are ordered with tasks: fill, task adds, fill again, task adds. */
-static void add_one(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) += 1.0;
-}
-
 START_TEST(fill_is_ordered_with_tasks)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 9));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add_one", .cpu = add_one}, &t));
+	tsr_task_t t = tsr_test_task("add_one", tsr_test_add_one, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	double a = 5.0, b = 20.0, v[10];
 	CK_TSR(tsr_fill(r, 0, &a, sizeof a));
@@ -110,8 +100,7 @@ START_TEST(copy_between_regions_with_shifted_bounds)
 {
 	tsr_region_t src = tsr_test_region_f64("src", tsr_box1(0, 9)),
 		     dst = tsr_test_region_f64("dst", tsr_box1(100, 109));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "iota", .cpu = iota}, &t));
+	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(src, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR(tsr_copy(src, 0, dst, 0));

@@ -4,17 +4,6 @@
 #include <unistd.h>
 #include "tsr_test.h"
 
-static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret, size_t bytes)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name,
-						    .cpu = fn,
-						    .ret_type = ret,
-						    .ret_bytes = bytes},
-				 &t));
-	return t;
-}
-
 /* ret_arg: returns its argument (whatever its size) as the task's value. */
 static void ret_arg(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -25,25 +14,25 @@ START_TEST(single_task_future_of_each_type)
 {
 	tsr_future_t f;
 	double d = 6.5, dv;
-	CK_TSR(tsr_launch(reg("ret_f64", ret_arg, TSR_F64, 0), 0, NULL, &d, sizeof d, &f));
+	CK_TSR(tsr_launch(tsr_test_task("ret_f64", ret_arg, TSR_F64), 0, NULL, &d, sizeof d, &f));
 	CK_TSR(tsr_future_wait(f, &dv, sizeof dv));
 	ck_assert_double_eq(dv, 6.5);
 	CK_TSR(tsr_future_destroy(f));
 
 	float s = -2.25f, sv;
-	CK_TSR(tsr_launch(reg("ret_f32", ret_arg, TSR_F32, 0), 0, NULL, &s, sizeof s, &f));
+	CK_TSR(tsr_launch(tsr_test_task("ret_f32", ret_arg, TSR_F32), 0, NULL, &s, sizeof s, &f));
 	CK_TSR(tsr_future_wait(f, &sv, sizeof sv));
 	ck_assert_float_eq(sv, -2.25f);
 	CK_TSR(tsr_future_destroy(f));
 
 	int32_t i = -123456, iv;
-	CK_TSR(tsr_launch(reg("ret_i32", ret_arg, TSR_I32, 0), 0, NULL, &i, sizeof i, &f));
+	CK_TSR(tsr_launch(tsr_test_task("ret_i32", ret_arg, TSR_I32), 0, NULL, &i, sizeof i, &f));
 	CK_TSR(tsr_future_wait(f, &iv, sizeof iv));
 	ck_assert_int_eq(iv, -123456);
 	CK_TSR(tsr_future_destroy(f));
 
 	int64_t l = INT64_C(1) << 50, lv;
-	CK_TSR(tsr_launch(reg("ret_i64", ret_arg, TSR_I64, 0), 0, NULL, &l, sizeof l, &f));
+	CK_TSR(tsr_launch(tsr_test_task("ret_i64", ret_arg, TSR_I64), 0, NULL, &l, sizeof l, &f));
 	CK_TSR(tsr_future_wait(f, &lv, sizeof lv));
 	ck_assert_int_eq(lv, INT64_C(1) << 50);
 	/* waiting again gives the same value */
@@ -56,8 +45,8 @@ START_TEST(single_task_future_of_each_type)
 		double a;
 		int32_t b[3];
 	} st = {1.5, {7, 8, 9}}, stv;
-	CK_TSR(tsr_launch(reg("ret_bytes", ret_arg, TSR_BYTES, sizeof st), 0, NULL, &st, sizeof st,
-			  &f));
+	CK_TSR(tsr_launch(tsr_test_task_bytes("ret_bytes", ret_arg, TSR_BYTES, sizeof st), 0, NULL,
+			  &st, sizeof st, &f));
 	memset(&stv, 0, sizeof stv);
 	CK_TSR(tsr_future_wait(f, &stv, sizeof stv));
 	ck_assert_double_eq(stv.a, 1.5);
@@ -96,7 +85,7 @@ static void point_value(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 static double reduce_points(tsr_type_t type, tsr_redop_t op)
 {
-	tsr_task_t t = reg("point_value", point_value, type, 0);
+	tsr_task_t t = tsr_test_task("point_value", point_value, type);
 	tsr_future_t f;
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 4), 0, NULL, &type, sizeof type, op, &f));
 	double out = 0;
@@ -166,7 +155,7 @@ static void point_2d(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(index_launch_2d_sum_and_max)
 {
-	tsr_task_t t = reg("point_2d", point_2d, TSR_I64, 0);
+	tsr_task_t t = tsr_test_task("point_2d", point_2d, TSR_I64);
 	tsr_future_t fs, fm;
 	CK_TSR(tsr_index_launch(t, tsr_box2(1, 3, 0, 1), 0, NULL, NULL, 0, TSR_SUM, &fs));
 	CK_TSR(tsr_index_launch(t, tsr_box2(1, 3, 0, 1), 0, NULL, NULL, 0, TSR_MAX, &fm));
@@ -224,9 +213,9 @@ START_TEST(future_feeds_later_tasks_without_host_wait)
 	atomic_store(&done, 0);
 	__atomic_store_n(&submitted, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&gave_up, 0, __ATOMIC_RELEASE);
-	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0),
-		   tt = reg("twice", twice, TSR_I64, 0);
-	tsr_task_t tw = reg("write_future", write_future, TSR_NONE, 0);
+	tsr_task_t ts = tsr_test_task("slow_answer", slow_answer, TSR_I64),
+		   tt = tsr_test_task("twice", twice, TSR_I64);
+	tsr_task_t tw = tsr_test_task("write_future", write_future, TSR_NONE);
 	tsr_region_t r = tsr_test_region_f64("out", tsr_box1(0, 5));
 	tsr_future_t a, b, c;
 	CK_TSR(tsr_launch(ts, 0, NULL, NULL, 0, &a));
@@ -260,8 +249,8 @@ END_TEST
 START_TEST(future_destroyed_while_task_reads_it)
 {
 	atomic_store(&done, 0);
-	tsr_task_t ts = reg("slow_answer", slow_answer, TSR_I64, 0),
-		   tt = reg("twice", twice, TSR_I64, 0);
+	tsr_task_t ts = tsr_test_task("slow_answer", slow_answer, TSR_I64),
+		   tt = tsr_test_task("twice", twice, TSR_I64);
 	tsr_future_t a, b;
 	CK_TSR(tsr_launch(ts, 0, NULL, NULL, 0, &a));
 	tsr_req_t qa = tsr_req_future(a);
@@ -295,7 +284,7 @@ START_TEST(host_future_feeds_index_launch)
 	double back;
 	CK_TSR(tsr_future_wait(k, &back, sizeof back));
 	ck_assert_double_eq(back, 0.5);
-	tsr_task_t t = reg("point_times_future", point_times_future, TSR_F64, 0);
+	tsr_task_t t = tsr_test_task("point_times_future", point_times_future, TSR_F64);
 	tsr_req_t q = tsr_req_future(k);
 	CK_TSR(tsr_index_launch(t, tsr_box1(1, 10), 1, &q, NULL, 0, TSR_SUM, &s));
 	double v;
@@ -309,7 +298,7 @@ END_TEST
 /* Reduction future of one index launch feeds the next: a running total without host waits. */
 START_TEST(reduction_future_chains_into_next_launch)
 {
-	tsr_task_t t = reg("point_times_future", point_times_future, TSR_F64, 0);
+	tsr_task_t t = tsr_test_task("point_times_future", point_times_future, TSR_F64);
 	tsr_future_t f;
 	double one = 1.0;
 	CK_TSR(tsr_future_create(TSR_F64, 0, &one, &f));

@@ -41,17 +41,10 @@ static void stamp_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		TSR_AT1(&x, double, i) = 100.0 * (double)p[0] + (double)i;
 }
 
-static tsr_task_t reg(const char *name, tsr_variant_fn fn, tsr_type_t ret)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn, .ret_type = ret}, &t));
-	return t;
-}
-
 START_TEST(single_launch_writes_whole_region)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 9));
-	tsr_task_t t = reg("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){2.0, 1.0}, 2 * sizeof(double), NULL));
 	double v[10];
@@ -66,7 +59,8 @@ END_TEST
 START_TEST(single_launches_run_in_program_order)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 7));
-	tsr_task_t ti = reg("iota", iota, TSR_NONE), ta = reg("add", add, TSR_NONE);
+	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+		   ta = tsr_test_task("add", add, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
 		  rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
@@ -89,7 +83,7 @@ END_TEST
 START_TEST(launch_copies_arguments)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 3));
-	tsr_task_t t = reg("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	double *args = malloc(2 * sizeof *args);
 	args[0] = 3.0;
@@ -115,7 +109,7 @@ START_TEST(single_launch_on_subregion_touches_only_it)
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &s));
 	double minus = -1.0;
 	CK_TSR(tsr_fill(r, 0, &minus, sizeof minus));
-	tsr_task_t t = reg("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(s, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	double v[12];
@@ -131,7 +125,7 @@ START_TEST(index_launch_1d_each_point_writes_its_tile)
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 9));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
-	tsr_task_t t = reg("stamp_point", stamp_point, TSR_NONE);
+	tsr_task_t t = tsr_test_task("stamp_point", stamp_point, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double v[10];
@@ -150,7 +144,7 @@ START_TEST(index_launch_over_part_of_color_space)
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 7));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
-	tsr_task_t t = reg("stamp_point", stamp_point, TSR_NONE);
+	tsr_task_t t = tsr_test_task("stamp_point", stamp_point, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(1, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double v[8];
@@ -198,8 +192,8 @@ START_TEST(index_launch_with_projection_reads_neighbour_tile)
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
-	tsr_task_t ti = reg("iota", iota, TSR_NONE),
-		   tc = reg("copy_from_proj", copy_from_proj, TSR_NONE);
+	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+		   tc = tsr_test_task("copy_from_proj", copy_from_proj, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	int64_t one = 1;
@@ -240,8 +234,8 @@ START_TEST(index_launch_passes_region_requirement_whole)
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
-	tsr_task_t ti = reg("iota", iota, TSR_NONE),
-		   ts = reg("sum_into_tile", sum_into_tile, TSR_NONE);
+	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+		   ts = tsr_test_task("sum_into_tile", sum_into_tile, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)),
@@ -286,7 +280,7 @@ START_TEST(accessor_2d_strides_and_bounds)
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(10, 15, 0, 3));
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 2, 0, 1), "blocks", &p));
-	tsr_task_t t = reg("fill_2d", fill_2d, TSR_NONE);
+	tsr_task_t t = tsr_test_task("fill_2d", fill_2d, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	size_t nx = 6;
 	CK_TSR(tsr_index_launch(t, tsr_box2(0, 2, 0, 1), 1, &q, &nx, sizeof nx, TSR_REDOP_NONE,
@@ -339,7 +333,7 @@ START_TEST(accessor_3d_strides_and_bounds)
 	tsr_region_t s;
 	CK_TSR(tsr_partition_boxes(r, 1, &brick, "brick", &p));
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &s));
-	tsr_task_t t = reg("fill_3d", fill_3d, TSR_NONE);
+	tsr_task_t t = tsr_test_task("fill_3d", fill_3d, TSR_NONE);
 	tsr_req_t q = tsr_req_region(s, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR(tsr_fence());
@@ -384,7 +378,7 @@ START_TEST(requirement_with_two_fields_of_different_types)
 	float y0 = 1.0f;
 	CK_TSR(tsr_fill(r, f[0], &x0, sizeof x0));
 	CK_TSR(tsr_fill(r, f[1], &y0, sizeof y0));
-	tsr_task_t t = reg("axpy", axpy, TSR_NONE);
+	tsr_task_t t = tsr_test_task("axpy", axpy, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(f[0], f[1]));
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
@@ -415,7 +409,7 @@ static void name_check(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(task_without_requirements_sees_its_context)
 {
-	tsr_task_t t = reg("name_check", name_check, TSR_NONE);
+	tsr_task_t t = tsr_test_task("name_check", name_check, TSR_NONE);
 	for (int i = 0; i < 4; i++)
 		CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, NULL));
 	CK_TSR(tsr_fence());

@@ -134,19 +134,9 @@ START_TEST(starpu_env_still_works_where_tessera_sets_nothing)
 END_TEST
 
 /* A task that adds one to every element: proves the runtime does real work after a restart. */
-static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) += 1.0;
-}
-
 static void run_once(void)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", tsr_test_add_one, TSR_NONE);
 	tsr_region_t r = tsr_test_region_f64("restart", tsr_box1(0, 7));
 	tsr_req_t req = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
@@ -232,8 +222,7 @@ static void count_up(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(pause_holds_tasks_and_refuses_waits)
 {
 	tsr_region_t r = tsr_test_region_f64("counter", tsr_box1(0, 0));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "count_up", .cpu = count_up}, &t));
+	tsr_task_t t = tsr_test_task("count_up", count_up, TSR_NONE);
 	CK_TSR(tsr_pause());
 	CK_TSR_ERR(tsr_pause(), TSR_ESTATE, "paused");
 	for (int i = 0; i < 5; i++)

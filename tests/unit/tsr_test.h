@@ -105,6 +105,22 @@ static inline int tsr_test_wait_flag(const int *flag, double seconds)
 	return 1;
 }
 
+/* A task `name` whose CPU variant is fn, returning a value of type ret (TSR_NONE: none) of
+ * ret_bytes bytes (TSR_BYTES only). */
+static inline tsr_task_t tsr_test_task_bytes(const char *name, tsr_variant_fn fn, tsr_type_t ret,
+					     size_t ret_bytes)
+{
+	tsr_task_t t;
+	tsr_task_desc_t d = {.name = name, .cpu = fn, .ret_type = ret, .ret_bytes = ret_bytes};
+	CK_TSR(tsr_task_register(&d, &t));
+	return t;
+}
+
+static inline tsr_task_t tsr_test_task(const char *name, tsr_variant_fn fn, tsr_type_t ret)
+{
+	return tsr_test_task_bytes(name, fn, ret, 0);
+}
+
 /* A field space with one field of each given type, named "f0", "f1", ... unless names given. */
 static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const char *const *names,
 					   tsr_field_t *fids)
@@ -155,23 +171,56 @@ static inline void tsr_test_write1(tsr_region_t r, tsr_field_t f, const double *
 	CK_TSR(tsr_unmap(r, f));
 }
 
-/* The witness of the error tests: a 1-D f64 region "line" over [0..7] filled with 3.0. */
-static inline tsr_region_t tsr_test_line(void)
+/* The witness of the error tests: a 1-D f64 region `name` over [0..n-1] filled with 3.0. */
+enum { TSR_TEST_WITNESS_MAX = 64 };
+static inline tsr_region_t tsr_test_witness(const char *name, int n)
 {
-	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 7));
+	ck_assert_int_le(n, TSR_TEST_WITNESS_MAX);
+	tsr_region_t r = tsr_test_region_f64(name, tsr_box1(0, n - 1));
 	double three = 3.0;
 	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
 	return r;
 }
 
-/* The witness still holds 3.0 everywhere: a refused call changed nothing. */
-static inline void tsr_test_ck_line_intact(tsr_region_t r)
+/* The witness of n elements still holds 3.0 everywhere: a refused call changed nothing. */
+static inline void tsr_test_ck_witness(tsr_region_t r, int n)
 {
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
+	double v[TSR_TEST_WITNESS_MAX];
+	tsr_test_read1(r, 0, v, n);
+	for (int i = 0; i < n; i++)
 		ck_assert_msg(v[i] == 3.0, "element %d changed to %g after a refused call", i,
 			      v[i]);
+}
+
+/* The usual witness: "line" over [0..7]. */
+static inline tsr_region_t tsr_test_line(void)
+{
+	return tsr_test_witness("line", 8);
+}
+
+static inline void tsr_test_ck_line_intact(tsr_region_t r)
+{
+	tsr_test_ck_witness(r, 8);
+}
+
+/* Variants over requirement 0's f64 field 0, 1-D: set every element to -1 (what a refused
+ * launch must never get to do), or add 1 to every element. */
+static inline void tsr_test_overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = -1.0;
+}
+
+static inline void tsr_test_add_one(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) += 1.0;
 }
 
 #endif

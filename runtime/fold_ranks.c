@@ -64,6 +64,7 @@ static void pack_cpu(void *buffers[], void *cl_arg)
 {
 	const struct pack_arg *a = cl_arg;
 	char *block = (char *)STARPU_VARIABLE_GET_PTR(buffers[0]);
+	tsr__assert(a->n <= a->m); /* m: the most points any rank runs */
 
 	for (int j = 0; j < a->m; j++) {
 		char *slot = block + (size_t)j * a->size;
@@ -97,6 +98,8 @@ static void gather_fold_cpu(void *buffers[], void *cl_arg)
 	tsr__redop_identity(a->type, a->size, a->op, acc);
 	for (int64_t i = 0; i < a->npoints; i++) {
 		int64_t at = a->at[i];
+		/* every rank's block was gathered */
+		tsr__assert(at >= 0 && (at < a->held || rest));
 		const char *v = at < a->held ? held + (size_t)at * a->size
 					     : rest + (size_t)(at - a->held) * a->size;
 

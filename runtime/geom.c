@@ -19,7 +19,12 @@ static int64_t tile_of(int64_t lo, int64_t hi, int64_t n, int64_t x)
 	int64_t off = x - lo;
 	int64_t big = rem * (q + 1); /* the first rem tiles hold q + 1 points */
 
-	return off < big ? off / (q + 1) : rem + (off - big) / q;
+	/* a tiling gives every tile a point */
+	tsr__assert(q >= 1 && off >= 0 && off < len);
+
+	int64_t t = off < big ? off / (q + 1) : rem + (off - big) / q;
+	tsr__assert(t < n);
+	return t;
 }
 
 /* Candidate tile indexes [*a, *b] in dimension d for x; 0 if none. */
@@ -37,6 +42,7 @@ static int tile_span(const struct tsr_geom *g, int d, const tsr_box_t *x, int64_
 
 	*a = tile_of(lo, hi, g->n[d], from < lo ? lo : from);
 	*b = tile_of(lo, hi, g->n[d], to > hi ? hi : to);
+	tsr__assert(*a <= *b);
 	return 1;
 }
 

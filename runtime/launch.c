@@ -782,6 +782,7 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 	struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
 				   L->res ? L->res->state : NULL};
 	if (L->parts) {
+		tsr__assert(nth < L->parts->n); /* one partial value per point of this rank */
 		ret.h = L->parts->h[nth];
 		ret.partial = 1;
 	}

@@ -20,9 +20,8 @@ static int dist_limits(void)
 	 * tested */
 	if (!tsr__dist_fake() && tsr__dist.size > TSR_MAX_RANKS)
 		return tsr__err(TSR_EINVAL,
-				"tsr_init: %d MPI ranks; Tessera runs on at most %d (a piece's "
-				"ranks "
-				"are a %d-bit set)",
+				"tsr_init: %d MPI ranks; Tessera runs on at most %d "
+				"(a piece's ranks are a %d-bit set)",
 				tsr__dist.size, TSR_MAX_RANKS, TSR_MAX_RANKS);
 	if (tsr__coh_tokens()) /* several memory nodes, or TSR_COHERENCE=tokens (tsr__coh_start) */
 		return tsr__err(TSR_EINVAL, "tsr_init: several MPI ranks with devices (CUDA or "

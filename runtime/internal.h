@@ -640,8 +640,10 @@ int tsr__dag_write(const char *file);
 void tsr__dag_free(void);
 
 int tsr__map_needed(const struct tsr_partition *part);
+/* cpu_why: what keeps the task on CPUs (a registered operator), or NULL */
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
+		    const struct tsr_partition *part, int color, int rank, const char *cpu_why,
+		    tsr_mapping_t *m);
 /* several ranks: the rank of color c */
 int tsr__color_rank(const struct tsr_partition *p, int c);
 int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root */

@@ -248,8 +248,12 @@ static inline tsr_privilege_t tsr_reduce(tsr_redop_t op)
  * in program order. TSR_REDUX=unordered (read at tsr_init) gives StarPU's REDUX instead, folded in
  * arrival order (results may then differ in the last bits from run to run). */
 /* Register a reduction operator on elements of `type` (size bytes for TSR_BYTES): identity
- * fills one element, fold does *acc = *acc op *val. CPU only (CUDA tasks cannot REDUCE with it).
- * Names are unique (messages print REDUCE(name)); a second registration of one is TSR_EINVAL. */
+ * fills one element, fold does *acc = *acc op *val. Both are CPU code: a task that REDUCEs with it,
+ * or an index launch whose returns it reduces, runs on CPU workers only (its CPU variant). Such a
+ * launch of a task without a CPU variant, or where no CPU worker runs, or a mapper that sends its
+ * point to a device, is refused with TSR_ENODEV naming the task and the operator. Names are
+ * unique (messages print REDUCE(name)); a second registration of one is TSR_EINVAL; at most 16
+ * (TSR_ENOMEM). */
 typedef void (*tsr_redop_identity_fn)(void *elem);
 typedef void (*tsr_redop_fold_fn)(void *acc, const void *val);
 int tsr_redop_register(const char *name, tsr_type_t type, size_t bytes,

@@ -455,9 +455,15 @@ void tsr__opencl_wrapper(void *buffers[], void *cl_arg);
 int tsr__opencl_start(void);
 void tsr__opencl_stop(void); /* tsr_finalize, every task done, before StarPU stops */
 void tsr__opencl_finish(void);
-void *tsr__opencl_worker_kernel(const char *name); /* the running worker's cl_kernel, or NULL */
-int tsr__opencl_enqueue(void *kernel, void *queue, const tsr_kernel_arg_t *args, int nargs,
-			int dims, const size_t *global, const size_t *local, int *bad_arg);
+/* In a user's OpenCL variant (task number seq): the running worker's kernel `name`, holding no
+ * other task's buffers (for the variant to enqueue itself); NULL with what was wrong in msg. */
+void *tsr__opencl_user_kernel(const char *name, uint64_t seq, char *msg, size_t n);
+/* Kernel `name` with its arguments over global[dims] work-items (local: the work-groups, NULL:
+ * OpenCL chooses) on the running worker's queue, checked first against the kernel (argument count
+ * and kinds) and the device (sizes); 0, or -1 with what was wrong in msg. */
+int tsr__opencl_user_launch(const char *name, const tsr_kernel_arg_t *args, int nargs, int dims,
+			    const size_t *global, const size_t *local, uint64_t seq, char *msg,
+			    size_t n);
 int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */

@@ -381,15 +381,24 @@ const char *tsr_ctx_task_name(const tsr_ctx_t *ctx);
 int tsr_ctx_worker(const tsr_ctx_t *ctx); /* StarPU worker id */
 /* cudaStream_t of a CUDA variant, NULL elsewhere */
 void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);
-/* cl_command_queue of an OpenCL variant, NULL elsewhere */
+/* cl_command_queue of an OpenCL variant (on its own thread, while it runs), NULL elsewhere */
 void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx);
-/* OpenCL programs: tsr_opencl_program builds `source` (OpenCL C) with `options` for every OpenCL
- * device, once per run (after tsr_init; a no-op without OpenCL workers). TSR_EINVAL with the
- * compiler's log if it does not build. In an OpenCL variant, tsr_ctx_opencl_kernel gives the
- * cl_kernel of that name for the running worker (made once per worker; set its arguments and
- * enqueue it on tsr_ctx_opencl_queue); NULL, and the task fails naming the kernel, if no
- * program loaded defines it. Kernels that must give the CPU's bits keep
- * "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may otherwise fuse a * b + c). */
+/* OpenCL programs: tsr_opencl_program builds `source` (OpenCL C) with `options` (plus
+ * -cl-kernel-arg-info, for the launch's checks) for every OpenCL device, once per run (after
+ * tsr_init; nothing is built without OpenCL workers). TSR_EINVAL, naming the program, if it does
+ * not build (with the compiler's log), if a program of that name is already loaded (a name loads
+ * once per run; Tessera's own is "tessera"), past 32 programs, or if it defines a kernel that
+ * another loaded program defines or whose name starts with "tsr_": that prefix is reserved for
+ * Tessera's own kernels. Kernel names may be of any length.
+ * In an OpenCL variant, tsr_ctx_opencl_kernel gives the cl_kernel of that name for the running
+ * worker, for the variant to set its arguments and enqueue it on tsr_ctx_opencl_queue itself
+ * (tsr_ctx_opencl_launch does both, checked). The worker's tasks share that cl_kernel: when a task
+ * first gets it, its buffer arguments are cleared (NULL), so that no other task's buffer is left
+ * in it; set every argument before enqueueing. NULL, and the task fails naming the kernel, if no
+ * program loaded defines it or it names one of Tessera's; from a CPU or CUDA variant the task
+ * fails too, naming itself. On the host, or on a thread the variant started, no task runs: NULL,
+ * with tsr_last_error saying why, and no fence is affected. Kernels that must give the CPU's bits
+ * keep "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may otherwise fuse a * b + c). */
 int tsr_opencl_program(const char *name, const char *source, const char *options);
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel);
 
@@ -407,9 +416,17 @@ typedef struct tsr_kernel_arg {
 
 /* In an OpenCL variant: sets the arguments of `kernel` (tsr_ctx_opencl_kernel's) and enqueues it
  * on the worker's queue over `dims` (1 to 3) dimensions of global[] work-items, in work-groups of
- * local[] (NULL: the implementation chooses). TSR_OK; or TSR_ETASK after the task failed with a
- * message that names it, its point, the kernel and what went wrong: a kernel no program defines,
- * the argument OpenCL refused, or the enqueue's OpenCL error. */
+ * local[] (NULL: the implementation chooses). Checked first, so that neither another task's
+ * arguments nor OpenCL's own failures (an abort inside POCL) can follow: nargs must be the
+ * kernel's argument count (every argument is set at each launch), each argument of the kind the
+ * kernel declares where the platform says (a global or constant buffer: a non-null cl_mem; local
+ * memory: a size and a NULL value; a value: its address and size), no global size 0, at most 2^48
+ * work-items in all (a larger count is a size computed wrong), work-groups of 1 or more
+ * work-items within the device's and the kernel's limits that divide the global sizes (OpenCL C
+ * 1.x, and devices without partial work-groups). TSR_OK; or TSR_ETASK after the task failed with
+ * a message that names it, its point, the kernel and what went wrong (the counts, the argument,
+ * the sizes, or the OpenCL error). On the host or a thread the variant started: TSR_ESTATE, no
+ * task fails, no fence is affected (ctx is not even read). */
 int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
 			  int nargs, int dims, const size_t *global, const size_t *local);
 /* Slot of the task's return value (device address in a CUDA variant, a cl_mem in an OpenCL one).

@@ -191,7 +191,9 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 
 	int nf;
 	const struct tsr_fieldinfo *fields;
-	rc = tsr__fspace_fields(fs, what, &nf, &fields);
+	char named[320]; /* a destroyed field space's message names the region */
+	snprintf(named, sizeof named, "%s: region '%s'", what, name);
+	rc = tsr__fspace_fields(fs, named, &nf, &fields);
 	if (rc)
 		return rc;
 

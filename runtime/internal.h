@@ -308,6 +308,20 @@ struct tsr_deps { /* handles a task lists besides its data, for ordering */
 	int n, cap;
 };
 
+/* The mode in which a write lists the token of another node's piece it overlaps, where Tessera
+ * orders the tasks itself (order.c): wait as a write does (for the readers since the token's last
+ * write, else for that write), but neither become the token's writer nor one of its readers.
+ * Listed read-write, the token made two writes of disjoint parts of one piece wait for each other
+ * (circuit's first loop ran its pieces one at a time: every piece's first write overlapped the
+ * piece the initial host writes left to the root). Never a StarPU mode: such an entry is no buffer
+ * of the task, and a host acquire holds the handle read-only (tsr__dep_starpu_mode). */
+#define TSR_WAIT_AS_WRITE ((enum starpu_data_access_mode)0x40000000)
+
+static inline enum starpu_data_access_mode tsr__dep_starpu_mode(enum starpu_data_access_mode m)
+{
+	return m == TSR_WAIT_AS_WRITE ? STARPU_R : m;
+}
+
 /* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
 /* at tsr_init, before StarPU starts (TSR_DEPS) */
 int tsr__order_init(void);
@@ -316,8 +330,10 @@ void tsr__order_start(int can);
 int tsr__order_active(void);
 int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
 void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
-/* starpu_task_submit; on failure the task is gone */
-int tsr__order_submit(struct starpu_task *task);
+int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
+/* starpu_task_submit; on failure the task is gone. waits (or NULL): the listed handles, of which
+ * the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
+int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
 int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
 /* after a full wait: forget, destroy finished tasks */
 void tsr__order_waited(void);

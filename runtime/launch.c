@@ -269,7 +269,8 @@ static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct
 		add_ret_buffer(tb, ctx, ret);
 
 	for (int i = 0; i < deps->n; i++)
-		share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
+		if (deps->v[i].mode != TSR_WAIT_AS_WRITE) /* order.c's business only */
+			share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
 	tb->task->nbuffers = tb->nbuf;
 }
 
@@ -307,11 +308,11 @@ static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const stru
 }
 
 static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx,
-		       const struct tsr_placement *pl)
+		       const struct tsr_placement *pl, const struct tsr_deps *deps)
 {
 	tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx); /* before submission: the task may end before submit returns */
-	int rc = tsr__order_submit(task); /* on failure the task is gone, not the context */
+	int rc = tsr__order_submit(task, deps); /* on failure the task is gone, not the context */
 	if (!rc)
 		return TSR_OK;
 
@@ -380,7 +381,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
 
-	if ((rc = submit_task(p->t, task, ctx, p->pl)))
+	if ((rc = submit_task(p->t, task, ctx, p->pl, &point_deps)))
 		return rc;
 	return record_writes(p);
 }

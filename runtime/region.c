@@ -239,6 +239,10 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		n->field = f;
 		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx,
 					   (uint32_t)nx * ny, nx, ny, nz, r->fields[f].size);
+		/* Tessera orders the root's tasks as its views' (order.c): a write that overlaps a
+		 * piece the root wrote waits for the root's readers through its state (out of
+		 * memory for it: StarPU's ordering, as correct) */
+		(void)tsr__order_track(n->h);
 		tsr__coh_register(n);
 		if (tsr__coh_root_init(n))
 			goto nomem;

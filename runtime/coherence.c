@@ -8,7 +8,9 @@
  * Per field, the root keeps the field's pieces: disjoint boxes that cover the region, each with
  * the node that last wrote it. An access to node n lists, besides n's own handle, the token of
  * every last writer of a piece that overlaps n's box: read-only for a read (so it waits for those
- * writers), read-write for a write (so it also waits for every reader that listed them since).
+ * writers), read-write for a write (so it also waits for every reader that listed them since;
+ * where order.c orders the tasks, a write waits so without becoming the token's writer, see
+ * TSR_WAIT_AS_WRITE, and writes of disjoint parts of one piece do not wait for each other).
  * A write then makes n the writer of its box. The graph follows from those lists by the rule of
  * sequential consistency, applied per handle (order.c applies it itself in one process with one
  * memory node, StarPU does elsewhere): a read through a halo tile waits for the writers of the

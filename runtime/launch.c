@@ -34,6 +34,8 @@ struct point_launch {
 	int rank;
 	/* where the launch's points may run (tsr__check_placement) */
 	const struct tsr_placement *pl;
+	/* out: its node in the task graph, -1 if none */
+	int dag_id;
 };
 
 /* Buffers the point's task may need: one per field, one per future, one for the return slot, and
@@ -293,13 +295,15 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 		tsr__map_apply(tb->task, map);
 }
 
-/* The point's node and accesses in the task graph (TSR_DAG, critical path). */
-static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const struct point_launch *p)
+/* The point's node and accesses in the task graph (TSR_DAG, critical path). A reduction through
+ * private buffers reaches its region through the fold tasks only (fold.c records them). */
+static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, struct point_launch *p)
 {
-	ctx->dag_id = tsr__dag_task(p->t, p->pdim, p->point);
+	ctx->dag_id = tsr__dag_task(p->t->name, p->pdim, p->point);
+	p->dag_id = ctx->dag_id;
 
 	for (int i = 0; i < p->n; i++)
-		if (p->q[i].kind != TSR_REQ_FUTURE)
+		if (tsr__uses_tree(&p->q[i]))
 			for (int k = 0; k < p->q[i].nfields; k++)
 				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k],
 						p->q[i].priv);
@@ -310,12 +314,13 @@ static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const stru
 static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx,
 		       const struct tsr_placement *pl, const struct tsr_deps *deps)
 {
-	tsr__obs_task(task, ctx);
+	struct tsr_obs_rec *obs = tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx); /* before submission: the task may end before submit returns */
 	int rc = tsr__order_submit(task, deps); /* on failure the task is gone, not the context */
 	if (!rc)
 		return TSR_OK;
 
+	tsr__obs_drop(obs);
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
 	if (rc == -ENODEV) /* tsr__check_placement should have said so before */
@@ -342,6 +347,7 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 			f->tmp = NULL;
 			f->op = q->redop;
 			f->rank = p->rank;
+			f->dag_src = -1;
 		}
 	}
 }
@@ -353,6 +359,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 			const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds,
 			const tsr_mapping_t *map)
 {
+	p->dag_id = -1;
 	int rc = collect_deps(p, &point_deps);
 	if (rc)
 		return rc;
@@ -380,6 +387,8 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
+	for (int i = first_fold; i < *nfolds; i++)
+		folds[i].dag_src = p->dag_id;
 
 	if ((rc = submit_task(p->t, task, ctx, p->pl, &point_deps)))
 		return rc;
@@ -424,6 +433,9 @@ static void drop_result(struct tsr_future *res, tsr_future_t *result)
 	result->id = 0;
 }
 
+static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result);
+
 int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
 	       tsr_future_t *result)
 {
@@ -432,6 +444,16 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	if (rc)
 		return rc;
 
+	tsr__obs_launch_begin(t, 1);
+	rc = launch_single(t, nreqs, reqs, args, arglen, result);
+	tsr__obs_launch_end();
+	return rc;
+}
+
+static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result)
+{
+	int rc;
 	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
 		return rc;
 	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
@@ -538,7 +560,9 @@ static int take_partials(struct index_launch *L)
 		return TSR_OK;
 
 	L->parts = tsr__partials_take(L->npoints, L->res->size);
-	if (!L->parts)
+	if (L->parts && tsr__dag_on)
+		L->dag_ids = malloc((size_t)L->npoints * sizeof *L->dag_ids);
+	if (!L->parts || (tsr__dag_on && !L->dag_ids))
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
 				L->t->name);
 	return TSR_OK;
@@ -575,6 +599,8 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 				      L->maps ? &L->maps[pi] : NULL);
 		if (rc)
 			return rc;
+		if (L->dag_ids)
+			L->dag_ids[pi] = p.dag_id;
 	}
 
 	return TSR_OK;
@@ -588,7 +614,8 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 		return TSR_OK;
 
 	if (tsr__dist.on) {
-		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks);
+		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks,
+						L->dag_ids);
 		L->parts = NULL; /* the fold (or the gathering) owns them now */
 		return rc;
 	}
@@ -596,7 +623,7 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 	/* Read before the submit: once submitted, the fold's callback may give pooled handles back
 	 * and free the set at any moment. */
 	int pooled = tsr__partials_pooled(L->parts);
-	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
+	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts, L->dag_ids);
 	if (rc)
 		return rc;
 
@@ -612,6 +639,7 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 		tsr__partials_release(L->parts, 0);
 
 	free(L->folds);
+	free(L->dag_ids);
 	free(L->maps);
 	free(L->ranks);
 	free(L->colors);
@@ -619,6 +647,9 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 	if (rc)
 		drop_result(L->res, result);
 }
+
+static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+			const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result);
 
 int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
 		     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result)
@@ -628,6 +659,16 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (rc)
 		return rc;
 
+	tsr__obs_launch_begin(t, 0);
+	rc = launch_index(t, domain, nreqs, reqs, args, arglen, redop, result);
+	tsr__obs_launch_end();
+	return rc;
+}
+
+static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+			const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+{
+	int rc;
 	if ((rc = tsr__check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
 		return rc;
 	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);

@@ -50,6 +50,8 @@ struct index_launch {
 	/* ordered reduction of the returns: one partial value per point */
 	struct tsr_partials *parts;
 	struct tsr_placement pl; /* where the points may run */
+	/* the task graph's node of each point (TSR_DAG): the fold of the returns follows them */
+	int *dag_ids;
 };
 
 /* The requirement whose color maps a point (owners, locality): the first partition requirement

@@ -11,6 +11,7 @@ if [ -n "${TSR_BUNDLE:-}" ]; then
 	tsr_stencil=$tsr_bin/stencil
 	tsr_cg=$tsr_bin/cg
 	tsr_circuit=$tsr_bin/circuit
+	tsr_hello_device=$tsr_bin/hello-device
 	tsr_test_home=$tsr_bin/test_home
 else
 	b=${top_builddir:-.}
@@ -19,6 +20,7 @@ else
 	tsr_stencil=$b/apps/stencil/stencil
 	tsr_cg=$b/apps/cg/cg
 	tsr_circuit=$b/apps/circuit/circuit
+	tsr_hello_device=$b/apps/hello-device/hello-device
 	tsr_test_home=$b/tests/unit/test_home
 fi
 

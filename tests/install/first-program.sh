@@ -29,18 +29,25 @@ report() { # name status
 	fi
 }
 
-echo "1..7"
+echo "1..9"
 if [ -n "$TSR_PREFIX" ]; then
 	prefix=$TSR_PREFIX
 	echo "using the installation in $prefix" >"$tmp/log"
 	report "installed in $prefix by make install" 0
 else
 	prefix=$tmp/prefix
-	# A make of our own inside make check: it must not join the outer make's job server.
-	(unset MAKEFLAGS MFLAGS MAKELEVEL; ${MAKE:-make} -C "$builddir" install prefix="$prefix") >"$tmp/log" 2>&1
+	# A make of our own inside make check: it must not join the outer make's job server. That
+	# install writes the build tree's tessera.pc for DIR, which is then written back for the
+	# configured prefix; tests/install/manual.sh does the same, so they take turns (flock).
+	(
+		unset MAKEFLAGS MFLAGS MAKELEVEL
+		! command -v flock >/dev/null || flock 9
+		${MAKE:-make} -C "$builddir" install prefix="$prefix" >"$tmp/log" 2>&1
+		rc=$?
+		${MAKE:-make} -C "$builddir" tessera.pc >/dev/null 2>&1
+		exit $rc
+	) 9>"$builddir/tests/install/install.lock"
 	report "make install prefix=DIR" $?
-	# That install wrote the build tree's tessera.pc for DIR: write it back for the configured prefix.
-	(unset MAKEFLAGS MFLAGS MAKELEVEL; ${MAKE:-make} -C "$builddir" tessera.pc) >/dev/null 2>&1
 fi
 libdir=${TSR_LIBDIR:-$prefix/lib}
 bindir=${TSR_BINDIR:-$prefix/bin}
@@ -69,6 +76,22 @@ PKG_CONFIG_PATH=$pcdir$starpu_pc $cc -o "$tmp/first" "$srcdir/tests/install/firs
 	$(PKG_CONFIG_PATH=$pcdir$starpu_pc "$pkg_config" --cflags --libs tessera) -Wl,-rpath,"$libdir" >"$tmp/log" 2>&1 &&
 	"$tmp/first" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
 report "cc first.c \$(pkg-config --cflags --libs tessera) -Wl,-rpath: builds and runs" $?
+
+# Tessera's flags, from a program built against the installed header alone: --ncpu 1 wins over
+# TSR_NCPU=2, and the version the program reports is the header's.
+TSR_NCPU=2 "$tmp/first" --ncpu 1 --sched eager >"$tmp/log" 2>&1 &&
+	grep -q "^first: Tessera $(sed -n 's/^#define TSR_VERSION_STRING "\(.*\)"$/\1/p' "$prefix/include/tessera.h" | head -n 1), 1 CPU workers, policy eager$" "$tmp/log"
+report "first --ncpu 1 --sched eager with TSR_NCPU=2: 1 worker, eager" $?
+# The installed tessera-info: --version and --config (the flags it was given, and their source).
+# Installed into a prefix other than the configured one, it finds the library through
+# LD_LIBRARY_PATH.
+info() {
+	LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$bindir/tessera-info" "$@"
+}
+info --version >"$tmp/log" 2>&1 && grep -q "^tessera-info (Tessera) [0-9]" "$tmp/log" &&
+	TSR_NCPU=2 info --ncpu 1 --config >>"$tmp/log" 2>&1 &&
+	grep -q "^  TSR_NCPU  *--ncpu  *1  *from --ncpu$" "$tmp/log" && grep -q "^  workers: 1 (1 CPU" "$tmp/log"
+report "installed tessera-info --version, and --config says --ncpu 1 came from the flag" $?
 
 # Without an rpath, LD_LIBRARY_PATH finds the library.
 $cc -o "$tmp/first-norpath" "$srcdir/tests/install/first.c" \

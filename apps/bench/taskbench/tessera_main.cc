@@ -371,7 +371,8 @@ static int parse_own_flags(int argc, char **argv)
 		if (!strcmp(argv[i], "-h")) {
 			printf("Tessera backend: -tessera-proj  read dependencies through projections onto the tiles\n"
 			       "                 (default: through a partition of boxes, one per point)\n"
-			       "  TSR_SCHED / STARPU_SCHED: policy, TSR_NCPU / STARPU_NCPU: CPU workers\n");
+			       "  Tessera's flags: --sched NAME (policy), --ncpu N (CPU workers), ...; each wins\n"
+			       "  over its TSR_ variable, which wins over STARPU_SCHED / STARPU_NCPU\n");
 		}
 	}
 	return projections;
@@ -379,6 +380,8 @@ static int parse_own_flags(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Tessera's own flags (--ncpu, --sched, ...) leave argv before Task Bench parses it */
+	check(tsr_args(&argc, argv), "tsr_args");
 	int projections = parse_own_flags(argc, argv);
 	App app(argc, argv);
 	for (size_t i = 0; i < app.graphs.size(); i++)

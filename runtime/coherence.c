@@ -8,7 +8,9 @@
  * Per field, the root keeps the field's pieces: disjoint boxes that cover the region, each with
  * the node that last wrote it. An access to node n lists, besides n's own handle, the token of
  * every last writer of a piece that overlaps n's box: read-only for a read (so it waits for those
- * writers), read-write for a write (so it also waits for every reader that listed them since).
+ * writers), read-write for a write (so it also waits for every reader that listed them since;
+ * where order.c orders the tasks, a write waits so without becoming the token's writer, see
+ * TSR_WAIT_AS_WRITE, and writes of disjoint parts of one piece do not wait for each other).
  * A write then makes n the writer of its box. The graph follows from those lists by the rule of
  * sequential consistency, applied per handle (order.c applies it itself in one process with one
  * memory node, StarPU does elsewhere): a read through a halo tile waits for the writers of the
@@ -148,11 +150,14 @@ void tsr__deps_free(struct tsr_deps *d)
 	memset(d, 0, sizeof *d);
 }
 
-/* Add h in mode m once; a handle listed read-only and read-write is read-write. */
+/* Add h in mode m once; a handle listed read-only and read-write is read-write. A wait as a write
+ * is kept apart from the handle's other modes (a read of it stays a read). */
 int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_access_mode m)
 {
+	int waits = m == TSR_WAIT_AS_WRITE;
+
 	for (int i = 0; i < d->n; i++)
-		if (d->v[i].h == h) {
+		if (d->v[i].h == h && (d->v[i].mode == TSR_WAIT_AS_WRITE) == waits) {
 			if (d->v[i].mode != m)
 				d->v[i].mode = STARPU_RW;
 			return TSR_OK;
@@ -259,7 +264,7 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 	int pdim = sync ? tsr__region_point(sync->region, point) : 0;
 	struct tsr_obs_rec *obs =
 		tsr__obs_internal(task, "tsr_sync", pdim, point, dag_sync(sync, pdim, point));
-	if (tsr__order_submit(task)) {
+	if (tsr__order_submit(task, NULL)) {
 		tsr__obs_drop(obs);
 		return tsr__err(TSR_ESTARPU, "%s: starpu_task_submit failed", what);
 	}
@@ -318,29 +323,32 @@ static int group_current(const struct tsr_piece *p)
 	return p->token_node == p->writer || p->token_node->wgen == p->token_gen;
 }
 
-/* List node o's token in mode m for an access to n, unless n's own handle (the task's data buffer,
- * on one memory node) already orders it. */
-static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n,
-		     enum starpu_data_access_mode m)
+/* List node o's token for an access to n (a write when write is set), unless n's own handle (the
+ * task's data buffer, on one memory node) already orders it. A write waits for the token's readers
+ * as a write (TSR_WAIT_AS_WRITE) where Tessera orders its tasks, and lists it read-write where
+ * StarPU does. */
+static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n, int write)
 {
 	if (o == n && !n->tok)
 		return TSR_OK;
-	return tsr__deps_add(d, token(o), m);
+
+	starpu_data_handle_t h = token(o);
+	enum starpu_data_access_mode w = tsr__order_tracks(h) ? TSR_WAIT_AS_WRITE : STARPU_RW;
+	return tsr__deps_add(d, h, write ? w : STARPU_R);
 }
 
 /* What an access to n lists for piece p: its last write's token (read-only for a read); for a write
  * also the sends of p's data, and a stale group's token for those who read through it. */
 int tsr__piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write)
 {
-	enum starpu_data_access_mode m = write ? STARPU_RW : STARPU_R;
 	int current = group_current(p);
 
-	if (add_token(d, current ? p->token_node : p->writer, n, m))
+	if (add_token(d, current ? p->token_node : p->writer, n, write))
 		return TSR_ENOMEM;
 
 	if (!write)
 		return TSR_OK;
-	if (!current && add_token(d, p->token_node, n, STARPU_RW))
+	if (!current && add_token(d, p->token_node, n, 1))
 		return TSR_ENOMEM;
 	return tsr__add_sends(d, p);
 }

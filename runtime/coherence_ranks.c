@@ -428,7 +428,7 @@ int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *
 	 * writes */
 	for (int i = 0; i < held->n; i++)
 		if (starpu_data_acquire_on_node(held->v[i].h, STARPU_ACQUIRE_NO_NODE,
-						held->v[i].mode)) {
+						tsr__dep_starpu_mode(held->v[i].mode))) {
 			/* release what was acquired; StarPU only fails on a handle it does not
 			 * know */
 			held->n = i;

@@ -425,28 +425,65 @@ void tsr_ctx_error(tsr_ctx_t *ctx, const char *fmt, ...)
 	tsr__task_error("task '%s'%s: %s", ctx->task->name, point_str(ctx, ps, sizeof ps), buf);
 }
 
-#ifdef STARPU_USE_OPENCL
-void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
+/* The OpenCL task a device call acts for: the variant running on this thread, which ctx must be
+ * (or NULL). On the host, or a thread of the variant's own, no task is running here: the call
+ * fails with TSR_ESTATE and only tsr_last_error says why (no fence is affected); ctx is not even
+ * read, since it may be gone. From a task's other variants, or with another task's context, the
+ * running task fails naming itself (TSR_ETASK). NULL in both cases, *rc set. */
+static struct tsr_ctx *opencl_ctx(tsr_ctx_t *ctx, const char *what, const char *kernel, int *rc)
 {
-	if (!ctx || ctx->arch != TSR_ARCH_OPENCL) {
-		tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s' asked for outside an OpenCL "
-				"variant",
-				kernel ? kernel : "(null)");
+	struct tsr_ctx *cur = tsr__current_ctx();
+	const char *kn = kernel ? kernel : "(null)";
+	char ps[80];
+
+	if (!cur) {
+		*rc = tsr__err(TSR_ESTATE,
+			       "%s: kernel '%s': called outside any task variant (on the host or "
+			       "a thread the variant started): kernels are launched by an OpenCL "
+			       "variant, on its worker's thread, while it runs",
+			       what, kn);
 		return NULL;
 	}
 
-	void *k = kernel ? tsr__opencl_worker_kernel(kernel) : NULL;
-	if (!k)
-		tsr_ctx_error(ctx,
-			      "no OpenCL program loaded (tsr_opencl_program) defines kernel '%s'",
-			      kernel ? kernel : "(null)");
+	*rc = TSR_ETASK;
+	if (ctx && ctx != cur) {
+		tsr__task_error("task '%s'%s: %s: kernel '%s': the context given is not this "
+				"task's (a context is valid only in its own variant, while it "
+				"runs)",
+				cur->task->name, point_str(cur, ps, sizeof ps), what, kn);
+		return NULL;
+	}
+	if (cur->arch != TSR_ARCH_OPENCL) {
+		tsr__task_error("task '%s'%s: %s: kernel '%s' asked for in its %s variant: OpenCL "
+				"kernels are launched by an OpenCL variant",
+				cur->task->name, point_str(cur, ps, sizeof ps), what, kn,
+				cur->arch == TSR_ARCH_CUDA ? "CUDA" : "CPU");
+		return NULL;
+	}
 
+	*rc = TSR_OK;
+	return cur;
+}
+
+#ifdef STARPU_USE_OPENCL
+void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
+{
+	int rc;
+	char msg[400], ps[80];
+	struct tsr_ctx *c = opencl_ctx(ctx, "tsr_ctx_opencl_kernel", kernel, &rc);
+	if (!c)
+		return NULL;
+
+	void *k = tsr__opencl_user_kernel(kernel, c->seq, msg, sizeof msg);
+	if (!k)
+		tsr__task_error("task '%s'%s: %s", c->task->name, point_str(c, ps, sizeof ps), msg);
 	return k;
 }
 
 void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 {
-	if (!ctx || ctx->arch != TSR_ARCH_OPENCL)
+	struct tsr_ctx *cur = tsr__current_ctx();
+	if (!cur || (ctx && ctx != cur) || cur->arch != TSR_ARCH_OPENCL)
 		return NULL;
 
 	cl_command_queue q;
@@ -454,48 +491,18 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 	return q;
 }
 
-/* "8 x 8" for the work-items of a launch's message */
-static const char *items_str(int dims, const size_t *global, char *buf, size_t n)
-{
-	int at = snprintf(buf, n, "%zu", global[0]);
-
-	for (int d = 1; d < dims && at > 0 && (size_t)at < n; d++)
-		at += snprintf(buf + at, n - (size_t)at, " x %zu", global[d]);
-
-	return buf;
-}
-
 int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
 			  int nargs, int dims, const size_t *global, const size_t *local)
 {
-	cl_kernel k = tsr_ctx_opencl_kernel(ctx, kernel);
-	if (!k)
-		return TSR_ETASK; /* the task failed, naming the kernel */
+	int rc;
+	char msg[400], ps[80];
+	struct tsr_ctx *c = opencl_ctx(ctx, "tsr_ctx_opencl_launch", kernel, &rc);
+	if (!c)
+		return rc;
 
-	if (dims < 1 || dims > 3 || !global || nargs < 0 || (nargs > 0 && !args)) {
-		tsr_ctx_error(ctx,
-			      "tsr_ctx_opencl_launch: kernel '%s': %d argument(s)%s over %d "
-			      "dimension(s)%s: dimensions go from 1 to 3, and the arguments and "
-			      "global sizes must be given",
-			      kernel, nargs, nargs > 0 && !args ? " (null)" : "", dims,
-			      global ? "" : " of null global sizes");
-		return TSR_ETASK;
-	}
-
-	int bad_arg;
-	char items[80];
-	cl_int err = tsr__opencl_enqueue(k, tsr_ctx_opencl_queue(ctx), args, nargs, dims, global,
-					 local, &bad_arg);
-	if (err != CL_SUCCESS && bad_arg >= 0) {
-		tsr_ctx_error(ctx, "OpenCL kernel '%s': argument %d (%zu bytes): %s (%d)", kernel,
-			      bad_arg, args[bad_arg].size, starpu_opencl_error_string(err),
-			      (int)err);
-		return TSR_ETASK;
-	}
-	if (err != CL_SUCCESS) {
-		tsr_ctx_error(ctx, "OpenCL kernel '%s' over %s work-items: %s (%d)", kernel,
-			      items_str(dims, global, items, sizeof items),
-			      starpu_opencl_error_string(err), (int)err);
+	if (tsr__opencl_user_launch(kernel, args, nargs, dims, global, local, c->seq, msg,
+				    sizeof msg)) {
+		tsr__task_error("task '%s'%s: %s", c->task->name, point_str(c, ps, sizeof ps), msg);
 		return TSR_ETASK;
 	}
 
@@ -504,9 +511,14 @@ int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_a
 #else /* StarPU without OpenCL: no variant runs there */
 void *tsr_ctx_opencl_kernel(tsr_ctx_t *ctx, const char *kernel)
 {
-	(void)ctx;
-	tsr__task_error("tsr_ctx_opencl_kernel: kernel '%s': this StarPU has no OpenCL",
-			kernel ? kernel : "(null)");
+	int rc;
+	char ps[80];
+	struct tsr_ctx *c = opencl_ctx(ctx, "tsr_ctx_opencl_kernel", kernel, &rc);
+
+	if (c) /* unreachable: an OpenCL variant runs nowhere */
+		tsr__task_error("task '%s'%s: kernel '%s': this StarPU has no OpenCL",
+				c->task->name, point_str(c, ps, sizeof ps),
+				kernel ? kernel : "(null)");
 	return NULL;
 }
 
@@ -519,12 +531,15 @@ void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx)
 int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,
 			  int nargs, int dims, const size_t *global, const size_t *local)
 {
+	int rc;
 	(void)args;
 	(void)nargs;
 	(void)dims;
 	(void)global;
 	(void)local;
-	tsr_ctx_opencl_kernel(ctx, kernel); /* fails the task, naming the kernel */
-	return TSR_ETASK;
+
+	if (opencl_ctx(ctx, "tsr_ctx_opencl_launch", kernel, &rc))
+		tsr_ctx_opencl_kernel(ctx, kernel); /* fails the task, naming the kernel */
+	return rc ? rc : TSR_ETASK;
 }
 #endif

@@ -215,10 +215,15 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
 	STARPU_TASK_SET_HANDLE(task, fold->tmp, 1);
 	STARPU_TASK_SET_MODE(task, STARPU_R, 1);
+	int nbuf = 2;
 	for (int i = 0; i < fold_deps.n; i++) {
-		STARPU_TASK_SET_HANDLE(task, fold_deps.v[i].h, 2 + i);
-		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, 2 + i);
+		if (fold_deps.v[i].mode == TSR_WAIT_AS_WRITE)
+			continue; /* order.c's business only */
+		STARPU_TASK_SET_HANDLE(task, fold_deps.v[i].h, nbuf);
+		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, nbuf);
+		nbuf++;
 	}
+	task->nbuffers = nbuf;
 
 	if (!tsr__redop_on_devices(a->op))
 		task->where = STARPU_CPU; /* user operators have host code only */
@@ -227,7 +232,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	int pdim = tsr__region_point(s, point);
 	struct tsr_obs_rec *obs =
 		tsr__obs_internal(task, "tsr_fold", pdim, point, dag_fold(fold, pdim, point));
-	if (tsr__order_submit(task)) {
+	if (tsr__order_submit(task, &fold_deps)) {
 		tsr__obs_drop(obs);
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed",
 				s->name);
@@ -436,7 +441,7 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 
 	struct tsr_obs_rec *obs = tsr__obs_internal(task, "tsr_future_fold", 0, NULL,
 						    dag_future_fold(npoints, dag_ids));
-	int rc = tsr__order_submit(task);
+	int rc = tsr__order_submit(task, NULL);
 	if (rc)
 		tsr__obs_drop(obs);
 	if (rc == -ENODEV)

@@ -167,7 +167,7 @@ static int submit_cpu(struct starpu_codelet *cl, void *arg, size_t arg_size,
 	}
 
 	struct tsr_obs_rec *obs = tsr__obs_internal(task, cl->name, 0, NULL, dag_id);
-	if (!tsr__order_submit(task))
+	if (!tsr__order_submit(task, NULL))
 		return TSR_OK;
 
 	tsr__obs_drop(obs);

@@ -453,6 +453,20 @@ struct tsr_deps { /* handles a task lists besides its data, for ordering */
 	int n, cap;
 };
 
+/* The mode in which a write lists the token of another node's piece it overlaps, where Tessera
+ * orders the tasks itself (order.c): wait as a write does (for the readers since the token's last
+ * write, else for that write), but neither become the token's writer nor one of its readers.
+ * Listed read-write, the token made two writes of disjoint parts of one piece wait for each other
+ * (circuit's first loop ran its pieces one at a time: every piece's first write overlapped the
+ * piece the initial host writes left to the root). Never a StarPU mode: such an entry is no buffer
+ * of the task, and a host acquire holds the handle read-only (tsr__dep_starpu_mode). */
+#define TSR_WAIT_AS_WRITE ((enum starpu_data_access_mode)0x40000000)
+
+static inline enum starpu_data_access_mode tsr__dep_starpu_mode(enum starpu_data_access_mode m)
+{
+	return m == TSR_WAIT_AS_WRITE ? STARPU_R : m;
+}
+
 /* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
 /* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
  * fix; quiet: do not say on stderr that it lacks it) */
@@ -462,8 +476,10 @@ void tsr__order_start(int can);
 int tsr__order_active(void);
 int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
 void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
-/* starpu_task_submit; on failure the task is gone */
-int tsr__order_submit(struct starpu_task *task);
+int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
+/* starpu_task_submit; on failure the task is gone. waits (or NULL): the listed handles, of which
+ * the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
+int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
 int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
 /* after a full wait: forget, destroy finished tasks */
 void tsr__order_waited(void);
@@ -631,9 +647,15 @@ void tsr__opencl_wrapper(void *buffers[], void *cl_arg);
 int tsr__opencl_start(void);
 void tsr__opencl_stop(void); /* tsr_finalize, every task done, before StarPU stops */
 void tsr__opencl_finish(void);
-void *tsr__opencl_worker_kernel(const char *name); /* the running worker's cl_kernel, or NULL */
-int tsr__opencl_enqueue(void *kernel, void *queue, const tsr_kernel_arg_t *args, int nargs,
-			int dims, const size_t *global, const size_t *local, int *bad_arg);
+/* In a user's OpenCL variant (task number seq): the running worker's kernel `name`, holding no
+ * other task's buffers (for the variant to enqueue itself); NULL with what was wrong in msg. */
+void *tsr__opencl_user_kernel(const char *name, uint64_t seq, char *msg, size_t n);
+/* Kernel `name` with its arguments over global[dims] work-items (local: the work-groups, NULL:
+ * OpenCL chooses) on the running worker's queue, checked first against the kernel (argument count
+ * and kinds) and the device (sizes); 0, or -1 with what was wrong in msg. */
+int tsr__opencl_user_launch(const char *name, const tsr_kernel_arg_t *args, int nargs, int dims,
+			    const size_t *global, const size_t *local, uint64_t seq, char *msg,
+			    size_t n);
 int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
 int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
 void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */
@@ -854,8 +876,10 @@ int tsr__dag_write(const char *file);
 void tsr__dag_free(void);
 
 int tsr__map_needed(const struct tsr_partition *part);
+/* cpu_why: what keeps the task on CPUs (a registered operator), or NULL */
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m);
+		    const struct tsr_partition *part, int color, int rank, const char *cpu_why,
+		    tsr_mapping_t *m);
 /* several ranks: the rank of color c */
 int tsr__color_rank(const struct tsr_partition *p, int c);
 /* p's colors by rank (p->rank_start, p->rank_colors), built if p has ranks set and no index */

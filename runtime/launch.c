@@ -33,6 +33,8 @@ struct point_launch {
 	const int64_t *point;
 	/* several ranks: the rank that runs it (TSR_ALL_RANKS: every one) */
 	int rank;
+	/* where the launch's points may run (tsr__check_placement) */
+	const struct tsr_placement *pl;
 	/* out: its node in the task graph, -1 if none */
 	int dag_id;
 	/* several ranks, a structured launch: its moves are made and its writes recorded for the
@@ -169,11 +171,10 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	return ctx;
 }
 
-/* The StarPU task being built: how many buffers are set, and whether it must stay on CPUs. */
+/* The StarPU task being built and how many buffers are set. */
 struct task_build {
 	struct starpu_task *task;
 	int nbuf;
-	int cpu_only;
 };
 
 /* Append a buffer; returns its index. */
@@ -214,8 +215,6 @@ static int field_buffer(struct task_build *tb, const struct resolved_req *q, str
 {
 	if (q->tmp_reduce) {
 		starpu_data_handle_t tmp = tsr__fold_private(s, f, q->redop, folds, nfolds);
-		/* user operators have host code only */
-		tb->cpu_only |= !tsr__redop_on_devices(q->redop);
 		return add_buffer(tb, tmp, STARPU_W);
 	}
 
@@ -256,10 +255,6 @@ static void add_ret_buffer(struct task_build *tb, struct tsr_ctx *ctx,
 	/* a variable, not a conditional: StarPU 1.4's macro does not parenthesise its mode */
 	enum starpu_data_access_mode ret_mode = ret->op && !ret->partial ? STARPU_REDUX : STARPU_W;
 	ctx->ret_buf = add_buffer(tb, ret->h, ret_mode);
-
-	if (ret->partial && !tsr__redop_on_devices(ret->op))
-		/* user operators have no device identity to start the partial value */
-		tb->cpu_only = 1;
 }
 
 /* Every requirement's buffers in order, the return slot, then the handles listed for ordering. */
@@ -282,16 +277,18 @@ static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct
 		add_ret_buffer(tb, ctx, ret);
 
 	for (int i = 0; i < deps->n; i++)
-		share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
+		if (deps->v[i].mode != TSR_WAIT_AS_WRITE) /* order.c's business only */
+			share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
 	tb->task->nbuffers = tb->nbuf;
 }
 
-/* Where the task may run: CPUs only for user operators, a color the locality policy keeps on
- * one worker, the mapper's decision. */
+/* Where the task may run: CPUs only for registered operators (the launch checked that it can),
+ * a color the locality policy keeps on one worker, the mapper's decision (checked against the
+ * same). */
 static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct point_launch *p,
 		       const tsr_mapping_t *map)
 {
-	if (tb->cpu_only)
+	if (p->pl->cpu_only)
 		tb->task->where = STARPU_CPU;
 
 	int mr = tsr__map_req(p->n, p->q);
@@ -320,55 +317,20 @@ static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, struct poi
 	tsr__dag_set_cost(ctx->dag_id, task);
 }
 
-/* "CPU and OpenCL": the variants a task has. */
-static void variants_str(const struct tsr_task *t, char *buf, size_t n)
-{
-	const char *names[3];
-	int k = 0;
-
-	if (t->cpu)
-		names[k++] = "CPU";
-	if (t->cuda)
-		names[k++] = "CUDA";
-	if (t->opencl)
-		names[k++] = "OpenCL";
-
-	if (k == 1)
-		snprintf(buf, n, "a %s variant only", names[0]);
-	else if (k == 2)
-		snprintf(buf, n, "%s and %s variants", names[0], names[1]);
-	else
-		snprintf(buf, n, "%s, %s and %s variants", names[0], names[1], names[2]);
-}
-
-/* StarPU found no worker for the task: say what it has against what runs. */
-static int no_worker_error(const struct tsr_task *t, int cpu_only)
-{
-	char vs[64];
-
-	variants_str(t, vs, sizeof vs);
-	return tsr__err(TSR_ENODEV,
-			"task '%s': no worker can run it (it has %s%s; the runtime runs %d CPU, %d "
-			"CUDA and %d OpenCL workers)",
-			t->name, vs,
-			cpu_only ? ", and a registered reduction operator needs a CPU" : "",
-			tsr__rt.ncpu, tsr__rt.ncuda, tsr__rt.nopencl);
-}
-
 static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx,
-		       int cpu_only)
+		       const struct tsr_placement *pl, const struct tsr_deps *deps)
 {
 	struct tsr_obs_rec *obs = tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx); /* before submission: the task may end before submit returns */
-	int rc = tsr__order_submit(task); /* on failure the task is gone, not the context */
+	int rc = tsr__order_submit(task, deps); /* on failure the task is gone, not the context */
 	if (!rc)
 		return TSR_OK;
 
 	tsr__obs_drop(obs);
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
-	if (rc == -ENODEV)
-		return no_worker_error(t, cpu_only);
+	if (rc == -ENODEV) /* tsr__check_placement should have said so before */
+		return tsr__no_worker_error(t, pl->cpu_only ? pl->why : NULL);
 	return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
 }
 
@@ -423,7 +385,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	if (!task)
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 
-	struct task_build tb = {task, 0, 0};
+	struct task_build tb = {task, 0};
 	add_buffers(&tb, ctx, p, ret, &point_deps, folds, nfolds);
 	for (int i = first_fold; i < *nfolds; i++)
 		folds[i].rank = p->rank;
@@ -434,7 +396,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	for (int i = first_fold; i < *nfolds; i++)
 		folds[i].dag_src = p->dag_id;
 
-	if ((rc = submit_task(p->t, task, ctx, tb.cpu_only)))
+	if ((rc = submit_task(p->t, task, ctx, p->pl, &point_deps)))
 		return rc;
 	return record_writes(p);
 }
@@ -507,6 +469,9 @@ static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, q, 0)))
 		return rc;
+	struct tsr_placement pl;
+	if ((rc = tsr__check_placement(t, nreqs, q, 0, &pl)))
+		return rc;
 
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
@@ -516,7 +481,8 @@ static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 	tsr_mapping_t map;
 	int rank = tsr__single_rank(t, nreqs, q);
 	int mapped = tsr__map_needed(NULL) && rank != TSR_ALL_RANKS;
-	if (mapped && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, rank, &map))) {
+	if (mapped && (rc = tsr__map_decide(t, 0, point, tsr_box1(0, 0), NULL, -1, rank,
+					    pl.cpu_only ? pl.why : NULL, &map))) {
 		drop_result(res, result);
 		return rc;
 	}
@@ -526,8 +492,14 @@ static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 	struct tsr_region *subs[TSR_MAX_REQS];
 	for (int i = 0; i < nreqs; i++)
 		subs[i] = q[i].region;
-	struct point_launch p =
-		{.t = t, .n = nreqs, .q = q, .subs = subs, .pdim = 0, .point = point, .rank = rank};
+	struct point_launch p = {.t = t,
+				 .n = nreqs,
+				 .q = q,
+				 .subs = subs,
+				 .pdim = 0,
+				 .point = point,
+				 .rank = rank,
+				 .pl = &pl};
 	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
 	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
@@ -562,7 +534,7 @@ static int decide_maps(struct index_launch *L)
 		int rank = L->ranks ? L->ranks[pi] : 0;
 
 		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, mpart, color, rank,
-					 &L->maps[pi]);
+					 L->pl.cpu_only ? L->pl.why : NULL, &L->maps[pi]);
 		if (rc)
 			return rc;
 		if (L->ranks)
@@ -652,7 +624,8 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 					 .subs = subs,
 					 .pdim = L->domain.dim,
 					 .point = point,
-					 .rank = L->ranks ? L->ranks[pi] : 0};
+					 .rank = L->ranks ? L->ranks[pi] : 0,
+					 .pl = &L->pl};
 		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
 				      L->maps ? &L->maps[pi] : NULL);
 		if (rc)
@@ -774,7 +747,7 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 	if (mapped) {
 		int rc = tsr__map_decide(L->t, L->domain.dim, point, L->domain, m,
 					 (int)tsr__box_index(m->colors, point), tsr__dist.rank,
-					 &map);
+					 L->pl.cpu_only ? L->pl.why : NULL, &map);
 		if (rc)
 			return rc;
 	}
@@ -794,6 +767,7 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 				 .pdim = L->domain.dim,
 				 .point = point,
 				 .rank = tsr__dist.rank,
+				 .pl = &L->pl,
 				 .structured = 1};
 	int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
 			      mapped ? &map : NULL);
@@ -880,6 +854,9 @@ static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const t
 	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 1, L.q)))
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
+		return rc;
+	int ret_op = result && t->ret_type != TSR_NONE ? redop.id : 0;
+	if ((rc = tsr__check_placement(t, nreqs, L.q, ret_op, &L.pl)))
 		return rc;
 
 	tsr_box_t covers[TSR_MAX_REQS];

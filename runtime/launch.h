@@ -26,6 +26,13 @@ struct resolved_req {
 	void *proj_arg;
 };
 
+/* Where a launch's points may run: a registered operator (its identity and fold are CPU code)
+ * keeps them on CPUs, and why says so for the mapper's messages. */
+struct tsr_placement {
+	int cpu_only;
+	char why[320];
+};
+
 /* An index launch: everything it allocates, released on one path whatever step failed. */
 struct index_launch {
 	struct tsr_task *t;
@@ -42,6 +49,7 @@ struct index_launch {
 	struct tsr_future *res; /* the result future, or NULL */
 	/* ordered reduction of the returns: one partial value per point */
 	struct tsr_partials *parts;
+	struct tsr_placement pl; /* where the points may run */
 	/* the task graph's node of each point (TSR_DAG): the fold of the returns follows them */
 	int *dag_ids;
 };
@@ -80,6 +88,16 @@ int tsr__check_index_args(const struct tsr_task *t, tsr_box_t domain, int nreqs,
 int tsr__compute_colors(struct index_launch *L); /* every point's color per requirement */
 int tsr__check_writes_distinct(const struct index_launch *L);
 int tsr__check_result_redop(const struct tsr_task *t, const tsr_launch_t *how);
+
+/* TSR_ENODEV, naming the task (and the operator), when no running worker can run the points: the
+ * task's variants against the workers, narrowed to CPUs by a registered operator (of a REDUCE
+ * requirement, or ret_op for the returns). StarPU, given such a task, looks for a worker forever.
+ */
+int tsr__check_placement(const struct tsr_task *t, int n, const struct resolved_req *q, int ret_op,
+			 struct tsr_placement *pl);
+/* "task 'x': no worker can run it (it has ...; the runtime runs ...)"; cpu_why: what keeps it on
+ * CPUs, or NULL */
+int tsr__no_worker_error(const struct tsr_task *t, const char *cpu_why);
 
 /* ---- launch_ranks.c: several ranks */
 void tsr__note_launch(const char *call, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs,

@@ -426,3 +426,95 @@ int tsr__check_result_redop(const struct tsr_task *t, const tsr_launch_t *how)
 			"TSR_PROD, TSR_MIN, TSR_MAX, or an operator from tsr_redop_register)",
 			t->name);
 }
+
+/* "CPU and OpenCL": the variants a task has. */
+static void variants_str(const struct tsr_task *t, char *buf, size_t n)
+{
+	const char *names[3] = {"", "", ""};
+	int k = 0;
+
+	if (t->cpu)
+		names[k++] = "CPU";
+	if (t->cuda)
+		names[k++] = "CUDA";
+	if (t->opencl)
+		names[k++] = "OpenCL";
+
+	if (k == 1)
+		snprintf(buf, n, "%s %s variant only", names[0][0] == 'O' ? "an" : "a", names[0]);
+	else if (k == 2)
+		snprintf(buf, n, "%s and %s variants", names[0], names[1]);
+	else
+		snprintf(buf, n, "%s, %s and %s variants", names[0], names[1], names[2]);
+}
+
+int tsr__no_worker_error(const struct tsr_task *t, const char *cpu_why)
+{
+	char vs[64];
+
+	variants_str(t, vs, sizeof vs);
+	return tsr__err(TSR_ENODEV,
+			"task '%s': no worker can run it (it has %s%s%s; the runtime runs %d CPU, "
+			"%d CUDA and %d OpenCL workers)",
+			t->name, vs, cpu_why ? ", and " : "", cpu_why ? cpu_why : "", tsr__rt.ncpu,
+			tsr__rt.ncuda, tsr__rt.nopencl);
+}
+
+/* Whether a running worker has code for the task. */
+static int some_worker_runs(const struct tsr_task *t, int cpu_only)
+{
+	int cpu = t->cpu && tsr__rt.ncpu > 0;
+	if (cpu_only)
+		return cpu;
+
+	return cpu || (t->cuda && tsr__rt.ncuda > 0) || (t->opencl && tsr__rt.nopencl > 0);
+}
+
+/* The launch's first use of a registered operator (a REDUCE requirement, then the reduction of
+ * the returns), said in pl->why; 0 if it uses none. */
+static int registered_operator_use(int n, const struct resolved_req *q, int ret_op,
+				   struct tsr_placement *pl)
+{
+	for (int i = 0; i < n; i++)
+		if (q[i].redop && !tsr__redop_on_devices(q[i].redop)) {
+			snprintf(pl->why, sizeof pl->why,
+				 "requirement %d (field '%s' of '%s') reduces with the registered "
+				 "operator '%s', whose identity and fold are CPU code",
+				 i, q[i].region->fields[q[i].fields[0]].name,
+				 q[i].part ? q[i].part->name : q[i].region->name,
+				 tsr__redop_name(q[i].redop));
+			return 1;
+		}
+
+	if (ret_op && !tsr__redop_on_devices(ret_op)) {
+		snprintf(pl->why, sizeof pl->why,
+			 "its returns are reduced with the registered operator '%s', whose "
+			 "identity "
+			 "and fold are CPU code",
+			 tsr__redop_name(ret_op));
+		return 1;
+	}
+
+	return 0;
+}
+
+int tsr__check_placement(const struct tsr_task *t, int n, const struct resolved_req *q, int ret_op,
+			 struct tsr_placement *pl)
+{
+	pl->why[0] = '\0';
+	pl->cpu_only = registered_operator_use(n, q, ret_op, pl);
+
+	if (pl->cpu_only && !t->cpu) {
+		char vs[64];
+		variants_str(t, vs, sizeof vs);
+		return tsr__err(TSR_ENODEV,
+				"task '%s': %s, but the task has %s: give it a CPU variant, or "
+				"reduce with a built-in operator (TSR_SUM, TSR_PROD, TSR_MIN, "
+				"TSR_MAX)",
+				t->name, pl->why, vs);
+	}
+
+	if (!some_worker_runs(t, pl->cpu_only))
+		return tsr__no_worker_error(t, pl->cpu_only ? pl->why : NULL);
+	return TSR_OK;
+}

@@ -237,7 +237,8 @@ int tsr__map_needed(const struct tsr_partition *part)
 /* Decide where a point task runs (owner, then the mapper), validated before anything is
  * submitted so that a refused mapping leaves no point of the launch behind. */
 int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-		    const struct tsr_partition *part, int color, int rank, tsr_mapping_t *m)
+		    const struct tsr_partition *part, int color, int rank, const char *cpu_why,
+		    tsr_mapping_t *m)
 {
 	int owner = part && part->owners ? part->owners[color] : -1;
 	m->kind = TSR_WORKER_ANY;
@@ -270,11 +271,16 @@ int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], 
 		return TSR_OK;
 
 	const char *kn = tsr__worker_kind_name(k);
+	if (cpu_why && k != TSR_WORKER_CPU)
+		return tsr__err(TSR_ENODEV,
+				"mapper: task '%s' point %s was mapped to %s %s worker, but %s: it "
+				"runs on CPU workers only",
+				t->name, ps, k == TSR_WORKER_OPENCL ? "an" : "a", kn, cpu_why);
 	if (!has_variant(t, k))
 		return tsr__err(TSR_ENODEV,
-				"mapper: task '%s' point %s was mapped to a %s worker but has no "
+				"mapper: task '%s' point %s was mapped to %s %s worker but has no "
 				"%s variant",
-				t->name, ps, kn, kn);
+				t->name, ps, k == TSR_WORKER_OPENCL ? "an" : "a", kn, kn);
 	if (m->worker < 0 && starpu_worker_get_count_by_type(starpu_type_of(k)) == 0)
 		return tsr__err(TSR_ENODEV,
 				"mapper: task '%s' point %s was mapped to %s workers but none is "

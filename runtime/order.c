@@ -299,6 +299,11 @@ static struct tsr_order *state_of(starpu_data_handle_t h)
 	return active ? starpu_data_get_user_data(h) : NULL;
 }
 
+int tsr__order_tracks(starpu_data_handle_t h)
+{
+	return state_of(h) != NULL;
+}
+
 static void state_forget(struct tsr_order *s)
 {
 	for (int i = 0; i < s->nreaders; i++)
@@ -349,7 +354,9 @@ static int dep_add(struct starpu_task *t)
 static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m,
 		      const struct starpu_task *self)
 {
-	if ((m & STARPU_W) && s->nreaders) {
+	int write = (m & STARPU_W) || m == TSR_WAIT_AS_WRITE;
+
+	if (write && s->nreaders) {
 		for (int i = 0; i < s->nreaders; i++)
 			if (s->readers[i]->task != self && dep_add(s->readers[i]->task))
 				return TSR_ENOMEM;
@@ -477,11 +484,32 @@ static void submit_empty(struct starpu_task *task)
 	unref(o);
 }
 
-int tsr__order_submit(struct starpu_task *task)
+/* The waits of a submission: the tracked handles it lists to wait as a write for, without
+ * accessing them (TSR_WAIT_AS_WRITE); nothing records them. */
+static int wait_deps(const struct tsr_deps *waits, const struct starpu_task *task)
+{
+	for (int i = 0; waits && i < waits->n; i++) {
+		struct tsr_order *s = state_of(waits->v[i].h);
+		if (s && waits->v[i].mode == TSR_WAIT_AS_WRITE && state_deps(s, STARPU_W, task))
+			return TSR_ENOMEM;
+	}
+
+	return TSR_OK;
+}
+
+static int waits_tracked(const struct tsr_deps *waits)
+{
+	for (int i = 0; waits && i < waits->n; i++)
+		if (waits->v[i].mode == TSR_WAIT_AS_WRITE && state_of(waits->v[i].h))
+			return 1;
+	return 0;
+}
+
+int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 {
 	tsr__dist_count_task(task->cl); /* several ranks: TSR_STATS counts the tasks per rank */
 
-	int tracked = 0;
+	int tracked = waits_tracked(waits);
 	for (int b = 0; b < task->nbuffers && !tracked; b++)
 		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;
 
@@ -502,6 +530,8 @@ int tsr__order_submit(struct starpu_task *task)
 		if (s)
 			rc = state_deps(s, STARPU_TASK_GET_MODE(task, b), task);
 	}
+	if (!rc)
+		rc = wait_deps(waits, task);
 
 	if (rc) {
 		if (o)

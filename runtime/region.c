@@ -191,7 +191,9 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 
 	int nf;
 	const struct tsr_fieldinfo *fields;
-	rc = tsr__fspace_fields(fs, what, &nf, &fields);
+	char named[320]; /* a destroyed field space's message names the region */
+	snprintf(named, sizeof named, "%s: region '%s'", what, name);
+	rc = tsr__fspace_fields(fs, named, &nf, &fields);
 	if (rc)
 		return rc;
 
@@ -238,6 +240,10 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx,
 					   (uint32_t)nx * ny, nx, ny, nz, r->fields[f].size);
 		tsr__assert(n->h != NULL);
+		/* Tessera orders the root's tasks as its views' (order.c): a write that overlaps a
+		 * piece the root wrote waits for the root's readers through its state (out of
+		 * memory for it: StarPU's ordering, as correct) */
+		(void)tsr__order_track(n->h);
 		tsr__coh_register(n);
 		if (tsr__coh_root_init(n))
 			goto nomem;

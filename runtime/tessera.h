@@ -697,11 +697,13 @@ typedef void (*tsr_redop_identity_fn)(void *elem);
 /** Fold of a registered operator: *acc = *acc op *val. */
 typedef void (*tsr_redop_fold_fn)(void *acc, const void *val);
 /** Register a reduction operator. On elements of `type` (size bytes for #TSR_BYTES): identity
- * fills one element, fold does *acc = *acc op *val. CPU only (CUDA and OpenCL tasks cannot REDUCE
- * with it): a point task that REDUCEs with it, or whose return value it reduces, runs on a CPU
- * worker (#TSR_ENODEV at the launch where none runs). The identity must be one (identity op v ==
- * v); with TSR_REDUX=unordered the operator must also be associative and commutative. Operators
- * last until tsr_finalize() (register them again after the next tsr_init()).
+ * fills one element, fold does *acc = *acc op *val. Both are CPU code: a point task that REDUCEs
+ * with it, or whose return value it reduces, runs on a CPU worker (its CPU variant). Such a launch
+ * of a task without a CPU variant, or where no CPU worker runs, or whose mapper sends a point to a
+ * device, is refused with #TSR_ENODEV naming the task and the operator. The identity must be one
+ * (identity op v == v); with TSR_REDUX=unordered the operator must also be associative and
+ * commutative. Operators last until tsr_finalize() (register them again after the next
+ * tsr_init()).
  * @param name     1 to 63 characters, unique: messages print REDUCE(name) (copied)
  * @param type     the element type
  * @param bytes    the element size for #TSR_BYTES, ignored otherwise
@@ -1013,35 +1015,43 @@ void *tsr_ctx_cuda_stream(const tsr_ctx_t *ctx);
  * @param ctx the variant's context
  * @return the worker's queue; NULL elsewhere
  * @par Threads
- * Inside the variant only. */
+ * Inside the variant only (on its own thread, while it runs). */
 void *tsr_ctx_opencl_queue(const tsr_ctx_t *ctx);
-/** Build an OpenCL program for every OpenCL device. OpenCL programs: build `source` (OpenCL C)
- * with `options` for every OpenCL device, once per run (after tsr_init(); a no-op without OpenCL
- * workers).
+/** Build an OpenCL program for every OpenCL device. Builds `source` (OpenCL C) with `options` (plus
+ * -cl-kernel-arg-info, for the launch's checks) for every OpenCL device, once per run (after
+ * tsr_init(); nothing is built without OpenCL workers).
  *
- * The name only names the program in messages (a build failure); kernels are found by their own
- * names across every program loaded in this run, in the order loaded: the first program that
- * defines a kernel gives it (tsr_ctx_opencl_kernel(), tsr_ctx_opencl_launch()). At most 32
- * programs per run; they last until tsr_finalize() (load them again after the next tsr_init()).
- * Kernels that must give the CPU's bits keep "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may
- * otherwise fuse a * b + c); kernels on double need cl_khr_fp64 (see "Devices").
+ * The name names the program in messages and loads once per run (Tessera's own is "tessera");
+ * kernels are found by their own names across every program loaded in this run, and a kernel
+ * belongs to one program: a program that defines a kernel another loaded program defines is
+ * refused. Kernel names starting with "tsr_" are reserved for Tessera's own kernels; kernel names
+ * may be of any length. At most 32 programs per run; they last until tsr_finalize() (load them
+ * again after the next tsr_init()). Kernels that must give the CPU's bits keep
+ * "#pragma OPENCL FP_CONTRACT OFF" (OpenCL may otherwise fuse a * b + c); kernels on double need
+ * cl_khr_fp64 (see "Devices").
  * @param name    names the program in messages, 1 to 63 characters
  * @param source  the OpenCL C source (not kept: it is built before the call returns)
  * @param options clBuildProgram's options ("-D N=4", ...); NULL: none
  * @retval TSR_OK     built for every OpenCL device (or there is none)
- * @retval TSR_EINVAL it does not build (the message holds the compiler's log), name missing or
- *                    too long, source NULL, or 32 programs are loaded already
+ * @retval TSR_EINVAL naming the program: it does not build (the message holds the compiler's log),
+ *                    name missing, too long or already loaded, source NULL, 32 programs are
+ *                    loaded already, or it defines a kernel another loaded program defines or
+ *                    whose name starts with "tsr_"
  * @retval TSR_ESTATE not initialized, or not the host thread
  * @par Threads
  * Host thread only. */
 int tsr_opencl_program(const char *name, const char *source, const char *options);
 /** The cl_kernel named `kernel` for the running worker. It is made once per worker from the
- * first program loaded (tsr_opencl_program()) that defines it: set its arguments and enqueue it on
- * tsr_ctx_opencl_queue(), or let tsr_ctx_opencl_launch() do both.
+ * program loaded (tsr_opencl_program()) that defines it: set its arguments and enqueue it on
+ * tsr_ctx_opencl_queue(), or let tsr_ctx_opencl_launch() do both (checked). The worker's tasks
+ * share that cl_kernel: when a task first gets it, its buffer arguments are cleared (NULL), so
+ * that no other task's buffer is left in it; set every argument before enqueueing.
  * @param ctx    the variant's context
  * @param kernel the kernel's name in the OpenCL source
  * @return the kernel, owned by the worker (do not release it); NULL, and the task fails naming
- *         the kernel, if no program loaded defines it, or outside an OpenCL variant
+ *         the kernel, if no program loaded defines it or it names one of Tessera's; from a CPU or
+ *         CUDA variant NULL, and the task fails naming itself; on the host, or on a thread the
+ *         variant started, NULL with tsr_last_error() saying why, and no fence is affected
  * @par Threads
  * Inside the OpenCL variant only: each worker has its own kernels, so no two threads set one's
  * arguments at once. */
@@ -1064,19 +1074,28 @@ typedef struct tsr_kernel_arg {
 /** Set an OpenCL kernel's arguments and enqueue it. In an OpenCL variant: sets the arguments of
  * `kernel` (tsr_ctx_opencl_kernel()'s) and enqueues it on the worker's queue over `dims` (1 to 3)
  * dimensions of global[] work-items, in work-groups of local[] (NULL: the implementation chooses).
- * The kernel must ignore work-items past the end of its data when global[] is rounded up to a
- * multiple of local[].
- * @param ctx    the variant's context
+ *
+ * Checked first, so that neither another task's arguments nor OpenCL's own failures (an abort
+ * inside POCL) can follow: nargs must be the kernel's argument count (every argument is set at
+ * each launch), each argument of the kind the kernel declares where the platform says (a global or
+ * constant buffer: a non-null cl_mem; local memory: a size and a NULL value; a value: its address
+ * and size), no global size 0, at most 2^48 work-items in all (a larger count is a size computed
+ * wrong), work-groups of 1 or more work-items within the device's and the kernel's limits that
+ * divide the global sizes (OpenCL C 1.x, and devices without partial work-groups): round global[]
+ * up to a multiple of local[], and let the kernel ignore the work-items past the end of its data.
+ * @param ctx    the variant's context (not read on the host)
  * @param kernel the kernel's name
  * @param args   its arguments, in order (copied by OpenCL before the call returns)
- * @param nargs  how many
+ * @param nargs  how many: the kernel's argument count
  * @param dims   1 to 3
  * @param global work-items per dimension
  * @param local  work-group size per dimension, or NULL
- * @retval TSR_OK    enqueued
- * @retval TSR_ETASK the task failed with a message that names it, its point, the kernel and what
- *                   went wrong: a kernel no program defines, the argument OpenCL refused, or the
- *                   enqueue's OpenCL error (or dims, global or args invalid)
+ * @retval TSR_OK     enqueued
+ * @retval TSR_ETASK  the task failed with a message that names it, its point, the kernel and what
+ *                    went wrong: a kernel no program defines, the counts, the argument, the sizes,
+ *                    or the enqueue's OpenCL error (or dims, global or args invalid)
+ * @retval TSR_ESTATE called on the host or on a thread the variant started: no task fails, no
+ *                    fence is affected
  * @par Threads
  * Inside the OpenCL variant only. */
 int tsr_ctx_opencl_launch(tsr_ctx_t *ctx, const char *kernel, const tsr_kernel_arg_t *args,

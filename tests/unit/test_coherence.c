@@ -686,6 +686,53 @@ START_TEST(map_waits_only_for_the_writers_it_overlaps)
 }
 END_TEST
 
+#ifdef TSR_STARPU_NOTIFY_FIXED
+/* Two tasks that write disjoint tiles after one write of the whole field (a fill, or the host's
+ * own write) run at the same time where Tessera orders the tasks: each waits for what read or
+ * wrote the whole field, not for the other. They used to list the whole field's token read-write,
+ * each becoming its writer, so the second waited for the first: circuit's first loop ran its
+ * pieces one at a time (issue 26, a ratio of 0.75 to OpenMP). Under StarPU's own ordering a
+ * token can only be waited for by writing it: there they still run one after the other. */
+START_TEST(disjoint_writes_after_a_whole_write_run_together)
+{
+	for (int how = 0; how < 2; how++) {
+		struct world w;
+		tsr_task_t th, tr;
+		tsr_partition_t tiles, ghost;
+		setenv("TSR_DEPS", "explicit", 1);
+		int ok = hold_world(&w, &th, &tr, &tiles, &ghost);
+		unsetenv("TSR_DEPS");
+		if (!ok)
+			return;
+		double whole[N];
+		for (int i = 0; i < N; i++)
+			whole[i] = 2.0;
+		if (how == 0)
+			CK_TSR(tsr_fill(w.r, w.u, &whole[0], sizeof whole[0]));
+		else
+			CK_TSR(tsr_region_write(w.r, w.u, whole, sizeof whole));
+		CK_TSR(tsr_run(th,
+			       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(tiles, 0),
+									       TSR_WRITE,
+									       TSR_FIELDS(w.u)))}));
+		CK_TSR(tsr_run(tr,
+			       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(tiles, 1),
+									       TSR_READ_WRITE,
+									       TSR_FIELDS(w.u)))}));
+		CK_TSR(tsr_fence());
+		ck_assert_msg(!hold_gave_up,
+			      "%s: the write of tile 1 waited for the write of tile 0 (disjoint)",
+			      how == 0 ? "after a fill" : "after a host write");
+		double v[N];
+		tsr_test_read1(w.r, w.u, v, N);
+		for (int i = 0; i < N; i++)
+			ck_assert_msg(v[i] == (i < N / 4 ? 7.0 : 2.0), "u[%d] = %g", i, v[i]);
+		CK_TSR(tsr_region_destroy(w.r));
+	}
+}
+END_TEST
+#endif
+
 /* fill_each: every requirement's field u (field 0) := the double in args (WRITE). */
 static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -909,6 +956,9 @@ int main(void)
 	tcase_add_test(tc, refused_task_leaves_the_order_of_the_others_intact);
 	tcase_add_test(tc, partition_destroyed_while_its_reader_waits);
 	tcase_add_test(tc, map_waits_only_for_the_writers_it_overlaps);
+#ifdef TSR_STARPU_NOTIFY_FIXED
+	tcase_add_test(tc, disjoint_writes_after_a_whole_write_run_together);
+#endif
 	tcase_add_test(tc, halo_read_after_the_pieces_change);
 	suite_add_tcase(s, tc);
 	/* 40,000 one-element point tasks, each matched against up to 16,384 pieces on the host

@@ -357,9 +357,9 @@ static int border_update(tstencil_t *s, const slab_t *sl, tsr_field_t f)
 	return TSR_OK;
 }
 
-/* The initial condition in field a, by tasks on the tiles: the border is not written, it is
+/* The initial condition in field f, by tasks on the tiles: the border is not written, it is
  * refreshed before it is read. */
-static int tstencil_init(tstencil_t *s)
+static int tstencil_init_field(tstencil_t *s, tsr_field_t f)
 {
 	const stencil_init_args_t a = {s->p.nx, s->p.ny, s->p.nz};
 	for (int k = 0; k < s->p.tz; k++) {
@@ -368,12 +368,22 @@ static int tstencil_init(tstencil_t *s)
 			tsr_run(s->tasks.init,
 				&(tsr_launch_t){
 					.domain = sl->colors,
-					.reqs = TSR_REQS(tsr_req_part(sl->tiles, TSR_WRITE,
-								      TSR_FIELDS(s->f[0]))),
+					.reqs = TSR_REQS(
+						tsr_req_part(sl->tiles, TSR_WRITE, TSR_FIELDS(f))),
 					TSR_ARGS(a),
 				}));
 	}
 	return TSR_OK;
+}
+
+/* The initial condition in the first field. The second one, which the first step overwrites, gets
+ * it too: on several ranks a field's pages are zeroed as a rank first touches them (a rank holds
+ * what it owns), and touching them here, by the tiles' own tasks, keeps those page faults out of
+ * the timed steps, as one process's zeroed allocation does (1.5 ms of 11.7 per step on 2 ranks). */
+static int tstencil_init(tstencil_t *s)
+{
+	PASS(tstencil_init_field(s, s->f[0]));
+	return tstencil_init_field(s, s->f[1]);
 }
 
 /* One diffusion step of one slab: in through the grown tiles, out through the tiles. */

@@ -90,8 +90,9 @@ typedef struct cg_state_args {
 	int first;
 } cg_state_args_t;
 
-/* Plain C kernels on one contiguous range of rows, shared by the CPU variants and the OpenMP
- * baseline of apps/cg (so that the two differ only by how the work is run). Every array is passed
+/* Plain C kernels on one contiguous range of rows (cg_range.c), shared by the CPU variants, the
+ * OpenMP baseline of apps/cg and the plain MPI CG of apps/bench (so that they differ only by how
+ * the work is run). Every array is passed
  * as a pointer to its first element and the global index of that element, so no pointer is ever
  * formed outside an array. */
 /* Checks both variants run before their kernels (cg_cpu.c); 1 if fine, else 0 after a task error.

@@ -8,6 +8,8 @@
 
 #include <tessera.h>
 
+/* The name, the clock, the median and the integer options (app_base.c) need no runtime: the plain
+ * MPI peers of apps/bench link them without Tessera. */
 /* The program name that starts every message ("circuit: ..."); main sets it first. */
 void app_set_name(const char *name);
 const char *app_name(void);

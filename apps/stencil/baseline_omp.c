@@ -1,5 +1,5 @@
 /* baseline_omp.c: the plain C/OpenMP loop nest that --compare measures Tessera against: two whole
- * fields, the same fused kernel (apps/stencil/stencil_cpu.c) over blocks of (k, j), OpenMP
+ * fields, the same fused kernel (apps/stencil/stencil_kernel.c) over blocks of (k, j), OpenMP
  * threads. */
 #include "config.h"
 

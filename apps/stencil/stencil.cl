@@ -4,7 +4,7 @@
  *
  * A field is a buffer, the byte offset of the element the kernel starts from, and its j and k
  * strides in elements. FP_CONTRACT OFF: no a * b + c becomes an FMA, so each Laplacian is summed in
- * the same order and with the same roundings as the CPU kernel (stencil_cpu.c) and the sequential
+ * the same order and with the same roundings as the CPU kernel (stencil_kernel.c) and the sequential
  * reference, and f64 results are bit-identical on every device. */
 #pragma OPENCL FP_CONTRACT OFF
 #if defined(cl_khr_fp64)
@@ -19,7 +19,7 @@
 	((k) >= (nz) / 4 && (k) < 3 * (nz) / 4 && (j) >= STENCIL_HALO + (ny) / 4 &&                   \
 	 (j) < STENCIL_HALO + 3 * (ny) / 4 && (i) >= STENCIL_HALO + (nx) / 4 && (i) < STENCIL_HALO + 3 * (nx) / 4)
 
-/* lap(f) = -4 c + w + e + s + n, left to right, as stencil_cpu.c's rows */
+/* lap(f) = -4 c + w + e + s + n, left to right, as stencil_kernel.c's rows */
 #define STENCIL_LAP5(T, c, w, e, s, n) (((((T)-4 * (c) + (w)) + (e)) + (s)) + (n))
 
 /* One work-group computes an lx x ly patch of one plane (its local size; the host rounds the global

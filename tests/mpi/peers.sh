@@ -1,0 +1,73 @@
+#!/bin/sh
+# tests/mpi/peers.sh: the plain MPI C peers that make bench-ranks times Tessera against
+# (apps/bench/mpi-stencil, mpi-cg) compute what the apps compute, one TAP line per run:
+#  - mpi-stencil --verify on 1, 3 (uneven slabs) and 4 ranks: the final field, gathered on rank 0,
+#    bit-identical to apps/stencil's sequential reference;
+#  - mpi-cg on 1 and 3 ranks, CSR and matrix-free, 2-D and 3-D: as many iterations as apps/cg on the
+#    same problem, and its own check (the true residual |b - A x| within 10 tol) passed;
+#  - more ranks than rows to share: both refuse (exit 2, saying how many ranks at most).
+# Each mpirun is killed after TSR_MPI_TIMEOUT seconds (default 60 times CK_TIMEOUT_MULTIPLIER):
+# a hang guard; a run takes well under a second quiet.
+. "${top_srcdir:-.}/tests/mpi/common.sh"
+limit=${TSR_MPI_TIMEOUT:-$(scaled 60)}
+echo "1..9"
+i=0
+report() {   # status (0: passed), description, log
+	i=$((i + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $i - $2"
+	else
+		echo "not ok $i - $2"
+		show_log "$3"
+	fi
+}
+
+for np in 1 3 4; do
+	log=$tmp/stencil$np
+	mpi_run $np "$limit" "$log" "$b/apps/bench/mpi-stencil" -nx 37 -ny 23 -nz 5 -iter 7 --verify
+	rc=$?
+	if [ $rc -eq 0 ] && rank_lines "$log" 0 | grep -q "^verify: PASS, bit-identical"; then
+		report 0 "np $np: mpi-stencil --verify: bit-identical to the sequential reference" "$log"
+	else
+		report 1 "np $np: mpi-stencil --verify: exit status $rc" "$log"
+	fi
+done
+
+# cg_iters ARGS...: apps/cg's iteration count on the problem (one process)
+cg_iters() {
+	TSR_MPI=0 timeout -k 10 "$limit" "$b/apps/cg/cg" "$@" 2>/dev/null | sed -n 's/^iterations: \([0-9]*\) .*/\1/p'
+}
+for args in "-n 24 -dim 2 -tol 1e-10 --csr" "-n 10 -dim 3 --stencil"; do
+	want=$(cg_iters $args)
+	for np in 1 3; do
+		log=$tmp/cg$np
+		mpi_run $np "$limit" "$log" "$b/apps/bench/mpi-cg" $args
+		rc=$?
+		got=$(rank_lines "$log" 0 | sed -n 's/^iterations: \([0-9]*\) .*/\1/p')
+		if [ $rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] &&
+			rank_lines "$log" 0 | grep -q "true |b - A x|/|b| = .*PASSED"; then
+			report 0 "np $np: mpi-cg $args: $got iterations as apps/cg, true residual within 10 tol" "$log"
+		else
+			report 1 "np $np: mpi-cg $args: exit status $rc, $got iterations (apps/cg: '$want')" "$log"
+		fi
+	done
+done
+
+# Too many ranks: a usage error that says the limit, not a hang or a wrong answer. (mpirun's
+# status is the failed ranks' own.)
+log=$tmp/many
+mpi_run 5 "$limit" "$log" "$b/apps/bench/mpi-cg" -n 4
+rc=$?
+if [ $rc -eq 2 ] && grep -q "use at most 4 ranks" "$log.err"; then
+	report 0 "np 5: mpi-cg -n 4 refused (exit 2, at most 4 ranks)" "$log"
+else
+	report 1 "np 5: mpi-cg -n 4: exit status $rc, expected 2 with 'use at most 4 ranks' on stderr" "$log"
+fi
+log=$tmp/many2
+mpi_run 3 "$limit" "$log" "$b/apps/bench/mpi-stencil" -ny 5
+rc=$?
+if [ $rc -eq 2 ] && grep -q "use at most 2 ranks" "$log.err"; then
+	report 0 "np 3: mpi-stencil -ny 5 refused (exit 2, at most 2 ranks)" "$log"
+else
+	report 1 "np 3: mpi-stencil -ny 5: exit status $rc, expected 2 with 'use at most 2 ranks' on stderr" "$log"
+fi

@@ -488,9 +488,8 @@ static int registered_operator_use(int n, const struct resolved_req *q, int ret_
 
 	if (ret_op && !tsr__redop_on_devices(ret_op)) {
 		snprintf(pl->why, sizeof pl->why,
-			 "its returns are reduced with the registered operator '%s', whose "
-			 "identity "
-			 "and fold are CPU code",
+			 "its returns are reduced with the registered operator '%s', "
+			 "whose identity and fold are CPU code",
 			 tsr__redop_name(ret_op));
 		return 1;
 	}

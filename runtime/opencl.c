@@ -281,9 +281,8 @@ static int load_program(const char *what, const char *name, const char *source, 
 	for (int p = 0; p < nprogs; p++)
 		if (!strcmp(progs[p].name, name))
 			return tsr__err(TSR_EINVAL,
-					"%s: OpenCL program '%s' is already loaded (a program "
-					"loads "
-					"once per run)",
+					"%s: OpenCL program '%s' is already loaded "
+					"(a program loads once per run)",
 					what, name);
 
 	if (nprogs == TSR_MAX_CL_PROGRAMS)

@@ -607,9 +607,24 @@ static void mpi_wait_all(void)
 	starpu_mpi_wait_for_all(xfer_comm); /* tasks and requests (1.3: with a barrier) */
 }
 
-/* A diverged program cannot finish its transfers: end every rank rather than hang. */
+/* How long a diverged rank waits for the others to reach tsr_finalize before it ends the job. */
+enum { ABORT_WAIT_NAPS = 100000 }; /* of gather_nap (50 us): 5 s at least */
+
+/* A diverged program cannot finish its transfers: end every rank rather than hang. The first
+ * rank to get here would kill the others before they report their own TSR_EDIVERGE, so it waits
+ * for them in a barrier first, a bounded time: a rank that never comes does not hold the job. */
 static void mpi_abort(void)
 {
+	MPI_Request req;
+	int done = 0;
+
+	MPI_Ibarrier(coll_comm, &req);
+	for (int naps = 0; !done && naps < ABORT_WAIT_NAPS; naps++) {
+		MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+		if (!done)
+			nanosleep(&gather_nap, NULL);
+	}
+
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
 

@@ -33,6 +33,15 @@ run() {   # name, then the arguments of apps/cg
 	# shellcheck disable=SC2086 # run_env is a list of assignments
 	env $run_env "$cg" "$@" >"$log" 2>&1
 	st=$?
+	if [ $st -eq 134 ] && grep -q "_starpu_data_request_prio_list_deinit: Assertion" "$log"; then
+		# StarPU 1.3's shutdown, after the run and its check, can abort on a data request
+		# still queued for the OpenCL node (a few runs in a thousand, under load):
+		# not Tessera's, so the run gets a second try, and the first is shown
+		echo "# $name: StarPU 1.3's shutdown race (data_request.h assertion); run again"
+		# shellcheck disable=SC2086
+		env $run_env "$cg" "$@" >"$log" 2>&1
+		st=$?
+	fi
 	if [ $st -eq "$want_exit" ] && grep -q "^verify: .*PASSED" "$log"; then
 		echo "ok $i - $name"
 	else

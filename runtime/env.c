@@ -25,6 +25,10 @@ static const tsr_env_switch_t switches[] = {
 	 "can: one process, one memory node, ordered reductions, a StarPU with the notify fix) or "
 	 "StarPU's sequential consistency. `tessera-info` and `tsr_deps_name()` say which is in "
 	 "use"},
+	{"TSR_REPLAY", "auto|off", "auto",
+	 "traces (replay): a repeated sequence of launches is found without tsr_trace_begin, "
+	 "analysed once and replayed (auto), or only traces the program opens are (off); one "
+	 "process with one memory node, elsewhere traces are analysed in full"},
 	{"TSR_COHERENCE", "shared|tokens", "shared",
 	 "how views of one field are ordered: void tokens and sync tasks only where StarPU has "
 	 "several memory nodes (shared), or everywhere (tokens: the device path's ordering tested "

@@ -363,6 +363,24 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 
 static struct tsr_deps point_deps; /* one host thread: reused by every point */
 
+/* What point pi waits for: what coherence derives (and a recording keeps), or, replaying, what
+ * the recording holds. */
+static int point_deps_of(const struct point_launch *p, struct replay_step *step, int64_t pi,
+			 struct tsr_deps *replayed, const struct tsr_deps **out)
+{
+	if (step->mode == REPLAY_REPLAY) {
+		tsr__replay_deps(step, pi, replayed);
+		*out = replayed;
+		return TSR_OK;
+	}
+
+	int rc = collect_deps(p, &point_deps);
+	if (!rc && step->mode == REPLAY_RECORD)
+		tsr__replay_keep_deps(step, pi, &point_deps);
+	*out = &point_deps;
+	return rc;
+}
+
 /* Several ranks, a point another rank runs: its private reduction buffers' folds are still
  * listed (on every rank in the same order: each fold moves data), without buffers. */
 static void list_remote_folds(const struct point_launch *p, struct tsr_pending_fold *folds,
@@ -389,9 +407,11 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
  * launch. */
 static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 			const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds,
-			const tsr_mapping_t *map)
+			const tsr_mapping_t *map, struct replay_step *step, int64_t pi)
 {
-	int rc = collect_deps(p, &point_deps);
+	struct tsr_deps replayed;
+	const struct tsr_deps *deps;
+	int rc = point_deps_of(p, step, pi, &replayed, &deps);
 	if (rc)
 		return rc;
 
@@ -403,7 +423,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	}
 
 	int first_fold = *nfolds;
-	int nbuf = count_buffers(p, ret, &point_deps);
+	int nbuf = count_buffers(p, ret, deps);
 	size_t ctx_size = 0;
 	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
 	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf, 1);
@@ -411,7 +431,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 
 	struct task_build tb = {task, 0, 0};
-	add_buffers(&tb, ctx, p, ret, &point_deps, folds, nfolds);
+	add_buffers(&tb, ctx, p, ret, deps, folds, nfolds);
 	for (int i = first_fold; i < *nfolds; i++)
 		folds[i].rank = p->rank;
 
@@ -462,23 +482,17 @@ static void drop_result(struct tsr_future *res, tsr_future_t *result)
 	result->id = 0;
 }
 
-int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
-	       tsr_future_t *result)
+/* A single launch once its call is noted: checks, result, mapping, the one point, its folds. */
+static int single_launch(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result, struct replay_step *step)
 {
-	struct tsr_task *t;
-	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
-	if (rc)
-		return rc;
-
-	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
-		return rc;
-	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
-
 	struct resolved_req q[TSR_MAX_REQS];
-	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 0, q)))
+	int rc = tsr__resolve_all(t->name, nreqs, reqs, 0, q);
+	if (rc)
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, q, 0)))
 		return rc;
+	tsr__replay_resolved(step, q, nreqs, NULL, 1);
 
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
@@ -504,13 +518,37 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
 
-	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds,
-			  mapped ? &map : NULL);
+	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds, mapped ? &map : NULL,
+			  step, 0);
 	rc = tsr__folds_submit(folds, nfolds, rc);
 	if (!rc && res && tsr__dist.on)
 		rc = tsr__future_bcast(res, rank);
 	if (rc)
 		drop_result(res, result);
+	return rc;
+}
+
+int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
+	       tsr_future_t *result)
+{
+	struct tsr_task *t;
+	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
+	if (rc)
+		return rc;
+
+	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
+		return rc;
+	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
+
+	struct replay_step step;
+	struct launch_call call = {.t = t,
+				   .n = nreqs,
+				   .reqs = reqs,
+				   .arglen = arglen,
+				   .has_result = result != NULL};
+	tsr__replay_step(&step, &call);
+	rc = single_launch(t, nreqs, reqs, args, arglen, result, &step);
+	tsr__replay_done(&step, rc);
 	return rc;
 }
 
@@ -572,7 +610,8 @@ static int take_partials(struct index_launch *L)
 	return TSR_OK;
 }
 
-static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop)
+static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop,
+			 struct replay_step *step)
 {
 	struct tsr_region *subs[TSR_MAX_REQS];
 
@@ -599,7 +638,7 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 					 .point = point,
 					 .rank = L->ranks ? L->ranks[pi] : 0};
 		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
-				      L->maps ? &L->maps[pi] : NULL);
+				      L->maps ? &L->maps[pi] : NULL, step, pi);
 		if (rc)
 			return rc;
 	}
@@ -647,6 +686,55 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 		drop_result(L->res, result);
 }
 
+/* Checks that depend only on the points' colors: a replay whose colors are those recorded has
+ * passed them already. */
+static int check_colors(struct index_launch *L, const struct replay_step *step)
+{
+	if (step->mode == REPLAY_REPLAY)
+		return TSR_OK;
+
+	int rc = tsr__check_points(L->t->name, L->n, L->q, L->npoints, L->colors);
+	if (!rc)
+		rc = tsr__check_writes_distinct(L);
+	return rc;
+}
+
+/* An index launch once its call is noted: everything is checked and decided before the first
+ * point is submitted. */
+static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs, const void *args,
+			size_t arglen, tsr_redop_t redop, tsr_future_t *result,
+			struct replay_step *step)
+{
+	int rc = tsr__resolve_all(L->t->name, nreqs, reqs, 1, L->q);
+	if (rc)
+		return rc;
+	if ((rc = tsr__check_pairs(L->t->name, nreqs, L->q, 1)))
+		return rc;
+
+	if ((rc = tsr__compute_colors(L)))
+		return rc;
+	tsr__replay_resolved(step, L->q, L->n, L->colors, L->npoints);
+	if ((rc = check_colors(L, step)))
+		return rc;
+	if ((rc = tsr__decide_ranks(L)))
+		return rc;
+	if ((rc = decide_maps(L)))
+		return rc;
+	if ((rc = make_result(L->t, result, redop.id, "tsr_index_launch", &L->res)))
+		return rc;
+	if ((rc = alloc_folds(L)))
+		return rc;
+	if ((rc = take_partials(L)))
+		return rc;
+
+	rc = submit_points(L, args, arglen, redop, step);
+	/* the private buffers are released even after an error, and folded only without one */
+	rc = tsr__folds_submit(L->folds, L->nfolds, rc);
+	if (!rc)
+		rc = fold_returns(L, redop);
+	return rc;
+}
+
 int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
 		     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result)
 {
@@ -659,47 +747,30 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 		return rc;
 	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);
 
+	struct replay_step step;
+	struct launch_call call = {.t = t,
+				   .index = 1,
+				   .domain = domain,
+				   .n = nreqs,
+				   .reqs = reqs,
+				   .arglen = arglen,
+				   .redop = redop.id,
+				   .has_result = result != NULL};
+	tsr__replay_step(&step, &call);
+
 	struct index_launch L = {.t = t,
 				 .domain = domain,
 				 .npoints = tsr_box_volume(domain),
 				 .n = nreqs};
-
-	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 1, L.q)))
-		return rc;
-	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
-		return rc;
-
-	/* Everything is checked and decided before the first point is submitted. */
-	if ((rc = tsr__compute_colors(&L)))
-		goto out;
-	if ((rc = tsr__check_points(t->name, nreqs, L.q, L.npoints, L.colors)))
-		goto out;
-	if ((rc = tsr__check_writes_distinct(&L)))
-		goto out;
-	if ((rc = tsr__decide_ranks(&L)))
-		goto out;
-	if ((rc = decide_maps(&L)))
-		goto out;
-	if ((rc = make_result(t, result, redop.id, "tsr_index_launch", &L.res)))
-		goto out;
-	if ((rc = alloc_folds(&L)))
-		goto out;
-	if ((rc = take_partials(&L)))
-		goto out;
-
-	rc = submit_points(&L, args, arglen, redop);
-	/* the private buffers are released even after an error, and folded only without one */
-	rc = tsr__folds_submit(L.folds, L.nfolds, rc);
-	if (!rc)
-		rc = fold_returns(&L, redop);
-
-out:
+	rc = index_launch(&L, nreqs, reqs, args, arglen, redop, result, &step);
 	index_launch_free(&L, rc, result);
+	tsr__replay_done(&step, rc);
 	return rc;
 }
 
 void tsr__launch_fini(void)
 {
+	tsr__replay_fini();
 	tsr__fold_fini();
 	tsr__deps_free(&point_deps);
 	tsr__coh_shutdown();

@@ -124,6 +124,8 @@ static int init_locked(const tsr_config_t *cfg)
 		rc = tsr__coh_init();
 	if (!rc)
 		rc = tsr__order_init();
+	if (!rc)
+		rc = tsr__replay_init();
 	if (rc)
 		return rc;
 
@@ -182,6 +184,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.initialized = 1;
 
 	tsr__coh_start();
+	tsr__replay_start();
 	if (tsr__dist.on && (rc = dist_limits())) {
 		tsr_finalize();
 		return rc;

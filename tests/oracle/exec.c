@@ -131,6 +131,7 @@ typedef struct {
 	int root_live[OR_MAXROOT];
 	proj_arg_t proj[OR_MAXREQ];    /* must outlive the launch call that uses them */
 	int mapped_node, mapped_field; /* -1: nothing mapped */
+	int trace_open;                /* the open trace's id, -1: none */
 	int skip;                      /* op not given to Tessera (or_exec_skip), -1: none */
 	const char *where;             /* op being run, for messages */
 	char *msg;
@@ -467,6 +468,14 @@ static void run_op(ex_t *e, int i)
 	case OP_FENCE:
 		call(e, tsr_fence(), "tsr_fence");
 		break;
+	case OP_TRACE_BEGIN:
+		if (!call(e, tsr_trace_begin((uint32_t)op->obj), "tsr_trace_begin"))
+			e->trace_open = op->obj;
+		break;
+	case OP_TRACE_END:
+		if (!call(e, tsr_trace_end((uint32_t)op->obj), "tsr_trace_end"))
+			e->trace_open = -1;
+		break;
 	}
 	/* the interpreter goes second: a host READ_WRITE above compared against the values before
 	 * it */
@@ -478,6 +487,8 @@ static void cleanup(ex_t *e)
 {
 	if (e->mapped_node >= 0)
 		tsr_unmap(e->node[e->mapped_node], e->mapped_field);
+	if (e->trace_open >= 0) /* a failure inside a trace: the next program begins its own */
+		tsr_trace_end((uint32_t)e->trace_open);
 	for (int f = 0; f < e->p->nfut; f++)
 		if (e->fut_state[f] == 1) {
 			call(e, tsr_future_destroy(e->fut[f]), "tsr_future_destroy");
@@ -502,6 +513,7 @@ int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len)
 	e->msg = msg;
 	e->len = len;
 	e->mapped_node = -1;
+	e->trace_open = -1;
 	e->where = "setup";
 	e->skip = -1;
 	if (or_exec_skip >= 0) {

@@ -18,8 +18,8 @@ extern "C" { /* kernel_cuda.cu */
 #define OR_MAXPART 16
 #define OR_MAXNODE 192  /* root regions + every subregion of every partition */
 #define OR_MAXCOLORS 27 /* subregions per partition, and points per index launch */
-#define OR_MAXOP 64
-#define OR_MAXFUT 48
+#define OR_MAXOP 320    /* repeat: a loop body repeated up to 14 times */
+#define OR_MAXFUT 128
 #define OR_MAXREQ 6
 #define OR_MAXDEPTH 3 /* nesting levels of partitions below a root */
 
@@ -71,6 +71,10 @@ enum {
 	OP_FUT_WAIT,
 	OP_FUT_DESTROY,
 	OP_FENCE,
+	/* tsr_trace_begin / tsr_trace_end(obj) around a repetition of a loop body (shape repeat):
+	 * no effect on the data; the interpreter skips them */
+	OP_TRACE_BEGIN,
+	OP_TRACE_END,
 	OP_NKINDS
 };
 enum { RQ_REGION = 1, RQ_PART = 2, RQ_FUTURE = 3 };
@@ -119,6 +123,8 @@ typedef struct {
 	tsr_type_t fut_type[OR_MAXFUT];
 	or_op_t op[OR_MAXOP];
 	int op_id[OR_MAXOP]; /* index of the op in the unfiltered program (for --keep) */
+	/* shape repeat: repetitions of the loop body, those inside a trace, those perturbed */
+	int reps, traced, perturbed;
 } or_prog_t;
 
 /* ---- generator (gen.c) */
@@ -150,6 +156,9 @@ enum {
 	OR_SHAPE_NESTED,
 	/* one launch reads through halos and writes through tiles, other fields */
 	OR_SHAPE_WAR,
+	/* loops: a block of launches repeated, with and without tsr_trace_begin, some repetitions
+	 * perturbed (never picked by mix or pieces) */
+	OR_SHAPE_REPEAT,
 	OR_NSHAPES
 };
 extern int or_shape;
@@ -186,7 +195,10 @@ typedef struct {
 		   partition of the same parent */
 		straddle_boxes,
 		/* partitions three levels down, or of a subregion of an aliased partition */
-		deep_parts, shape[OR_NSHAPES]; /* programs per concrete shape */
+		deep_parts, shape[OR_NSHAPES], /* programs per concrete shape */
+		/* repeat: repetitions of loop bodies, those inside traces, and the perturbed
+		   ones */
+		repetitions, traced_reps, perturbed_reps;
 } or_stats_t;
 void or_stats_add(or_stats_t *s, const or_prog_t *p);
 /* ops the generator built but the validator refused (a generator bug) */

@@ -28,6 +28,9 @@ struct opts {
 	int verify, compare, reps;
 };
 
+/* An iteration's launches in a trace (tsr_trace_begin/end); --no-trace leaves it out. */
+static int use_traces = 1;
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cg [options]\n"
@@ -50,6 +53,9 @@ static void usage(FILE *f)
 		   "  --verify      compare with a sequential C CG: iterations, solution, residual "
 		   "history\n"
 		   "  --compare     time a plain C/OpenMP CG in the same run and print the ratio\n"
+		   "  --no-trace    no tsr_trace_begin/end around an iteration's launches "
+		   "(TSR_REPLAY=off\n"
+		   "                also stops Tessera from finding the loop by itself)\n"
 		   "  --help        this text\n");
 }
 
@@ -92,6 +98,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->verify = 1, need = 0;
 		} else if (!strcmp(a, "--compare")) {
 			o->compare = 1, need = 0;
+		} else if (!strcmp(a, "--no-trace")) {
+			use_traces = 0, need = 0;
 		} else if (!takes_value(a)) {
 			fprintf(stderr, "cg: unknown option '%s' (see --help)\n", a);
 			return -1;
@@ -724,7 +732,11 @@ static int tcg_solve(struct tcg *T, struct result *R)
 			const int64_t upto =
 				submitted + o->check < maxiter ? submitted + o->check : maxiter;
 			while (rc == TSR_OK && submitted < upto) {
+				if (use_traces)
+					STEP(tsr_trace_begin(1));
 				STEP(tcg_iteration(T, S[submitted], &S[submitted + 1]));
+				if (use_traces)
+					STEP(tsr_trace_end(1));
 				if (rc == TSR_OK)
 					held[++submitted] = 1;
 			}

@@ -29,6 +29,9 @@ typedef struct options {
 	int dump_reference; /* --dump-reference: the same for the sequential reference */
 } options_t;
 
+/* A loop's launches in a trace (tsr_trace_begin/end); --no-trace leaves it out. */
+static int use_traces = 1;
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -69,6 +72,9 @@ static void usage(FILE *f)
 		"  --dump-reference  the same lines for the plain sequential C version "
 		"(--verify's\n"
 		"                reference), after the same loops\n"
+		"  --no-trace    no tsr_trace_begin/end around a loop's launches (TSR_REPLAY=off "
+		"also\n"
+		"                stops Tessera from finding the loop by itself)\n"
 		"  -h, --help    this help\n");
 }
 
@@ -106,6 +112,9 @@ static int parse(int argc, char **argv, options_t *o)
 			continue;
 		} else if (!strcmp(a, "--dump-reference")) {
 			o->dump_reference = 1;
+			continue;
+		} else if (!strcmp(a, "--no-trace")) {
+			use_traces = 0;
 			continue;
 		} else if (!strcmp(a, "--sched")) {
 			if (!v) {
@@ -585,8 +594,13 @@ static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
 	if (rc != TSR_OK)
 		return app_fail("initialisation", rc);
 	double t0 = app_now();
-	for (int l = 0; l < prm->loops; l++)
+	for (int l = 0; l < prm->loops; l++) {
+		if (use_traces)
+			TRY(tsr_trace_begin(1));
 		PASS(sim_loop(sim, prm->pieces, args));
+		if (use_traces)
+			TRY(tsr_trace_end(1));
+	}
 	rc = tsr_fence();
 	r->t_tsr[k] = app_now() - t0;
 	if (rc != TSR_OK) {

@@ -22,6 +22,10 @@ typedef struct options {
 	int nt;       /* streaming stores: -1 auto, 0 off, 1 on */
 } options_t;
 
+/* The time steps in traces (tsr_trace_begin/end, one per parity of the step: the two fields swap
+ * roles, so a step's launches recur every other step); --no-trace leaves them out. */
+static int use_traces = 1;
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stencil [options]\n"
@@ -57,6 +61,10 @@ static void usage(FILE *f)
 		   "                        when two fields do not fit in the last-level cache)\n"
 		   "  --stream-n N          elements per STREAM triad array (default 20000000: 480 "
 		   "MB in all)\n"
+		   "  --no-trace            no tsr_trace_begin/end around the time steps "
+		   "(TSR_REPLAY=off "
+		   "also\n"
+		   "                        stops Tessera from finding the loop by itself)\n"
 		   "  --help                this text\n"
 		   "Options take one or two leading dashes. Exit status: 0 success, 1 failure, 2 "
 		   "usage error.\n");
@@ -176,6 +184,8 @@ static int parse(int argc, char **argv, options_t *o)
 			o->verify = 1;
 		} else if (!strcmp(name, "compare")) {
 			o->compare = 1;
+		} else if (!strcmp(name, "no-trace")) {
+			use_traces = 0;
 		} else {
 			fprintf(stderr, "stencil: unknown option '%s' (see --help)\n", opt);
 			return -1;
@@ -487,13 +497,17 @@ static int tstencil_run(tstencil_t *s, double *seconds)
 	t0 = app_now();
 	for (int n = 0; n < s->p.iter; n++) {
 		tsr_field_t in = s->f[cur], out = s->f[1 - cur];
+		if (use_traces)
+			APP_TRY("tsr_trace_begin", tsr_trace_begin((uint32_t)cur));
 		for (int k = 0; k < s->p.tz; k++) {
 			PASS(border_update(s, &s->slab[k], in));
 			PASS(diffusion_step(s, &s->slab[k], in, out));
-			/* the course ends with the border of the final field up to date */
-			if (n == s->p.iter - 1)
-				PASS(border_update(s, &s->slab[k], out));
 		}
+		if (use_traces)
+			APP_TRY("tsr_trace_end", tsr_trace_end((uint32_t)cur));
+		/* the course ends with the border of the final field up to date */
+		for (int k = 0; k < s->p.tz && n == s->p.iter - 1; k++)
+			PASS(border_update(s, &s->slab[k], out));
 		if (n < s->p.iter - 1)
 			cur = 1 - cur;
 	}

@@ -20,7 +20,7 @@ scheds="eager lws dmda"
 per_combo=4                  # block counts per (case, form, scheduler), taken in turn from 1..16
 windows="1 3 10"             # convergence-check windows, taken in turn (3 does not divide 16)
 ncl=10                       # OpenCL runs (see the end)
-echo "1..$((2 * 2 * 3 * per_combo + 5 + ncl))"
+echo "1..$((2 * 2 * 3 * per_combo + 6 + ncl))"
 
 i=0
 fail=0
@@ -70,6 +70,11 @@ run "2-D CSR, 16 blocks on 5 grid lines" -dim 2 -n 5 --csr -blocks 16 -check 2 -
 run "2-D stencil, one worker, 5 blocks" -dim 2 -n 40 --stencil -blocks 5 -workers 1 --verify
 run "2-D CSR, check window longer than the solve" -dim 2 -n 16 --csr -blocks 3 -check 1000 -workers 2 --verify
 run "3-D CSR, maxiter 0" -dim 3 -n 6 --csr -blocks 2 -maxiter 0 -workers 2 --verify
+# Iterations run in traces by default (tsr_trace_begin/end): once without them, and without the
+# automatic mode finding the loop either, every launch analysed in full.
+run_env=TSR_REPLAY=off
+run "2-D CSR, --no-trace, TSR_REPLAY=off" -dim 2 -n 32 --csr -blocks 4 -check 3 -workers 2 --no-trace --verify
+run_env=
 
 # OpenCL: the OpenCL variants on one OpenCL device (POCL's CPU device counts with
 # STARPU_OPENCL_ON_CPUS=1; CUDA is kept out), first alone (its regions are then homed on it), then

@@ -419,7 +419,10 @@ struct tsr_reqrec {
 	int64_t lo[3], hi[3]; /* requested (sub)region bounds, global coordinates */
 	int dim;
 	const struct tsr_region *region; /* for names in error messages */
-	struct tsr_fieldinfo *finfo;     /* region's field table */
+	/* its root's id: the poison a failed task leaves is per root field, and the subregion may
+	 * be destroyed (its partition) while the task is pending, so a worker must not reach it */
+	uint64_t root_id;
+	struct tsr_fieldinfo *finfo; /* region's field table */
 	/* futures: its poison state (one reference held by the task) */
 	struct tsr_fstate *fstate;
 	/* REDUCE through an aliased partition: fresh buffers start at this identity */
@@ -517,7 +520,8 @@ void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first
 /* poisoned boxes alive (fast test) */
 extern int tsr__npoison;
 /* malloc'd message, or NULL */
-char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box);
+/* the marks of tasks submitted before `before` (UINT64_MAX: all) */
+char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box, uint64_t before);
 /* Marks carry the submission order of the task that failed, and a heal clears only the marks of
  * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
  * it may run (and fail) before an earlier fill of the field runs and heals. */

@@ -228,6 +228,7 @@ static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r,
 	memcpy(r->lo, s->bounds.lo, sizeof r->lo);
 	memcpy(r->hi, s->bounds.hi, sizeof r->hi);
 	r->region = s;
+	r->root_id = s->root->id;
 	r->finfo = s->fields;
 	if (q->tmp_reduce)
 		r->reduce_tmp_op = q->redop;

@@ -54,6 +54,12 @@ int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t ac
 			}
 		}
 	}
+	int64_t point[3] = {0, 0, 0};
+	tsr_ctx_point(ctx, point);
+	if (or_point_fails(a, point)) {
+		tsr_ctx_error(ctx, "oracle task told to fail (op with fail set)");
+		return -1;
+	}
 	if (a->delay_us > 0) {
 		/* keep this task pending a while: the program goes on submitting behind it */
 		struct timespec t0, t;
@@ -161,6 +167,17 @@ static int call(ex_t *e, int rc, const char *what)
 	return rc;
 }
 
+/* A call that must return `want`: TSR_OK, or TSR_ETASK where the interpreter says that a failed
+ * task's poison reaches it. Returns rc. */
+static int expect(ex_t *e, int rc, int want, const char *what)
+{
+	if (rc != want)
+		fail(e, "%s returned %s, expected %s (a failed task's poison%s): %s", what,
+		     tsr_err_name(rc), tsr_err_name(want),
+		     want == TSR_OK ? " does not reach it" : "", tsr_last_error());
+	return rc;
+}
+
 static int same_box(tsr_box_t a, tsr_box_t b)
 {
 	if (a.dim != b.dim)
@@ -234,6 +251,12 @@ static void compare(ex_t *e, int n, int f, const tsr_accessor_t *got)
 static void map_check(ex_t *e, int n, int f)
 {
 	tsr_accessor_t acc;
+	if (or_interp_poisoned(&e->in, n, f)) {
+		if (expect(e, tsr_map(e->node[n], f, TSR_READ, &acc), TSR_ETASK, "tsr_map(READ)") ==
+		    TSR_OK)
+			tsr_unmap(e->node[n], f); /* reported; leave nothing mapped */
+		return;
+	}
 	if (call(e, tsr_map(e->node[n], f, TSR_READ, &acc), "tsr_map(READ)"))
 		return;
 	e->mapped_node = n, e->mapped_field = f;
@@ -246,6 +269,11 @@ static void future_check(ex_t *e, int fi)
 {
 	tsr_type_t t = e->p->fut_type[fi];
 	uint64_t got = 0;
+	if (e->in.fut_poison[fi]) {
+		expect(e, tsr_future_wait(e->fut[fi], &got, tsr_type_size(t)), TSR_ETASK,
+		       "tsr_future_wait");
+		return;
+	}
 	if (call(e, tsr_future_wait(e->fut[fi], &got, tsr_type_size(t)), "tsr_future_wait"))
 		return;
 	if (memcmp(&got, &e->in.fut[fi], tsr_type_size(t))) {
@@ -431,6 +459,12 @@ static void run_op(ex_t *e, int i)
 		break;
 	case OP_MAP_WRITE: {
 		tsr_accessor_t acc;
+		if (op->priv == TSR_READ_WRITE && or_interp_poisoned(&e->in, op->obj, op->field)) {
+			if (expect(e, tsr_map(e->node[op->obj], op->field, op->priv, &acc),
+				   TSR_ETASK, "tsr_map(READ_WRITE)") == TSR_OK)
+				tsr_unmap(e->node[op->obj], op->field);
+			break;
+		}
 		if (call(e, tsr_map(e->node[op->obj], op->field, op->priv, &acc), "tsr_map(write)"))
 			break;
 		e->mapped_node = op->obj, e->mapped_field = op->field;
@@ -466,7 +500,7 @@ static void run_op(ex_t *e, int i)
 			e->fut_state[op->obj] = 2;
 		break;
 	case OP_FENCE:
-		call(e, tsr_fence(), "tsr_fence");
+		expect(e, tsr_fence(), e->in.task_errors ? TSR_ETASK : TSR_OK, "tsr_fence");
 		break;
 	case OP_TRACE_BEGIN:
 		if (!call(e, tsr_trace_begin((uint32_t)op->obj), "tsr_trace_begin"))
@@ -499,7 +533,7 @@ static void cleanup(ex_t *e)
 			call(e, tsr_region_destroy(e->node[r]), "tsr_region_destroy");
 			e->root_live[r] = 0;
 		}
-	call(e, tsr_fence(), "tsr_fence");
+	expect(e, tsr_fence(), e->in.task_errors ? TSR_ETASK : TSR_OK, "tsr_fence");
 }
 
 int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len)

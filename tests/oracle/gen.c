@@ -253,6 +253,8 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 		FAIL("task delay %d us", op->delay_us);
 	if (op->fp_order != 0 && op->fp_order != 1)
 		FAIL("fp_order %d is neither 0 nor 1", op->fp_order);
+	if (op->fail != 0 && op->fail != 1)
+		FAIL("fail %d is neither 0 nor 1", op->fail);
 	if (is_index) {
 		int64_t v = tsr_box_volume(op->domain);
 		if (op->domain.dim < 1 || op->domain.dim > 3 || v < 1 || v > OR_MAXCOLORS)
@@ -2206,7 +2208,7 @@ static void repeat_extra(gen_t *g, const repeat_t *rp, int kind)
 static void repeat_once(gen_t *g, repeat_t *rp, int k)
 {
 	or_prog_t *p = g->p;
-	int pert = k >= 2 && chance(g, 1, 4) ? 1 + rnd(g, 4) : 0;
+	int pert = k >= 2 && chance(g, 1, 4) ? 1 + rnd(g, 5) : 0;
 	if (pert == 3) {
 		int pi = swappable(g, rp);
 		if (pi < 0 || !swap_partition(g, rp, pi))
@@ -2229,7 +2231,14 @@ static void repeat_once(gen_t *g, repeat_t *rp, int k)
 			continue; /* dropped: a later op that needs its future is dropped too */
 		int np = p->npart, nn = p->nnode, nf = p->nfut;
 		or_op_t op;
-		if (repeat_copy(g, rp, j, k, &op) && commit(g, &op, np, nn, nf))
+		if (!repeat_copy(g, rp, j, k, &op))
+			continue;
+		/* a failed task: its poison spreads to what reads it until a WRITE, a fill or a
+		 * host write replaces it */
+		op.fail = pert == 5 && (op.kind == OP_LAUNCH || op.kind == OP_INDEX) && j >= at;
+		if (op.fail)
+			pert = 0;
+		if (commit(g, &op, np, nn, nf))
 			rp->fut_of[j] = p->op[p->nop - 1].fut;
 	}
 	if (rp->trace_id >= 0)
@@ -2429,6 +2438,9 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 			fprintf(out, " (tasks spin %d us)", op->delay_us);
 		if (op->fp_order)
 			fprintf(out, " (fractional float reductions)");
+		if (op->fail)
+			fprintf(out,
+				" (fails where the point's coordinates add up to an even number)");
 		if (op->fut >= 0)
 			fprintf(out, op->kind == OP_INDEX ? " -> F%d by %s" : " -> F%d", op->fut,
 				or_redop_str(op->redop));
@@ -2560,6 +2572,8 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 	s->repetitions += p->reps;
 	s->traced_reps += p->traced;
 	s->perturbed_reps += p->perturbed;
+	for (int i = 0; i < p->nop; i++)
+		s->failing_ops += p->op[i].fail;
 	for (int i = 0; i < p->nop; i++) {
 		const or_op_t *op = &p->op[i];
 		s->ops[op->kind]++;

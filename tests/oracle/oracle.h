@@ -111,6 +111,9 @@ typedef struct {
 	/* launches: float reductions (REDUCE and returns) use fractional values whose folds round,
 	 * so that the result depends on the fold order */
 	int fp_order;
+	/* launches (shape repeat): the points whose coordinates add up to an even number fail
+	 * (tsr_ctx_error) instead of running: what they write and return is poisoned */
+	int fail;
 } or_op_t;
 
 typedef struct {
@@ -198,7 +201,9 @@ typedef struct {
 		deep_parts, shape[OR_NSHAPES], /* programs per concrete shape */
 		/* repeat: repetitions of loop bodies, those inside traces, and the perturbed
 		   ones */
-		repetitions, traced_reps, perturbed_reps;
+		repetitions, traced_reps, perturbed_reps,
+		/* launches whose points fail (tsr_ctx_error) */
+		failing_ops;
 } or_stats_t;
 void or_stats_add(or_stats_t *s, const or_prog_t *p);
 /* ops the generator built but the validator refused (a generator bug) */
@@ -211,7 +216,7 @@ typedef struct {
 	int32_t type[OR_MAXF]; /* field types; for RQ_FUTURE type[0] is the future's type */
 } or_kreq_t;
 typedef struct {
-	int32_t nreq, ret_type, ret_mode, delay_us, fp_order;
+	int32_t nreq, ret_type, ret_mode, delay_us, fp_order, fail;
 	int64_t arg;
 	or_kreq_t req[OR_MAXREQ];
 	/* index launches: reduction of the returns (a CUDA variant folds into its slot) */
@@ -258,7 +263,18 @@ typedef struct {
 	const or_prog_t *p;
 	void *data[OR_MAXROOT][OR_MAXF]; /* plain arrays, dimension 0 fastest */
 	uint64_t fut[OR_MAXFUT];         /* future values (type of fut_type) */
+	/* Failed tasks, as Tessera keeps them (tessera.h, "Failed tasks"): per root field the boxes
+	 * a failed or skipped task should have written (a box goes when a healthy WRITE covers it
+	 * whole), per future whether it is poisoned, and the failures no fence reported yet. */
+	tsr_box_t *poison[OR_MAXROOT][OR_MAXF];
+	int npoison[OR_MAXROOT][OR_MAXF], cappoison[OR_MAXROOT][OR_MAXF];
+	unsigned char fut_poison[OR_MAXFUT];
+	int task_errors;
 } or_interp_t;
+/* Whether field f of node n holds poison (tsr_map would refuse to read it). */
+int or_interp_poisoned(const or_interp_t *s, int n, int f);
+/* Whether the point of a launch with op->fail fails (kernel.c; both executors ask it). */
+int or_point_fails(const or_kargs_t *a, const int64_t point[3]);
 int or_interp_init(or_interp_t *s, const or_prog_t *p);
 void or_interp_free(or_interp_t *s);
 void or_interp_op(or_interp_t *s, int i);

@@ -412,6 +412,11 @@ static void repeat_cases(FILE *out)
 		or_stats_add(&st, a);
 		nops += a->nop;
 		traced_progs += a->traced > 0;
+		int fails = 0;
+		for (int i = 0; i < a->nop; i++)
+			fails |= a->op[i].fail;
+		if (fails)
+			continue; /* the point-shuffling executor does not model poison */
 		or_interp_t s1, s2;
 		uint64_t rs = seed;
 		run_interp(a, &s1, NULL, NULL);
@@ -422,11 +427,13 @@ static void repeat_cases(FILE *out)
 	}
 	fprintf(out,
 		"# self-test: shape repeat: %llu programs, %ld ops, %ld repetitions (%ld inside "
-		"traces, %ld perturbed), %ld programs with traces, trace begins %ld\n",
+		"traces, %ld perturbed, %ld failing launches), %ld programs with traces, trace "
+		"begins %ld\n",
 		(unsigned long long)n, nops, st.repetitions, st.traced_reps, st.perturbed_reps,
-		traced_progs, st.ops[OP_TRACE_BEGIN]);
+		st.failing_ops, traced_progs, st.ops[OP_TRACE_BEGIN]);
 	check(out, order_bad == 0, "loop results do not depend on the order points run in", NULL);
 	check(out, st.repetitions >= (long)n * 6, "loops repeat their block 6 times or more", NULL);
+	check(out, st.failing_ops * 20 >= (long)n, "loops fail a task now and then (poison)", NULL);
 	check(out, traced_progs * 3 >= (long)n && traced_progs * 3 <= 2 * (long)n,
 	      "a third to two thirds of the loop programs open traces", NULL);
 	check(out,

@@ -214,8 +214,20 @@ static void place_on_home(struct starpu_task *task, int home)
 		}
 }
 
+/* A sync's node in the task graph: it reads the pieces the node's box gathers, and the task
+ * whose access needs it follows. -1 if none. */
+static int dag_sync(const struct tsr_node *n, int pdim, const int64_t point[3])
+{
+	if (!n || !tsr__dag_on)
+		return -1;
+
+	int id = tsr__dag_sync(pdim, point);
+	tsr__dag_access(id, n->region, n->field, TSR_READ);
+	return id;
+}
+
 /* One no-op task on the home node over the listed handles. */
-int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
+int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struct tsr_node *sync)
 {
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
@@ -245,8 +257,14 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what)
 	}
 
 	place_on_home(task, home);
-	if (tsr__order_submit(task))
+	int64_t point[3] = {0, 0, 0};
+	int pdim = sync ? tsr__region_point(sync->region, point) : 0;
+	struct tsr_obs_rec *obs =
+		tsr__obs_internal(task, "tsr_sync", pdim, point, dag_sync(sync, pdim, point));
+	if (tsr__order_submit(task)) {
+		tsr__obs_drop(obs);
 		return tsr__err(TSR_ESTARPU, "%s: starpu_task_submit failed", what);
+	}
 	return TSR_OK;
 }
 
@@ -277,7 +295,7 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
 				n->region->fields[n->field].name, n->region->name);
 	return tsr__submit_noop(&tsr__coh_scratch, n->region->root->home,
-				"sync of a subregion's copies");
+				"sync of a subregion's copies", n);
 }
 
 /* ------------------------------------------------------------------ accesses */
@@ -406,7 +424,7 @@ void tsr__hand_to_root(struct tsr_node *root,
 	if (!rc && root->tok)
 		rc = tsr__deps_add(&tsr__coh_scratch, root->tok, STARPU_RW);
 	if (!rc)
-		rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what);
+		rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what, NULL);
 	if (rc)
 		tsr__wait_all();
 
@@ -447,7 +465,7 @@ int tsr__drop_sends(struct tsr_node *root, const char *what)
 
 	if (tsr__deps_add(&tsr__coh_scratch, root->h, STARPU_RW))
 		return TSR_ENOMEM;
-	int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what);
+	int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what, NULL);
 	if (rc)
 		return rc;
 

@@ -82,7 +82,8 @@ void tsr__coh_pieces_free(struct tsr_node *root);
 void tsr__coh_local_shutdown(void);
 void tsr__register_view(struct tsr_node *n);
 int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_access_mode m);
-int tsr__submit_noop(struct tsr_deps *d, int home, const char *what);
+/* sync: the node whose home copy it gathers (a node of the task graph, reading it), else NULL */
+int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struct tsr_node *sync);
 int tsr__piece_deps(struct tsr_deps *d, struct tsr_node *n, const struct tsr_piece *p, int write);
 int tsr__add_sends(struct tsr_deps *d, const struct tsr_piece *p);
 void tsr__hand_to_root(struct tsr_node *root,

@@ -157,7 +157,7 @@ static int send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_
 		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_W))
 			return TSR_ENOMEM;
 		if ((rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home,
-					   "a transfer's send")))
+					   "a transfer's send", NULL)))
 			return rc;
 	}
 
@@ -194,7 +194,7 @@ static int recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_
 		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_RW))
 			return TSR_ENOMEM;
 		int rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home,
-					  "a transfer's receive");
+					  "a transfer's receive", NULL);
 		if (rc)
 			return rc;
 	}

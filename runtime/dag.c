@@ -1,7 +1,10 @@
 /* dag.c: the task graph (TSR_DAG as Graphviz dot) and its critical path. Tessera derives the
- * dependencies itself from the accesses it submits; with costs from the perf models, the same graph
- * feeds the critical-path policy (bottom levels kept up to date as tasks are added, so a ready
- * task's priority is its longest known path to the end). */
+ * dependencies itself from the accesses it submits, Tessera's own tasks (folds, syncs) included;
+ * with costs from the perf models, the same graph feeds the critical-path policy (bottom levels
+ * kept up to date as tasks are added, so a ready task's priority is its longest known path to the
+ * end) and the timeline's dependence arrows (TSR_TRACE_FLOWS). The dot file is drawn for people:
+ * one edge per pair of tasks, labels on request, each launch a box inside its iteration's box. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,17 +13,22 @@
 #include "internal.h"
 
 struct dnode {
-	const struct tsr_task *task;
+	const char *name; /* a registered task's name (alive until finalize) or a literal */
+	int internal;     /* one of Tessera's own tasks (a fold, a sync) */
+	int sync;         /* a sync: the next task made (whose access needed it) follows it */
 	int pdim;
 	int64_t point[3];
+	int launch, iter;
 	double cost, blevel;
 	int done;
 	int *pred, npred, cappred;
 };
 
+/* One reason for an edge; several reasons for one pair are kept only when labels are asked
+ * for (TSR_DAG_LABELS=1), and then drawn as one edge with every reason on its label. */
 struct dedge {
 	int from, to;
-	char label[160];
+	char *label; /* NULL without labels */
 };
 
 struct dacc {
@@ -28,6 +36,7 @@ struct dacc {
 	long seq;
 	tsr_box_t box;
 	tsr_privilege_t priv;
+	int fold_op; /* a fold task's write (labelled FOLD(op)); 0 otherwise */
 };
 
 /* Per root field: writes (and reductions) and reads since, kept apart so that a read only scans
@@ -46,20 +55,114 @@ static struct dedge *edges;
 static int nedges, capedges;
 int tsr__dag_on, tsr__critpath_on;
 
-int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3])
+/* What the dot file shows (TSR_DAG_LABELS, TSR_DAG_ITERS; read at tsr_init). */
+static int with_labels, max_iters;
+
+/* Launches and iterations: an iteration ends where a task launched in it is launched again (a
+ * loop's body launches each of its tasks once per turn), a run of single launches of one task
+ * counting as one (a body may launch a task once per tile). iter_tasks: the current one's tasks;
+ * run_key: the task of the run of single launches going on, if any. */
+static int cur_launch = -1, cur_iter;
+static const void *run_key;
+/* Syncs since pending_syncs wait for the next task made in their launch. */
+static int pending_syncs;
+static const void **iter_tasks;
+static int niter_tasks, capiter_tasks;
+
+int tsr__dag_switches(void)
+{
+	enum { WITHOUT, WITH }; /* TSR_DAG_LABELS's words (env.c) */
+	int labels;
+	int rc = tsr__env_choice("TSR_DAG_LABELS", "tsr_init", &labels);
+	if (rc)
+		return rc;
+
+	int iters = 0;
+	if (tsr__env_int("TSR_DAG_ITERS", 0, 1L << 30, &iters))
+		return TSR_EINVAL;
+
+	with_labels = labels == WITH;
+	max_iters = iters;
+	return TSR_OK;
+}
+
+/* A launch of task `key` begins (single: not an index launch): the nodes added until the next
+ * one belong to it. */
+void tsr__dag_launch(const void *key, int single)
 {
 	pthread_mutex_lock(&lock);
+	cur_launch++;
+
+	int again = 0;
+	if (!(single && key == run_key))
+		for (int i = 0; i < niter_tasks && !again; i++)
+			again = iter_tasks[i] == key;
+	run_key = single ? key : NULL;
+
+	if (again) {
+		cur_iter++;
+		niter_tasks = 0;
+	}
+
+	TSR_GROW(iter_tasks, niter_tasks, capiter_tasks, 16);
+	iter_tasks[niter_tasks++] = key;
+	pending_syncs = nnodes; /* a host map's syncs feed no task */
+	pthread_mutex_unlock(&lock);
+}
+
+/* Under lock: a new node of the current launch. */
+static int new_node(const char *name, int internal, int pdim, const int64_t point[3])
+{
 	TSR_GROW(nodes, nnodes, capnodes, 256);
 
 	struct dnode *d = &nodes[nnodes];
 	memset(d, 0, sizeof *d);
-	d->task = t;
+	d->name = name;
+	d->internal = internal;
 	d->pdim = pdim;
-	memcpy(d->point, point, sizeof d->point);
+	if (pdim)
+		memcpy(d->point, point, sizeof d->point);
+	d->launch = cur_launch < 0 ? 0 : cur_launch;
+	d->iter = cur_iter;
 	d->cost = 1.0;
 	d->blevel = 1.0;
+	return nnodes++;
+}
 
-	int id = nnodes++;
+static void add_edge(int from, int to, const char *label);
+
+/* Under lock: a task that syncs made just before were for (their first edges into it). */
+static int consumer_node(const char *name, int internal, int pdim, const int64_t point[3])
+{
+	int id = new_node(name, internal, pdim, point);
+	for (int i = pending_syncs; i < id; i++)
+		if (nodes[i].sync)
+			add_edge(i, id, with_labels ? "synced home copy" : NULL);
+	pending_syncs = id + 1;
+	return id;
+}
+
+int tsr__dag_task(const char *name, int pdim, const int64_t point[3])
+{
+	pthread_mutex_lock(&lock);
+	int id = consumer_node(name, 0, pdim, point);
+	pthread_mutex_unlock(&lock);
+	return id;
+}
+
+int tsr__dag_internal(const char *name, int pdim, const int64_t point[3])
+{
+	pthread_mutex_lock(&lock);
+	int id = consumer_node(name, 1, pdim, point);
+	pthread_mutex_unlock(&lock);
+	return id;
+}
+
+int tsr__dag_sync(int pdim, const int64_t point[3])
+{
+	pthread_mutex_lock(&lock);
+	int id = new_node("tsr_sync", 1, pdim, point);
+	nodes[id].sync = 1;
 	pthread_mutex_unlock(&lock);
 	return id;
 }
@@ -108,41 +211,114 @@ double tsr__dag_priority(int id)
 	return b;
 }
 
-static void add_edge(int from, int to, const char *label)
+/* Whether the edge from -> to (with this label, when labels are kept) is known. A node's edges
+ * are added together, just after the node (the host thread adds nodes one at a time), so the
+ * edges into `to` are the last ones. */
+static int known_edge(int from, int to, const char *label)
 {
 	for (int i = nedges - 1; i >= 0 && edges[i].to == to; i--)
-		if (edges[i].from == from && !strcmp(edges[i].label, label))
-			return;
+		if (edges[i].from == from && (!label || !strcmp(edges[i].label, label)))
+			return 1;
+	return 0;
+}
+
+/* Under lock. label: NULL without labels. */
+static void add_edge(int from, int to, const char *label)
+{
+	int new_pair = !known_edge(from, to, NULL);
+	if (!new_pair && (!label || known_edge(from, to, label)))
+		return;
 
 	TSR_GROW(edges, nedges, capedges, 256);
 	edges[nedges].from = from;
 	edges[nedges].to = to;
-	snprintf(edges[nedges].label, sizeof edges[nedges].label, "%s", label);
+	edges[nedges].label = label ? strdup(label) : NULL;
+	if (label && !edges[nedges].label)
+		abort();
 	nedges++;
 
-	if (tsr__critpath_on) {
+	if (tsr__critpath_on && new_pair) {
 		struct dnode *d = &nodes[to];
 		TSR_GROW(d->pred, d->npred, d->cappred, 4);
 		d->pred[d->npred++] = from;
 	}
 }
 
-/* Task `id` accesses field f of subregion s with privilege priv: edges from earlier conflicting
- * accesses to overlapping data, newest first, back to the newest write that covers the box. */
-void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv)
+void tsr__dag_edge(int from, int to, const char *why)
+{
+	if (from < 0 || to < 0)
+		return;
+
+	pthread_mutex_lock(&lock);
+	add_edge(from, to, with_labels ? why : NULL);
+	if (tsr__critpath_on)
+		propagate(to);
+	pthread_mutex_unlock(&lock);
+}
+
+/* An access's name on labels: its privilege, or FOLD(op) for a fold task's write. */
+static const char *acc_name(tsr_privilege_t priv, int fold_op, char *buf, size_t n)
+{
+	if (!fold_op)
+		return tsr__priv_name(priv);
+
+	snprintf(buf, n, "FOLD(%s)", tsr__redop_name(fold_op));
+	return buf;
+}
+
+/* Under lock: the edge from an earlier access e to this one (label only when kept). */
+static void access_edge(const struct dacc *e, int id, const struct tsr_region *s, int f,
+			tsr_privilege_t priv, int fold_op)
+{
+	if (!with_labels) {
+		add_edge(e->task, id, NULL);
+		return;
+	}
+
+	char label[256], b1[48], b2[48];
+	snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name,
+		 acc_name(e->priv, e->fold_op, b1, sizeof b1),
+		 acc_name(priv, fold_op, b2, sizeof b2));
+	add_edge(e->task, id, label);
+}
+
+/* Under lock: drop the recorded accesses that a write of box b covers (later accesses meet the
+ * write first and stop there). */
+static void supersede(struct daccs *a, tsr_box_t b)
+{
+	int k = 0;
+	for (int i = 0; i < a->nw; i++)
+		if (!tsr_box_contains(b, a->w[i].box))
+			a->w[k++] = a->w[i];
+	a->nw = k;
+
+	k = 0;
+	for (int i = 0; i < a->nr; i++)
+		if (!tsr_box_contains(b, a->r[i].box))
+			a->r[k++] = a->r[i];
+	a->nr = k;
+}
+
+static struct daccs *field_accesses(const struct tsr_region *s, int f)
 {
 	struct tsr_node *root = &s->root->nodes[f];
-	struct daccs *a = root->dag;
-	if (!a) {
-		a = calloc(1, sizeof *a);
-		if (!a)
+	if (!root->dag) {
+		root->dag = calloc(1, sizeof(struct daccs));
+		if (!root->dag)
 			abort();
-		root->dag = a;
 	}
+	return root->dag;
+}
+
+/* Task `id` accesses field f of subregion s with privilege priv: edges from earlier conflicting
+ * accesses to overlapping data, newest first, back to the newest write that covers the box. */
+static void record_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv,
+			  int fold_op)
+{
+	struct daccs *a = field_accesses(s, f);
 
 	pthread_mutex_lock(&lock);
 	int writes = priv != TSR_READ;
-	char label[160];
 	long cover = -1; /* seq of the newest covering plain write */
 
 	for (int i = a->nw - 1; i >= 0; i--) {
@@ -151,11 +327,8 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 			continue;
 
 		/* one operator: no order */
-		if (!(TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv)) {
-			snprintf(label, sizeof label, "%s.%s %s->%s", s->name, s->fields[f].name,
-				 tsr__priv_name(e->priv), tsr__priv_name(priv));
-			add_edge(e->task, id, label);
-		}
+		if (!(TSR_PRIV_IS_REDUCE(e->priv) && e->priv == priv))
+			access_edge(e, id, s, f, priv, fold_op);
 
 		if (!TSR_PRIV_IS_REDUCE(e->priv) && tsr_box_contains(e->box, s->bounds)) {
 			cover = e->seq;
@@ -168,28 +341,12 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 			struct dacc *e = &a->r[i];
 			if (e->seq < cover)
 				break;
-			if (e->task == id || !tsr__box_overlap(e->box, s->bounds))
-				continue;
-
-			snprintf(label, sizeof label, "%s.%s READ->%s", s->name, s->fields[f].name,
-				 tsr__priv_name(priv));
-			add_edge(e->task, id, label);
+			if (e->task != id && tsr__box_overlap(e->box, s->bounds))
+				access_edge(e, id, s, f, priv, fold_op);
 		}
 
-	if (writes && !TSR_PRIV_IS_REDUCE(priv)) {
-		/* accesses this write covers are superseded */
-		int k = 0;
-		for (int i = 0; i < a->nw; i++)
-			if (!tsr_box_contains(s->bounds, a->w[i].box))
-				a->w[k++] = a->w[i];
-		a->nw = k;
-
-		k = 0;
-		for (int i = 0; i < a->nr; i++)
-			if (!tsr_box_contains(s->bounds, a->r[i].box))
-				a->r[k++] = a->r[i];
-		a->nr = k;
-	}
+	if (writes && !TSR_PRIV_IS_REDUCE(priv))
+		supersede(a, s->bounds);
 
 	struct dacc *e;
 	if (writes) {
@@ -204,10 +361,23 @@ void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t 
 	e->seq = a->seq++;
 	e->box = s->bounds;
 	e->priv = priv;
+	e->fold_op = fold_op;
 
 	if (tsr__critpath_on)
 		propagate(id);
 	pthread_mutex_unlock(&lock);
+}
+
+void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv)
+{
+	record_access(id, s, f, priv, 0);
+}
+
+/* A fold task combines a private buffer into s: it reads and writes s, after the earlier folds
+ * into it (color order), so it is a READ_WRITE for the graph, labelled FOLD(op). */
+void tsr__dag_fold_access(int id, const struct tsr_region *s, int f, int op)
+{
+	record_access(id, s, f, TSR_READ_WRITE, op);
 }
 
 void tsr__dag_node_free(struct tsr_node *n)
@@ -229,6 +399,234 @@ void tsr__dag_done(int id)
 	pthread_mutex_unlock(&lock);
 }
 
+int tsr__dag_count(void)
+{
+	pthread_mutex_lock(&lock);
+	int n = nnodes;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Whether edge i's pair was met before, among the edges into its target. */
+static int pair_seen(int i)
+{
+	for (int j = i - 1; j >= 0 && edges[j].to == edges[i].to; j--)
+		if (edges[j].from == edges[i].from)
+			return 1;
+	return 0;
+}
+
+void tsr__dag_pairs(void (*fn)(int from, int to, void *arg), void *arg)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nedges; i++)
+		if (!pair_seen(i))
+			fn(edges[i].from, edges[i].to, arg);
+	pthread_mutex_unlock(&lock);
+}
+
+/* ------------------------------------------------------------------ the dot file */
+
+/* Nodes written: those of the first max_iters iterations (all when 0). */
+static int written(int id)
+{
+	return !max_iters || nodes[id].iter < max_iters;
+}
+
+/* Nodes lo..hi-1 of launch nodes[lo].launch: its label names the task it launched. */
+static void launch_label(FILE *f, int lo, int hi)
+{
+	fprintf(f, "label=\"launch %d", nodes[lo].launch + 1);
+	for (int i = lo; i < hi; i++)
+		if (!nodes[i].internal) {
+			fprintf(f, ": ");
+			tsr__put_escaped(f, nodes[i].name);
+			break;
+		}
+	fprintf(f, "\";\n");
+}
+
+/* A node: in its launch's box, an index launch's point shows its point only; the tooltip (and
+ * the tests) have its number and full name. Tessera's own tasks are drawn dashed. */
+static void write_node(FILE *f, int id, int in_box)
+{
+	const struct dnode *d = &nodes[id];
+	char pl[64];
+	tsr__point_label(d->pdim, d->point, pl, sizeof pl);
+
+	fprintf(f, "  t%d [label=\"", id);
+	if (!in_box || d->internal || !d->pdim)
+		tsr__put_escaped(f, d->name);
+	fprintf(f, "%s\", tooltip=\"%d: ", pl, id);
+	tsr__put_escaped(f, d->name);
+	fprintf(f, "%s\"%s];\n", pl, d->internal ? ", style=dashed" : "");
+}
+
+/* One launch's nodes lo..hi-1: a box of their own when there are several. */
+static void write_launch(FILE *f, int lo, int hi)
+{
+	int box = hi - lo > 1;
+	if (box) {
+		fprintf(f, "subgraph cluster_l%d {\n", nodes[lo].launch);
+		launch_label(f, lo, hi);
+	}
+
+	for (int i = lo; i < hi; i++)
+		write_node(f, i, box);
+
+	if (box)
+		fprintf(f, "}\n");
+}
+
+/* One iteration's nodes lo..hi-1, launch by launch; boxed when the graph has several. */
+static void write_iteration(FILE *f, int lo, int hi, int boxed)
+{
+	if (boxed)
+		fprintf(f, "subgraph cluster_i%d {\nlabel=\"iteration %d\";\n", nodes[lo].iter,
+			nodes[lo].iter + 1);
+
+	for (int i = lo; i < hi;) {
+		int j = i + 1;
+		while (j < hi && nodes[j].launch == nodes[i].launch)
+			j++;
+		write_launch(f, i, j);
+		i = j;
+	}
+
+	if (boxed)
+		fprintf(f, "}\n");
+}
+
+/* Every reason for the pair of edge i, one per line, on one label. */
+static void write_reasons(FILE *f, int i)
+{
+	int first = 1;
+	for (int j = i; j < nedges && edges[j].to == edges[i].to; j++) {
+		if (edges[j].from != edges[i].from)
+			continue;
+		if (!first)
+			fprintf(f, "\\n");
+		tsr__put_escaped(f, edges[j].label);
+		first = 0;
+	}
+}
+
+/* Each node's predecessors, once each and sorted (CSR: preds of n at pred[first[n]..first[n+1]),
+ * for the edges a path through another task implies. NULL arrays when out of memory. */
+struct preds {
+	int *first, *pred;
+};
+
+static int int_cmp(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return a < b ? -1 : a > b;
+}
+
+static void preds_make(struct preds *p)
+{
+	p->first = calloc((size_t)nnodes + 1, sizeof *p->first);
+	p->pred = malloc(((size_t)nedges + 1) * sizeof *p->pred);
+	if (!p->first || !p->pred)
+		return;
+
+	int k = 0;
+	for (int i = 0, n = 0; n < nnodes; n++) {
+		p->first[n] = k;
+		for (; i < nedges && edges[i].to == n; i++)
+			if (!pair_seen(i))
+				p->pred[k++] = edges[i].from;
+		qsort(p->pred + p->first[n], (size_t)(k - p->first[n]), sizeof(int), int_cmp);
+	}
+	p->first[nnodes] = k;
+}
+
+static int has_pred(const struct preds *p, int n, int a)
+{
+	return bsearch(&a, p->pred + p->first[n], (size_t)(p->first[n + 1] - p->first[n]),
+		       sizeof(int), int_cmp) != NULL;
+}
+
+/* Whether a -> c also goes a -> b -> c through another task b (then the drawing leaves it out;
+ * with labels every edge is drawn). Nodes are numbered in submission order, so a < b < c. A
+ * node with very many predecessors is not searched (the cost is their number squared). */
+static int implied(const struct preds *p, int a, int c)
+{
+	enum { MAX_SEARCHED = 512 };
+	int lo = p->first[c], hi = p->first[c + 1];
+	if (with_labels || !p->pred || hi - lo > MAX_SEARCHED)
+		return 0;
+
+	for (int j = hi - 1; j >= lo && p->pred[j] > a; j--)
+		if (has_pred(p, p->pred[j], a))
+			return 1;
+	return 0;
+}
+
+static void write_edges(FILE *f)
+{
+	struct preds p = {NULL, NULL};
+	if (!with_labels)
+		preds_make(&p);
+
+	for (int i = 0; i < nedges; i++) {
+		if (pair_seen(i) || !written(edges[i].from) || !written(edges[i].to))
+			continue;
+		if (p.first && implied(&p, edges[i].from, edges[i].to))
+			continue;
+
+		fprintf(f, "  t%d -> t%d", edges[i].from, edges[i].to);
+		if (edges[i].label) {
+			fprintf(f, " [label=\"");
+			write_reasons(f, i);
+			fprintf(f, "\"]");
+		}
+		fprintf(f, ";\n");
+	}
+
+	free(p.first);
+	free(p.pred);
+}
+
+/* What the file leaves out (TSR_DAG_ITERS), said on the graph itself. */
+static void write_omission(FILE *f, int shown)
+{
+	int last = nnodes ? nodes[nnodes - 1].iter + 1 : 0;
+	if (shown == nnodes)
+		return;
+
+	fprintf(f,
+		"  label=\"iterations %d to %d not written (TSR_DAG_ITERS=%d): %d of %d tasks "
+		"shown\";\n  labelloc=b;\n",
+		max_iters + 1, last, max_iters, shown, nnodes);
+}
+
+/* Under lock. */
+static void write_graph(FILE *f)
+{
+	fprintf(f, "digraph tessera {\n"
+		   "  graph [fontsize=10, ranksep=0.3, nodesep=0.15];\n"
+		   "  node [shape=box, fontsize=10, height=0.25, margin=\"0.04,0.02\"];\n"
+		   "  edge [arrowsize=0.5];\n");
+
+	int shown = 0;
+	while (shown < nnodes && written(shown))
+		shown++;
+
+	int boxed = shown > 0 && nodes[shown - 1].iter > 0;
+	for (int i = 0; i < shown;) {
+		int j = i + 1;
+		while (j < shown && nodes[j].iter == nodes[i].iter)
+			j++;
+		write_iteration(f, i, j, boxed);
+		i = j;
+	}
+
+	write_edges(f);
+	write_omission(f, shown);
+	fprintf(f, "}\n");
+}
+
 int tsr__dag_write(const char *file)
 {
 	FILE *f = fopen(file, "w");
@@ -236,24 +634,9 @@ int tsr__dag_write(const char *file)
 		return tsr__err(TSR_EINVAL, "tsr_finalize: cannot write graph file '%s': %s", file,
 				strerror(errno));
 
-	fprintf(f, "digraph tessera {\n  node [shape=box];\n");
-
-	for (int i = 0; i < nnodes; i++) {
-		char pl[64];
-		tsr__point_label(nodes[i].pdim, nodes[i].point, pl, sizeof pl);
-
-		fprintf(f, "  t%d [label=\"%d: ", i, i);
-		tsr__put_escaped(f, nodes[i].task->name);
-		fprintf(f, "%s\"];\n", pl);
-	}
-
-	for (int i = 0; i < nedges; i++) {
-		fprintf(f, "  t%d -> t%d [label=\"", edges[i].from, edges[i].to);
-		tsr__put_escaped(f, edges[i].label);
-		fprintf(f, "\"];\n");
-	}
-
-	fprintf(f, "}\n");
+	pthread_mutex_lock(&lock);
+	write_graph(f);
+	pthread_mutex_unlock(&lock);
 	return tsr__close_written(f, file, "graph file");
 }
 
@@ -266,9 +649,19 @@ void tsr__dag_free(void)
 	nodes = NULL;
 	nnodes = capnodes = 0;
 
+	for (int i = 0; i < nedges; i++)
+		free(edges[i].label);
 	free(edges);
 	edges = NULL;
 	nedges = capedges = 0;
+
+	free(iter_tasks);
+	iter_tasks = NULL;
+	niter_tasks = capiter_tasks = 0;
+	cur_launch = -1;
+	cur_iter = 0;
+	run_key = NULL;
+	pending_syncs = 0;
 
 	tsr__dag_on = tsr__critpath_on = 0;
 }

@@ -19,6 +19,8 @@
  * MPI_COMM_WORLD, so their messages never match each other's or the program's. */
 #include "config.h"
 #include <errno.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,18 +51,45 @@ void tsr__dist_note(const char *call, const void *data, size_t n)
 }
 
 /* TSR_MPI, if set, is 0 or 1, whether Tessera was built with MPI or not (a program must not
- * depend on how Tessera was built). */
-static int check_tsr_mpi(const char *v)
+ * depend on how Tessera was built): the rule of env.c's table. */
+static int check_tsr_mpi(void)
 {
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		return tsr__err(TSR_EINVAL,
-				"tsr_init: TSR_MPI='%s' is neither '0' (one process) nor '1' "
-				"(several ranks)",
-				v);
-	return TSR_OK;
+	int on;
+	if (!tsr__env("TSR_MPI"))
+		return TSR_OK; /* its default depends on mpirun: no word of the list */
+	return tsr__env_choice("TSR_MPI", "tsr_init", &on);
+}
+
+/* The timeline's log of transfers (TSR_TRACE): StarPU-MPI's completion callbacks (its progress
+ * thread) append, the timeline copies. */
+int tsr__dist_log_on;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tsr_mpi_xfer *xlog;
+static size_t nxlog, capxlog;
+
+int tsr__dist_log_copy(struct tsr_mpi_xfer **out)
+{
+	pthread_mutex_lock(&log_lock);
+	size_t n = nxlog;
+	*out = malloc((n ? n : 1) * sizeof **out);
+	if (*out && n)
+		memcpy(*out, xlog, n * sizeof **out);
+	pthread_mutex_unlock(&log_lock);
+	return *out ? (int)n : 0;
+}
+
+void tsr__dist_log_free(void)
+{
+	pthread_mutex_lock(&log_lock);
+	free(xlog);
+	xlog = NULL;
+	nxlog = capxlog = 0;
+	tsr__dist_log_on = 0;
+	pthread_mutex_unlock(&log_lock);
 }
 
 #ifdef TSR_HAVE_MPI
+#include <hwloc.h>
 #include <starpu_mpi.h>
 
 static MPI_Comm xfer_comm = MPI_COMM_NULL; /* StarPU-MPI's transfers */
@@ -83,10 +112,51 @@ static int launched_by_mpi(void)
 
 int tsr__dist_wanted(void)
 {
-	int rc = check_tsr_mpi(tsr__env("TSR_MPI"));
+	int rc = check_tsr_mpi();
 	if (rc)
 		return rc;
 	return launched_by_mpi();
+}
+
+#if STARPU_MAJOR_VERSION > 1 || STARPU_MINOR_VERSION >= 4
+/* Cores of the calling thread's binding, counted as StarPU 1.4 counts them (a core counts when one
+ * of its hardware threads is allowed); 0 when hwloc cannot tell. */
+static int bound_cores(void)
+{
+	hwloc_topology_t topo;
+	if (hwloc_topology_init(&topo))
+		return 0;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int n = 0;
+	if (set && !hwloc_topology_load(topo) &&
+	    !hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD)) {
+		hwloc_obj_type_t type = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0
+						? HWLOC_OBJ_CORE
+						: HWLOC_OBJ_PU;
+		hwloc_obj_t o = NULL;
+		while ((o = hwloc_get_next_obj_by_type(topo, type, o)))
+			n += hwloc_bitmap_intersects(o->cpuset, set);
+	}
+	hwloc_bitmap_free(set);
+	hwloc_topology_destroy(topo);
+	return n;
+}
+#endif
+
+/* StarPU-MPI 1.4 reserves a core for its progress thread when the CPU workers are left to StarPU
+ * (conf->ncpus -1), and StarPU 1.4 uses only the cores of the process's binding
+ * (STARPU_WORKERS_GETBIND, on by default). Open MPI binds each rank to one core when it starts at
+ * most 2: `mpirun -np 2` then left no core for a worker, and tsr_init failed with TSR_ENODEV. A
+ * rank with a single core gets one CPU worker, which shares it with the progress thread, as on
+ * StarPU 1.3, whose StarPU-MPI reserves no core (there too a rank bound to one core runs one). */
+static void one_worker_per_lone_core(struct starpu_conf *conf)
+{
+#if STARPU_MAJOR_VERSION > 1 || STARPU_MINOR_VERSION >= 4
+	if (conf->ncpus == -1 && bound_cores() == 1)
+		conf->ncpus = 1;
+#else
+	(void)conf;
+#endif
 }
 
 int tsr__dist_start(struct starpu_conf *conf)
@@ -123,6 +193,7 @@ int tsr__dist_start(struct starpu_conf *conf)
 		return tsr__err(TSR_ENOMEM, "tsr_init: out of memory");
 	}
 
+	one_worker_per_lone_core(conf);
 	int rc = starpu_mpi_init_conf(NULL, NULL, 0, xfer_comm, conf);
 	if (rc) {
 		tsr__dist_stop_mpi();
@@ -179,10 +250,44 @@ int64_t tsr__dist_tag(void)
 	return next_tag++;
 }
 
+static int64_t now_ns(void)
+{
+	return llround(starpu_timing_now() * 1e3); /* StarPU's clock, as its profiling's */
+}
+
+/* Completion callback of a logged transfer (StarPU-MPI's progress thread). */
+static void logged_done(void *arg)
+{
+	struct tsr_mpi_xfer *x = arg;
+	x->done = now_ns();
+
+	pthread_mutex_lock(&log_lock);
+	TSR_GROW(xlog, nxlog, capxlog, 64);
+	xlog[nxlog++] = *x;
+	pthread_mutex_unlock(&log_lock);
+	free(x);
+}
+
+/* A transfer to log, posted now; NULL when not logging (or out of memory: it goes unlogged). */
+static struct tsr_mpi_xfer *log_post(int peer, int send, size_t bytes)
+{
+	struct tsr_mpi_xfer *x = tsr__dist_log_on ? malloc(sizeof *x) : NULL;
+	if (x) {
+		x->peer = peer;
+		x->send = send;
+		x->bytes = (long long)bytes;
+		x->posted = now_ns();
+	}
+	return x;
+}
+
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 {
-	if (starpu_mpi_isend_detached(h, dest, tag, xfer_comm, NULL, NULL))
+	struct tsr_mpi_xfer *x = log_post(dest, 1, bytes);
+	if (starpu_mpi_isend_detached(h, dest, tag, xfer_comm, x ? logged_done : NULL, x)) {
+		free(x);
 		return TSR_ESTARPU;
+	}
 	sent_bytes[dest] += bytes;
 	nsends++;
 	return TSR_OK;
@@ -190,8 +295,11 @@ int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes)
 
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag)
 {
-	if (starpu_mpi_irecv_detached(h, src, tag, xfer_comm, NULL, NULL))
+	struct tsr_mpi_xfer *x = log_post(src, 0, starpu_data_get_size(h));
+	if (starpu_mpi_irecv_detached(h, src, tag, xfer_comm, x ? logged_done : NULL, x)) {
+		free(x);
 		return TSR_ESTARPU;
+	}
 	nrecvs++;
 	return TSR_OK;
 }
@@ -383,17 +491,21 @@ int tsr__dist_wanted(void)
 	if (!np)
 		np = getenv("PMI_SIZE");
 
-	int rc = check_tsr_mpi(v);
+	int rc = check_tsr_mpi();
 	if (rc)
 		return rc;
 
 	if (v && !strcmp(v, "1"))
 		return tsr__err(TSR_EINVAL,
-				"tsr_init: TSR_MPI=1 but this Tessera was built without MPI "
-				"(configure found no StarPU-MPI or MPI; install libopenmpi-dev and "
-				"reconfigure)");
+				"tsr_init: %s asks for several ranks (1) but this Tessera was "
+				"built "
+				"without MPI (configure found no StarPU-MPI or MPI; install "
+				"libopenmpi-dev and reconfigure)",
+				tsr__env_from("TSR_MPI"));
 
-	if ((!v || strcmp(v, "0")) && np && atoi(np) > 1)
+	char *end = NULL;
+	long ranks = np ? strtol(np, &end, 10) : 0;
+	if ((!v || strcmp(v, "0")) && np && !*end && ranks > 1)
 		return tsr__err(TSR_EINVAL,
 				"tsr_init: started on %s MPI ranks but this Tessera was built "
 				"without MPI: every rank would compute everything alone "

@@ -156,6 +156,7 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op,
 	folds[*nfolds].field = f;
 	folds[*nfolds].tmp = tmp;
 	folds[*nfolds].op = op;
+	folds[*nfolds].dag_src = -1;
 	(*nfolds)++;
 	return tmp;
 }
@@ -175,6 +176,23 @@ static struct fold_arg *fold_arg_new(const struct tsr_pending_fold *fold,
 }
 
 static struct tsr_deps fold_deps; /* one host thread: reused by every fold */
+
+/* The fold's node in the task graph: after its point's task (the private buffer), a READ_WRITE
+ * of the subregion (folds into it go in color order). -1 when the graph is off. */
+static int dag_fold(const struct tsr_pending_fold *fold, int pdim, const int64_t point[3])
+{
+	if (!tsr__dag_on)
+		return -1;
+
+	const struct tsr_region *s = fold->sub;
+	char why[160];
+	snprintf(why, sizeof why, "%s.%s private buffer", s->name, s->fields[fold->field].name);
+
+	int id = tsr__dag_internal("tsr_fold", pdim, point);
+	tsr__dag_edge(fold->dag_src, id, why);
+	tsr__dag_fold_access(id, s, fold->field, fold->op);
+	return id;
+}
 
 /* Fold one private reduction buffer into its subregion. Folds into one subregion, or into
  * overlapping ones, are ordered by coherence in submission order (each one writes its target). */
@@ -217,9 +235,16 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 
 	if (!tsr__redop_on_devices(a->op))
 		task->where = STARPU_CPU; /* user operators have host code only */
-	if (tsr__order_submit(task))
+
+	int64_t point[3] = {0, 0, 0};
+	int pdim = tsr__region_point(s, point);
+	struct tsr_obs_rec *obs =
+		tsr__obs_internal(task, "tsr_fold", pdim, point, dag_fold(fold, pdim, point));
+	if (tsr__order_submit(task)) {
+		tsr__obs_drop(obs);
 		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed",
 				s->name);
+	}
 
 	rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 	if (rc)
@@ -383,8 +408,21 @@ static struct future_fold_arg *future_fold_arg_new(const struct tsr_future *res,
 	return a;
 }
 
+/* The future fold's node in the task graph, after every point whose node is known. */
+static int dag_future_fold(int64_t npoints, const int *dag_ids)
+{
+	if (!tsr__dag_on)
+		return -1;
+
+	int id = tsr__dag_internal("tsr_future_fold", 0, NULL);
+	for (int64_t i = 0; dag_ids && i < npoints; i++)
+		tsr__dag_edge(dag_ids[i], id, "partial value");
+	return id;
+}
+
 /* One task folds every point's partial value into the future, in launch order. */
-int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps)
+int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
+			    const int *dag_ids)
 {
 	int64_t npoints = ps->n;
 	int nbuf = (int)npoints + 1;
@@ -409,7 +447,11 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	if (!tsr__redop_on_devices(op))
 		task->where = STARPU_CPU; /* user operators have host code only */
 
+	struct tsr_obs_rec *obs = tsr__obs_internal(task, "tsr_future_fold", 0, NULL,
+						    dag_future_fold(npoints, dag_ids));
 	int rc = tsr__order_submit(task);
+	if (rc)
+		tsr__obs_drop(obs);
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV,
 				"task '%s': fold of the launch's reduction by '%s': no worker can "
@@ -426,7 +468,7 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
  * them in launch order as one process would, so the bits are the same on any number of ranks;
  * then every rank receives the result (a future is valid everywhere). */
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks)
+			   const int *ranks, const int *dag_ids)
 {
 	int at = ranks[0];
 	int me = tsr__dist.rank;
@@ -457,7 +499,7 @@ int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struc
 	}
 
 	int pooled = tsr__partials_pooled(ps);
-	rc = tsr__future_fold_submit(tn, res, op, ps);
+	rc = tsr__future_fold_submit(tn, res, op, ps, dag_ids);
 	if (rc) {
 		tsr__partials_release(ps, 0);
 		return rc;

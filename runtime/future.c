@@ -160,11 +160,11 @@ int tsr_future_take(tsr_future_t f, void *value, size_t size)
 		return rc;
 
 	/* keep the wait's message: destroying is the cleanup, its status is not the answer */
-	char msg[512];
-	snprintf(msg, sizeof msg, "%s", tsr_last_error());
+	char *msg = rc ? strdup(tsr_last_error()) : NULL;
 
 	int drc = tsr_future_destroy(f);
 	if (rc)
-		return tsr__err(rc, "%s", msg);
-	return drc;
+		tsr__err(rc, "%s", msg ? msg : "(out of memory for the message)");
+	free(msg);
+	return rc ? rc : drc;
 }

@@ -163,6 +163,12 @@ int tsr__internal_tasks_init(void)
 		/* several ranks: a fill is cheaper done everywhere than sent anywhere */
 		struct tsr_task *t = tsr__handle_get(TSR_K_TASK, fill_task.id);
 		t->on_every_rank = 1;
+		t->internal = 1;
+
+		/* the timeline shows a copy's bytes as a transfer within its worker's node */
+		t = tsr__handle_get(TSR_K_TASK, copy_task.id);
+		t->internal = 1;
+		t->copies = 1;
 	}
 
 	return rc;
@@ -483,7 +489,7 @@ int tsr_region_read(tsr_region_t r, tsr_field_t f, void *buf, size_t size)
 
 /* finalize: release what the user left mapped, so unregistration cannot wait forever; names
  * them in `names` (n bytes). */
-int tsr__unmap_all(char *names, size_t len)
+int tsr__unmap_all(char **names)
 {
 	int n = 0;
 
@@ -491,10 +497,8 @@ int tsr__unmap_all(char *names, size_t len)
 		struct mapping *m = mappings;
 		mappings = m->next;
 
-		size_t used = strlen(names);
-		if (used + 1 < len)
-			snprintf(names + used, len - used, "%sfield '%s' of '%s'", used ? ", " : "",
-				 m->region->fields[m->field].name, m->region->name);
+		tsr__append(names, "%sfield '%s' of '%s'", *names ? ", " : "",
+			    m->region->fields[m->field].name, m->region->name);
 
 		m->region->root->mapped[m->field] = 0;
 		mapping_drop(m, 1);

@@ -14,16 +14,52 @@
 #define TSR_NAME_MAX 64
 #define TSR_MAX_REQS 64
 
-/* ---- environment switches (env.c): the one table; getenv of a TSR_ variable happens only there */
-const char *tsr__env(const char *name); /* its value, or NULL when unset or empty */
+/* ---- switches (env.c): the one table; getenv of a TSR_ variable happens only there. A switch's
+ * value is its flag's (tsr_args), else its TSR_ variable's, else StarPU's variable's for the same
+ * setting (STARPU_NCPU for TSR_NCPU); config.c puts tsr_config_t and the defaults below. */
+const char *tsr__env(const char *name); /* that value, or NULL when none is set (or it is empty) */
+/* Where it came from: the flag ("--ncpu"), the variable ("TSR_NCPU", "STARPU_NCPU"); NULL: unset */
+const char *tsr__env_from(const char *name);
 /* A keyword switch: the index of its value (or default) in the table's "a|b|c", else TSR_EINVAL
  * naming `what`, the switch and the words it takes. */
 int tsr__env_choice(const char *name, const char *what, int *out);
 /* A number from lo to hi in *out when set (left alone when not), else TSR_EINVAL. */
 int tsr__env_int(const char *name, long lo, long hi, int *out);
+/* The table's rows by index (0 .. tsr__env_count() - 1). */
+int tsr__env_count(void);
+const char *tsr__env_name(int i);
+const char *tsr__env_flag(int i); /* NULL: the switch has no flag */
+const char *tsr__env_fallback(int i);
+/* A switch's values column read as its rule. */
+enum tsr__rule_kind {
+	TSR_RULE_NONE,
+	TSR_RULE_WORDS,
+	TSR_RULE_RANGE,
+	TSR_RULE_FILE,
+	TSR_RULE_POLICY
+};
+struct tsr__rule {
+	enum tsr__rule_kind kind;
+	long lo, hi; /* TSR_RULE_RANGE */
+};
+int tsr__env_rule(int i, struct tsr__rule *r); /* returns r->kind */
+/* Value v of switch i, given as `from` (a flag or a variable), against its rule; a policy's name
+ * passes here (config.c checks it). TSR_EINVAL naming `what`, `from`, v and the values taken. */
+int tsr__env_check_value(int i, const char *from, const char *v, const char *what);
+/* Every switch that is set, against its rule; names of policies through policy_ok. */
+int tsr__env_check_all(const char *what, int (*policy_ok)(const char *from, const char *v));
+/* tsr_args: the flags taken out of argv and kept (all checked first: on failure nothing
+ * changes); forget drops them. */
+int tsr__env_take_flags(int *argc, char **argv, int (*policy_ok)(const char *from, const char *v));
+void tsr__env_forget_flags(void);
 
 /* ---- errors (error.c) */
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Messages of any length: a malloc'd string (NULL out of memory), and one that grows (*s NULL
+ * at first; TSR_ENOMEM leaves it as it was). */
+char *tsr__vformat(const char *fmt, va_list ap);
+char *tsr__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tsr__append(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tsr__task_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tsr__take_task_error(void);
 /* 1 and the message if a task failed since the last fence */
@@ -135,6 +171,16 @@ int64_t tsr__dist_tag(void); /* next transfer's tag: the same on every rank */
 int tsr__dist_send(starpu_data_handle_t h, int dest, int64_t tag, size_t bytes);
 int tsr__dist_recv(starpu_data_handle_t h, int src, int64_t tag);
 void tsr__dist_print_stats(FILE *out);
+/* The timeline's record of StarPU-MPI transfers: each send and receive from its posting to its
+ * completion (StarPU's clock, ns), kept while tsr__dist_log_on. */
+struct tsr_mpi_xfer {
+	int peer, send;
+	long long bytes;
+	int64_t posted, done;
+};
+extern int tsr__dist_log_on;
+int tsr__dist_log_copy(struct tsr_mpi_xfer **out); /* a malloc'd copy of the completed ones */
+void tsr__dist_log_free(void);
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
 /* After it: the first failure of any rank, in rank order, becomes every rank's (message included);
@@ -309,8 +355,9 @@ struct tsr_deps { /* handles a task lists besides its data, for ordering */
 };
 
 /* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
-/* at tsr_init, before StarPU starts (TSR_DEPS) */
-int tsr__order_init(void);
+/* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
+ * fix; quiet: do not say on stderr that it lacks it) */
+int tsr__order_init(int quiet);
 /* once StarPU runs: whether this run can use it */
 void tsr__order_start(int can);
 int tsr__order_active(void);
@@ -406,6 +453,8 @@ struct tsr_task {
 	struct starpu_codelet cl;
 	struct starpu_perfmodel model;
 	int on_every_rank; /* several ranks: every rank runs it (tsr_fill) */
+	int internal;      /* Tessera's own (tsr_fill, tsr_copy): shown as such on the timeline */
+	int copies;        /* tsr_copy: its data moves, shown on the timeline as a transfer */
 };
 
 /* What one point task carries to its variant (one malloc, freed by StarPU with cl_arg). */
@@ -564,6 +613,7 @@ struct tsr_pending_fold {
 	starpu_data_handle_t tmp;
 	int op;
 	int rank;
+	int dag_src; /* the point's node in the task graph, or -1 */
 };
 
 /* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
@@ -592,18 +642,20 @@ starpu_data_handle_t tsr__fold_private(struct tsr_region *s, int f, int op,
 int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc);
 /* NULL when out of memory */
 struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);
-int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op,
-			    struct tsr_partials *ps);
+/* dag_ids: the points' nodes in the task graph (NULL when it is off) */
+int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
+			    const int *dag_ids);
 /* Several ranks: the partial values go to the first point's rank, which folds them; the result is
  * then sent to every rank. Owns ps from the call on. */
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks);
+			   const int *ranks, const int *dag_ids);
 /* Several ranks: rank `from` computed f's value; every other rank receives it. */
 int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
 
-int tsr__unmap_all(char *names, size_t len);
+/* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
+int tsr__unmap_all(char **names);
 
 /* ---- traces (replay.c counts, stats.c prints them at finalize under TSR_STATS) */
 struct tsr_replay_counts {
@@ -626,17 +678,42 @@ void tsr__replay_fini(void);
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
 void tsr__obs_init(const tsr_config_t *c, int critpath);
-/* before starpu_init: TSR_EINVAL naming an unwritable path */
+/* before starpu_init: TSR_EINVAL naming an unwritable path or a bad observation switch */
 int tsr__obs_check_paths(const tsr_config_t *c);
 /* TSR_EINVAL naming a file that could not be written */
 int tsr__obs_fini(const tsr_config_t *c);
-void tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
+/* A task about to be submitted is observed (timeline, statistics, critical path) through a
+ * record its callback ends; NULL when nothing observes. If the submit fails, tsr__obs_drop. A
+ * point task's record releases its context; an internal task (a fold, a sync) is shown under
+ * `name` (a literal), at its point (pdim 0: none), as graph node dag_id (-1: none). */
+struct tsr_obs_rec;
+struct tsr_obs_rec *tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
+struct tsr_obs_rec *tsr__obs_internal(struct starpu_task *task, const char *name, int pdim,
+				      const int64_t point[3], int dag_id);
+void tsr__obs_drop(struct tsr_obs_rec *rec);
+/* Around each launch (launch.c): its slice on the host thread's timeline, its box in the graph
+ * (single: not an index launch). */
+void tsr__obs_launch_begin(const struct tsr_task *t, int single);
+void tsr__obs_launch_end(void);
+/* The point a subregion is the color of (its dimension), or 0 for a root region. */
+int tsr__region_point(const struct tsr_region *r, int64_t point[3]);
 
-int tsr__dag_task(const struct tsr_task *t, int pdim, const int64_t point[3]);
+/* The task graph (dag.c): nodes in submission order, grouped by launch and iteration. */
+int tsr__dag_switches(void); /* TSR_DAG_LABELS, TSR_DAG_ITERS, at tsr_init */
+void tsr__dag_launch(const void *key, int single);
+int tsr__dag_task(const char *name, int pdim, const int64_t point[3]);
+int tsr__dag_internal(const char *name, int pdim, const int64_t point[3]);
+/* a sync, which the next task (point or fold) made in its launch follows */
+int tsr__dag_sync(int pdim, const int64_t point[3]);
 void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
+void tsr__dag_fold_access(int id, const struct tsr_region *s, int f, int op);
+void tsr__dag_edge(int from, int to, const char *why); /* why: the label, when kept */
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
 double tsr__dag_priority(int id);
+int tsr__dag_count(void);
+/* fn on every pair of tasks with an edge, once (the timeline's arrows) */
+void tsr__dag_pairs(void (*fn)(int from, int to, void *arg), void *arg);
 
 /* What the timeline (trace.c), the statistics (stats.c) and the task graph (dag.c) share. */
 #define TSR_GROW(arr, n, cap, init)                                      \
@@ -656,6 +733,11 @@ static inline double tsr__ts_us(const struct timespec *t)
 	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
 }
 
+static inline int64_t tsr__ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
 /* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
 #define TSR_MAX_BUS 64
 struct bus_row {
@@ -664,8 +746,10 @@ struct bus_row {
 	int count;
 };
 int tsr__bus_read(struct bus_row *out, int max);
-const char *tsr__bus_node_kind(int node); /* "host" or "gpu" */
-void tsr__stats_add(const struct tsr_task *t, int kind, double us);
+const char *tsr__bus_node_kind(int node); /* "host" or "device" */
+/* "node 1 (OpenCL 0 memory)": a memory node for people */
+void tsr__node_label(int node, char *buf, size_t n);
+void tsr__stats_add(const char *name, int kind, double us);
 void tsr__stats_print(const struct bus_row *bus, int nbus);
 void tsr__stats_free(void);
 
@@ -684,5 +768,14 @@ const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenC
 void tsr__mapper_reset(void);
 
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
+
+/* ---- the settings of a run (config.c, top floor) */
+/* Tessera's policy of that name, NULL for StarPU's or none. */
+struct starpu_sched_policy *tsr__own_policy(const char *name);
+/* What tsr_init starts with: cfg (or tsr_config_init's) under STARPU_*, TSR_* and the flags, every
+ * switch checked against its rule, the policy known; TSR_EINVAL naming the switch otherwise. */
+int tsr__config_resolve(const tsr_config_t *cfg, tsr_config_t *c);
+/* Once StarPU runs: a warning (once per process) where it started fewer workers than c asked. */
+void tsr__config_warn(const tsr_config_t *c);
 
 #endif

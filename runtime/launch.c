@@ -32,6 +32,8 @@ struct point_launch {
 	const int64_t *point;
 	/* several ranks: the rank that runs it (TSR_ALL_RANKS: every one) */
 	int rank;
+	/* out: its node in the task graph, -1 if none */
+	int dag_id;
 };
 
 /* Buffers the point's task may need: one per field, one per future, one for the return slot, and
@@ -297,13 +299,15 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 		tsr__map_apply(tb->task, map);
 }
 
-/* The point's node and accesses in the task graph (TSR_DAG, critical path). */
-static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, const struct point_launch *p)
+/* The point's node and accesses in the task graph (TSR_DAG, critical path). A reduction through
+ * private buffers reaches its region through the fold tasks only (fold.c records them). */
+static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, struct point_launch *p)
 {
-	ctx->dag_id = tsr__dag_task(p->t, p->pdim, p->point);
+	ctx->dag_id = tsr__dag_task(p->t->name, p->pdim, p->point);
+	p->dag_id = ctx->dag_id;
 
 	for (int i = 0; i < p->n; i++)
-		if (p->q[i].kind != TSR_REQ_FUTURE)
+		if (tsr__uses_tree(&p->q[i]))
 			for (int k = 0; k < p->q[i].nfields; k++)
 				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k],
 						p->q[i].priv);
@@ -349,12 +353,13 @@ static int no_worker_error(const struct tsr_task *t, int cpu_only)
 static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx,
 		       int cpu_only)
 {
-	tsr__obs_task(task, ctx);
+	struct tsr_obs_rec *obs = tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx); /* before submission: the task may end before submit returns */
 	int rc = tsr__order_submit(task); /* on failure the task is gone, not the context */
 	if (!rc)
 		return TSR_OK;
 
+	tsr__obs_drop(obs);
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
 	if (rc == -ENODEV)
@@ -399,6 +404,7 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 			f->tmp = NULL;
 			f->op = q->redop;
 			f->rank = p->rank;
+			f->dag_src = -1;
 		}
 	}
 }
@@ -410,6 +416,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 			const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds,
 			const tsr_mapping_t *map, struct replay_step *step, int64_t pi)
 {
+	p->dag_id = -1;
 	struct tsr_deps replayed;
 	const struct tsr_deps *deps;
 	int rc = point_deps_of(p, step, pi, &replayed, &deps);
@@ -439,6 +446,8 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)
 		dag_record(task, ctx, p);
+	for (int i = first_fold; i < *nfolds; i++)
+		folds[i].dag_src = p->dag_id;
 
 	if ((rc = submit_task(p->t, task, ctx, tb.cpu_only)))
 		return rc;
@@ -529,6 +538,9 @@ static int single_launch(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 	return rc;
 }
 
+static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result);
+
 int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
 	       tsr_future_t *result)
 {
@@ -537,6 +549,17 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	if (rc)
 		return rc;
 
+	tsr__obs_launch_begin(t, 1);
+	rc = launch_single(t, nreqs, reqs, args, arglen, result);
+	tsr__obs_launch_end();
+	return rc;
+}
+
+/* The launch noted (a replay compares it with the recording), then made. */
+static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result)
+{
+	int rc;
 	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
 		return rc;
 	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
@@ -605,7 +628,9 @@ static int take_partials(struct index_launch *L)
 		return TSR_OK;
 
 	L->parts = tsr__partials_take(L->npoints, L->res->size);
-	if (!L->parts)
+	if (L->parts && tsr__dag_on)
+		L->dag_ids = malloc((size_t)L->npoints * sizeof *L->dag_ids);
+	if (!L->parts || (tsr__dag_on && !L->dag_ids))
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
 				L->t->name);
 	return TSR_OK;
@@ -642,6 +667,8 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 				      L->maps ? &L->maps[pi] : NULL, step, pi);
 		if (rc)
 			return rc;
+		if (L->dag_ids)
+			L->dag_ids[pi] = p.dag_id;
 	}
 
 	return TSR_OK;
@@ -655,7 +682,8 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 		return TSR_OK;
 
 	if (tsr__dist.on) {
-		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks);
+		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks,
+						L->dag_ids);
 		L->parts = NULL; /* the fold (or the gathering) owns them now */
 		return rc;
 	}
@@ -663,7 +691,7 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 	/* Read before the submit: once submitted, the fold's callback may give pooled handles back
 	 * and free the set at any moment. */
 	int pooled = tsr__partials_pooled(L->parts);
-	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts);
+	int rc = tsr__future_fold_submit(L->t->name, L->res, redop.id, L->parts, L->dag_ids);
 	if (rc)
 		return rc;
 
@@ -679,6 +707,7 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 		tsr__partials_release(L->parts, 0);
 
 	free(L->folds);
+	free(L->dag_ids);
 	free(L->maps);
 	free(L->ranks);
 	free(L->colors);
@@ -736,6 +765,9 @@ static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs
 	return rc;
 }
 
+static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+			const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result);
+
 int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
 		     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result)
 {
@@ -744,6 +776,16 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (rc)
 		return rc;
 
+	tsr__obs_launch_begin(t, 0);
+	rc = launch_index(t, domain, nreqs, reqs, args, arglen, redop, result);
+	tsr__obs_launch_end();
+	return rc;
+}
+
+static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
+			const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+{
+	int rc;
 	if ((rc = tsr__check_index_args(t, domain, nreqs, reqs, args, arglen, redop, result)))
 		return rc;
 	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);

@@ -42,6 +42,8 @@ struct index_launch {
 	struct tsr_future *res; /* the result future, or NULL */
 	/* ordered reduction of the returns: one partial value per point */
 	struct tsr_partials *parts;
+	/* the task graph's node of each point (TSR_DAG): the fold of the returns follows them */
+	int *dag_ids;
 };
 
 /* The requirement whose color maps a point (owners, locality): the first partition requirement

@@ -45,27 +45,10 @@ static int poller_nice;
 
 int tsr__nice_read(void)
 {
-	const char *name = "TSR_NICE";
-	const char *v = tsr__env(name);
-	if (!v) {
-		name = "TSR_MPI_NICE";
-		v = tsr__env(name);
-	}
+	const char *name = tsr__env("TSR_NICE") ? "TSR_NICE" : "TSR_MPI_NICE";
 
 	poller_nice = NICE_DEFAULT;
-	if (!v || !*v)
-		return TSR_OK;
-
-	char *end = NULL;
-	long n = strtol(v, &end, 10);
-	if (*end || n < 0 || n > 19)
-		return tsr__err(TSR_EINVAL,
-				"tsr_init: %s='%s' is not a number of nice levels from 0 (leave "
-				"StarPU's polling threads alone) to 19",
-				name, v);
-
-	poller_nice = (int)n;
-	return TSR_OK;
+	return tsr__env_int(name, 0, 19, &poller_nice); /* the rule of env.c's table: 0..19 */
 }
 
 #ifdef __linux__
@@ -121,8 +104,10 @@ void tsr__nice_pollers(void)
 	while ((e = readdir(dir))) {
 		char comm[32];
 		thread_name(e->d_name, comm, sizeof comm);
-		if (is_poller(comm))
-			lower_priority((id_t)atoi(e->d_name), poller_nice);
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (!*end && end != e->d_name && is_poller(comm))
+			lower_priority((id_t)tid, poller_nice);
 	}
 
 	closedir(dir);

@@ -23,10 +23,12 @@
  * Off (TSR_DEPS=implicit, or forced): several memory nodes (GPUs: syncs and tokens are StarPU's
  * business), several ranks (StarPU-MPI orders transfers by sequential consistency), or StarPU's
  * unordered reductions (TSR_REDUX=unordered: REDUX needs sequential consistency to fold). */
+#define _GNU_SOURCE /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
+#include "config.h" /* TSR_STARPU_NOTIFY_FIXED, TSR_STARPU_NOTIFY_MARKER */
 #include "internal.h"
 
 /* A tracked task: how many handle states name it, and the FIFO of tasks no state names. */
@@ -57,38 +59,110 @@ static int nspare;
 static struct starpu_task **deps; /* the dependences of the task being submitted */
 static int ndeps, capdeps;
 
-/* StarPU 1.4 without the notify fix (configure, m4/tsr_starpu_notify.m4) may notify a successor
- * declared on a terminating task twice: there the default is implicit, and explicit is refused. */
-#ifdef TSR_STARPU_NOTIFY_FIXED
-#define EXPLICIT_SAFE 1
-#else
-#define EXPLICIT_SAFE 0
+/* ------------------------------------------------------------------ is explicit safe here? */
+
+#ifdef TSR_STARPU_NOTIFY_MARKER
+/* Does the libstarpu this process runs with export the notify patch's marker? Its path in `path`
+ * for the messages. Looked up in that library itself (dladdr of one of its functions), so that a
+ * libtessera loaded with RTLD_LOCAL finds it too; else in the global scope. */
+static int loaded_starpu_has_marker(char *path, size_t len)
+{
+	int (*probe)(struct starpu_conf *) = starpu_init;
+	void *fn;
+	Dl_info info;
+	void *lib = NULL;
+
+	memcpy(&fn, &probe, sizeof fn); /* a function's address as dladdr takes it (POSIX) */
+	snprintf(path, len, "libstarpu");
+	if (dladdr(fn, &info) && info.dli_fname && info.dli_fname[0]) {
+		snprintf(path, len, "%s", info.dli_fname);
+		lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	}
+
+	const int *marker = dlsym(lib ? lib : RTLD_DEFAULT, "starpu_tsr_notify_cg_fix");
+	int fixed = marker && *marker >= 1;
+	if (lib)
+		dlclose(lib);
+	return fixed;
+}
 #endif
 
-int tsr__order_init(void)
+/* StarPU 1.4 without the notify fix (configure, m4/tsr_starpu_notify.m4) may notify a successor
+ * declared on a terminating task twice: there the default is implicit, and explicit is refused.
+ * configure knows the StarPU Tessera is built against; where the fix came from
+ * tools/starpu-1.4-notify-cg.patch (TSR_STARPU_NOTIFY_MARKER), the libstarpu actually loaded must
+ * have it too: one of the same soname without it, loaded in its place (LD_LIBRARY_PATH), would
+ * otherwise race unnoticed. 1 when explicit is safe; else 0 and what lacks the fix in `why`. */
+static int explicit_safe(char *why, size_t len)
+{
+#if !defined(TSR_STARPU_NOTIFY_FIXED)
+	snprintf(why, len,
+		 "StarPU %d.%d lacks the notify fix (tools/starpu-1.4-notify-cg.patch), "
+		 "without which a task may start before its predecessors end",
+		 STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
+	return 0;
+#elif defined(TSR_STARPU_NOTIFY_MARKER)
+	char path[1024];
+	if (loaded_starpu_has_marker(path, sizeof path))
+		return 1;
+	snprintf(why, len,
+		 "the libstarpu loaded (%s) lacks the notify fix "
+		 "(tools/starpu-1.4-notify-cg.patch: it exports no starpu_tsr_notify_cg_fix), "
+		 "which the StarPU this Tessera was built against has; without it a task may "
+		 "start before its predecessors end",
+		 path);
+	return 0;
+#else
+	(void)why;
+	(void)len;
+	return 1;
+#endif
+}
+
+#ifdef TSR_STARPU_NOTIFY_FIXED
+/* Said once per process: this Tessera was built for explicit dependences, the libstarpu it runs
+ * with cannot take them. A build against an unpatched StarPU says so at configure time instead. */
+static void say_fallback(const char *why, int quiet)
+{
+	static int said;
+
+	if (said || quiet)
+		return;
+	said = 1;
+	fprintf(stderr,
+		"tessera: tsr_init: %s; tasks are ordered through StarPU's implicit "
+		"dependences (as with TSR_DEPS=implicit)\n",
+		why);
+}
+#endif
+
+int tsr__order_init(int quiet)
 {
 	enum { EXPLICIT, IMPLICIT };
 	int mode;
+	char why[1400];
 
 	active = 0;
 	int rc = tsr__env_choice("TSR_DEPS", "tsr_init", &mode);
 	if (rc)
 		return rc;
 
-	if (mode == EXPLICIT) {
-		wanted = EXPLICIT_SAFE;
-		if (!EXPLICIT_SAFE && tsr__env("TSR_DEPS"))
-			return tsr__err(TSR_EINVAL,
-					"tsr_init: TSR_DEPS=explicit: StarPU %d.%d lacks the "
-					"notify fix (tools/starpu-1.4-notify-cg.patch), without "
-					"which a task may start before its predecessors end; use "
-					"TSR_DEPS=implicit (this build's default) or a StarPU "
-					"built by tools/build-starpu.sh",
-					STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION);
+	wanted = 0;
+	if (mode != EXPLICIT)
+		return TSR_OK;
+	if (explicit_safe(why, sizeof why)) {
+		wanted = 1;
 		return TSR_OK;
 	}
-
-	wanted = 0;
+	if (tsr__env("TSR_DEPS"))
+		return tsr__err(TSR_EINVAL,
+				"tsr_init: TSR_DEPS=explicit: %s; use TSR_DEPS=implicit or a "
+				"StarPU "
+				"built by tools/build-starpu.sh",
+				why);
+#ifdef TSR_STARPU_NOTIFY_FIXED
+	say_fallback(why, quiet);
+#endif
 	return TSR_OK;
 }
 
@@ -502,7 +576,10 @@ void tsr__order_untrack(starpu_data_handle_t h)
 			STARPU_TASK_SET_MODE(task, STARPU_RW, 0);
 			task->where = STARPU_CPU; /* one memory node: the data is home */
 			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
+			struct tsr_obs_rec *obs = tsr__obs_internal(task, "tsr_sync", 0, NULL, -1);
 			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
+			if (rc)
+				tsr__obs_drop(obs);
 		}
 	}
 

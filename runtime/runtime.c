@@ -1,44 +1,10 @@
-/* runtime.c: tsr_init / tsr_finalize / tsr_fence. Configuration comes from tsr_config_t, then
- * TSR_* environment variables; StarPU's own STARPU_* variables still apply on top. The thread that
- * calls tsr_init owns the runtime: calls from any other thread (task variants included) are
- * refused. */
+/* runtime.c: tsr_init / tsr_finalize / tsr_fence. The settings come from config.c (flags, then
+ * TSR_* variables, then STARPU_*, then tsr_config_t, then the defaults). The thread that calls
+ * tsr_init owns the runtime: calls from any other thread (task variants included) are refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-
-void tsr_config_init(tsr_config_t *cfg)
-{
-	if (!cfg)
-		return;
-
-	memset(cfg, 0, sizeof *cfg);
-	cfg->ncpu = -1;
-	cfg->ncuda = -1;
-	/* StarPU would start OpenCL workers on every GPU it also drives with CUDA */
-	cfg->nopencl = 0;
-}
-
-static struct starpu_sched_policy *tsr_policy(const char *name)
-{
-	if (name && !strcmp(name, tsr__locality_policy.policy_name))
-		return &tsr__locality_policy;
-	if (name && !strcmp(name, tsr__critpath_policy.policy_name))
-		return &tsr__critpath_policy;
-	return NULL;
-}
-
-static int sched_known(const char *name)
-{
-	if (tsr_policy(name))
-		return 1;
-
-	struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();
-	for (; p && *p; p++)
-		if ((*p)->policy_name && !strcmp((*p)->policy_name, name))
-			return 1;
-	return 0;
-}
 
 /* 0: down, 1: tsr_init or tsr_finalize under way, 2: up. Two threads racing to start the runtime
  * cannot both win the 0 -> 1 exchange. */
@@ -81,41 +47,48 @@ int tsr_init(const tsr_config_t *cfg)
 	return rc;
 }
 
-static int init_locked(const tsr_config_t *cfg)
+/* StarPU reads these itself, and they would win over starpu_conf; Tessera has read them already,
+ * as the level under its flags and TSR_ variables (env.c), so StarPU must not see them while it
+ * starts: tsr_init takes them out of the environment for the time of starpu_init and puts them
+ * back (before StarPU starts any thread that could read the environment meanwhile). */
+static const char *const starpu_own[] = {"STARPU_SCHED", "STARPU_NCPU", "STARPU_NCPUS",
+					 "STARPU_NCUDA", "STARPU_NOPENCL"};
+enum { NOWN = sizeof starpu_own / sizeof starpu_own[0] };
+
+static void hide_starpu_own(char *saved[NOWN])
 {
-	tsr_config_t c;
-	tsr_config_init(&c);
-	if (cfg)
-		c = *cfg;
-
-	const char *s;
-	if ((s = tsr__env("TSR_SCHED")))
-		c.sched = s;
-	if (tsr__env_int("TSR_NCPU", -1, 4096, &c.ncpu) ||
-	    tsr__env_int("TSR_NCUDA", -1, 4096, &c.ncuda) ||
-	    tsr__env_int("TSR_NOPENCL", -1, 4096, &c.nopencl))
-		return TSR_EINVAL;
-	if ((s = tsr__env("TSR_TRACE")))
-		c.trace_file = s;
-	if ((s = tsr__env("TSR_DAG")))
-		c.dag_file = s;
-	if ((s = tsr__env("TSR_STATS")))
-		c.stats = atoi(s);
-
-	if (c.sched && !sched_known(c.sched)) {
-		/* the same list as tsr_policy_list: Tessera's policies, then StarPU's */
-		char list[1024] = "";
-		const char *names[64];
-		int n = tsr_policy_list(names, NULL, 64);
-		for (int i = 0; i < n && i < 64; i++)
-			if (strlen(list) + strlen(names[i]) + 2 < sizeof list) {
-				strcat(list, " ");
-				strcat(list, names[i]);
-			}
-		return tsr__err(TSR_EINVAL, "tsr_init: unknown scheduling policy '%s'; known:%s",
-				c.sched, list);
+	for (int i = 0; i < NOWN; i++) {
+		const char *v = getenv(starpu_own[i]);
+		saved[i] = v ? strdup(v) : NULL;
+		if (saved[i])
+			unsetenv(starpu_own[i]);
 	}
+}
 
+static void restore_starpu_own(char *saved[NOWN])
+{
+	for (int i = 0; i < NOWN; i++)
+		if (saved[i]) {
+			setenv(starpu_own[i], saved[i], 1);
+			free(saved[i]);
+		}
+}
+
+/* StarPU's configuration from Tessera's: policy and worker counts. */
+static void starpu_settings(const tsr_config_t *c, struct starpu_conf *conf)
+{
+	starpu_conf_init(conf); /* which reads STARPU_SCHED and the counts: c holds them already */
+	conf->sched_policy = tsr__own_policy(c->sched);
+	conf->sched_policy_name = conf->sched_policy ? NULL : c->sched;
+	conf->ncpus = c->ncpu >= 0 ? c->ncpu : -1;
+	conf->ncuda = c->ncuda >= 0 ? c->ncuda : -1;
+	conf->nopencl = c->nopencl >= 0 ? c->nopencl : -1;
+}
+
+/* The switches read before StarPU starts: reductions, coherence, ordering, ranks, nice levels,
+ * the trace and graph files. *dist: whether to start on several ranks. */
+static int read_switches(const tsr_config_t *c, int *dist)
+{
 	enum { ORDERED, UNORDERED }; /* TSR_REDUX's words (env.c) */
 	int redux;
 	int rc = tsr__env_choice("TSR_REDUX", "tsr_init", &redux);
@@ -123,55 +96,65 @@ static int init_locked(const tsr_config_t *cfg)
 	if (!rc)
 		rc = tsr__coh_init();
 	if (!rc)
-		rc = tsr__order_init();
+		rc = tsr__order_init(c->quiet);
 	if (!rc)
 		rc = tsr__replay_init();
 	if (rc)
 		return rc;
 
-	int dist = tsr__dist_wanted();
-	if (dist < 0)
-		return dist;
+	*dist = tsr__dist_wanted();
+	if (*dist < 0)
+		return *dist;
 	if ((rc = tsr__nice_read()))
 		return rc;
-	rc = tsr__obs_check_paths(&c);
-	if (rc)
+	return tsr__obs_check_paths(c);
+}
+
+/* StarPU (or StarPU-MPI) started with conf; a failure named with what was asked for. */
+static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dist)
+{
+	char *saved[NOWN];
+	int rc;
+
+	hide_starpu_own(saved);
+	if (dist)
+		rc = tsr__dist_start(conf);
+	else
+		rc = starpu_init(conf);
+	restore_starpu_own(saved);
+	if (dist)
 		return rc;
 
-	struct starpu_conf conf;
-	starpu_conf_init(&conf);
-	const char *env_sched = getenv("STARPU_SCHED");
-	if (env_sched && *env_sched)
-		/* StarPU's variable wins, and must name one of StarPU's policies */
-		c.sched = env_sched;
-	else if (tsr_policy(c.sched))
-		conf.sched_policy = tsr_policy(c.sched);
-	else if (c.sched)
-		conf.sched_policy_name = c.sched;
-	if (c.ncpu >= 0)
-		conf.ncpus = c.ncpu;
-	if (c.ncuda >= 0)
-		conf.ncuda = c.ncuda;
-	if (c.nopencl >= 0)
-		conf.nopencl = c.nopencl;
-
-	if (dist && (rc = tsr__dist_start(&conf)))
-		return rc;
-	if (!dist)
-		rc = starpu_init(&conf);
-	if (!dist && !rc)
+	if (!rc)
 		tsr__nice_pollers(); /* the workers exist now (nice.c) */
 	if (rc == -ENODEV)
 		return tsr__err(TSR_ENODEV,
 				"tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d, "
 				"nopencl=%d%s)",
-				c.ncpu, c.ncuda, c.nopencl,
-				c.nopencl > 0 && !getenv("STARPU_OPENCL_ON_CPUS")
+				c->ncpu, c->ncuda, c->nopencl,
+				c->nopencl > 0 && !getenv("STARPU_OPENCL_ON_CPUS")
 					? "; an OpenCL device on the CPU, such as POCL's, also "
 					  "needs STARPU_OPENCL_ON_CPUS=1"
 					: "");
 	if (rc)
 		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
+	return TSR_OK;
+}
+
+static int init_locked(const tsr_config_t *cfg)
+{
+	tsr_config_t c;
+	int dist;
+	int rc = tsr__config_resolve(cfg, &c);
+	if (!rc)
+		rc = read_switches(&c, &dist);
+	if (rc)
+		return rc;
+
+	struct starpu_conf conf;
+	starpu_settings(&c, &conf);
+	if ((rc = start_starpu(&c, &conf, dist)))
+		return rc;
 
 	tsr__rt.cfg = c;
 	tsr__rt.quiet = c.quiet;
@@ -182,6 +165,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__rt.nopencl = starpu_opencl_worker_get_count();
 	tsr__rt.ndevice = tsr__rt.ncuda + tsr__rt.nopencl;
 	tsr__rt.initialized = 1;
+	tsr__config_warn(&c);
 
 	tsr__coh_start();
 	tsr__replay_start();
@@ -223,27 +207,61 @@ int tsr_fence(void)
 	return tsr__dist_agree(tsr__take_task_error());
 }
 
-/* Names of live objects for the finalize report. */
-static char live_names[400];
+/* Names of live objects for the finalize report (malloc'd, grown: never cut). */
+static char *live_names;
 
 static void name_root(void *obj)
 {
 	struct tsr_region *r = obj;
-	size_t used = strlen(live_names);
 
-	if (r->root == r && used + 1 < sizeof live_names)
-		snprintf(live_names + used, sizeof live_names - used, "%s'%s'", used ? ", " : "",
-			 r->name);
+	if (r->root == r)
+		tsr__append(&live_names, "%s'%s'", live_names ? ", " : "", r->name);
 }
 
 static void name_future(void *obj)
 {
 	struct tsr_future *f = obj;
-	size_t used = strlen(live_names);
 
-	if (used + 1 < sizeof live_names)
-		snprintf(live_names + used, sizeof live_names - used, "%sfuture of %s",
-			 used ? ", " : "", f->producer[0] ? f->producer : "tsr_future_create");
+	tsr__append(&live_names, "%sfuture of %s", live_names ? ", " : "",
+		    f->producer[0] ? f->producer : "tsr_future_create");
+}
+
+/* What was still alive, counted before finalize destroyed it. */
+struct live {
+	int nregions, nparts, nfutures, nfspaces, nmapped;
+	char *mapped; /* names of the host mappings (malloc'd) */
+};
+
+/* TSR_ELIVE naming what was alive, after the first failed task's message if there was one
+ * (task_msg, with task_rc). */
+static int report_live(const struct live *l, int task_rc, const char *task_msg)
+{
+	const char *names = live_names ? live_names : "";
+	const char *mapped = l->mapped ? l->mapped : "";
+	int rc = tsr__err(TSR_ELIVE,
+			  "tsr_finalize: destroyed what was still alive: %d "
+			  "region%s/subregion%s, %d partition%s, %d future%s, %d field "
+			  "space%s, %d host mapping%s [%s%s%s]",
+			  l->nregions, l->nregions == 1 ? "" : "s", l->nregions == 1 ? "" : "s",
+			  l->nparts, l->nparts == 1 ? "" : "s", l->nfutures,
+			  l->nfutures == 1 ? "" : "s", l->nfspaces, l->nfspaces == 1 ? "" : "s",
+			  l->nmapped, l->nmapped == 1 ? "" : "s", names,
+			  names[0] && mapped[0] ? "; mapped: "
+			  : mapped[0]           ? "mapped: "
+						: "",
+			  mapped);
+
+	if (!tsr__rt.quiet)
+		fprintf(stderr, "tessera: %s\n", tsr_last_error());
+
+	/* a task's failure comes first, as tessera.h promises; what was alive after it */
+	if (task_rc) {
+		char *live_msg = strdup(tsr_last_error());
+		rc = tsr__err(task_rc, "%s; and %s", task_msg, live_msg ? live_msg : "");
+		free(live_msg);
+	}
+
+	return rc;
 }
 
 /* With no CPU worker, no StarPU driver serves the host node's data requests: only a host thread
@@ -286,8 +304,8 @@ int tsr_finalize(void)
 
 	/* release host mappings first: nothing can depend on mapped data (launches on it are
 	 * refused) */
-	char mapped_names[400] = "";
-	int nmapped = tsr__unmap_all(mapped_names, sizeof mapped_names);
+	struct live l = {0};
+	l.nmapped = tsr__unmap_all(&l.mapped);
 
 	tsr__dist_note("tsr_finalize", NULL, 0);
 	if (tsr__dist_check("tsr_finalize") == TSR_EDIVERGE) {
@@ -300,16 +318,16 @@ int tsr_finalize(void)
 
 	tsr__dist_wait_all();
 	int task_rc = tsr__dist_agree(tsr__take_task_error());
-	char task_msg[512];
-	snprintf(task_msg, sizeof task_msg, "%s", tsr_last_error());
+	char *task_msg = task_rc ? strdup(tsr_last_error()) : NULL;
 
-	live_names[0] = 0;
+	free(live_names);
+	live_names = NULL;
 	tsr__handle_foreach(TSR_K_REGION, name_root);
 	tsr__handle_foreach(TSR_K_FUTURE, name_future);
-	int nregions = tsr__handle_foreach(TSR_K_REGION, NULL);
-	int nparts = tsr__handle_foreach(TSR_K_PARTITION, NULL);
-	int nfutures = tsr__handle_foreach(TSR_K_FUTURE, NULL);
-	int nfspaces = tsr__handle_foreach(TSR_K_FSPACE, NULL);
+	l.nregions = tsr__handle_foreach(TSR_K_REGION, NULL);
+	l.nparts = tsr__handle_foreach(TSR_K_PARTITION, NULL);
+	l.nfutures = tsr__handle_foreach(TSR_K_FUTURE, NULL);
+	l.nfspaces = tsr__handle_foreach(TSR_K_FSPACE, NULL);
 
 	tsr__handle_foreach(TSR_K_FUTURE, tsr__future_free);
 	tsr__region_free_all();
@@ -338,68 +356,17 @@ int tsr_finalize(void)
 	tsr__rt.initialized = 0;
 	__atomic_store_n(&lifecycle, 0, __ATOMIC_RELEASE);
 
-	int live = nregions + nfutures + nfspaces + nmapped;
-	if (live) {
-		int rc = tsr__err(TSR_ELIVE,
-				  "tsr_finalize: destroyed what was still alive: %d "
-				  "region%s/subregion%s, %d partition%s, %d future%s, %d field "
-				  "space%s, %d host mapping%s [%s%s%s]",
-				  nregions, nregions == 1 ? "" : "s", nregions == 1 ? "" : "s",
-				  nparts, nparts == 1 ? "" : "s", nfutures,
-				  nfutures == 1 ? "" : "s", nfspaces, nfspaces == 1 ? "" : "s",
-				  nmapped, nmapped == 1 ? "" : "s", live_names,
-				  live_names[0] && mapped_names[0] ? "; mapped: "
-				  : mapped_names[0]                ? "mapped: "
-								   : "",
-				  mapped_names);
+	int rc = obs_rc;
+	if (l.nregions + l.nfutures + l.nfspaces + l.nmapped)
+		rc = report_live(&l, task_rc, task_msg ? task_msg : "");
+	else if (task_rc) /* the task's message was replaced by the trace's, if that failed too */
+		rc = tsr__err(task_rc, "%s", task_msg ? task_msg : "");
 
-		if (!tsr__rt.quiet)
-			fprintf(stderr, "tessera: %s\n", tsr_last_error());
-
-		/* a task's failure comes first, as tessera.h promises; what was alive after it */
-		if (task_rc) {
-			char live_msg[1024];
-			snprintf(live_msg, sizeof live_msg, "%s", tsr_last_error());
-			return tsr__err(task_rc, "%s; and %s", task_msg, live_msg);
-		}
-
-		return rc;
-	}
-
-	/* the task's message was replaced by the trace's, if that failed too: restore it */
-	if (task_rc)
-		return tsr__err(task_rc, "%s", task_msg);
-	return obs_rc;
-}
-
-int tsr_policy_list(const char **names, const char **descriptions, int max)
-{
-	int n = 0;
-	struct starpu_sched_policy *own[] = {&tsr__locality_policy, &tsr__critpath_policy};
-
-	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++, n++)
-		if (n < max) {
-			if (names)
-				names[n] = own[i]->policy_name;
-			if (descriptions)
-				descriptions[n] = own[i]->policy_description;
-		}
-
-	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); p && *p;
-	     p++) {
-		if (!(*p)->policy_name)
-			continue;
-		if (n < max) {
-			if (names)
-				names[n] = (*p)->policy_name;
-			if (descriptions)
-				descriptions[n] =
-					(*p)->policy_description ? (*p)->policy_description : "";
-		}
-		n++;
-	}
-
-	return n;
+	free(task_msg);
+	free(l.mapped);
+	free(live_names);
+	live_names = NULL;
+	return rc;
 }
 
 int tsr_pause(void)

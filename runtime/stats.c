@@ -1,5 +1,6 @@
-/* stats.c: the statistics of a run (TSR_STATS, tsr_stats_get): time per task and worker kind,
- * idle fraction, and the bytes StarPU moved over each bus. */
+/* stats.c: the statistics of a run (TSR_STATS, tsr_stats_get): time per task and worker kind
+ * (Tessera's own tasks, folds and syncs, under their names), idle fraction, and the bytes StarPU
+ * moved over each bus. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,19 +12,20 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static tsr_task_stats_t *rows;
 static int nrows, caprows;
 
-/* Task callback (worker thread): one more run of task t on a worker of that kind. */
-void tsr__stats_add(const struct tsr_task *t, int kind, double us)
+/* Task callback (worker thread): one more run of the task called `name` on a worker of that
+ * kind. */
+void tsr__stats_add(const char *name, int kind, double us)
 {
 	pthread_mutex_lock(&lock);
 	int i;
 	for (i = 0; i < nrows; i++)
-		if (rows[i].kind == kind && !strcmp(rows[i].name, t->name))
+		if (rows[i].kind == kind && !strcmp(rows[i].name, name))
 			break;
 
 	if (i == nrows) {
 		TSR_GROW(rows, nrows, caprows, 16);
 		memset(&rows[i], 0, sizeof rows[i]);
-		snprintf(rows[i].name, sizeof rows[i].name, "%s", t->name);
+		snprintf(rows[i].name, sizeof rows[i].name, "%s", name);
 		rows[i].kind = kind;
 		nrows++;
 	}
@@ -55,6 +57,21 @@ int tsr__bus_read(struct bus_row *out, int max)
 const char *tsr__bus_node_kind(int node)
 {
 	return starpu_node_get_kind((unsigned)node) == STARPU_CPU_RAM ? "host" : "device";
+}
+
+void tsr__node_label(int node, char *buf, size_t n)
+{
+	enum starpu_node_kind k = starpu_node_get_kind((unsigned)node);
+	int dev = starpu_memory_node_get_devid((unsigned)node);
+
+	if (k == STARPU_CPU_RAM)
+		snprintf(buf, n, "node %d (host RAM)", node);
+	else if (k == STARPU_CUDA_RAM)
+		snprintf(buf, n, "node %d (CUDA %d memory)", node, dev);
+	else if (k == STARPU_OPENCL_RAM)
+		snprintf(buf, n, "node %d (OpenCL %d memory)", node, dev);
+	else
+		snprintf(buf, n, "node %d", node);
 }
 
 /* Each line's label: on several ranks, which rank's figures these are (each rank prints its

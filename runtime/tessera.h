@@ -50,14 +50,28 @@ extern "C" {
 #endif
 
 /** @defgroup tessera_version Version
- * The version of the header a program is compiled against.
+ * The version of the header a program is compiled against; tsr_version() says which library it
+ * runs with.
  * @{ */
 /** Major version. 0.3: devices as memory nodes (tsr_task_desc_t.opencl, tsr_accessor_t.offset,
  * tsr_config_t.nopencl). 0.4: the error codes moved away from errno's (#TSR_E_BASE),
- * tsr_env_switches(), tsr_ctx_opencl_launch(); libtessera.so.2 */
+ * tsr_env_switches(), tsr_ctx_opencl_launch(); libtessera.so.2. 0.5: command-line flags
+ * (tsr_args()), tsr_settings(), tsr_version(), the patch level. */
 #define TSR_VERSION_MAJOR 0
 /** Minor version (see #TSR_VERSION_MAJOR for what each one brought). */
-#define TSR_VERSION_MINOR 4
+#define TSR_VERSION_MINOR 5
+/** Patch level: fixes that change no interface. */
+#define TSR_VERSION_PATCH 0
+/** The three as text, "MAJOR.MINOR.PATCH". */
+#define TSR_VERSION_STRING "0.5.0"
+/** The version of the library the program runs with (which may be newer than its header's).
+ * @param major filled with the major version; may be NULL
+ * @param minor filled with the minor version; may be NULL
+ * @param patch filled with the patch level; may be NULL
+ * @return "MAJOR.MINOR.PATCH", a static string (the library's #TSR_VERSION_STRING)
+ * @par Threads
+ * Any thread, before tsr_init() too. */
+const char *tsr_version(int *major, int *minor, int *patch);
 /** @} */
 
 /* ------------------------------------------------------------------ errors */
@@ -139,7 +153,7 @@ typedef struct tsr_config {
 	const char *sched;
 	int ncpu;               /**< CPU workers; -1: StarPU default */
 	int ncuda;              /**< CUDA workers; -1: StarPU default, 0: none */
-	const char *trace_file; /**< Chrome trace-event JSON written at finalize; NULL: none */
+	const char *trace_file; /**< the run's timeline (trace events, Perfetto); NULL: none */
 	const char *dag_file;   /**< Graphviz dot of the derived task graph; NULL: none */
 	int stats;              /**< print per-task statistics at finalize */
 	int quiet;              /**< do not print warnings (live objects at finalize) on stderr */
@@ -153,14 +167,22 @@ typedef struct tsr_config {
  * @par Threads
  * Any thread, before tsr_init() too. */
 void tsr_config_init(tsr_config_t *cfg);
-/** Start the runtime. TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG, TSR_STATS
- * override cfg; STARPU_* variables keep working where Tessera does not set the value. cfg may be
- * NULL. The calling thread becomes the host thread, the one every other call must come from.
+/** Start the runtime. Each setting comes from, first found first: its command-line flag
+ * (tsr_args()), its TSR_ variable (TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG,
+ * TSR_STATS and the others of tsr_env_switches()), StarPU's variable for the same setting
+ * (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, STARPU_NOPENCL), cfg, then the default; StarPU's other
+ * STARPU_* variables keep working. Tessera's policies (tsr-locality, tsr-critpath) are reached by
+ * every route. Where StarPU starts fewer workers than asked for (more CPU workers than the machine
+ * has CPUs, an OpenCL or CUDA device it does not find), a warning on stderr says so and why, once
+ * per process (not with tsr_config_t.quiet). The calling thread becomes the host thread, the one
+ * every other call must come from.
  * @param cfg the configuration (copied; the strings it points to must stay valid until
  *        tsr_finalize()); NULL: the defaults of tsr_config_init()
  * @retval TSR_OK      the runtime runs
- * @retval TSR_EINVAL  an unknown policy, a trace/graph file that cannot be created, or a TSR_*
- *                     variable with a value it does not take (the message names it)
+ * @retval TSR_EINVAL  a flag or variable with a value outside its rule (the values column of
+ *                     tsr_env_switches(): TSR_STATS=abc, TSR_NCPU=1x; the message names the switch
+ *                     and what it takes), an unknown policy or `help` as the policy (the message
+ *                     lists every policy), or a trace/graph file that cannot be created
  * @retval TSR_ENODEV  StarPU found no worker (with OpenCL asked for: POCL's device also needs
  *                     STARPU_OPENCL_ON_CPUS=1, the message says so)
  * @retval TSR_ESTARPU StarPU failed to start
@@ -169,9 +191,51 @@ void tsr_config_init(tsr_config_t *cfg);
  * @par Threads
  * Any thread, once at a time: it becomes the host thread. */
 int tsr_init(const tsr_config_t *cfg);
+/** Take Tessera's own command-line flags out of argv, for every later tsr_init(), where they win
+ * over everything else: one flag per switch of tsr_env_switches() (tsr_settings() gives its name):
+ * --sched NAME, --ncpu N, --ncuda N, --nopencl N, --home WHERE, --redux, --deps, --coherence,
+ * --mpi, --trace FILE, --dag FILE, --stats, --nice N. A value follows as the next argument or after
+ * '=' (--ncpu 2, --ncpu=2); a 0|1 switch's flag alone means 1 (--stats) and takes a value after '='
+ * only (--stats=0). Flags start with two dashes; "--" ends them (it stays in argv, with what
+ * follows). The rest of argv is the program's, in order. Call it before tsr_init() and before
+ * parsing the program's own options.
+ * @param argc main's argc: the count left
+ * @param argv main's argv (*argc + 1 pointers, argv[*argc] NULL before and after): the flags and
+ *             their values leave it
+ * @retval TSR_OK     taken (none is an error)
+ * @retval TSR_EINVAL a flag with a missing or wrong value (the message names the flag and what it
+ *                    takes; argv is then unchanged and no flag of it is kept), or argc or argv
+ *                    NULL (only one of them: tsr_args(NULL, NULL) forgets the flags kept so far)
+ * @retval TSR_ENOMEM out of memory
+ * @retval TSR_ESTATE the runtime runs (flags apply at tsr_init())
+ * @par Threads
+ * The thread that then calls tsr_init() (not thread-safe). --sched help is accepted here (a
+ * program lists tsr_policy_list()'s policies), refused by tsr_init(). */
+int tsr_args(int *argc, char **argv);
+/** One setting of a run, as tsr_settings() reports it. */
+typedef struct tsr_setting {
+	const char *name;  /**< the switch: "TSR_NCPU" */
+	const char *flag;  /**< its flag: "--ncpu"; NULL for a switch without one (TSR_MPI_NICE) */
+	const char *value; /**< as text: "2", "eager"; where nothing sets it, the default's */
+	/** where it came from: "--ncpu", "TSR_NCPU", "STARPU_NCPU" (or "STARPU_NCPUS"),
+	 * "tsr_config_t" or "default" */
+	const char *source;
+} tsr_setting_t;
+/** What tsr_init(cfg) would use, and where each value comes from: one row per switch, in
+ * tsr_env_switches()' order. Checks nothing (tsr_init() does).
+ * @param cfg  the configuration tsr_init() would be given; NULL: the defaults
+ * @param rows filled with at most max rows; the strings stay valid until the next tsr_settings()
+ *             or tsr_args() call, or a change of the environment
+ * @param max  room in rows
+ * @return how many switches there are (fills at most max), or #TSR_EINVAL for a negative max or
+ *         NULL rows with max > 0
+ * @par Threads
+ * Any thread, before tsr_init() too (not thread-safe). */
+int tsr_settings(const tsr_config_t *cfg, tsr_setting_t *rows, int max);
 /** Wait for every task, destroy what is still alive, stop StarPU. The runtime is stopped whatever
  * it returns; handles made before it are stale afterwards. TSR_TRACE, TSR_DAG and TSR_STATS are
- * written here.
+ * written here (a program that exits without it still gets TSR_TRACE's and TSR_DAG's files, from
+ * an exit handler, with what was recorded by then).
  * @retval TSR_OK       nothing was left alive
  * @retval TSR_ETASK    a task variant reported an error since the last fence (its message; with
  *                      live objects the message names them too)
@@ -1633,12 +1697,15 @@ int tsr_partition_set_rank(tsr_partition_t p, const int64_t color[3], int rank);
  * Any thread, before tsr_init() too. */
 int tsr_policy_list(const char **names, const char **descriptions, int max);
 /** One of Tessera's environment switches. The switches (TSR_*) are read at tsr_init (TSR_HOME at
- * each region's creation): name, the values it takes ("a|b" words, "N", "file"), its default and
- * what it does. Works before tsr_init; *table stays valid for the life of the process.
+ * each region's creation): name, the values it takes, its default and what it does. The values
+ * are the rule tsr_init() (and tsr_args(), for the flags) checks: "a|b" one of the words, "LO..HI"
+ * a whole number in that range, "N" a whole number >= 0, "file" a path to create, "policy" a name
+ * of tsr_policy_list() (or help). Works before tsr_init; *table stays valid for the life of the
+ * process.
  * @ingroup tessera_runtime */
 typedef struct tsr_env_switch {
 	const char *name;     /**< "TSR_SCHED" */
-	const char *values;   /**< what it takes: "a|b" words, "N", "file" */
+	const char *values;   /**< what it takes: "a|b", "LO..HI", "N", "file", "policy" */
 	const char *fallback; /**< the default */
 	const char *meaning;  /**< what it does */
 } tsr_env_switch_t;
@@ -1666,16 +1733,21 @@ tsr_worker_kind_t tsr_worker_kind(int worker);
 
 /* ------------------------------------------------------------ observation */
 /** @defgroup tessera_observation Observation
- * TSR_TRACE=trace.json (Chrome trace events: one "X" event per task with name, color, worker,
- * start, end, plus StarPU's bus transfer totals), TSR_DAG=graph.dot (the dependencies Tessera
- * derived; edges carry region, field and privileges), TSR_STATS=1 (per task and worker kind:
- * count, total and mean time, printed at finalize). The same switches exist in tsr_config_t.
+ * TSR_TRACE=trace.json (the run's timeline in the Trace Event Format, for Perfetto: each rank a
+ * process, the host thread and each worker a named track of its tasks, Tessera's own fills,
+ * copies, folds and syncs included, the data tasks fetched on a track per bus, numeric counters;
+ * TSR_TRACE_FLOWS=1 adds an arrow per dependence), TSR_DAG=graph.dot (the dependencies Tessera
+ * derived, drawn for people: one edge per pair of tasks, each launch boxed inside its iteration;
+ * TSR_DAG_LABELS=1 puts region, field and privileges on every edge, TSR_DAG_ITERS=N writes the
+ * first N iterations), TSR_STATS=1 (per task and worker kind: count, total and mean time,
+ * printed at finalize). TSR_TRACE, TSR_DAG and TSR_STATS also exist in tsr_config_t; the README's
+ * "Seeing a run" says more.
  * @{ */
 /** One row of the statistics: a task name on one kind of worker. */
 typedef struct tsr_task_stats {
 	char name[64];   /**< the task's name */
 	int kind;        /**< tsr_worker_kind_t */
-	long count;      /**< how many of its point tasks ran on that kind */
+	long count;      /**< how many of its tasks ran on that kind (Tessera's own under theirs) */
 	double total_us; /**< their total time, in microseconds */
 } tsr_task_stats_t;
 /** Copy up to max rows of the statistics gathered so far (needs stats or trace on).

@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-bundle.sh OUTDIR: a relocatable bundle of Tessera for a GPU machine that has CUDA's driver
-# but no StarPU, no hwloc and no network (see /work/shared/GPU.md). `make gpu-bundle` calls it with
-# the build's settings in the environment:
+# but no StarPU, no hwloc and no network (what runs there travels as files). `make gpu-bundle`
+# calls it with the build's settings in the environment:
 #   top_builddir, top_srcdir   the Tessera build and source trees
 #   STARPU_LIBDIR              where libstarpu is (configure's --with-starpu prefix)
 #   NVCC, NVCCFLAGS, CC        compilers for the bandwidth probe and the cuBLAS stand-in

@@ -27,12 +27,10 @@ enum side { SIDE_BOTH, SIDE_RAW, SIDE_TESSERA };
 #define HALO_TILE 4
 
 struct opts {
-	long ntasks;
+	int64_t ntasks;
 	int reps;
 	int width; /* 0: number of workers */
-	const char *sched;
-	int ncpu;
-	int only; /* -1: all patterns */
+	int only;  /* -1: all patterns */
 	enum side side;
 };
 
@@ -359,91 +357,46 @@ static void check_ran(const char *who, enum pattern p, long ntasks)
 	}
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: overhead [--tasks N] [--reps R] [--width W] [--sched NAME] [--ncpu N] "
-		     "[--pattern P]\n"
-		     "                [--only raw|tessera]\n"
-		     "Submits the same graph of empty tasks through raw StarPU "
-		     "(starpu_task_insert) and through\n"
-		     "Tessera (tsr_run) in one run and prints microseconds per task (submission to "
-		     "completion),\n"
-		     "the median of R repetitions, and the ratio Tessera/raw.\n"
-		     "  --tasks N     tasks per repetition and pattern (default 50000)\n"
-		     "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"
-		     "  --width W     chains / stencil width (default: number of workers)\n"
-		     "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
-		     "  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
-		     "  --pattern P   nodata, rw-chains, stencil, halo or halo-expl (default: all "
-		     "five); halo\n"
-		     "                runs whole steps of W tasks (N rounded down to a multiple of "
-		     "W); halo-expl\n"
-		     "                is halo against raw StarPU given the dependences explicitly "
-		     "(a replay's floor)\n"
-		     "  --only S      run only raw or only tessera (to profile one submitting "
-		     "thread alone)\n");
-}
-
+/* 0: run, 1: help or version printed, -1: usage error (said). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){50000, 5, 0, NULL, -1, -1, SIDE_BOTH};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!v) {
-			usage(stderr);
-			return -1;
-		}
-		i++;
-		if (!strcmp(a, "--tasks")) {
-			int64_t n;
-			if (app_parse_i64(a, v, 1, LONG_MAX, &n))
-				return -1;
-			o->ntasks = (long)n;
-		} else if (!strcmp(a, "--reps")) {
-			if (app_parse_int(a, v, 1, INT_MAX, &o->reps))
-				return -1;
-		} else if (!strcmp(a, "--width")) {
-			if (app_parse_int(a, v, 0, INT_MAX, &o->width))
-				return -1;
-		} else if (!strcmp(a, "--sched")) {
-			o->sched = v;
-		} else if (!strcmp(a, "--ncpu")) {
-			if (app_parse_int(a, v, 1, INT_MAX, &o->ncpu))
-				return -1;
-		} else if (!strcmp(a, "--pattern")) {
-			for (int p = 0; p < NPATTERNS; p++)
-				if (!strcmp(v, pattern_name[p]))
-					o->only = p;
-			if (o->only < 0) {
-				fprintf(stderr, "overhead: unknown pattern '%s'\n", v);
-				return -1;
-			}
-		} else if (!strcmp(a, "--only")) {
-			if (strcmp(v, "raw") && strcmp(v, "tessera")) {
-				fprintf(stderr, "overhead: --only takes raw or tessera, not '%s'\n",
-					v);
-				return -1;
-			}
-			o->side = strcmp(v, "raw") ? SIDE_TESSERA : SIDE_RAW;
-		} else {
-			usage(stderr);
-			return -1;
-		}
-	}
-	return 0;
+	int side = -1; /* raw|tessera; -1: both */
+	*o = (struct opts){.ntasks = 50000, .reps = 5, .only = -1, .side = SIDE_BOTH};
+	const app_opt_t opts[] = {
+		{"--tasks", APP_OPT_I64, &o->ntasks, 1, LONG_MAX, NULL, "N",
+		 "tasks per repetition and pattern (default 50000)"},
+		{"--reps", APP_OPT_INT, &o->reps, 1, INT_MAX, NULL, "R",
+		 "repetitions, raw and Tessera alternating (default 5)"},
+		{"--width", APP_OPT_INT, &o->width, 0, INT_MAX, NULL, "W",
+		 "chains / stencil width (default: number of workers)"},
+		{"--pattern", APP_OPT_WORDS, &o->only, 0, 0,
+		 "nodata|rw-chains|stencil|halo|halo-expl", "P",
+		 "nodata, rw-chains, stencil, halo or halo-expl (default: all five); halo\n"
+		 "runs whole steps of W tasks (N rounded down to a multiple of W); halo-expl\n"
+		 "is halo against raw StarPU given the dependences explicitly (a replay's floor)"},
+		{"--only", APP_OPT_WORDS, &side, 0, 0, "raw|tessera", "raw|tessera",
+		 "run only raw or only tessera (to profile one submitting thread alone)"},
+	};
+	const app_cli_t cli = {"overhead",
+			       "Submits the same graph of empty tasks through raw StarPU "
+			       "(starpu_task_insert) and through\n"
+			       "Tessera (tsr_run) in one run and prints microseconds per task "
+			       "(submission to completion),\n"
+			       "the median of R repetitions, and the ratio Tessera/raw.",
+			       opts, sizeof opts / sizeof opts[0], NULL};
+	int rc = app_parse(&cli, argc, argv);
+	if (side >= 0)
+		o->side = side == 0 ? SIDE_RAW : SIDE_TESSERA;
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
-	app_set_name("overhead");
-	if (parse(argc, argv, &o))
-		return 2;
-	int rc = app_init(o.sched, o.ncpu);
+	int prc = parse(argc, argv, &o);
+	if (prc)
+		return prc > 0 ? 0 : 2;
+	int rc = app_start();
 	if (rc)
 		return 1;
 	int w = o.width ? o.width : tsr_ncpu_workers() + tsr_ncuda_workers();
@@ -451,9 +404,9 @@ int main(int argc, char **argv)
 	if ((rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_tsr", .cpu = tsr_body},
 				    &task)))
 		die("tsr_task_register", rc);
-	printf("# overhead: %ld tasks x %d reps, width %d, policy %s, %d CPU workers; us/task, "
+	printf("# overhead: %lld tasks x %d reps, width %d, policy %s, %d CPU workers; us/task, "
 	       "median\n",
-	       o.ntasks, o.reps, w, tsr_sched_name(), tsr_ncpu_workers());
+	       (long long)o.ntasks, o.reps, w, tsr_sched_name(), tsr_ncpu_workers());
 	printf("# wall: first submission to last completion; cpu: the submitting thread's CPU time "
 	       "in the\n"
 	       "# submission loop (robust to a loaded machine)\n");

@@ -21,11 +21,9 @@
 #define HALO_TILE 4
 
 struct opts {
-	long ntasks;
+	int64_t ntasks;
 	int reps;
 	int width;
-	const char *sched;
-	int ncpu;
 };
 
 /* Tasks this rank ran; summed over the ranks, a run that lost a task is caught. */
@@ -215,64 +213,35 @@ static double mean_over_ranks(double mine)
 	return all / nranks;
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: mpirun -np N overhead-mpi [--tasks N] [--reps R] [--width W] [--sched "
-		     "NAME] [--ncpu N]\n"
-		     "Submits overhead's halo graph of empty tasks (steps of W tasks; task (t, i) "
-		     "writes tile i of\n"
-		     "one field and reads tiles i-1..i+1 of the other) through raw StarPU-MPI\n"
-		     "(starpu_mpi_task_insert, tiles owned in blocks of W/N) and through Tessera "
-		     "(one index launch\n"
-		     "per step, colors owned in the same blocks) on every rank, and prints "
-		     "microseconds per task of\n"
-		     "the whole graph (first submission to the slowest rank's completion), the "
-		     "median of R\n"
-		     "repetitions, and the ratio Tessera/raw.\n"
-		     "  --tasks N     tasks per repetition, rounded down to whole steps (default "
-		     "20000)\n"
-		     "  --reps R      repetitions, raw and Tessera alternating (default 5)\n"
-		     "  --width W     tiles, tasks per step (default 32)\n"
-		     "  --sched NAME  scheduling policy (default: TSR_SCHED or StarPU's)\n"
-		     "  --ncpu N      CPU workers per rank (default: TSR_NCPU or StarPU's)\n");
-}
-
+/* 0: run, 1: help or version printed, -1: usage error (said). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){20000, 5, 32, NULL, -1};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!v) {
-			usage(stderr);
-			return -1;
-		}
-		i++;
-		if (!strcmp(a, "--tasks")) {
-			int64_t n;
-			if (app_parse_i64(a, v, 1, LONG_MAX, &n))
-				return -1;
-			o->ntasks = (long)n;
-		} else if (!strcmp(a, "--reps")) {
-			if (app_parse_int(a, v, 1, INT_MAX, &o->reps))
-				return -1;
-		} else if (!strcmp(a, "--width")) {
-			if (app_parse_int(a, v, 1, INT_MAX, &o->width))
-				return -1;
-		} else if (!strcmp(a, "--sched")) {
-			o->sched = v;
-		} else if (!strcmp(a, "--ncpu")) {
-			if (app_parse_int(a, v, 1, INT_MAX, &o->ncpu))
-				return -1;
-		} else {
-			usage(stderr);
-			return -1;
-		}
-	}
-	return 0;
+	*o = (struct opts){.ntasks = 20000, .reps = 5, .width = 32};
+	const app_opt_t opts[] = {
+		{"--tasks", APP_OPT_I64, &o->ntasks, 1, LONG_MAX, NULL, "N",
+		 "tasks per repetition, rounded down to whole steps (default 20000)"},
+		{"--reps", APP_OPT_INT, &o->reps, 1, INT_MAX, NULL, "R",
+		 "repetitions, raw and Tessera alternating (default 5)"},
+		{"--width", APP_OPT_INT, &o->width, 1, INT_MAX, NULL, "W",
+		 "tiles, tasks per step (default 32)"},
+	};
+	const app_cli_t cli =
+		{"overhead-mpi",
+		 "Run as mpirun -np N overhead-mpi. Submits overhead's halo graph of empty tasks "
+		 "(steps of W\n"
+		 "tasks; task (t, i) writes tile i of one field and reads tiles i-1..i+1 of the "
+		 "other) through\n"
+		 "raw StarPU-MPI (starpu_mpi_task_insert, tiles owned in blocks of W/N) and "
+		 "through "
+		 "Tessera (one\n"
+		 "index launch per step, colors owned in the same blocks) on every rank, and "
+		 "prints "
+		 "microseconds\n"
+		 "per task of the whole graph (first submission to the slowest rank's completion), "
+		 "the median of\n"
+		 "R repetitions, and the ratio Tessera/raw.",
+		 opts, sizeof opts / sizeof opts[0], NULL};
+	return app_parse(&cli, argc, argv);
 }
 
 /* One measured repetition of one side: wall and submission CPU, us per task. */
@@ -287,13 +256,13 @@ static void measure(int tessera, long n, int w, tsr_task_t task, double *wall, d
 int main(int argc, char **argv)
 {
 	struct opts o;
-	app_set_name("overhead-mpi");
-	if (parse(argc, argv, &o))
-		return 2;
+	int prc = parse(argc, argv, &o);
+	if (prc)
+		return prc > 0 ? 0 : 2;
 	/* the raw side needs StarPU-MPI: a run without mpirun is one rank of it, not plain
 	 * StarPU */
 	setenv("TSR_MPI", "1", 0);
-	if (app_init(o.sched, o.ncpu))
+	if (app_start())
 		return 1;
 	rank = tsr_rank();
 	nranks = tsr_nranks();
@@ -308,7 +277,7 @@ int main(int argc, char **argv)
 				   &task);
 	if (rc)
 		die("tsr_task_register", rc);
-	long n = (o.ntasks / w > 0 ? o.ntasks / w : 1) * w;
+	long n = (long)(o.ntasks / w > 0 ? o.ntasks / w : 1) * w;
 	long warm = (n / 10 / w > 0 ? n / 10 / w : 1) * w;
 	if (rank == 0) {
 		printf("# overhead-mpi: halo, %ld tasks x %d reps, width %d, %d rank(s), policy "

@@ -18,12 +18,10 @@
 struct opts {
 	int64_t n;  /* grid side */
 	int dim;    /* 2 or 3 */
-	double tol; /* on |r| / |b| */
+	double tol; /* on |r| / |b|; 0: run maxiter iterations */
 	int64_t maxiter;
-	int blocks; /* row blocks; 0: 2 per worker */
-	int csr;    /* 1: CSR matrix, 0: matrix-free stencil */
-	const char *sched;
-	int workers;   /* CPU workers; -1: StarPU default */
+	int blocks;    /* row blocks; 0: 2 per worker */
+	int csr;       /* 1: CSR matrix, 0: matrix-free stencil */
 	int64_t check; /* convergence checked every `check` iterations */
 	int verify, compare, reps;
 };
@@ -31,114 +29,57 @@ struct opts {
 /* An iteration's launches in a trace (tsr_trace_begin/end); --no-trace leaves it out. */
 static int use_traces = 1;
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: cg [options]\n"
-		   "Solve A x = b by conjugate gradient on Tessera, A the Poisson matrix of an "
-		   "n^dim grid\n"
-		   "(5-point in 2-D, 7-point in 3-D, Dirichlet), x0 = 0, until |r| <= tol |b| or "
-		   "maxiter.\n"
-		   "  -n N          grid side (default 100)\n"
-		   "  -dim 2|3      dimension (default 2)\n"
-		   "  -tol T        relative residual tolerance (default 1e-8)\n"
-		   "  -maxiter M    iteration limit (default 10000)\n"
-		   "  -blocks B     row blocks (default 2 per worker)\n"
-		   "  --csr         store A as a CSR matrix (default)\n"
-		   "  --stencil     apply A matrix-free\n"
-		   "  --sched NAME  StarPU scheduling policy (eager, lws, dmda, ...)\n"
-		   "  -workers W    CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
-		   "  -check K      wait for the residual every K iterations (default 10)\n"
-		   "  -reps R       timed repetitions, the median is reported (default 1, 5 with "
-		   "--compare)\n"
-		   "  --verify      compare with a sequential C CG: iterations, solution, residual "
-		   "history\n"
-		   "  --compare     time a plain C/OpenMP CG in the same run and print the ratio\n"
-		   "  --no-trace    no tsr_trace_begin/end around an iteration's launches "
-		   "(TSR_REPLAY=off\n"
-		   "                also stops Tessera from finding the loop by itself)\n"
-		   "  --help        this text\n");
-}
+/* Exit statuses (--help says them). */
+enum { EXIT_USAGE = 2, EXIT_VERIFY = 3, EXIT_MAXITER = 4 };
 
-static int takes_value(const char *a)
-{
-	static const char *const names[] = {"-n",      "-dim",   "-tol",     "-maxiter", "-blocks",
-					    "--sched", "-sched", "-workers", "-check",   "-reps"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!strcmp(a, names[i]))
-			return 1;
-	return 0;
-}
+static const char about[] =
+	"Solve A x = b by conjugate gradient on Tessera, A the Poisson matrix of an n^dim grid\n"
+	"(5-point in 2-D, 7-point in 3-D, Dirichlet), x0 = 0, until |r| <= tol |b| or maxiter.";
+static const char epilog[] =
+	"Exit status: 0 converged (with -tol 0: maxiter iterations run), 1 failure, 2 usage\n"
+	"error, 3 --verify failed, 4 stopped at maxiter without reaching the tolerance.";
 
+/* 0: run, 1: help or version printed, -1: usage error (said). */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){.n = 100,
 			   .dim = 2,
 			   .tol = 1e-8,
 			   .maxiter = 10000,
-			   .blocks = 0,
 			   .csr = 1,
-			   .sched = NULL,
-			   .workers = -1,
-			   .check = 10,
-			   .verify = 0,
-			   .compare = 0,
-			   .reps = 0};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int need = 1;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			exit(0);
-		} else if (!strcmp(a, "--csr")) {
-			o->csr = 1, need = 0;
-		} else if (!strcmp(a, "--stencil")) {
-			o->csr = 0, need = 0;
-		} else if (!strcmp(a, "--verify")) {
-			o->verify = 1, need = 0;
-		} else if (!strcmp(a, "--compare")) {
-			o->compare = 1, need = 0;
-		} else if (!strcmp(a, "--no-trace")) {
-			use_traces = 0, need = 0;
-		} else if (!takes_value(a)) {
-			fprintf(stderr, "cg: unknown option '%s' (see --help)\n", a);
-			return -1;
-		} else if (!v) {
-			fprintf(stderr, "cg: option %s needs a value (see --help)\n", a);
-			return -1;
-		} else if (!strcmp(a, "-n")) {
-			if (app_parse_i64(a, v, 1, INT64_MAX, &o->n))
-				return -1;
-		} else if (!strcmp(a, "-dim")) {
-			if (app_parse_int(a, v, 2, 3, &o->dim))
-				return -1;
-		} else if (!strcmp(a, "-tol")) {
-			char *end;
-			o->tol = strtod(v, &end);
-			if (*end || end == v || !(o->tol >= 0)) {
-				fprintf(stderr, "cg: -tol '%s': expected a number >= 0\n", v);
-				return -1;
-			}
-		} else if (!strcmp(a, "-maxiter")) {
-			if (app_parse_i64(a, v, 0, INT64_MAX, &o->maxiter))
-				return -1;
-		} else if (!strcmp(a, "-blocks")) {
-			if (app_parse_int(a, v, 1, 1 << 20, &o->blocks))
-				return -1;
-		} else if (!strcmp(a, "--sched") || !strcmp(a, "-sched")) {
-			o->sched = v;
-		} else if (!strcmp(a, "-workers")) {
-			if (app_parse_int(a, v, 1, 1024, &o->workers))
-				return -1;
-		} else if (!strcmp(a, "-check")) {
-			if (app_parse_i64(a, v, 1, INT64_MAX, &o->check))
-				return -1;
-		} else { /* -reps: the last of takes_value's names */
-			if (app_parse_int(a, v, 1, 1000, &o->reps))
-				return -1;
-		}
-		i += need;
-	}
+			   .check = 10};
+	const app_opt_t opts[] = {
+		{"-n", APP_OPT_I64, &o->n, 1, INT64_MAX, NULL, "N", "grid side (default 100)"},
+		{"-dim", APP_OPT_INT, &o->dim, 2, 3, NULL, "2|3", "dimension (default 2)"},
+		{"-tol", APP_OPT_DOUBLE, &o->tol, 0, 0, NULL, "T",
+		 "relative residual tolerance (default 1e-8); 0: no tolerance,\n"
+		 "run maxiter iterations (for timings)"},
+		{"-maxiter", APP_OPT_I64, &o->maxiter, 0, INT64_MAX, NULL, "M",
+		 "iteration limit (default 10000)"},
+		{"-blocks", APP_OPT_INT, &o->blocks, 1, 1 << 20, NULL, "B",
+		 "row blocks (default 2 per worker)"},
+		{"--csr", APP_OPT_SET, &o->csr, 1, 0, NULL, NULL,
+		 "store A as a CSR matrix (default)"},
+		{"--stencil", APP_OPT_SET, &o->csr, 0, 0, NULL, NULL, "apply A matrix-free"},
+		{"-check", APP_OPT_I64, &o->check, 1, INT64_MAX, NULL, "K",
+		 "wait for the residual every K iterations (default 10)"},
+		{"-reps", APP_OPT_INT, &o->reps, 1, 1000, NULL, "R",
+		 "timed repetitions, the median is reported (default 1, 5 with --compare)"},
+		{"--verify", APP_OPT_SET, &o->verify, 1, 0, NULL, NULL,
+		 "compare with a sequential C CG: iterations, solution, residual history"},
+		{"--compare", APP_OPT_SET, &o->compare, 1, 0, NULL, NULL,
+		 "time a plain C/OpenMP CG in the same run and print the ratio"},
+		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
+		 "no tsr_trace_begin/end around an iteration's launches (TSR_REPLAY=off\n"
+		 "also stops Tessera from finding the loop by itself)"},
+		{"-workers", APP_OPT_GONE, NULL, 0, 0, NULL, NULL,
+		 "the CPU workers are Tessera's flag --ncpu N (or TSR_NCPU)"},
+	};
+	const app_cli_t cli = {"cg", about, opts, sizeof opts / sizeof opts[0], epilog};
+	int rc = app_parse(&cli, argc, argv);
+	if (rc)
+		return rc;
+
 	if (!o->reps)
 		o->reps = o->compare ? 5 : 1;
 	int64_t unknowns = o->n * o->n * (o->dim == 3 ? o->n : 1);
@@ -569,12 +510,10 @@ static int tcg_teardown(struct tcg *T)
 	return rc;
 }
 
-/* Submit one CG iteration: S_prev is the state after the previous iteration; *S_next receives the
- * new one. Nothing here waits: every scalar travels in a future. */
-static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_next)
+/* q = A p, block by block: through the CSR matrix, or matrix-free. */
+static int tcg_apply(struct tcg *T)
 {
 	const cg_tasks_t *k = &T->tk;
-	tsr_future_t pAp, alpha, rr;
 	if (T->o->csr) {
 		TRY(tsr_run(k->spmv_csr,
 			    &(tsr_launch_t){
@@ -588,18 +527,26 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
 						     tsr_req_part(T->rows, TSR_WRITE,
 								  TSR_FIELDS(T->fq))),
 			    }));
-	} else {
-		const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz};
-		TRY(tsr_run(T->P->dim == 2 ? k->stencil2d : k->stencil3d,
-			    &(tsr_launch_t){
-				    .domain = T->colors,
-				    .reqs = TSR_REQS(tsr_req_part(T->ghost, TSR_READ,
-								  TSR_FIELDS(T->fp)),
-						     tsr_req_part(T->rows, TSR_WRITE,
-								  TSR_FIELDS(T->fq))),
-				    TSR_ARGS(a),
-			    }));
+		return TSR_OK;
 	}
+	const cg_stencil_args_t a = {T->P->nx, T->P->ny, T->P->nz};
+	TRY(tsr_run(T->P->dim == 2 ? k->stencil2d : k->stencil3d,
+		    &(tsr_launch_t){
+			    .domain = T->colors,
+			    .reqs = TSR_REQS(tsr_req_part(T->ghost, TSR_READ, TSR_FIELDS(T->fp)),
+					     tsr_req_part(T->rows, TSR_WRITE, TSR_FIELDS(T->fq))),
+			    TSR_ARGS(a),
+		    }));
+	return TSR_OK;
+}
+
+/* Submit one CG iteration: S_prev is the state after the previous iteration; *S_next receives the
+ * new one. Nothing here waits: every scalar travels in a future. */
+static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_next)
+{
+	const cg_tasks_t *k = &T->tk;
+	tsr_future_t pAp, alpha, rr;
+	PASS(tcg_apply(T));
 	{ /* pAp = p . Ap */
 		TRY(tsr_run(k->dot,
 			    &(tsr_launch_t){
@@ -678,6 +625,130 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
 	return TSR_OK;
 }
 
+/* STEP: the next call only while all went well; a failure is reported once and rc keeps its code,
+ * so that the cleanup after it runs whatever failed. */
+#define STEP(call)                                   \
+	if (rc == TSR_OK && (rc = (call)) != TSR_OK) \
+		app_fail(#call, rc);
+
+/* One solve's state futures: S[j] is the state after iteration j, held[j] while it is not
+ * destroyed; iterations submitted, states read (-1: none), the converged iteration (-1: none). */
+struct states {
+	tsr_future_t *S;
+	char *held;
+	int64_t submitted, checked, conv;
+};
+
+/* x = 0, r = p = b, and the first state from r.r. */
+static int tcg_start(struct tcg *T, struct states *st)
+{
+	const double zero = 0.0;
+	tsr_future_t rr0;
+	int rc = TSR_OK;
+
+	STEP(tsr_fill(T->vec, T->fx, &zero, sizeof zero));
+	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fr));
+	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fp));
+	STEP(tsr_run(T->tk.dot,
+		     &(tsr_launch_t){
+			     .domain = T->colors,
+			     .reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ, TSR_FIELDS(T->fr))),
+			     .redop = TSR_SUM,
+			     .result = &rr0,
+		     }));
+	if (rc != TSR_OK)
+		return rc;
+	const cg_state_args_t sa = {T->o->tol * T->o->tol, 1};
+	STEP(tsr_run(T->tk.state, &(tsr_launch_t){
+					  .reqs = TSR_REQS(tsr_req_future(rr0)),
+					  TSR_ARGS(sa),
+					  .result = &st->S[0],
+				  }));
+	st->held[0] = rc == TSR_OK;
+	STEP(tsr_future_destroy(rr0));
+	return rc;
+}
+
+/* The next window of `check` iterations, up to maxiter. */
+static int submit_window(struct tcg *T, struct states *st)
+{
+	const int64_t maxiter = T->o->maxiter;
+	const int64_t upto =
+		st->submitted + T->o->check < maxiter ? st->submitted + T->o->check : maxiter;
+	int rc = TSR_OK;
+
+	while (rc == TSR_OK && st->submitted < upto) {
+		if (use_traces)
+			STEP(tsr_trace_begin(1));
+		STEP(tcg_iteration(T, st->S[st->submitted], &st->S[st->submitted + 1]));
+		if (use_traces)
+			STEP(tsr_trace_end(1));
+		if (rc == TSR_OK)
+			st->held[++st->submitted] = 1;
+	}
+	return rc;
+}
+
+/* Read every state but the newest window's, unless nothing more will be submitted. The newest
+ * readable state is waited for first: the others precede it in the dependency chain, so the host
+ * blocks (and takes a core from the workers) once per window. */
+static int read_window(struct tcg *T, struct states *st, struct result *R)
+{
+	const int64_t maxiter = T->o->maxiter;
+	const int64_t readable =
+		st->submitted < maxiter ? st->submitted - T->o->check : st->submitted;
+	int rc = TSR_OK;
+
+	if (st->checked < readable && st->conv < 0) {
+		cg_state_t last;
+		STEP(tsr_future_wait(st->S[readable], &last, sizeof last));
+	}
+	while (rc == TSR_OK && st->checked < readable && st->conv < 0) {
+		cg_state_t s;
+		int64_t j = ++st->checked;
+		STEP(tsr_future_wait(st->S[j], &s, sizeof s));
+		if (rc != TSR_OK)
+			break;
+		R->rr[j] = s.rr;
+		/* S[submitted] still feeds the next iteration */
+		if (j < st->submitted) {
+			STEP(tsr_future_destroy(st->S[j]));
+			st->held[j] = 0;
+		}
+		if (!s.live)
+			st->conv = j;
+	}
+	if (rc == TSR_OK && st->checked > 0)
+		app_progress_done(st->checked);
+	return rc;
+}
+
+/* Every state future still held, destroyed (also after an error: leave nothing behind). */
+static int release_states(struct states *st, int rc)
+{
+	for (int64_t j = 0; j <= st->submitted; j++) {
+		int d = st->held[j] ? tsr_future_destroy(st->S[j]) : TSR_OK;
+		if (d != TSR_OK && rc == TSR_OK) {
+			rc = d;
+			app_fail("destroying a state future", d);
+		}
+	}
+	return rc;
+}
+
+/* x into R. Reading it waits for the iterations submitted past convergence: they leave it as it
+ * was. */
+static int read_x(struct tcg *T, struct result *R)
+{
+	tsr_accessor_t acc;
+	int rc = map_checked(T->vec, T->fx, "x", TSR_READ, T->P->n * sizeof(double), &acc);
+	if (rc == TSR_OK) {
+		memcpy(R->x, acc.ptr, T->P->n * sizeof(double));
+		STEP(tsr_unmap(T->vec, T->fx));
+	}
+	return rc;
+}
+
 /* The solve. The host submits iterations in windows of `check`; after submitting window w+1 it
  * reads the states of window w, which are ready or nearly so while window w+1 keeps the workers
  * busy. Convergence is exact without the host ever stopping an iteration: the state task freezes
@@ -686,112 +757,40 @@ static int tcg_iteration(struct tcg *T, tsr_future_t S_prev, tsr_future_t *S_nex
  * README.md). */
 static int tcg_solve(struct tcg *T, struct result *R)
 {
-	const struct opts *o = T->o;
-	const int64_t maxiter = o->maxiter;
-	tsr_future_t *S = malloc((maxiter + 1) * sizeof *S);
-	char *held = calloc(maxiter + 1, 1); /* S[j] not yet destroyed */
-	if (!S || !held) {
-		free(S), free(held);
+	const int64_t maxiter = T->o->maxiter;
+	struct states st = {.S = malloc((maxiter + 1) * sizeof *st.S),
+			    .held = calloc(maxiter + 1, 1),
+			    .checked = -1,
+			    .conv = -1};
+	if (!st.S || !st.held) {
+		free(st.S), free(st.held);
 		fprintf(stderr, "cg: out of memory for %lld state futures\n",
 			(long long)maxiter + 1);
 		return TSR_ENOMEM;
 	}
-	int rc = TSR_OK;
-	const double zero = 0.0, t0 = app_now();
-	tsr_future_t rr0;
-/* STEP: the next call only while all went well; a failure is reported once and rc keeps its code,
- * so that the cleanup below runs whatever failed. */
-#define STEP(call)                                   \
-	if (rc == TSR_OK && (rc = (call)) != TSR_OK) \
-		app_fail(#call, rc);
-	STEP(tsr_fill(T->vec, T->fx, &zero, sizeof zero));
-	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fr));
-	STEP(tsr_copy(T->vec, T->fb, T->vec, T->fp));
-	if (rc == TSR_OK) {
-		STEP(tsr_run(T->tk.dot, &(tsr_launch_t){
-						.domain = T->colors,
-						.reqs = TSR_REQS(tsr_req_part(T->rows, TSR_READ,
-									      TSR_FIELDS(T->fr))),
-						.redop = TSR_SUM,
-						.result = &rr0,
-					}));
-		if (rc == TSR_OK) {
-			const cg_state_args_t sa = {o->tol * o->tol, 1};
-			STEP(tsr_run(T->tk.state, &(tsr_launch_t){
-							  .reqs = TSR_REQS(tsr_req_future(rr0)),
-							  TSR_ARGS(sa),
-							  .result = &S[0],
-						  }));
-			held[0] = rc == TSR_OK;
-			STEP(tsr_future_destroy(rr0));
-		}
-	}
-	int64_t submitted = 0, checked = -1, conv = -1;
+	const double t0 = app_now();
+	app_progress_begin("iteration", maxiter, 1);
+	int rc = tcg_start(T, &st);
 	while (rc == TSR_OK) {
-		if (submitted < maxiter) {
-			const int64_t upto =
-				submitted + o->check < maxiter ? submitted + o->check : maxiter;
-			while (rc == TSR_OK && submitted < upto) {
-				if (use_traces)
-					STEP(tsr_trace_begin(1));
-				STEP(tcg_iteration(T, S[submitted], &S[submitted + 1]));
-				if (use_traces)
-					STEP(tsr_trace_end(1));
-				if (rc == TSR_OK)
-					held[++submitted] = 1;
-			}
-		}
-		/* Read every state but the newest window's, unless nothing more will be submitted.
-		 * The newest readable state is waited for first: the others precede it in the
-		 * dependency chain, so the host blocks (and takes a core from the workers) once per
-		 * window. */
-		const int64_t readable = submitted < maxiter ? submitted - o->check : submitted;
-		if (rc == TSR_OK && checked < readable && conv < 0) {
-			cg_state_t last;
-			STEP(tsr_future_wait(S[readable], &last, sizeof last));
-		}
-		while (rc == TSR_OK && checked < readable && conv < 0) {
-			cg_state_t s;
-			checked++;
-			STEP(tsr_future_wait(S[checked], &s, sizeof s));
-			if (rc != TSR_OK)
-				break;
-			R->rr[checked] = s.rr;
-			/* S[submitted] still feeds the next iteration */
-			if (checked < submitted) {
-				STEP(tsr_future_destroy(S[checked]));
-				held[checked] = 0;
-			}
-			if (!s.live)
-				conv = checked;
-		}
-		if (conv >= 0 || checked == maxiter)
+		rc = submit_window(T, &st);
+		if (rc == TSR_OK)
+			rc = read_window(T, &st, R);
+		if (st.conv >= 0 || st.checked == maxiter)
 			break;
 	}
-	for (int64_t j = 0; j <= submitted; j++) { /* also after an error: leave nothing behind */
-		int d = held[j] ? tsr_future_destroy(S[j]) : TSR_OK;
-		if (d != TSR_OK && rc == TSR_OK) {
-			rc = d;
-			app_fail("destroying a state future", d);
-		}
-	}
-	/* Reading x waits for the iterations submitted past convergence: they leave it as it
-	 * was. */
-	tsr_accessor_t acc;
-	if (rc == TSR_OK && (rc = map_checked(T->vec, T->fx, "x", TSR_READ,
-					      T->P->n * sizeof(double), &acc)) == TSR_OK) {
-		memcpy(R->x, acc.ptr, T->P->n * sizeof(double));
-		STEP(tsr_unmap(T->vec, T->fx));
-	}
+	rc = release_states(&st, rc);
+	if (rc == TSR_OK)
+		rc = read_x(T, R);
 	STEP(tsr_fence());
 	R->seconds = app_now() - t0;
-	R->converged = conv >= 0;
-	R->iters = conv >= 0 ? conv : maxiter;
-	R->submitted = submitted;
-#undef STEP
-	free(S), free(held);
+	R->converged = st.conv >= 0;
+	R->iters = st.conv >= 0 ? st.conv : maxiter;
+	R->submitted = st.submitted;
+	app_progress_end(R->iters);
+	free(st.S), free(st.held);
 	return rc;
 }
+#undef STEP
 
 /* The baseline runs in this process while the runtime is up. This StarPU is built with polling
  * drivers (STARPU_NON_BLOCKING_DRIVERS): idle workers spin on their cores and would take them
@@ -864,12 +863,134 @@ static int verify(const struct problem *P, const struct opts *o, const struct re
 	return ok;
 }
 
+/* The timed solves: with repetitions, one untimed run first (StarPU's first tasks, perf-model
+ * calibration); Tessera and OpenMP then alternate so that machine noise hits both alike. tt[i]
+ * and tb[i]: seconds per iteration of run i. 0 on success. */
+static int run_solves(struct tcg *T, const struct problem *P, const struct opts *o, int nt,
+		      struct result *R, struct result *B, double *tt, double *tb)
+{
+	const int warm = o->reps > 1;
+	for (int i = -warm; i < o->reps; i++) {
+		if (tcg_solve(T, R))
+			return -1;
+		if (i >= 0)
+			tt[i] = R->seconds / (double)(R->submitted > 0 ? R->submitted : 1);
+		if (!o->compare)
+			continue;
+		if (run_baseline(P, o, nt, B))
+			return -1;
+		if (i >= 0)
+			tb[i] = B->seconds / (double)(B->submitted > 0 ? B->submitted : 1);
+	}
+	return 0;
+}
+
+/* --compare's lines: the baseline's times and the ratios. tt, tb are sorted by app_median. */
+static void report_compare(const struct opts *o, int nt, const struct result *R,
+			   const struct result *B, double *tt, double *tb, double bpi)
+{
+	/* Per-pair ratios first (app_median() sorts in place). */
+	double *pair = calloc(o->reps, sizeof *pair);
+	for (int i = 0; pair && i < o->reps; i++)
+		pair[i] = tb[i] / tt[i];
+	const double t = app_median(tt, o->reps), tbest = tt[0];
+	const double tbm = app_median(tb, o->reps), tbbest = tb[0];
+#ifdef _OPENMP
+	const char *omp = "OpenMP";
+#else
+	const char *omp = "sequential (no OpenMP in this build)";
+#endif
+	app_printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms "
+		   "(median of %d; best %.4f), %.2f GB/s\n",
+		   omp, nt, (long long)B->iters, 1e3 * tbm, o->reps, 1e3 * tbbest, bpi / tbm / 1e9);
+	app_printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median "
+		   "of the %d paired runs), %.3f (best runs)\n",
+		   omp, tbm / t, pair ? app_median(pair, o->reps) : NAN, o->reps, tbbest / tbest);
+	if (B->iters != R->iters)
+		app_printf("warning: the baseline ran %lld iterations, Tessera %lld\n",
+			   (long long)B->iters, (long long)R->iters);
+	free(pair);
+}
+
+/* The report: iterations, residual, time per iteration and bandwidth; on a shared machine other
+ * jobs only add time, so the best run is printed next to the median. */
+static void report(const struct problem *P, const struct opts *o, const struct result *R,
+		   double *tt)
+{
+	const double bnorm = sqrt(R->rr[0]), res = sqrt(R->rr[R->iters]);
+	app_printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R->iters,
+		   R->converged ? "converged" : "maxiter reached", o->tol, (long long)R->submitted);
+	app_printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res,
+		   bnorm > 0 ? res / bnorm : res);
+	double *sorted = malloc(o->reps * sizeof *sorted);
+	if (!sorted)
+		return;
+	memcpy(sorted, tt, o->reps * sizeof *sorted); /* tt stays paired with tb */
+	const double bpi = bytes_per_iter(P, o->csr), t = app_median(sorted, o->reps),
+		     tbest = sorted[0];
+	app_printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: "
+		   "%.2f GB/s (best %.2f; %.1f MB per iteration)\n",
+		   1e3 * t, o->reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9, bpi / 1e6);
+	free(sorted);
+}
+
+/* The exit status of a solve that ran: --verify's, then convergence's (-tol 0 asks for none). */
+static int outcome(const struct problem *P, const struct opts *o, const struct result *R)
+{
+	if (o->verify && !verify(P, o, R))
+		return EXIT_VERIFY;
+	if (!R->converged && o->tol > 0) {
+		fprintf(stderr,
+			"cg: stopped at maxiter (%lld iterations) without reaching -tol %g\n",
+			(long long)o->maxiter, o->tol);
+		return EXIT_MAXITER;
+	}
+	return 0;
+}
+
+/* Everything between tsr_init and tsr_finalize, once P is built; the exit status. */
+static int run(const struct problem *P, const struct opts *o)
+{
+	struct tcg T;
+	struct result R, B;
+	memset(&T, 0, sizeof T);
+	memset(&R, 0, sizeof R);
+	memset(&B, 0, sizeof B);
+	double *tt = calloc(o->reps, sizeof *tt), *tb = calloc(o->reps, sizeof *tb);
+	const int nt = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
+	int status = 1;
+
+	if (!tt || !tb || result_alloc(&R, P, o) || (o->compare && result_alloc(&B, P, o)))
+		fprintf(stderr, "cg: out of memory\n");
+	else if (tcg_setup(&T, P, o) == TSR_OK) {
+		app_printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P->dim,
+			   (long long)o->n, P->dim, o->csr ? "CSR matrix" : "matrix-free stencil",
+			   (long long)P->n, (long long)P->nnz);
+		app_printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers%s, %d blocks, "
+			   "residual read every %lld iterations\n",
+			   tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(),
+			   tsr_nopencl_workers(), app_ranks_note(), T.blocks, (long long)o->check);
+		if (run_solves(&T, P, o, nt, &R, &B, tt, tb) == 0) {
+			report(P, o, &R, tt);
+			if (o->compare)
+				report_compare(o, nt, &R, &B, tt, tb, bytes_per_iter(P, o->csr));
+			status = outcome(P, o, &R);
+		}
+	}
+	if (tcg_teardown(&T) && !status)
+		status = 1;
+	result_free(&R);
+	result_free(&B);
+	free(tt), free(tb);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
-	app_set_name("cg");
-	if (parse_opts(argc, argv, &o))
-		return 2;
+	int prc = parse_opts(argc, argv, &o);
+	if (prc)
+		return prc > 0 ? 0 : EXIT_USAGE;
 	struct problem P;
 	if (problem_build(&P, o.n, o.dim, o.csr)) {
 		fprintf(stderr, "cg: out of memory building a %lld^%d problem\n", (long long)o.n,
@@ -877,107 +998,18 @@ int main(int argc, char **argv)
 		problem_free(&P);
 		return 1;
 	}
-	int rc = app_init(o.sched, o.workers);
-	if (rc) {
+	if (app_start()) {
 		problem_free(&P);
 		return 1;
 	}
+	int status = 1;
 	/* The OpenCL variants' kernels, built for every OpenCL device (nothing to do without
 	 * one). */
-	if ((rc = cg_opencl_load()) != TSR_OK) {
+	int rc = cg_opencl_load();
+	if (rc != TSR_OK)
 		app_fail("building the OpenCL kernels (apps/cg/cg.cl)", rc);
-		problem_free(&P);
-		tsr_finalize();
-		return 1;
-	}
-	struct tcg T;
-	struct result R, B;
-	memset(&T, 0, sizeof T);
-	memset(&R, 0, sizeof R);
-	memset(&B, 0, sizeof B);
-	double *tt = calloc(o.reps, sizeof *tt), *tb = calloc(o.reps, sizeof *tb);
-	int status = 0;
-	if (!tt || !tb || result_alloc(&R, &P, &o) || (o.compare && result_alloc(&B, &P, &o))) {
-		fprintf(stderr, "cg: out of memory\n");
-		status = 1;
-	} else if (tcg_setup(&T, &P, &o)) {
-		status = 1;
-	}
-	const int nt = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
-	if (!status) {
-		app_printf("cg: %d-D Poisson %lld^%d, %s, %lld unknowns, %lld nonzeros\n", P.dim,
-			   (long long)o.n, P.dim, o.csr ? "CSR matrix" : "matrix-free stencil",
-			   (long long)P.n, (long long)P.nnz);
-		app_printf("tessera: policy %s, %d CPU + %d CUDA + %d OpenCL workers%s, %d blocks, "
-			   "residual read every %lld iterations\n",
-			   tsr_sched_name(), tsr_ncpu_workers(), tsr_ncuda_workers(),
-			   tsr_nopencl_workers(), app_ranks_note(), T.blocks, (long long)o.check);
-		/* With repetitions, one untimed run first (StarPU's first tasks, perf-model
-		 * calibration); Tessera and OpenMP then alternate so that machine noise hits both
-		 * alike. */
-		const int warm = o.reps > 1;
-		for (int i = -warm; i < o.reps && !status; i++) {
-			if (tcg_solve(&T, &R))
-				status = 1;
-			else if (i >= 0)
-				tt[i] = R.seconds / (double)(R.submitted > 0 ? R.submitted : 1);
-			if (o.compare && !status) {
-				if (run_baseline(&P, &o, nt, &B))
-					status = 1;
-				else if (i >= 0)
-					tb[i] = B.seconds /
-						(double)(B.submitted > 0 ? B.submitted : 1);
-			}
-		}
-	}
-	if (!status) {
-		const double bnorm = sqrt(R.rr[0]), res = sqrt(R.rr[R.iters]);
-		app_printf("iterations: %lld (%s, tol %g; %lld submitted)\n", (long long)R.iters,
-			   R.converged ? "converged" : "maxiter reached", o.tol,
-			   (long long)R.submitted);
-		app_printf("final residual: |r| = %.6e, |r|/|b| = %.6e\n", res,
-			   bnorm > 0 ? res / bnorm : res);
-		/* Per-pair ratios first (app_median() sorts in place). On a shared machine other
-		 * jobs only add time, so the best run of each side is printed next to the
-		 * medians. */
-		double *pair = calloc(o.reps, sizeof *pair);
-		for (int i = 0; o.compare && pair && i < o.reps; i++)
-			pair[i] = tb[i] / tt[i];
-		const double bpi = bytes_per_iter(&P, o.csr), t = app_median(tt, o.reps),
-			     tbest = tt[0];
-		app_printf("time/iter: %.4f ms (median of %d; best %.4f), effective bandwidth: "
-			   "%.2f GB/s (best %.2f; %.1f MB per iteration)\n",
-			   1e3 * t, o.reps, 1e3 * tbest, bpi / t / 1e9, bpi / tbest / 1e9,
-			   bpi / 1e6);
-		if (o.compare) {
-			const double tbm = app_median(tb, o.reps), tbbest = tb[0];
-#ifdef _OPENMP
-			const char *omp = "OpenMP";
-#else
-			const char *omp = "sequential (no OpenMP in this build)";
-#endif
-			app_printf("baseline: %s, %d threads, %lld iterations, time/iter %.4f ms "
-				   "(median of %d; best %.4f), %.2f GB/s\n",
-				   omp, nt, (long long)B.iters, 1e3 * tbm, o.reps, 1e3 * tbbest,
-				   bpi / tbm / 1e9);
-			app_printf("ratio: Tessera speed / %s speed = %.3f (medians), %.3f (median "
-				   "of the %d paired runs), %.3f (best runs)\n",
-				   omp, tbm / t, pair ? app_median(pair, o.reps) : NAN, o.reps,
-				   tbbest / tbest);
-			if (B.iters != R.iters)
-				app_printf("warning: the baseline ran %lld iterations, Tessera "
-					   "%lld\n",
-					   (long long)B.iters, (long long)R.iters);
-		}
-		free(pair);
-		if (o.verify && !verify(&P, &o, &R))
-			status = 3;
-	}
-	if (tcg_teardown(&T) && !status)
-		status = 1;
-	result_free(&R);
-	result_free(&B);
-	free(tt), free(tb);
+	else
+		status = run(&P, &o);
 	problem_free(&P);
 	fflush(stdout); /* the results are out even if the runtime's shutdown dies */
 	rc = tsr_finalize();

@@ -19,10 +19,10 @@
 
 typedef struct options {
 	circuit_params_t prm;
-	const char *sched; /* NULL: TSR_SCHED or StarPU's default */
-	int ncpu;          /* -1: TSR_NCPU or StarPU's default */
-	int nopencl;       /* -1: TSR_NOPENCL or none */
-	int reps;          /* timed repetitions, each from the initial circuit */
+	/* --charge-on: the kind of worker that runs distribute_charge (ANY: the scheduler's choice)
+	 */
+	tsr_worker_kind_t charge_on;
+	int reps; /* timed repetitions, each from the initial circuit */
 	int verify, exact, compare;
 	/* -dump: print every wire's state after the last loop, Legion's format */
 	int dump;
@@ -32,53 +32,25 @@ typedef struct options {
 /* A loop's launches in a trace (tsr_trace_begin/end); --no-trace leaves it out. */
 static int use_traces = 1;
 
-static void usage(FILE *f)
+static const char about[] = "Legion's circuit simulation (examples/circuit) on Tessera.";
+
+/* What the options say together: --exact is --verify too; the sizes fit the i32 fields. */
+static int settle(options_t *o)
 {
-	fprintf(f,
-		"usage: circuit [options]\n"
-		"Legion's circuit simulation (examples/circuit) on Tessera.\n"
-		"  -l N          loops of the three tasks (default 2)\n"
-		"  -i N          iterations of the RLC solve per loop (default 10000)\n"
-		"  -p N          pieces, one point task each (default 4)\n"
-		"  -npp N        nodes per piece (default 1024)\n"
-		"  -wpp N        wires per piece (default 1024)\n"
-		"  -pct N        percentage of wires whose both ends lie in their piece (default "
-		"95)\n"
-		"  -s N          random seed (default 12345; printed only: like Legion's parallel\n"
-		"                initialisation, piece n's generator is seeded with n)\n"
-		"  --sched NAME  scheduling policy (eager, lws, dmda, ...; default: TSR_SCHED or "
-		"StarPU's)\n"
-		"  --ncpu N      CPU workers (default: TSR_NCPU or StarPU's)\n"
-		"  --nopencl N   OpenCL workers (default: TSR_NOPENCL or none; POCL's CPU devices "
-		"count\n"
-		"                only with STARPU_OPENCL_ON_CPUS=1)\n"
-		"  --reps N      run N times from the initial circuit (Tessera and OpenMP "
-		"alternately)\n"
-		"                and report the medians (default 1)\n"
-		"  --verify      run the plain sequential C version too and compare every node "
-		"voltage,\n"
-		"                wire current and wire voltage (see apps/circuit/README.md for the "
-		"bound)\n"
-		"  --exact       like --verify, but require bit-identical results (holds when no "
-		"node\n"
-		"                gets charge from two pieces, e.g. -pct 100 or -p 1)\n"
-		"  --compare     run the plain C/OpenMP version too, with as many threads as CPU "
-		"workers,\n"
-		"                and print the ratio of the times\n"
-		"  -dump         after the last loop, print one line per wire: its segment "
-		"currents,\n"
-		"                then its inner voltages (Legion's -dump format, to diff against "
-		"Legion)\n"
-		"  --dump-reference  the same lines for the plain sequential C version "
-		"(--verify's\n"
-		"                reference), after the same loops\n"
-		"  --no-trace    no tsr_trace_begin/end around a loop's launches (TSR_REPLAY=off "
-		"also\n"
-		"                stops Tessera from finding the loop by itself)\n"
-		"  -h, --help    this help\n");
+	if (o->exact)
+		o->verify = 1;
+	/* node indices are i32 fields (2 padding nodes per piece at most) */
+	if ((int64_t)o->prm.pieces * o->prm.npp + 2 * (int64_t)o->prm.pieces > INT32_MAX ||
+	    (int64_t)o->prm.pieces * o->prm.wpp > INT32_MAX) {
+		fprintf(stderr,
+			"circuit: %d pieces x %d nodes or %d wires is more than 2^31 points\n",
+			o->prm.pieces, o->prm.npp, o->prm.wpp);
+		return -1;
+	}
+	return 0;
 }
 
-/* 0: run, 1: help printed, -1: error */
+/* 0: run, 1: help or version printed, -1: usage error (said). */
 static int parse(int argc, char **argv, options_t *o)
 {
 	memset(o, 0, sizeof *o);
@@ -89,80 +61,58 @@ static int parse(int argc, char **argv, options_t *o)
 				    .pct = 95,
 				    .seed = 12345,
 				    .steps = 10000};
-	o->ncpu = -1;
-	o->nopencl = -1;
 	o->reps = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int rc = 0;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(a, "--verify")) {
-			o->verify = 1;
-			continue;
-		} else if (!strcmp(a, "--exact")) {
-			o->verify = o->exact = 1;
-			continue;
-		} else if (!strcmp(a, "--compare")) {
-			o->compare = 1;
-			continue;
-		} else if (!strcmp(a, "-dump")) {
-			o->dump = 1;
-			continue;
-		} else if (!strcmp(a, "--dump-reference")) {
-			o->dump_reference = 1;
-			continue;
-		} else if (!strcmp(a, "--no-trace")) {
-			use_traces = 0;
-			continue;
-		} else if (!strcmp(a, "--sched")) {
-			if (!v) {
-				fprintf(stderr, "circuit: --sched needs a policy name\n");
-				return -1;
-			}
-			o->sched = v;
-		} else if (!strcmp(a, "-l")) {
-			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.loops);
-		} else if (!strcmp(a, "-i")) {
-			rc = app_parse_int(a, v, 0, INT_MAX, &o->prm.steps);
-		} else if (!strcmp(a, "-p")) {
-			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.pieces);
-		} else if (!strcmp(a, "-npp")) {
-			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.npp);
-		} else if (!strcmp(a, "-wpp")) {
-			rc = app_parse_int(a, v, 1, INT_MAX, &o->prm.wpp);
-		} else if (!strcmp(a, "-pct")) {
-			rc = app_parse_int(a, v, 0, INT_MAX, &o->prm.pct);
-		} else if (!strcmp(a, "-s")) {
-			rc = app_parse_int(a, v, INT_MIN, INT_MAX, &o->prm.seed);
-		} else if (!strcmp(a, "--ncpu")) {
-			rc = app_parse_int(a, v, 1, INT_MAX, &o->ncpu);
-		} else if (!strcmp(a, "--nopencl")) {
-			rc = app_parse_int(a, v, 0, INT_MAX, &o->nopencl);
-		} else if (!strcmp(a, "--reps")) {
-			rc = app_parse_int(a, v, 1, INT_MAX, &o->reps);
-		} else {
-			fprintf(stderr, "circuit: unknown option '%s' (try --help)\n", a);
-			return -1;
-		}
-		if (rc)
-			return -1;
-		i++;
-	}
-	if (o->prm.pct > 100) {
-		fprintf(stderr, "circuit: -pct must be between 0 and 100, got %d\n", o->prm.pct);
-		return -1;
-	}
-	/* node indices are i32 fields (2 padding nodes per piece at most) */
-	if ((int64_t)o->prm.pieces * o->prm.npp + 2 * (int64_t)o->prm.pieces > INT32_MAX ||
-	    (int64_t)o->prm.pieces * o->prm.wpp > INT32_MAX) {
-		fprintf(stderr,
-			"circuit: %d pieces x %d nodes or %d wires is more than 2^31 points\n",
-			o->prm.pieces, o->prm.npp, o->prm.wpp);
-		return -1;
-	}
-	return 0;
+	int charge = -1; /* --charge-on cpu|cuda|opencl: 0, 1, 2; -1: not given */
+	const app_opt_t opts[] = {
+		{"-l", APP_OPT_INT, &o->prm.loops, 1, INT_MAX, NULL, "N",
+		 "loops of the three tasks (default 2)"},
+		{"-i", APP_OPT_INT, &o->prm.steps, 0, INT_MAX, NULL, "N",
+		 "iterations of the RLC solve per loop (default 10000)"},
+		{"-p", APP_OPT_INT, &o->prm.pieces, 1, INT_MAX, NULL, "N",
+		 "pieces, one point task each (default 4)"},
+		{"-npp", APP_OPT_INT, &o->prm.npp, 1, INT_MAX, NULL, "N",
+		 "nodes per piece (default 1024)"},
+		{"-wpp", APP_OPT_INT, &o->prm.wpp, 1, INT_MAX, NULL, "N",
+		 "wires per piece (default 1024)"},
+		{"-pct", APP_OPT_INT, &o->prm.pct, 0, 100, NULL, "N",
+		 "percentage of wires whose both ends lie in their piece (default 95)"},
+		{"-s", APP_OPT_INT, &o->prm.seed, INT_MIN, INT_MAX, NULL, "N",
+		 "random seed (default 12345; printed only: like Legion's parallel\n"
+		 "initialisation, piece n's generator is seeded with n)"},
+		{"--charge-on", APP_OPT_WORDS, &charge, 0, 0, "cpu|cuda|opencl", "KIND",
+		 "run distribute_charge on cpu, cuda or opencl workers only (a mapper;\n"
+		 "default: where the scheduler puts it), e.g. a device's variant beside CPU\n"
+		 "workers"},
+		{"--reps", APP_OPT_INT, &o->reps, 1, INT_MAX, NULL, "N",
+		 "run N times from the initial circuit (Tessera and OpenMP alternately)\n"
+		 "and report the medians (default 1)"},
+		{"--verify", APP_OPT_SET, &o->verify, 1, 0, NULL, NULL,
+		 "run the plain sequential C version too and compare every node voltage,\n"
+		 "wire current and wire voltage (see apps/circuit/README.md for the bound)"},
+		{"--exact", APP_OPT_SET, &o->exact, 1, 0, NULL, NULL,
+		 "like --verify, but require bit-identical results (holds when no node\n"
+		 "gets charge from two pieces, e.g. -pct 100 or -p 1)"},
+		{"--compare", APP_OPT_SET, &o->compare, 1, 0, NULL, NULL,
+		 "run the plain C/OpenMP version too, with as many threads as CPU workers,\n"
+		 "and print the ratio of the times"},
+		{"-dump", APP_OPT_SET, &o->dump, 1, 0, NULL, NULL,
+		 "after the last loop, print one line per wire on stdout: its segment\n"
+		 "currents, then its inner voltages (Legion's -dump format, to diff against "
+		 "Legion)"},
+		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
+		 "no tsr_trace_begin/end around a loop's launches (TSR_REPLAY=off\n"
+		 "also stops Tessera from finding the loop by itself)"},
+		{"--dump-reference", APP_OPT_SET, &o->dump_reference, 1, 0, NULL, NULL,
+		 "the same lines for the plain sequential C version (--verify's\n"
+		 "reference), after the same loops"},
+	};
+	const app_cli_t cli = {"circuit", about, opts, sizeof opts / sizeof opts[0], NULL};
+	int rc = app_parse(&cli, argc, argv);
+	if (rc)
+		return rc;
+	const tsr_worker_kind_t kinds[] = {TSR_WORKER_CPU, TSR_WORKER_CUDA, TSR_WORKER_OPENCL};
+	o->charge_on = charge < 0 ? TSR_WORKER_ANY : kinds[charge];
+	return settle(o);
 }
 
 /* Legion's flop count (circuit.cc): currents, charge, voltages, times the loops. */
@@ -595,11 +545,17 @@ static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
 		return app_fail("initialisation", rc);
 	double t0 = app_now();
 	for (int l = 0; l < prm->loops; l++) {
+		int64_t done = (int64_t)k * prm->loops + l + 1;
 		if (use_traces)
 			TRY(tsr_trace_begin(1));
 		PASS(sim_loop(sim, prm->pieces, args));
 		if (use_traces)
 			TRY(tsr_trace_end(1));
+		/* the progress line (when on) waits for the loops now and then to count them */
+		if (app_progress_due(done)) {
+			TRY(tsr_fence());
+			app_progress_done(done);
+		}
 	}
 	rc = tsr_fence();
 	r->t_tsr[k] = app_now() - t0;
@@ -650,13 +606,36 @@ static void print_settings(const run_t *r)
 	fflush(stdout);
 }
 
+/* --charge-on's mapper: distribute_charge on workers of one kind, the other tasks anywhere. */
+static void charge_mapper(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
+{
+	if (!strcmp(q->task_name, "distribute_charge"))
+		m->kind = *(const tsr_worker_kind_t *)arg;
+}
+
+/* --charge-on: TSR_OK, or TSR_EINVAL said when no worker of that kind runs (the tasks could not).
+ */
+static int map_charge(const tsr_worker_kind_t *kind)
+{
+	static const char *const names[] = {"any", "CPU", "CUDA", "OpenCL"};
+	const int have[] = {1, tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers()};
+	if (*kind == TSR_WORKER_ANY)
+		return TSR_OK;
+	if (!have[*kind]) {
+		fprintf(stderr, "circuit: --charge-on: Tessera started no %s worker\n",
+			names[*kind]);
+		return TSR_EINVAL;
+	}
+	return tsr_set_mapper(charge_mapper, (void *)kind);
+}
+
 /* The whole run in one Tessera session: repetition k of Tessera, then repetition k of the OpenMP
  * version, alternately, so that a change of load on the machine hits both. */
 static int run_all(run_t *r)
 {
 	const circuit_params_t *prm = &r->o.prm;
 	const circuit_args_t args = {(float)CIRCUIT_DELTAT, prm->steps};
-	PASS(app_init_workers(r->o.sched, r->o.ncpu, r->o.nopencl));
+	PASS(app_start());
 	print_settings(r);
 	sim_t sim;
 	memset(&sim, 0, sizeof sim);
@@ -664,7 +643,7 @@ static int run_all(run_t *r)
 	int rc = circuit_opencl_load();
 	if (rc != TSR_OK)
 		app_fail("building the OpenCL kernels (apps/circuit/circuit.cl)", rc);
-	else
+	else if ((rc = map_charge(&r->o.charge_on)) == TSR_OK)
 		rc = sim_create(&sim, &r->ours, &r->lay, prm);
 	if (rc == TSR_OK) {
 		/* --compare's OpenMP threads: one at least, when only device workers run */
@@ -677,11 +656,14 @@ static int run_all(run_t *r)
 		app_printf("Starting main simulation loop\n");
 		fflush(stdout);
 	}
+	app_progress_begin("loop", (int64_t)r->o.reps * prm->loops, 0);
 	for (int k = 0; rc == TSR_OK && k < r->o.reps; k++) {
 		rc = tessera_rep(r, &sim, &args, k);
 		if (rc == TSR_OK && r->o.compare)
 			rc = openmp_rep(r, k);
 	}
+	if (rc == TSR_OK)
+		app_progress_end((int64_t)r->o.reps * prm->loops);
 	sim_destroy(&sim);
 	int frc = tsr_finalize();
 	if (frc != TSR_OK) {
@@ -752,6 +734,28 @@ static int dump_reference(run_t *r)
 	return 1;
 }
 
+/* FNV-1a over n floats' bytes, continuing from h. */
+static uint64_t digest(uint64_t h, const float *v, int64_t n)
+{
+	const unsigned char *b = (const unsigned char *)v;
+	for (size_t i = 0; i < (size_t)n * sizeof(float); i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* One number for Tessera's whole final state, bit for bit: runs that must agree exactly (the same
+ * circuit on other workers, tests/circuit/verify.sh) compare it. */
+static uint64_t state_digest(const circuit_model_t *m)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = digest(h, m->voltage, m->nnodes);
+	h = digest(h, m->charge, m->nnodes);
+	h = digest(h, m->current, SEG * m->nwires);
+	return digest(h, m->wire_voltage, (SEG - 1) * m->nwires);
+}
+
 /* 1 when every verification passes. */
 static int run_verify(run_t *r)
 {
@@ -766,6 +770,8 @@ static int run_verify(run_t *r)
 	}
 	app_printf("verify: sequential reference: %.3f s\n", app_now() - t0);
 	ok &= check_diffs("Tessera", &r->ref, &r->terms, &r->result, &r->lay, loops, r->o.exact);
+	app_printf("verify: Tessera's state digest %016llx (FNV-1a of the whole state, bits)\n",
+		   (unsigned long long)state_digest(&r->result));
 	if (r->o.compare) {
 		circuit_openmp_run(&r->omp, &r->lay, prm->pieces, 0, prm->steps, dt, 1);
 		ok &= check_diffs("OpenMP", &r->ref, &r->terms, &r->omp, &r->lay, loops,
@@ -778,7 +784,6 @@ int main(int argc, char **argv)
 {
 	run_t r;
 	memset(&r, 0, sizeof r);
-	app_set_name("circuit");
 	int prc = parse(argc, argv, &r.o);
 	if (prc)
 		return prc > 0 ? 0 : 2;

@@ -88,6 +88,10 @@ enum { CIRCUIT_AT_ONLY = 0 };                           /* requirements of one f
 enum { CIRCUIT_AT_VOLTAGE = 0, CIRCUIT_AT_CHARGE = 1 }; /* update_voltages' state */
 enum { CIRCUIT_AT_CAP = 0, CIRCUIT_AT_LEAKAGE = 1 };    /* update_voltages' constants */
 
+/* Work-items of the one work-group (CUDA: threads of the one block) that scans the counts in the
+ * device variants of distribute_charge (circuit.cl explains the scheme). */
+#define CIRCUIT_DC_SCAN_GROUP 256
+
 /* By-value arguments of every launch (Legion's CircuitPiece.dt and .steps). */
 typedef struct circuit_args {
 	float dt;

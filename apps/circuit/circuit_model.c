@@ -138,41 +138,11 @@ static void set_padding(circuit_model_t *m, int64_t g)
 	m->voltage[g] = 0.0f;
 }
 
-int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
-			 circuit_layout_t *lay, circuit_model_t *out)
+/* Private nodes of every piece, then shared nodes of every piece: "all private" and "all shared"
+ * are two boxes, each piece's part of either is a box, and a piece with no node of a kind gets
+ * one padding node because Tessera's subregions cannot be empty. Returns the node count. */
+static int64_t layout_boxes(circuit_layout_t *lay, int P, const int64_t *npriv, const int64_t *nshr)
 {
-	const int P = prm->pieces;
-	const int64_t npp = prm->npp, wpp = prm->wpp, N = lg->nnodes, W = lg->nwires;
-	memset(lay, 0, sizeof *lay);
-	lay->pieces = P;
-	size_t pb = (size_t)P * sizeof(int64_t);
-	lay->pvt_lo = malloc(pb);
-	lay->pvt_hi = malloc(pb);
-	lay->shr_lo = malloc(pb);
-	lay->shr_hi = malloc(pb);
-	lay->ghost_lo = malloc(pb);
-	lay->ghost_hi = malloc(pb);
-	lay->new_index = malloc((size_t)N * sizeof(int32_t));
-	char *shared = calloc((size_t)N, 1);
-	int64_t *npriv = calloc(P, sizeof(int64_t)), *nshr = calloc(P, sizeof(int64_t));
-	if (!lay->pvt_lo || !lay->pvt_hi || !lay->shr_lo || !lay->shr_hi || !lay->ghost_lo ||
-	    !lay->ghost_hi || !lay->new_index || !shared || !npriv || !nshr)
-		goto nomem;
-
-	/* Legion's definition: a node is shared when it is a ghost of some piece, i.e. the end of a
-	 * wire of another piece (a wire's in node is always in its own piece). */
-	for (int64_t w = 0; w < W; w++)
-		if (lg->out[w] / npp != w / wpp)
-			shared[lg->out[w]] = 1;
-	for (int64_t g = 0; g < N; g++) {
-		if (shared[g])
-			nshr[g / npp]++;
-		else
-			npriv[g / npp]++;
-	}
-	/* Private nodes of every piece, then shared nodes of every piece: "all private" and "all
-	 * shared" are two boxes, each piece's part of either is a box, and a piece with no node of
-	 * a kind gets one padding node because Tessera's subregions cannot be empty. */
 	int64_t next = 0;
 	for (int n = 0; n < P; n++) {
 		lay->real_private += npriv[n];
@@ -190,25 +160,30 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 		lay->npadding += nshr[n] ? 0 : 1;
 	}
 	lay->nshared = next - lay->nprivate;
-	if (next > INT32_MAX || circuit_model_alloc(out, next, W))
-		goto nomem;
+	return next;
+}
 
-	for (int n = 0; n < P; n++) {
+/* The nodes in our numbering (each kind keeps Legion's order), the padding nodes, and the wires,
+ * which keep Legion's numbering (piece n owns wires n*wpp .. (n+1)*wpp-1). */
+static void layout_copy(circuit_layout_t *lay, const circuit_model_t *lg, circuit_model_t *out,
+			const char *shared, int64_t npp)
+{
+	const int64_t W = lg->nwires;
+	for (int n = 0; n < lay->pieces; n++) {
 		int64_t kp = lay->pvt_lo[n], ks = lay->shr_lo[n];
 		for (int64_t g = n * npp; g < (n + 1) * npp; g++) {
-			int64_t x = shared[g] ? ks++ : kp++; /* each kind keeps Legion's order */
+			int64_t x = shared[g] ? ks++ : kp++;
 			lay->new_index[g] = (int32_t)x;
 			out->cap[x] = lg->cap[g];
 			out->leakage[x] = lg->leakage[g];
 			out->charge[x] = lg->charge[g];
 			out->voltage[x] = lg->voltage[g];
 		}
-		if (!npriv[n])
+		if (kp == lay->pvt_lo[n])
 			set_padding(out, lay->pvt_lo[n]);
-		if (!nshr[n])
+		if (ks == lay->shr_lo[n])
 			set_padding(out, lay->shr_lo[n]);
 	}
-	/* Wires keep Legion's numbering: piece n owns wires n*wpp .. (n+1)*wpp-1. */
 	for (int64_t w = 0; w < W; w++) {
 		out->in[w] = lay->new_index[lg->in[w]];
 		out->out[w] = lay->new_index[lg->out[w]];
@@ -218,12 +193,15 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 	memcpy(out->wire_cap, lg->wire_cap, (size_t)W * sizeof(float));
 	memcpy(out->current, lg->current, (size_t)W * SEG * sizeof(float));
 	memcpy(out->wire_voltage, lg->wire_voltage, (size_t)W * (SEG - 1) * sizeof(float));
+}
 
-	/* Ghost box of piece n: the smallest box of shared nodes holding every node of another
-	 * piece that n's wires reach. It may also hold nodes n does not touch (tasks never read or
-	 * fold them), including n's own shared nodes (tasks look those up in the shared window
-	 * first). */
-	for (int n = 0; n < P; n++) {
+/* Ghost box of piece n: the smallest box of shared nodes holding every node of another piece that
+ * n's wires reach. It may also hold nodes n does not touch (tasks never read or fold them),
+ * including n's own shared nodes (tasks look those up in the shared window first). */
+static void layout_ghosts(circuit_layout_t *lay, const circuit_model_t *lg,
+			  const circuit_model_t *out, int64_t npp, int64_t wpp)
+{
+	for (int n = 0; n < lay->pieces; n++) {
 		int64_t lo = INT64_MAX, hi = -1;
 		for (int64_t w = n * wpp; w < (n + 1) * wpp; w++)
 			if (lg->out[w] / npp != n) {
@@ -240,16 +218,64 @@ int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
 		lay->ghost_lo[n] = lo;
 		lay->ghost_hi[n] = hi;
 	}
-	free(shared);
-	free(npriv);
-	free(nshr);
+}
+
+/* The layout's arrays; 0, or -1 out of memory. */
+static int layout_alloc(circuit_layout_t *lay, int P, int64_t N)
+{
+	size_t pb = (size_t)P * sizeof(int64_t);
+	memset(lay, 0, sizeof *lay);
+	lay->pieces = P;
+	lay->pvt_lo = malloc(pb);
+	lay->pvt_hi = malloc(pb);
+	lay->shr_lo = malloc(pb);
+	lay->shr_hi = malloc(pb);
+	lay->ghost_lo = malloc(pb);
+	lay->ghost_hi = malloc(pb);
+	lay->new_index = malloc((size_t)N * sizeof(int32_t));
+	if (!lay->pvt_lo || !lay->pvt_hi || !lay->shr_lo || !lay->shr_hi || !lay->ghost_lo ||
+	    !lay->ghost_hi || !lay->new_index)
+		return -1;
 	return 0;
-nomem:
+}
+
+int circuit_layout_build(const circuit_params_t *prm, const circuit_model_t *lg,
+			 circuit_layout_t *lay, circuit_model_t *out)
+{
+	const int P = prm->pieces;
+	const int64_t npp = prm->npp, wpp = prm->wpp, N = lg->nnodes, W = lg->nwires;
+	char *shared = calloc((size_t)N, 1);
+	int64_t *npriv = calloc(P, sizeof(int64_t)), *nshr = calloc(P, sizeof(int64_t));
+	int rc = layout_alloc(lay, P, N);
+	if (rc || !shared || !npriv || !nshr)
+		goto done;
+
+	/* Legion's definition: a node is shared when it is a ghost of some piece, i.e. the end of a
+	 * wire of another piece (a wire's in node is always in its own piece). */
+	for (int64_t w = 0; w < W; w++)
+		if (lg->out[w] / npp != w / wpp)
+			shared[lg->out[w]] = 1;
+	for (int64_t g = 0; g < N; g++) {
+		if (shared[g])
+			nshr[g / npp]++;
+		else
+			npriv[g / npp]++;
+	}
+	int64_t nodes = layout_boxes(lay, P, npriv, nshr);
+	rc = nodes > INT32_MAX || circuit_model_alloc(out, nodes, W) ? -1 : 0;
+	if (!rc) {
+		layout_copy(lay, lg, out, shared, npp);
+		layout_ghosts(lay, lg, out, npp, wpp);
+	}
+done:
+	if (rc || !shared || !npriv || !nshr) {
+		circuit_layout_free(lay);
+		rc = -1;
+	}
 	free(shared);
 	free(npriv);
 	free(nshr);
-	circuit_layout_free(lay);
-	return -1;
+	return rc;
 }
 
 /* ------------------------------------------------------------ sequential reference */

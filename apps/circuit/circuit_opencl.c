@@ -6,6 +6,9 @@
  * StarPU only circuit_opencl_load is left. */
 #include "config.h"
 
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <starpu_config.h>
 
 #include "circuit.h"
@@ -19,6 +22,8 @@
 #define SEG CIRCUIT_SEGMENTS
 
 #define MAX_KARGS 32
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* An array argument: the buffer, then the byte offset of the first element. */
 struct clarray {
@@ -43,7 +48,8 @@ static void windows_of(const circuit_window_t *w, const size_t *offset, struct c
 		cw->mem[k] = (cl_mem)(void *)w[k].v;
 		cw->off[k] = (cl_ulong)offset[k];
 		cw->lo[k] = w[k].lo;
-		cw->hi[k] = w[k].hi;
+		/* an empty window has length 0 (distribute_charge lays them end to end) */
+		cw->hi[k] = w[k].hi >= w[k].lo ? w[k].hi : w[k].lo - 1;
 	}
 }
 static int add_windows(tsr_kernel_arg_t *ka, int n, const struct clwindows *cw)
@@ -98,28 +104,122 @@ void circuit_calc_new_currents_opencl(tsr_ctx_t *ctx, const void *args, size_t a
 	launch(ctx, "circuit_cnc", ka, nargs, (size_t)n, 64);
 }
 
+/* distribute_charge's scratch arrays (circuit.cl): count[k], start[k + 1] and ev[nev] ints, in one
+ * buffer of the worker's context, and their byte offsets. count[] starts at 0. */
+struct dc_scratch {
+	cl_mem mem;
+	cl_ulong count, start, ev;
+};
+
+/* The task fails: "task 'distribute_charge' point P: " then what went wrong. -1. */
+static int dc_fail(tsr_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int dc_fail(tsr_ctx_t *ctx, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+
+	int64_t p[3] = {0, 0, 0};
+	tsr_ctx_point(ctx, p);
+	tsr_ctx_error(ctx, "task '%s' point %lld: %s", tsr_ctx_task_name(ctx), (long long)p[0],
+		      what);
+	return -1;
+}
+
+static int dc_scratch_new(tsr_ctx_t *ctx, cl_int k, cl_int nev, struct dc_scratch *s)
+{
+	cl_command_queue q = tsr_ctx_opencl_queue(ctx);
+	cl_context cl;
+	const size_t bytes = ((size_t)2 * k + 1 + (size_t)nev) * sizeof(cl_int);
+	cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof cl, &cl, NULL);
+	if (err != CL_SUCCESS)
+		return dc_fail(ctx, "the worker's queue has no OpenCL context (OpenCL error %d)",
+			       (int)err);
+	s->mem = clCreateBuffer(cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+	if (err != CL_SUCCESS)
+		return dc_fail(ctx,
+			       "no scratch buffer of %zu bytes on the device (OpenCL error %d)",
+			       bytes, (int)err);
+
+	const cl_int zero = 0;
+	err = clEnqueueFillBuffer(q, s->mem, &zero, sizeof zero, 0, (size_t)k * sizeof(cl_int), 0,
+				  NULL, NULL);
+	if (err != CL_SUCCESS) {
+		clReleaseMemObject(s->mem);
+		return dc_fail(ctx, "zeroing %d scratch counts failed (OpenCL error %d)", (int)k,
+			       (int)err);
+	}
+	s->count = 0;
+	s->start = (cl_ulong)k * sizeof(cl_int);
+	s->ev = (cl_ulong)(2 * (size_t)k + 1) * sizeof(cl_int);
+	return 0;
+}
+
+/* The four kernels of circuit.cl's deterministic distribute_charge, in order on the queue. */
+static int dc_launch(tsr_ctx_t *ctx, cl_int nev, cl_int k, const struct clarray *in,
+		     const struct clarray *out, const struct clarray *cur, cl_ulong last_off,
+		     const struct clwindows *win, const struct dc_scratch *s, cl_float dt)
+{
+	const cl_long *lo = win->lo, *hi = win->hi;
+	tsr_kernel_arg_t ends[] = {TSR_KARG(nev),      TSR_KARG(in->mem),  TSR_KARG(in->off),
+				   TSR_KARG(out->mem), TSR_KARG(out->off), TSR_KARG(lo[0]),
+				   TSR_KARG(hi[0]),    TSR_KARG(lo[1]),    TSR_KARG(hi[1]),
+				   TSR_KARG(lo[2]),    TSR_KARG(hi[2]),    TSR_KARG(s->mem),
+				   TSR_KARG(s->count), TSR_KARG(s->start), TSR_KARG(s->ev)};
+	if (launch(ctx, "circuit_dc_count", ends, 13, (size_t)nev, 64))
+		return -1;
+
+	const tsr_kernel_arg_t scan[] = {TSR_KARG(k), TSR_KARG(s->mem), TSR_KARG(s->count),
+					 TSR_KARG(s->start)};
+	if (launch(ctx, "circuit_dc_scan", scan, 4, CIRCUIT_DC_SCAN_GROUP, CIRCUIT_DC_SCAN_GROUP))
+		return -1;
+	if (launch(ctx, "circuit_dc_place", ends, 15, (size_t)nev, 64))
+		return -1;
+
+	tsr_kernel_arg_t fold[MAX_KARGS] = {TSR_KARG(k), TSR_KARG(cur->mem), TSR_KARG(cur->off),
+					    TSR_KARG(last_off)};
+	int nargs = add_windows(fold, 4, win);
+	fold[nargs++] = (tsr_kernel_arg_t)TSR_KARG(s->mem);
+	fold[nargs++] = (tsr_kernel_arg_t)TSR_KARG(s->start);
+	fold[nargs++] = (tsr_kernel_arg_t)TSR_KARG(s->ev);
+	fold[nargs++] = (tsr_kernel_arg_t)TSR_KARG(dt);
+	return launch(ctx, "circuit_dc_fold", fold, nargs, (size_t)k, 64);
+}
+
 /* Private charges READ_WRITE in place, shared and ghost charges REDUCE(sum) into the point task's
- * buffers, as on CPUs; the piece's own shared nodes are looked up before the ghost box. */
+ * buffers, as on CPUs; the piece's own shared nodes are looked up before the ghost box. Every node
+ * gets its contributions in the CPU's order (circuit.cl), so every charge is the CPU's. */
 void circuit_distribute_charge_opencl(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	const circuit_args_t *a = args;
 	circuit_dc_view_t v;
 	if (circuit_dc_view(ctx, arglen, &v))
 		return;
-	cl_long n = v.in.hi[0] - v.in.lo[0] + 1;
+	int64_t n = v.in.hi[0] - v.in.lo[0] + 1;
 	if (n <= 0)
 		return;
 	struct clarray in = array_of(&v.in), out = array_of(&v.out), cur = array_of(&v.cur);
 	cl_ulong last_off = cur.off + (cl_ulong)(SEG - 1) * v.cur.stride[1] * sizeof(float);
 	struct clwindows win;
 	windows_of(v.win, v.win_offset, &win);
-	cl_float dt = a->dt;
-	tsr_kernel_arg_t ka[MAX_KARGS] = {TSR_KARG(n),       TSR_KARG(in.mem),  TSR_KARG(in.off),
-					  TSR_KARG(out.mem), TSR_KARG(out.off), TSR_KARG(cur.mem),
-					  TSR_KARG(cur.off), TSR_KARG(last_off)};
-	int nargs = add_windows(ka, 8, &win);
-	ka[nargs++] = (tsr_kernel_arg_t)TSR_KARG(dt);
-	launch(ctx, "circuit_dc", ka, nargs, 1, 1); /* one work-item: wire order (circuit.cl) */
+	int64_t k = 0;
+	for (int w = 0; w < 3; w++)
+		k += win.hi[w] - win.lo[w] + 1;
+	/* the kernels index events and slots with ints */
+	if (n > INT_MAX / 2 || k >= INT_MAX) {
+		dc_fail(ctx,
+			"%lld wires and %lld nodes: more than the OpenCL kernels' int indices hold",
+			(long long)n, (long long)k);
+		return;
+	}
+
+	struct dc_scratch s;
+	if (dc_scratch_new(ctx, (cl_int)k, (cl_int)(2 * n), &s))
+		return;
+	dc_launch(ctx, (cl_int)(2 * n), (cl_int)k, &in, &out, &cur, last_off, &win, &s, a->dt);
+	clReleaseMemObject(s.mem); /* freed once the kernels that use it have run (OpenCL) */
 }
 
 /* The piece's private nodes, then its shared nodes: two kernels on the same (in-order) queue. */
@@ -152,7 +252,8 @@ int circuit_opencl_load(void)
 #ifdef STARPU_USE_OPENCL
 	/* OpenCL's float division may be 2.5 ulp off without this option; the CPU's is IEEE */
 	return tsr_opencl_program("circuit", circuit_cl_source,
-				  "-cl-fp32-correctly-rounded-divide-sqrt");
+				  "-cl-fp32-correctly-rounded-divide-sqrt "
+				  "-DCIRCUIT_DC_SCAN_GROUP=" STR(CIRCUIT_DC_SCAN_GROUP));
 #else
 	return TSR_OK;
 #endif

@@ -1,6 +1,6 @@
 /* app_util.c: the helpers every program under apps/ shares (app_util.h): clock, median, integer
  * options, start-up, the rank that reports, checked host maps and the report of a failed Tessera
- * call. */
+ * call. The command line is app_cli.c's, the progress line app_progress.c's. */
 #include "config.h"
 
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include "app_util.h"
 
 static const char *program_name = "app";
-static int my_rank = 0, nranks = 1; /* app_init's, kept past tsr_finalize */
+static int my_rank = 0, nranks = 1; /* app_start's, kept past tsr_finalize */
 
 void app_set_name(const char *name)
 {
@@ -78,25 +78,16 @@ int app_parse_int(const char *opt, const char *text, int min, int max, int *out)
 	return 0;
 }
 
-int app_init_workers(const char *sched, int ncpu, int nopencl)
+int app_start(void)
 {
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
-	cfg.sched = sched;
-	cfg.ncpu = ncpu;
-	if (nopencl >= 0)
-		cfg.nopencl = nopencl;
 	int rc = tsr_init(&cfg);
 	if (rc != TSR_OK)
 		return app_fail("tsr_init", rc);
 	my_rank = tsr_rank();
 	nranks = tsr_nranks();
 	return TSR_OK;
-}
-
-int app_init(const char *sched, int ncpu)
-{
-	return app_init_workers(sched, ncpu, -1);
 }
 
 int app_rank(void)

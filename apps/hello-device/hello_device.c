@@ -110,10 +110,21 @@ static void check(int rc)
 
 int main(int argc, char **argv)
 {
+	/* Tessera's flags leave argv first (--ncpu 0 --nopencl 1, --sched eager, ...): they win
+	 * over TSR_NCPU and the other variables */
+	if (tsr_args(&argc, argv) != TSR_OK) {
+		fprintf(stderr, "hello-device: %s\n", tsr_last_error());
+		return 2;
+	}
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		puts("usage: hello-device   (workers from TSR_NCPU, TSR_NCUDA, TSR_NOPENCL)");
+		puts("usage: hello-device [--version] [Tessera's flags: --ncpu N, --ncuda N, "
+		     "--nopencl N, --sched NAME, ...]");
 		puts("Scales x[i] = i by 3 in 4 tiles and sums it into a future, on CPUs, OpenCL "
 		     "devices and CUDA GPUs; exits 1 unless the sum is exact.");
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+		printf("hello-device (Tessera) %s\n", tsr_version(NULL, NULL, NULL));
 		return 0;
 	}
 	if (argc > 1) {

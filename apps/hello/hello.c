@@ -6,6 +6,8 @@
 #include <string.h>
 #include <tessera.h>
 
+#include "app_util.h"
+
 /* Every Tessera call returns TSR_OK or a negative code; tsr_last_error() says what was wrong. */
 static void check(int rc)
 {
@@ -42,13 +44,20 @@ static void sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		puts("usage: hello");
-		puts("Prints the sum of i*i over 0..9: two tasks write the two tiles, one task "
-		     "reads them all.");
-		return 0;
-	}
+	/* The command line: --help, --version, and Tessera's own flags (--ncpu 2, --sched eager,
+	 * --stats, ...), which win over TSR_NCPU and the other variables. app_parse hands them to
+	 * tsr_args(&argc, argv), the call a program of yours makes before tsr_init for the same. */
+	const app_cli_t cli = {"hello",
+			       "Prints the sum of i*i over 0..9: two tasks write the two tiles, "
+			       "one "
+			       "task reads them all.",
+			       NULL, 0, NULL};
+	int parsed = app_parse(&cli, argc, argv);
+	if (parsed)
+		return parsed > 0 ? 0 : 2;
 	check(tsr_init(NULL));
+	printf("workers: %d CPU, %d CUDA, %d OpenCL\n", tsr_ncpu_workers(), tsr_ncuda_workers(),
+	       tsr_nopencl_workers());
 
 	/* The data: one f64 field "x" over the points 0..9, in two tiles of five. */
 	tsr_fspace_t fields;

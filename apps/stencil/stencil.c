@@ -14,8 +14,6 @@
 typedef struct options {
 	stencil_problem_t p;
 	int tiles; /* -tiles N, split into tx x ty; 0: -tx/-ty/-tz or the default */
-	const char *sched;
-	int ncpu, nopencl;
 	const char *out;
 	int verify, compare, reps;
 	int stream_n; /* elements per STREAM array */
@@ -26,49 +24,9 @@ typedef struct options {
  * roles, so a step's launches recur every other step); --no-trace leaves them out. */
 static int use_traces = 1;
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: stencil [options]\n"
-		   "Fourth-order horizontal diffusion on a periodic (nz, ny + 4, nx + 4) field, on "
-		   "Tessera.\n"
-		   "  -nx N, -ny N, -nz N   interior points (default 128 x 128 x 32; nx, ny >= 4)\n"
-		   "  -iter N               diffusion steps (default 16)\n"
-		   "  -tiles N              N tiles along j (whole rows; default 4), or split over "
-		   "(j, i)\n"
-		   "                        as squarely as possible when N > ny\n"
-		   "  -tx N, -ty N, -tz N   instead: tx x ty tiles in (i, j) in each of tz slabs "
-		   "of planes\n"
-		   "  -precision f64|f32    element type (default f64); -f32 is short for "
-		   "-precision f32\n"
-		   "  --sched NAME          scheduling policy (default: StarPU's; TSR_SCHED "
-		   "overrides)\n"
-		   "  --ncpu N              CPU workers (default: StarPU's; TSR_NCPU overrides)\n"
-		   "  --nopencl N           OpenCL workers (default: none; TSR_NOPENCL overrides; "
-		   "POCL's CPU\n"
-		   "                        devices count only with STARPU_OPENCL_ON_CPUS=1)\n"
-		   "  --reps N              timed runs, the median is printed (default 1, 5 with "
-		   "--compare)\n"
-		   "  --verify              compare with a plain sequential C implementation: "
-		   "bit-identical\n"
-		   "                        in f64, max relative error below 1e-6 in f32\n"
-		   "  --out FILE.npy        write the final field, halo included, as a NumPy .npy "
-		   "file\n"
-		   "  --compare             also run a plain C/OpenMP loop nest, a raw StarPU "
-		   "version and the\n"
-		   "                        STREAM triad in this process, and print the ratios\n"
-		   "  --nt auto|on|off      non-temporal stores of out in every version (default "
-		   "auto: on\n"
-		   "                        when two fields do not fit in the last-level cache)\n"
-		   "  --stream-n N          elements per STREAM triad array (default 20000000: 480 "
-		   "MB in all)\n"
-		   "  --no-trace            no tsr_trace_begin/end around the time steps "
-		   "(TSR_REPLAY=off "
-		   "also\n"
-		   "                        stops Tessera from finding the loop by itself)\n"
-		   "  --help                this text\n"
-		   "Options take one or two leading dashes. Exit status: 0 success, 1 failure, 2 "
-		   "usage error.\n");
-}
+static const char about[] =
+	"Fourth-order horizontal diffusion on a periodic (nz, ny + 4, nx + 4) field, on Tessera.";
+static const char epilog[] = "Exit status: 0 success, 1 failure, 2 usage error.";
 
 /* n tiles along j when the rows allow it: whole rows keep the kernel's inner loop long and each
  * tile's memory one contiguous stream per plane, which the hardware prefetchers follow best
@@ -88,111 +46,9 @@ static void split_tiles(int n, int ny, int *tx, int *ty)
 	*tx = n / best;
 }
 
-static int parse(int argc, char **argv, options_t *o)
+/* What the options say together: the tiles, whether they fit, the repetitions, the stores. */
+static int settle(options_t *o)
 {
-	memset(o, 0, sizeof *o);
-	o->p = (stencil_problem_t){.nx = 128,
-				   .ny = 128,
-				   .nz = 32,
-				   .iter = 16,
-				   .tx = 0,
-				   .ty = 0,
-				   .tz = 1};
-	o->ncpu = -1;
-	o->nopencl = -1;
-	o->stream_n = 20 * 1000 * 1000;
-	o->nt = -1;
-	for (int a = 1; a < argc; a++) {
-		const char *opt = argv[a], *name = opt, *v = a + 1 < argc ? argv[a + 1] : NULL;
-		int rc = 0;
-		while (*name == '-')
-			name++;
-		if (name == opt) {
-			fprintf(stderr, "stencil: unexpected argument '%s' (see --help)\n", opt);
-			return -1;
-		}
-		if (!strcmp(name, "help") || !strcmp(name, "h")) {
-			usage(stdout);
-			exit(0);
-		} else if (!strcmp(name, "nx")) {
-			rc = app_parse_int(opt, v, 4, 1 << 30, &o->p.nx), a++;
-		} else if (!strcmp(name, "ny")) {
-			rc = app_parse_int(opt, v, 4, 1 << 30, &o->p.ny), a++;
-		} else if (!strcmp(name, "nz")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.nz), a++;
-		} else if (!strcmp(name, "iter")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.iter), a++;
-		} else if (!strcmp(name, "tiles")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->tiles), a++;
-		} else if (!strcmp(name, "tx")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.tx), a++;
-		} else if (!strcmp(name, "ty")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.ty), a++;
-		} else if (!strcmp(name, "tz")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->p.tz), a++;
-		} else if (!strcmp(name, "precision")) {
-			a++;
-			if (v &&
-			    (!strcmp(v, "f32") || !strcmp(v, "float32") || !strcmp(v, "float")))
-				o->p.f32 = 1;
-			else if (v && (!strcmp(v, "f64") || !strcmp(v, "float64") ||
-				       !strcmp(v, "double")))
-				o->p.f32 = 0;
-			else {
-				fprintf(stderr, "stencil: %s '%s': expected f64 or f32\n", opt,
-					v ? v : "");
-				return -1;
-			}
-		} else if (!strcmp(name, "f32")) {
-			o->p.f32 = 1;
-		} else if (!strcmp(name, "f64")) {
-			o->p.f32 = 0;
-		} else if (!strcmp(name, "sched")) {
-			if (!v) {
-				fprintf(stderr, "stencil: %s needs a policy name\n", opt);
-				return -1;
-			}
-			o->sched = v, a++;
-		} else if (!strcmp(name, "ncpu")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->ncpu), a++;
-		} else if (!strcmp(name, "nopencl")) {
-			rc = app_parse_int(opt, v, 0, 1 << 30, &o->nopencl), a++;
-		} else if (!strcmp(name, "nt")) {
-			a++;
-			if (v && !strcmp(v, "auto"))
-				o->nt = -1;
-			else if (v && !strcmp(v, "on"))
-				o->nt = 1;
-			else if (v && !strcmp(v, "off"))
-				o->nt = 0;
-			else {
-				fprintf(stderr, "stencil: %s '%s': expected auto, on or off\n", opt,
-					v ? v : "");
-				return -1;
-			}
-		} else if (!strcmp(name, "stream-n")) {
-			rc = app_parse_int(opt, v, 1000, 1 << 30, &o->stream_n), a++;
-		} else if (!strcmp(name, "reps")) {
-			rc = app_parse_int(opt, v, 1, 1 << 30, &o->reps), a++;
-		} else if (!strcmp(name, "out")) {
-			if (!v) {
-				fprintf(stderr, "stencil: %s needs a file name\n", opt);
-				return -1;
-			}
-			o->out = v, a++;
-		} else if (!strcmp(name, "verify")) {
-			o->verify = 1;
-		} else if (!strcmp(name, "compare")) {
-			o->compare = 1;
-		} else if (!strcmp(name, "no-trace")) {
-			use_traces = 0;
-		} else {
-			fprintf(stderr, "stencil: unknown option '%s' (see --help)\n", opt);
-			return -1;
-		}
-		if (rc)
-			return -1;
-	}
 	if (o->tiles && (o->p.tx || o->p.ty)) {
 		fprintf(stderr, "stencil: give -tiles or -tx/-ty, not both\n");
 		return -1;
@@ -220,6 +76,63 @@ static int parse(int argc, char **argv, options_t *o)
 		o->reps = o->compare ? 5 : 1;
 	o->p.nt = o->nt >= 0 ? o->nt : stencil_nontemporal_pays(sp_bytes(&o->p));
 	return 0;
+}
+
+/* 0: run, 1: help or version printed, -1: usage error (said). */
+static int parse(int argc, char **argv, options_t *o)
+{
+	enum { NT_AUTO, NT_ON, NT_OFF };
+	int nt = NT_AUTO;
+
+	memset(o, 0, sizeof *o);
+	o->p = (stencil_problem_t){.nx = 128, .ny = 128, .nz = 32, .iter = 16, .tz = 1};
+	o->stream_n = 20 * 1000 * 1000;
+	const app_opt_t opts[] = {
+		{"-nx", APP_OPT_INT, &o->p.nx, 4, 1 << 30, NULL, "N",
+		 "interior points in i (default 128)"},
+		{"-ny", APP_OPT_INT, &o->p.ny, 4, 1 << 30, NULL, "N",
+		 "interior points in j (default 128)"},
+		{"-nz", APP_OPT_INT, &o->p.nz, 1, 1 << 30, NULL, "N", "planes (default 32)"},
+		{"-iter", APP_OPT_INT, &o->p.iter, 1, 1 << 30, NULL, "N",
+		 "diffusion steps (default 16)"},
+		{"-tiles", APP_OPT_INT, &o->tiles, 1, 1 << 30, NULL, "N",
+		 "N tiles along j (whole rows; default 4), or split over (j, i)\n"
+		 "as squarely as possible when N > ny"},
+		{"-tx", APP_OPT_INT, &o->p.tx, 1, 1 << 30, NULL, "N",
+		 "instead: tx x ty tiles in (i, j)"},
+		{"-ty", APP_OPT_INT, &o->p.ty, 1, 1 << 30, NULL, "N", "(see -tx)"},
+		{"-tz", APP_OPT_INT, &o->p.tz, 1, 1 << 30, NULL, "N",
+		 "slabs of planes (default 1)"},
+		{"-precision", APP_OPT_WORDS, &o->p.f32, 0, 0,
+		 "f64,float64,double|f32,float32,float", "f64|f32", "element type (default f64)"},
+		{"-f32", APP_OPT_SET, &o->p.f32, 1, 0, NULL, NULL, "short for -precision f32"},
+		{"-f64", APP_OPT_SET, &o->p.f32, 0, 0, NULL, NULL, "short for -precision f64"},
+		{"--reps", APP_OPT_INT, &o->reps, 1, 1 << 30, NULL, "N",
+		 "timed runs, the median is printed (default 1, 5 with --compare)"},
+		{"--verify", APP_OPT_SET, &o->verify, 1, 0, NULL, NULL,
+		 "compare with a plain sequential C implementation: bit-identical\n"
+		 "in f64, max relative error below 1e-6 in f32"},
+		{"--out", APP_OPT_OUTFILE, &o->out, 0, 0, NULL, "FILE.npy",
+		 "write the final field, halo included, as a NumPy .npy file\n"
+		 "(checked before the run: it must be writable)"},
+		{"--compare", APP_OPT_SET, &o->compare, 1, 0, NULL, NULL,
+		 "also run a plain C/OpenMP loop nest, a raw StarPU version and the\n"
+		 "STREAM triad in this process, and print the ratios"},
+		{"--nt", APP_OPT_WORDS, &nt, 0, 0, "auto|on|off", "auto|on|off",
+		 "non-temporal stores of out in every version (default auto: on\n"
+		 "when two fields do not fit in the last-level cache)"},
+		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
+		 "no tsr_trace_begin/end around the time steps (TSR_REPLAY=off\n"
+		 "also stops Tessera from finding the loop by itself)"},
+		{"--stream-n", APP_OPT_INT, &o->stream_n, 1000, 1 << 30, NULL, "N",
+		 "elements per STREAM triad array (default 20000000: 480 MB in all)"},
+	};
+	const app_cli_t cli = {"stencil", about, opts, sizeof opts / sizeof opts[0], epilog};
+	int rc = app_parse(&cli, argc, argv);
+	if (rc)
+		return rc;
+	o->nt = nt == NT_AUTO ? -1 : nt == NT_ON;
+	return settle(o);
 }
 
 /* ------------------------------------------------------------------ the Tessera version */
@@ -266,6 +179,8 @@ typedef struct tstencil {
 	slab_t *slab;          /* tz */
 	stencil_tasks_t tasks;
 	int result; /* index into f of the final field */
+	/* iterations of the earlier repetitions, for the progress line */
+	int64_t done_before;
 } tstencil_t;
 
 /* The border as pieces, one per (tile, direction) where the tile holds part of the border's source:
@@ -510,6 +425,11 @@ static int tstencil_run(tstencil_t *s, double *seconds)
 			PASS(border_update(s, &s->slab[k], out));
 		if (n < s->p.iter - 1)
 			cur = 1 - cur;
+		/* the progress line (when on) waits for the steps now and then to count them */
+		if (app_progress_due(s->done_before + n + 1)) {
+			APP_TRY("fence for the progress line", tsr_fence());
+			app_progress_done(s->done_before + n + 1);
+		}
 	}
 	APP_TRY("fence after the time loop", tsr_fence());
 	*seconds = app_now() - t0;
@@ -616,7 +536,9 @@ static int run_all(tstencil_t *s, const options_t *o, void *field, results_t *re
 	}
 	/* Interleaved repetitions: a burst of load from the machine's other users then hits every
 	 * version alike, and the ratios of the medians stay meaningful. */
+	app_progress_begin("iteration", (int64_t)o->reps * p->iter, 0);
 	for (int r = 0; r < o->reps; r++) {
+		s->done_before = (int64_t)r * p->iter;
 		if (o->compare) {
 			host_phase_begin();
 			t[3 * o->reps + r] = sp_stream_triad(st);
@@ -631,6 +553,7 @@ static int run_all(tstencil_t *s, const options_t *o, void *field, results_t *re
 			goto out;
 		}
 	}
+	app_progress_end((int64_t)o->reps * p->iter);
 	res->tsr = app_median(t, o->reps);
 	if (tstencil_result(s, field) != TSR_OK)
 		goto out;
@@ -657,21 +580,9 @@ out:
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* The setup, once the runtime says what it runs on. */
+static void print_setup(const stencil_problem_t *p)
 {
-	options_t o;
-	tstencil_t s;
-	results_t res = {0};
-	void *field = NULL;
-	int status = 1, rc;
-
-	app_set_name("stencil");
-	if (parse(argc, argv, &o) != 0)
-		return 2;
-	if (app_init_workers(o.sched, o.ncpu, o.nopencl) != TSR_OK)
-		return 1;
-	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
-	const stencil_problem_t *p = &o.p;
 	app_printf("grid:     %d x %d x %d points (i x j x k) + %d halo in i and j, %s, %d "
 		   "iterations\n",
 		   p->nx, p->ny, p->nz, SH, p->f32 ? "f32" : "f64", p->iter);
@@ -681,90 +592,129 @@ int main(int argc, char **argv)
 	app_printf("workers:  %d CPU, %d CUDA, %d OpenCL%s\n", tsr_ncpu_workers(),
 		   tsr_ncuda_workers(), tsr_nopencl_workers(), app_ranks_note());
 	fflush(stdout);
+}
 
-	memset(&s, 0, sizeof s); /* what done: destroys, until tstencil_create fills it */
-	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
-	if ((rc = stencil_opencl_load()) != TSR_OK) {
-		app_fail("building the OpenCL kernels (apps/stencil/stencil.cl)", rc);
-		goto done;
+/* --compare's lines; 0 when the baselines computed Tessera's bits. */
+static int print_compare(const stencil_problem_t *p, const results_t *res, int reps)
+{
+	double gbs = sp_step_bytes(p) * p->iter / res->tsr * 1e-9;
+	print_time("omp:", p, res->omp, res->t + reps, reps);
+	print_time("starpu:", p, res->raw, res->t + 2 * reps, reps);
+	app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per "
+		   "element)\n",
+		   res->triad, p->nthreads);
+	app_printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: "
+		   "Tessera faster)\n",
+		   res->omp / res->tsr, res->raw / res->tsr);
+	app_printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n",
+		   100.0 * gbs / res->triad,
+		   100.0 * (sp_step_bytes(p) * p->iter / res->omp * 1e-9) / res->triad);
+	app_printf("agree:    omp %s, starpu %s with tessera (bit for bit)\n",
+		   res->omp_same ? "identical" : "DIFFERENT",
+		   res->raw_same ? "identical" : "DIFFERENT");
+	return res->omp_same && res->raw_same ? 0 : -1;
+}
+
+/* --verify: the field against the sequential reference; 0 when it passes. */
+static int verify(const stencil_problem_t *p, const void *field)
+{
+	void *ref = malloc(sp_bytes(p));
+	double err;
+	size_t at;
+	if (!ref || sp_reference(p, ref) != 0) {
+		free(ref);
+		fprintf(stderr, "stencil: out of memory for the reference\n");
+		return -1;
 	}
-	if (tstencil_create(&s, p) != TSR_OK)
-		goto done;
-	if (o.compare && raw_same_setup() != 0)
-		goto done;
+	int ok = sp_compare(p, field, ref, &err, &at);
+	free(ref);
+	if (ok && err == 0.0)
+		app_printf("verify:   PASS, bit-identical to the sequential reference\n");
+	else if (ok)
+		app_printf("verify:   PASS, max relative error %.3g < 1e-6\n", err);
+	else {
+		long k = (long)(at / (size_t)sp_sk(p)),
+		     j = (long)(at % (size_t)sp_sk(p) / (size_t)sp_sj(p)),
+		     i = (long)(at % (size_t)sp_sj(p));
+		app_printf("verify:   FAIL, %s %.3g at (k, j, i) = (%ld, %ld, %ld)\n",
+			   p->f32 ? "max relative error" : "not bit-identical: max abs difference",
+			   err, k, j, i);
+	}
+	return ok ? 0 : -1;
+}
+
+/* --out: every rank holds the whole field (run_all maps it); rank 0 alone writes the file. */
+static int write_out(const stencil_problem_t *p, const char *out, const void *field)
+{
+	if (!out || app_rank() != 0)
+		return 0;
+	if (sp_write_npy(p, out, field, sp_sj(p), sp_sk(p)) != 0) {
+		fprintf(stderr, "stencil: cannot write %s: %s\n", out, strerror(errno));
+		return -1;
+	}
+	app_printf("out:      %s, shape (%d, %d, %d) %s\n", out, p->nz, p->ny + 2 * SH,
+		   p->nx + 2 * SH, p->f32 ? "<f4" : "<f8");
+	return 0;
+}
+
+/* Everything between tsr_init and tsr_finalize; 0 on success. */
+static int run(const options_t *o, tstencil_t *s)
+{
+	const stencil_problem_t *p = &o->p;
+	results_t res = {0};
+	void *field = NULL;
+	int rc;
+
+	/* the OpenCL variants' kernels, built for each OpenCL device before any task needs them */
+	if ((rc = stencil_opencl_load()) != TSR_OK)
+		return app_fail("building the OpenCL kernels (apps/stencil/stencil.cl)", rc);
+	if (tstencil_create(s, p) != TSR_OK)
+		return -1;
+	if (o->compare && raw_same_setup() != 0)
+		return -1;
 	if (!(field = malloc(sp_bytes(p)))) {
 		fprintf(stderr, "stencil: out of memory for the result (%zu bytes)\n", sp_bytes(p));
-		goto done;
+		return -1;
 	}
-	if (run_all(&s, &o, field, &res) != 0)
-		goto done;
-	print_time("tessera:", p, res.tsr, res.t, o.reps);
-	if (o.compare) {
-		double gbs = sp_step_bytes(p) * p->iter / res.tsr * 1e-9;
-		print_time("omp:", p, res.omp, res.t + o.reps, o.reps);
-		print_time("starpu:", p, res.raw, res.t + 2 * o.reps, o.reps);
-		app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per "
-			   "element)\n",
-			   res.triad, p->nthreads);
-		app_printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: "
-			   "Tessera faster)\n",
-			   res.omp / res.tsr, res.raw / res.tsr);
-		app_printf("fraction: tessera at %.0f%% of triad, omp at %.0f%% of triad\n",
-			   100.0 * gbs / res.triad,
-			   100.0 * (sp_step_bytes(p) * p->iter / res.omp * 1e-9) / res.triad);
-		app_printf("agree:    omp %s, starpu %s with tessera (bit for bit)\n",
-			   res.omp_same ? "identical" : "DIFFERENT",
-			   res.raw_same ? "identical" : "DIFFERENT");
-		if (!res.omp_same || !res.raw_same)
-			goto done;
-	}
-	if (o.verify) {
-		void *ref = malloc(sp_bytes(p));
-		double err;
-		size_t at;
-		int ok;
-		if (!ref || sp_reference(p, ref) != 0) {
-			free(ref);
-			fprintf(stderr, "stencil: out of memory for the reference\n");
-			goto done;
-		}
-		ok = sp_compare(p, field, ref, &err, &at);
-		free(ref);
-		if (ok && err == 0.0)
-			app_printf("verify:   PASS, bit-identical to the sequential reference\n");
-		else if (ok)
-			app_printf("verify:   PASS, max relative error %.3g < 1e-6\n", err);
-		else {
-			long k = (long)(at / (size_t)sp_sk(p)),
-			     j = (long)(at % (size_t)sp_sk(p) / (size_t)sp_sj(p)),
-			     i = (long)(at % (size_t)sp_sj(p));
-			app_printf("verify:   FAIL, %s %.3g at (k, j, i) = (%ld, %ld, %ld)\n",
-				   p->f32 ? "max relative error"
-					  : "not bit-identical: max abs difference",
-				   err, k, j, i);
-			goto done;
-		}
-	}
-	/* every rank holds the whole field (run_all maps it); rank 0 alone writes the file */
-	if (o.out && app_rank() == 0) {
-		if (sp_write_npy(p, o.out, field, sp_sj(p), sp_sk(p)) != 0) {
-			fprintf(stderr, "stencil: cannot write %s: %s\n", o.out, strerror(errno));
-			goto done;
-		}
-		app_printf("out:      %s, shape (%d, %d, %d) %s\n", o.out, p->nz, p->ny + 2 * SH,
-			   p->nx + 2 * SH, p->f32 ? "<f4" : "<f8");
-	}
-	app_printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, %.2f "
-		   "GB/s%s\n",
-		   p->nx, p->ny, p->nz, p->f32 ? "f32" : "f64", p->iter, p->tx * p->ty * p->tz,
-		   tsr_sched_name(), 1e3 * res.tsr / p->iter,
-		   sp_step_bytes(p) * p->iter / res.tsr * 1e-9, o.verify ? ", verified" : "");
-	status = 0;
-done:
+	rc = run_all(s, o, field, &res);
+	if (!rc)
+		print_time("tessera:", p, res.tsr, res.t, o->reps);
+	if (!rc && o->compare)
+		rc = print_compare(p, &res, o->reps);
+	if (!rc && o->verify)
+		rc = verify(p, field);
+	if (!rc)
+		rc = write_out(p, o->out, field);
+	if (!rc)
+		app_printf("stencil: OK %dx%dx%d %s, %d iterations, %d tiles, %s: %.3f ms/iter, "
+			   "%.2f GB/s%s\n",
+			   p->nx, p->ny, p->nz, p->f32 ? "f32" : "f64", p->iter,
+			   p->tx * p->ty * p->tz, tsr_sched_name(), 1e3 * res.tsr / p->iter,
+			   sp_step_bytes(p) * p->iter / res.tsr * 1e-9,
+			   o->verify ? ", verified" : "");
 	free(res.t);
 	free(field);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	options_t o;
+	tstencil_t s;
+
+	int prc = parse(argc, argv, &o);
+	if (prc)
+		return prc > 0 ? 0 : 2;
+	if (app_start() != TSR_OK)
+		return 1;
+	o.p.nthreads = tsr_ncpu_workers() > 0 ? tsr_ncpu_workers() : 1;
+	print_setup(&o.p);
+
+	memset(&s, 0, sizeof s); /* what tstencil_destroy frees, until tstencil_create fills it */
+	int status = run(&o, &s) ? 1 : 0;
 	tstencil_destroy(&s);
-	if ((rc = tsr_finalize()) != TSR_OK) {
+	int rc = tsr_finalize();
+	if (rc != TSR_OK) {
 		app_fail("tsr_finalize", rc);
 		status = 1;
 	}

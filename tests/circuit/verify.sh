@@ -10,9 +10,9 @@ if [ ! -x "$prog" ]; then
 fi
 log=$(mktemp "${TMPDIR:-/tmp}/circuit-verify.XXXXXX") || exit 1
 trap 'rm -f "$log"' EXIT INT TERM
-# --sched must win: Tessera lets TSR_SCHED override the program's choice. The OpenCL runs set the
-# worker counts themselves.
-unset TSR_SCHED TSR_NOPENCL
+# A clean environment: the runs choose the scheduler and the workers with Tessera's flags (which
+# would win over TSR_SCHED anyway); the OpenCL runs set the worker counts themselves.
+unset TSR_SCHED TSR_NCPU TSR_NOPENCL
 
 n=0
 failed=0
@@ -49,7 +49,7 @@ fails() {
 	if [ $rc = 2 ] && grep -q '^circuit: ' "$log"; then report "$name" 0; else report "$name (exit $rc)" 1; fi
 }
 
-echo "1..28"
+echo "1..37"
 # Legion's defaults: 4 pieces x 1024 nodes x 1024 wires, 95% in piece, 2 loops of 10000 steps.
 verify "defaults" --verify
 # Few RLC steps: the iteration has not converged, so a wrong update cannot hide (issue's warning).
@@ -94,6 +94,18 @@ report "--help" $?
 fails "unknown option refused" -bogus
 fails "-pct 101 refused" -pct 101
 fails "missing value refused" -p
+fails "--charge-on with an unknown kind refused" --charge-on gpu
+# Tessera's flags win over the environment; --version; the switches are checked
+env TSR_NCPU=2 "$prog" --ncpu 1 -p 2 -npp 64 -wpp 64 -i 1 -l 1 >"$log" 2>&1 &&
+	grep -q "^circuit: Tessera with 1 CPU workers" "$log"
+report "--ncpu 1 wins over TSR_NCPU=2" $?
+"$prog" --version >"$log" 2>&1 && grep -q "^circuit (Tessera) [0-9]" "$log"
+report "--version" $?
+env TSR_STATS=abc "$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 1 >"$log" 2>&1
+[ $? = 1 ] && grep -q "TSR_STATS='abc' is not one of 0|1" "$log"
+report "TSR_STATS=abc refused, naming the switch" $?
+"$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 3 --ncpu 1 --progress >"$log" 2>&1 && grep -q "^circuit: 3 loops done in " "$log"
+report "--progress: the closing line" $?
 
 # The OpenCL variants against the same reference: every wire and node computes the CPU's bits
 # (FP_CONTRACT OFF, correctly rounded divisions, distribute_charge in wire order), so the bounds
@@ -148,4 +160,62 @@ ocl "device + 2 CPUs, 1 piece, bit-identical, dmda" 2 "TSR_NOPENCL=1" \
 # the regions homed on the device while CPU workers run beside it
 ocl "TSR_HOME=device + 2 CPUs, 6 pieces, pct 80" 2 "TSR_NOPENCL=1 TSR_HOME=device" \
 	--ncpu 2 -p 6 -npp 150 -wpp 300 -pct 80 -i 3 -l 3 --verify
+
+# distribute_charge's device variant adds each node's contributions in the CPU's order
+# (circuit.cl), and the reductions fold in color order: the whole final state, shared charges
+# included, is the CPU run's bit for bit, on the device alone and beside 1 and 2 CPU workers. The
+# state digest --verify prints compares it; --charge-on opencl makes sure the device ran
+# distribute_charge beside the CPUs (a scheduler may otherwise leave it idle), and TSR_STATS shows it.
+# charge_digest NAME CPU-WORKERS OPENCL-WORKERS ARGS...: the run passes --verify, started those
+# workers and (with an OpenCL worker) ran distribute_charge there; its digest in $digest.
+shape="-p 8 -npp 160 -wpp 333 -pct 70 -i 3 -l 3"
+charge_digest() {
+	name=$1
+	ocpu=$2
+	nocl=$3
+	shift 3
+	env $ocl_env TSR_STATS=1 TSR_NCPU=$ocpu TSR_NOPENCL=$nocl "$prog" $shape --verify "$@" >"$log" 2>&1
+	rc=$?
+	digest=$(sed -n "s/^verify: Tessera's state digest \([0-9a-f]*\) .*/\1/p" "$log")
+	if [ $rc != 0 ] || ! grep -q '^verify: Tessera: PASS' "$log" || [ -z "$digest" ] ||
+		! grep -q "^circuit: Tessera with $ocpu CPU workers, 0 CUDA workers, $nocl OpenCL workers" "$log"; then
+		echo "#   $name: exit $rc, digest '$digest'"
+		return 1
+	fi
+	if [ "$nocl" -gt 0 ] && ! grep -q "^tessera stats: distribute_charge *opencl *[1-9]" "$log"; then
+		echo "#   $name: distribute_charge never ran on the OpenCL device"
+		return 1
+	fi
+}
+if [ -n "$ocl_skip" ]; then
+	for what in "device alone" "device + 1 CPU" "device + 2 CPUs"; do
+		n=$((n + 1))
+		echo "ok $n # SKIP OpenCL distribute_charge, $what: $ocl_skip"
+	done
+else
+	charge_digest "2 CPUs, no device" 2 0
+	cpu_digest=$digest
+	for ncpu in 0 1 2; do
+		case $ncpu in
+			0) what="device alone" ;;
+			1) what="device + 1 CPU" ;;
+			*) what="device + $ncpu CPUs" ;;
+		esac
+		ok=1
+		if [ -z "$cpu_digest" ]; then
+			ok=0
+		elif [ $ncpu = 0 ]; then
+			charge_digest "$what" 0 1 || ok=0
+		else
+			charge_digest "$what" $ncpu 1 --charge-on opencl || ok=0
+		fi
+		[ $ok = 1 ] && [ "$digest" = "$cpu_digest" ]
+		report "OpenCL distribute_charge, $what: state bit-identical to the CPU run ($digest vs $cpu_digest)" $?
+	done
+fi
+# --charge-on names a kind of worker that did not start: the run fails and says so.
+"$prog" -p 2 -npp 64 -wpp 64 -i 1 -l 1 --ncpu 1 --charge-on cuda >"$log" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "^circuit: --charge-on: Tessera started no CUDA worker" "$log"
+report "--charge-on cuda without a CUDA worker fails, naming it (exit $rc)" $?
 exit $failed

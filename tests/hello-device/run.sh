@@ -39,16 +39,33 @@ run() { # name, the workers line it must print, then VAR=value ... for env
 	fi
 }
 
-echo "1..3"
+echo "1..5"
 run "CPU workers" "[1-9][0-9]* CPU, 0 CUDA, 0 OpenCL" TSR_NCUDA=0
+# Tessera's flags win over the environment; --version
+i=$((i + 1))
+if TSR_NCPU=2 "$hd" --ncpu 1 --ncuda 0 >"$log" 2>&1 && grep -q "^workers: 1 CPU, 0 CUDA, 0 OpenCL$" "$log"; then
+	echo "ok $i - --ncpu 1 wins over TSR_NCPU=2"
+else
+	echo "not ok $i - --ncpu 1 wins over TSR_NCPU=2"
+	sed 's/^/# /' "$log"
+	failed=1
+fi
+i=$((i + 1))
+if "$hd" --version >"$log" 2>&1 && grep -q "^hello-device (Tessera) [0-9]" "$log"; then
+	echo "ok $i - --version"
+else
+	echo "not ok $i - --version"
+	sed 's/^/# /' "$log"
+	failed=1
+fi
 
 # The device alone first: it tells whether there is one (tsr_init fails, or starts no OpenCL
 # worker, where no OpenCL platform is installed).
 env $ocl_env TSR_NOPENCL=1 TSR_NCPU=0 "$hd" >"$log" 2>&1
 if grep -q "^workers: 0 CPU, 0 CUDA, 0 OpenCL\|tsr_init: " "$log"; then
 	why=$(grep -m 1 "^workers:\|tsr_init: " "$log" | tr -d '#')
-	echo "ok 2 # SKIP OpenCL device alone: no OpenCL device ($why)"
-	echo "ok 3 # SKIP OpenCL device beside 2 CPUs: no OpenCL device"
+	echo "ok 4 # SKIP OpenCL device alone: no OpenCL device ($why)"
+	echo "ok 5 # SKIP OpenCL device beside 2 CPUs: no OpenCL device"
 	exit $failed
 fi
 # shellcheck disable=SC2086 # ocl_env is a list of assignments

@@ -29,7 +29,7 @@ report() { # name status
 	fi
 }
 
-echo "1..7"
+echo "1..9"
 if [ -n "$TSR_PREFIX" ]; then
 	prefix=$TSR_PREFIX
 	echo "using the installation in $prefix" >"$tmp/log"
@@ -76,6 +76,22 @@ PKG_CONFIG_PATH=$pcdir$starpu_pc $cc -o "$tmp/first" "$srcdir/tests/install/firs
 	$(PKG_CONFIG_PATH=$pcdir$starpu_pc "$pkg_config" --cflags --libs tessera) -Wl,-rpath,"$libdir" >"$tmp/log" 2>&1 &&
 	"$tmp/first" >>"$tmp/log" 2>&1 && grep -q '^first: sum of 1000 x 2.5 = 2500$' "$tmp/log"
 report "cc first.c \$(pkg-config --cflags --libs tessera) -Wl,-rpath: builds and runs" $?
+
+# Tessera's flags, from a program built against the installed header alone: --ncpu 1 wins over
+# TSR_NCPU=2, and the version the program reports is the header's.
+TSR_NCPU=2 "$tmp/first" --ncpu 1 --sched eager >"$tmp/log" 2>&1 &&
+	grep -q "^first: Tessera $(sed -n 's/^#define TSR_VERSION_STRING "\(.*\)"$/\1/p' "$prefix/include/tessera.h" | head -n 1), 1 CPU workers, policy eager$" "$tmp/log"
+report "first --ncpu 1 --sched eager with TSR_NCPU=2: 1 worker, eager" $?
+# The installed tessera-info: --version and --config (the flags it was given, and their source).
+# Installed into a prefix other than the configured one, it finds the library through
+# LD_LIBRARY_PATH.
+info() {
+	LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$bindir/tessera-info" "$@"
+}
+info --version >"$tmp/log" 2>&1 && grep -q "^tessera-info (Tessera) [0-9]" "$tmp/log" &&
+	TSR_NCPU=2 info --ncpu 1 --config >>"$tmp/log" 2>&1 &&
+	grep -q "^  TSR_NCPU  *--ncpu  *1  *from --ncpu$" "$tmp/log" && grep -q "^  workers: 1 (1 CPU" "$tmp/log"
+report "installed tessera-info --version, and --config says --ncpu 1 came from the flag" $?
 
 # Without an rpath, LD_LIBRARY_PATH finds the library.
 $cc -o "$tmp/first-norpath" "$srcdir/tests/install/first.c" \

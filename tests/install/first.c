@@ -1,6 +1,7 @@
 /* first.c: a program of one's own, built outside Tessera's tree with nothing but
- * `cc first.c $(pkg-config --cflags --libs tessera)` (tests/install/first-program.sh): it creates
- * a region, fills a field, maps it on the host and checks what it reads. */
+ * `cc first.c $(pkg-config --cflags --libs tessera)` (tests/install/first-program.sh): it takes
+ * Tessera's flags from its command line (--ncpu 2, --sched eager, ...), creates a region, fills a
+ * field, maps it on the host and checks what it reads. */
 #include <stdio.h>
 
 #include <tessera.h>
@@ -49,14 +50,25 @@ static int fill_and_sum(int64_t n, double value, double *sum)
 	return TSR_OK;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	double sum = 0.0;
-	int rc = tsr_init(NULL);
+	/* Tessera's flags leave argv (they win over TSR_NCPU and the other variables); the rest is
+	 * this program's, and it takes nothing more */
+	int rc = tsr_args(&argc, argv);
+	if (rc || argc > 1) {
+		fprintf(stderr, "usage: first [Tessera's flags: --ncpu N, --sched NAME, ...]\n");
+		if (rc)
+			report("tsr_args", rc);
+		return 2;
+	}
+	rc = tsr_init(NULL);
 	if (rc) {
 		report("tsr_init", rc);
 		return 1;
 	}
+	printf("first: Tessera %s, %d CPU workers, policy %s\n", tsr_version(NULL, NULL, NULL),
+	       tsr_ncpu_workers(), tsr_sched_name());
 	rc = fill_and_sum(1000, 2.5, &sum);
 	int frc = tsr_finalize();
 	if (frc)

@@ -51,6 +51,8 @@ mpi_start() {
 	limit=$2
 	log=$3
 	shift 3
+	# what runs, as a TAP comment (make check shows it): a run can take minutes on a busy machine
+	echo "# np $np: ${1##*/} $(shift && echo "$*")"
 	timeout -k 10 "$limit" "$mpirun" -np "$np" --oversubscribe --tag-output \
 		-x STARPU_SILENT -x STARPU_HOME "$@" >"$log" 2>"$log.err" &
 }

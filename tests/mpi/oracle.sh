@@ -43,8 +43,13 @@ batch() {
 	# a program that makes no progress for $stall s is a hang: end the run now
 	lines=-1
 	still=0
+	waited=0
 	while kill -0 $run 2>/dev/null; do
 		sleep 2
+		waited=$((waited + 2))
+		# how far it is, every 30 s (a TAP comment: make check shows it)
+		[ $((waited % 30)) -eq 0 ] &&
+			echo "# np $1 $2: $(rank_lines "$log" 0 | grep -c '^# seed ') of $4 programs started, $waited s"
 		now=$(wc -l <"$log" 2>/dev/null || echo 0)
 		if [ "$now" = "$lines" ]; then
 			still=$((still + 2))

@@ -14,18 +14,20 @@
  * override the configuration these tests depend on; each test runs forked, so clearing is local. */
 static inline void obs_clean_env(void)
 {
-	static const char *const vars[] = {"TSR_SCHED", "TSR_NCPU",  "TSR_NCUDA",    "TSR_TRACE",
-					   "TSR_DAG",   "TSR_STATS", "STARPU_SCHED", NULL};
+	static const char *const vars[] =
+		{"TSR_SCHED", "TSR_NCPU",       "TSR_NCUDA",     "TSR_TRACE", "TSR_TRACE_FLOWS",
+		 "TSR_DAG",   "TSR_DAG_LABELS", "TSR_DAG_ITERS", "TSR_STATS", "STARPU_SCHED",
+		 NULL};
 	for (int i = 0; vars[i]; i++)
 		unsetenv(vars[i]);
 }
 
 /* Start the runtime with `sched` (NULL: StarPU's default) on `ncpu` CPU workers (-1: default)
- * and no GPU, writing the given trace / graph files (NULL: none). */
-static inline void obs_init(const char *sched, int ncpu, const char *trace, const char *dag,
-			    int stats)
+ * and no GPU, writing the given trace / graph files (NULL: none), with the environment as it
+ * is (obs_init clears it first). */
+static inline void obs_start(const char *sched, int ncpu, const char *trace, const char *dag,
+			     int stats)
 {
-	obs_clean_env();
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
 	cfg.sched = sched;
@@ -38,6 +40,13 @@ static inline void obs_init(const char *sched, int ncpu, const char *trace, cons
 	CK_TSR(tsr_init(&cfg));
 	if (ncpu > 0)
 		ck_assert_int_eq(tsr_ncpu_workers(), ncpu);
+}
+
+static inline void obs_init(const char *sched, int ncpu, const char *trace, const char *dag,
+			    int stats)
+{
+	obs_clean_env();
+	obs_start(sched, ncpu, trace, dag, stats);
 }
 
 /* A fresh scratch directory; obs_path() names a file inside it. */

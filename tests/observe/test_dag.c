@@ -91,24 +91,53 @@ static int edge_cmp(const void *x, const void *y)
 	return strcmp(a->label, b->label);
 }
 
-/* Read nodes ("tN [label=\"N: name\"]") and edges ("tA -> tB [label=\"...\"]") of a dot file. */
+/* The reasons of one edge line: its label split at the dot escape "\\n" (none: one empty
+ * reason). */
+static int add_reasons(const char *line, int a, int b, struct edge *edges, int ne, int maxe)
+{
+	const char *l = strstr(line, "[label=\"");
+	char lab[1024] = "";
+	if (l)
+		sscanf(l, "[label=\"%1023[^\"]\"", lab);
+	char *rest = lab;
+	do {
+		char *nl = strstr(rest, "\\n");
+		if (nl)
+			*nl = 0;
+		ck_assert_int_lt(ne, maxe);
+		edges[ne].from = a;
+		edges[ne].to = b;
+		snprintf(edges[ne].label, sizeof edges[ne].label, "%s", rest);
+		ne++;
+		rest = nl ? nl + 2 : NULL;
+	} while (rest);
+	return ne;
+}
+
+/* Read nodes ("tN [label=\"...\", tooltip=\"N: name\"]") and edges ("tA -> tB;", or with a
+ * label of reasons, one struct edge per reason) of a dot file; each pair of nodes must have one
+ * edge line at most. */
 static int read_dot(const char *path, char nodes[][128], int maxn, int *nnodes, struct edge *edges,
 		    int maxe)
 {
 	char *text = obs_slurp(path), *s = text, *line;
 	ck_assert_msg(strncmp(text, "digraph", 7) == 0, "%s does not start a digraph", path);
-	int ne = 0;
+	int ne = 0, nlines = 0, pairs[256][2];
 	*nnodes = 0;
 	while ((line = strsep(&s, "\n"))) {
-		int a, b, k;
+		int a, b, k, pos = 0;
 		char lab[128];
-		if (sscanf(line, " t%d -> t%d [label=\"%127[^\"]\"];", &a, &b, lab) == 3) {
-			ck_assert_int_lt(ne, maxe);
-			edges[ne].from = a;
-			edges[ne].to = b;
-			snprintf(edges[ne].label, sizeof edges[ne].label, "%s", lab);
-			ne++;
-		} else if (sscanf(line, " t%d [label=\"%d: %127[^\"]\"];", &a, &k, lab) == 3) {
+		const char *tip = strstr(line, "tooltip=\"");
+		if (sscanf(line, " t%d -> t%d%n", &a, &b, &pos) == 2 && pos > 0) {
+			for (int i = 0; i < nlines; i++)
+				ck_assert_msg(pairs[i][0] != a || pairs[i][1] != b,
+					      "two edges t%d -> t%d", a, b);
+			ck_assert_int_lt(nlines, 256);
+			pairs[nlines][0] = a;
+			pairs[nlines++][1] = b;
+			ne = add_reasons(line, a, b, edges, ne, maxe);
+		} else if (sscanf(line, " t%d [label=", &a) == 1 && tip &&
+			   sscanf(tip, "tooltip=\"%d: %127[^\"]\"", &k, lab) == 2) {
 			ck_assert_int_eq(a, k);
 			ck_assert_int_eq(a, *nnodes); /* nodes are numbered in submission order */
 			ck_assert_int_lt(a, maxn);
@@ -151,12 +180,11 @@ static void check_graph(const char *path, int nwant_nodes, const char *const *wa
 }
 
 /* Region g = [0,7] with f64 fields a and b; tiles = {[0,3], [4,7]}; halo = {[0,4], [3,7]}.
- * Node numbers are submission order (one node per point task). The comments list, for each
- * access, the earlier accesses it meets newest first and why each gives an edge or stops. */
-START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
+ * Node numbers are submission order (one node per point task, one per fold task). The comments
+ * list, for each access, the earlier accesses it meets newest first and why each gives an edge
+ * or stops. */
+static void small_program(void)
 {
-	obs_mkdir();
-	obs_init("eager", 2, NULL, obs_path("g.dot"), 0);
 	tsr_fspace_t fs;
 	tsr_field_t fa, fb;
 	CK_TSR(tsr_fspace_create(&fs));
@@ -197,17 +225,19 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 	/* t6, t7: READ_WRITE a through tiles: t5 covers each tile (edge, stop). */
 	tsr_req_t qb = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(fa));
 	CK_TSR(tsr_index_launch(tbump, two, 1, &qb, &fa, sizeof fa, TSR_REDOP_NONE, NULL));
-	/* t8, t9: REDUCE(SUM) b whole. t8: t4 READ, t3 and t2 W (edges). t9: t8 is the same
-	 * reduction (no edge), then t4, t3, t2 (edges). */
+	/* t8, t10: REDUCE(SUM) b whole, each point into a private buffer (no access to g), folded
+	 * into g.b by Tessera's fold task t9, t11 (TSR_REDUX=ordered, the default). t9: t8 (its
+	 * private buffer), then b's writers t3, t2 and its reader t4 (edges); as a READ_WRITE of
+	 * the whole of b, it covers them. t11: t10, then t9 covers (edge, stop). */
 	tsr_req_t qr = tsr_req_region(g, TSR_REDUCE(TSR_SUM), TSR_FIELDS(fb));
 	tsr_redop_t sum = TSR_SUM, max = TSR_MAX;
 	CK_TSR(tsr_launch(tfold, 1, &qr, &sum, sizeof sum, NULL));
 	CK_TSR(tsr_launch(tfold, 1, &qr, &sum, sizeof sum, NULL));
-	/* t10: read a and b. a: t7, t6 RW (edges), t5 W covers (edge, stop). b: t9, t8 REDUCE
-	 * (edges), t4 READ (no edge), t3, t2 (edges). */
+	/* t12: read a and b. a: t7, t6 RW (edges), t5 W covers (edge, stop). b: the fold t11
+	 * covers (edge, stop). */
 	CK_TSR(tsr_launch(tlook, 1, &ql, NULL, 0, &f2));
-	/* t11: REDUCE(MAX) b: a different operator conflicts with the sums: t10 READ, t9, t8
-	 * REDUCE(SUM), t4 READ, t3, t2 W: all edges. */
+	/* t13: REDUCE(MAX) b, folded by t14: t13 (private buffer); t11 covers (edge, stop); the
+	 * reader t12 since (edge). */
 	tsr_req_t qm = tsr_req_region(g, TSR_REDUCE(TSR_MAX), TSR_FIELDS(fb));
 	CK_TSR(tsr_launch(tfold, 1, &qm, &max, sizeof max, NULL));
 
@@ -227,48 +257,89 @@ START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
 	CK_TSR(tsr_future_destroy(f1));
 	CK_TSR(tsr_future_destroy(f2));
 	CK_TSR(tsr_region_destroy(g));
-	CK_TSR(tsr_finalize()); /* the graph is written here */
+}
 
-	static const char *const nodes[] = {"set(0)", "set(1)", "smooth(0)", "smooth(1)",
-					    "look",   "set",    "bump(0)",   "bump(1)",
-					    "fold",   "fold",   "look",      "fold"};
+/* Its nodes, and its edges with their reasons (TSR_DAG_LABELS=1: every edge drawn). */
+static const char *const small_nodes[] = {"set(0)", "set(1)",   "smooth(0)", "smooth(1)",
+					  "look",   "set",      "bump(0)",   "bump(1)",
+					  "fold",   "tsr_fold", "fold",      "tsr_fold",
+					  "look",   "fold",     "tsr_fold"};
+enum { NSMALL = sizeof small_nodes / sizeof small_nodes[0] };
+
+static const struct edge small_edges[] = {
+	{1, 2, "g/halo(0).a WRITE->READ"},
+	{0, 2, "g/halo(0).a WRITE->READ"},
+	{1, 3, "g/halo(1).a WRITE->READ"},
+	{0, 3, "g/halo(1).a WRITE->READ"},
+	{1, 4, "g.a WRITE->READ"},
+	{0, 4, "g.a WRITE->READ"},
+	{3, 4, "g.b WRITE->READ"},
+	{2, 4, "g.b WRITE->READ"},
+	{4, 5, "g.a READ->WRITE"},
+	{3, 5, "g.a READ->WRITE"},
+	{2, 5, "g.a READ->WRITE"},
+	{1, 5, "g.a WRITE->WRITE"},
+	{0, 5, "g.a WRITE->WRITE"},
+	{5, 6, "g/tiles(0).a WRITE->READ_WRITE"},
+	{5, 7, "g/tiles(1).a WRITE->READ_WRITE"},
+	{8, 9, "g.b private buffer"},
+	{3, 9, "g.b WRITE->FOLD(sum)"},
+	{2, 9, "g.b WRITE->FOLD(sum)"},
+	{4, 9, "g.b READ->FOLD(sum)"},
+	{10, 11, "g.b private buffer"},
+	{9, 11, "g.b FOLD(sum)->FOLD(sum)"},
+	{7, 12, "g.a READ_WRITE->READ"},
+	{6, 12, "g.a READ_WRITE->READ"},
+	{5, 12, "g.a WRITE->READ"},
+	{11, 12, "g.b FOLD(sum)->READ"},
+	{13, 14, "g.b private buffer"},
+	{11, 14, "g.b FOLD(sum)->FOLD(max)"},
+	{12, 14, "g.b READ->FOLD(max)"},
+};
+
+START_TEST(dag_of_a_small_program_has_exactly_the_derived_edges)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_DAG_LABELS", "1", 1);
+	obs_start("eager", 2, NULL, obs_path("g.dot"), 0);
+	small_program();
+	CK_TSR(tsr_finalize()); /* the graph is written here */
+	check_graph(obs_path("g.dot"), NSMALL, small_nodes,
+		    (int)(sizeof small_edges / sizeof small_edges[0]), small_edges);
+	obs_rmdir();
+}
+END_TEST
+
+/* By default the graph is drawn for people: no labels, one edge per pair, and no edge that a
+ * path of two edges through another task implies (t1 -> t4 goes t1 -> t2 -> t4, t5 -> t12 goes
+ * t5 -> t6 -> t12, ...): of the labelled graph's 28 pairs, 18 remain. The launches are boxed. */
+START_TEST(dag_drawn_for_people_by_default)
+{
+	obs_mkdir();
+	obs_init("eager", 2, NULL, obs_path("d.dot"), 0);
+	small_program();
+	CK_TSR(tsr_finalize());
 	static const struct edge want[] = {
-		{1, 2, "g/halo(0).a WRITE->READ"},
-		{0, 2, "g/halo(0).a WRITE->READ"},
-		{1, 3, "g/halo(1).a WRITE->READ"},
-		{0, 3, "g/halo(1).a WRITE->READ"},
-		{1, 4, "g.a WRITE->READ"},
-		{0, 4, "g.a WRITE->READ"},
-		{3, 4, "g.b WRITE->READ"},
-		{2, 4, "g.b WRITE->READ"},
-		{4, 5, "g.a READ->WRITE"},
-		{3, 5, "g.a READ->WRITE"},
-		{2, 5, "g.a READ->WRITE"},
-		{1, 5, "g.a WRITE->WRITE"},
-		{0, 5, "g.a WRITE->WRITE"},
-		{5, 6, "g/tiles(0).a WRITE->READ_WRITE"},
-		{5, 7, "g/tiles(1).a WRITE->READ_WRITE"},
-		{4, 8, "g.b READ->REDUCE(sum)"},
-		{3, 8, "g.b WRITE->REDUCE(sum)"},
-		{2, 8, "g.b WRITE->REDUCE(sum)"},
-		{4, 9, "g.b READ->REDUCE(sum)"},
-		{3, 9, "g.b WRITE->REDUCE(sum)"},
-		{2, 9, "g.b WRITE->REDUCE(sum)"},
-		{7, 10, "g.a READ_WRITE->READ"},
-		{6, 10, "g.a READ_WRITE->READ"},
-		{5, 10, "g.a WRITE->READ"},
-		{9, 10, "g.b REDUCE(sum)->READ"},
-		{8, 10, "g.b REDUCE(sum)->READ"},
-		{3, 10, "g.b WRITE->READ"},
-		{2, 10, "g.b WRITE->READ"},
-		{10, 11, "g.b READ->REDUCE(max)"},
-		{9, 11, "g.b REDUCE(sum)->REDUCE(max)"},
-		{8, 11, "g.b REDUCE(sum)->REDUCE(max)"},
-		{4, 11, "g.b READ->REDUCE(max)"},
-		{3, 11, "g.b WRITE->REDUCE(max)"},
-		{2, 11, "g.b WRITE->REDUCE(max)"},
+		{1, 2, ""},  {0, 2, ""},  {1, 3, ""},  {0, 3, ""},   {3, 4, ""},   {2, 4, ""},
+		{4, 5, ""},  {5, 6, ""},  {5, 7, ""},  {8, 9, ""},   {4, 9, ""},   {10, 11, ""},
+		{9, 11, ""}, {7, 12, ""}, {6, 12, ""}, {11, 12, ""}, {13, 14, ""}, {12, 14, ""},
 	};
-	check_graph(obs_path("g.dot"), 12, nodes, (int)(sizeof want / sizeof want[0]), want);
+	check_graph(obs_path("d.dot"), NSMALL, small_nodes, (int)(sizeof want / sizeof want[0]),
+		    want);
+	/* every index launch of two points is a box named after its task */
+	char *dot = obs_slurp(obs_path("d.dot"));
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_l0 {\nlabel=\"launch 1: set\";"));
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_l1 {\nlabel=\"launch 2: smooth\";"));
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_l4 {\nlabel=\"launch 5: bump\";"));
+	/* a single launch's point and its fold */
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_l5 {\nlabel=\"launch 6: fold\";"));
+	/* an iteration ends where a task launched in it is launched again: set (launch 4), then
+	 * fold (launch 9, after look); the run of two single launches of fold (6, 7) is one */
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_i1 {\nlabel=\"iteration 2\";"));
+	ck_assert_ptr_nonnull(strstr(dot, "subgraph cluster_i2 {\nlabel=\"iteration 3\";"));
+	ck_assert_ptr_null(strstr(dot, "iteration 4"));
+	free(dot);
 	obs_rmdir();
 }
 END_TEST
@@ -278,7 +349,9 @@ END_TEST
 START_TEST(dag_of_chains_and_fan_out)
 {
 	obs_mkdir();
-	obs_init("lws", 2, NULL, obs_path("c.dot"), 0);
+	obs_clean_env();
+	setenv("TSR_DAG_LABELS", "1", 1); /* the reasons are checked */
+	obs_start("lws", 2, NULL, obs_path("c.dot"), 0);
 	tsr_fspace_t fs;
 	tsr_field_t fa, fb;
 	CK_TSR(tsr_fspace_create(&fs));
@@ -334,6 +407,7 @@ START_TEST(dag_links_tiles_color_to_color)
 	obs_mkdir();
 	obs_clean_env();
 	setenv("TSR_DAG", obs_path("t.dot"), 1); /* the environment route */
+	setenv("TSR_DAG_LABELS", "1", 1);
 	setenv("TSR_NCPU", "2", 1);
 	CK_TSR(tsr_init(NULL));
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 15));
@@ -375,6 +449,7 @@ int main(void)
 	Suite *s = suite_create("dag");
 	TCase *tc = tsr_test_tcase("dag", 0);
 	tcase_add_test(tc, dag_of_a_small_program_has_exactly_the_derived_edges);
+	tcase_add_test(tc, dag_drawn_for_people_by_default);
 	tcase_add_test(tc, dag_of_chains_and_fan_out);
 	tcase_add_test(tc, dag_links_tiles_color_to_color);
 	suite_add_tcase(s, tc);

@@ -3,6 +3,7 @@
  * table and the idle fraction printed at finalize), on small programs whose tasks are known in
  * advance. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include "observe.h"
 
 /* ------------------------------------------------------------------ tasks */
@@ -109,24 +110,33 @@ static void traced_program(struct observed *obs)
 }
 
 /* ------------------------------------------------------- reading the trace */
-/* The file must be JSON (python's json.tool, as a user would check it); a second small script
- * then flattens its events into tab-separated lines that C reads without a JSON parser:
- * X name task color worker tid ts dur / T tid thread-name / C counter-name bytes. */
+/* The file must pass timeline_check.py (the Trace Event Format's rules that Perfetto relies on:
+ * pid and tid >= 1, named processes and threads, numeric counters, nested slices, matched
+ * flows); a second small script then flattens the events this test compares with the program
+ * into tab-separated lines that C reads without a JSON parser:
+ * X name task color worker tid ts dur (the user's tasks) / T tid worker-thread-name /
+ * C counter-name / I name (Tessera's own tasks) / P pid. */
 static const char *const flatten_py =
 	"import json, sys\n"
-	"def reject(c):\n"
-	"    raise ValueError('not JSON: ' + c)\n"
-	"d = json.load(open(sys.argv[1]), parse_constant=reject)\n"
+	"d = json.load(open(sys.argv[1]))\n"
 	"for e in d['traceEvents']:\n"
 	"    ph = e.get('ph')\n"
-	"    if ph == 'X':\n"
+	"    if ph == 'X' and e.get('cat') == 'task':\n"
 	"        a = e['args']\n"
 	"        print('X\\t%s\\t%s\\t%s\\t%d\\t%d\\t%.3f\\t%.3f' % (e['name'], a['task'], "
 	"a['color'], a['worker'], e['tid'], e['ts'], e['dur']))\n"
-	"    elif ph == 'M' and e.get('name') == 'thread_name':\n"
+	"    elif ph == 'X' and e.get('cat') == 'tessera':\n"
+	"        print('I\\t%s' % e['args']['task'])\n"
+	"    elif ph == 'M' and e['name'] == 'thread_name' and "
+	"e['args']['name'].startswith('worker'):\n"
 	"        print('T\\t%d\\t%s' % (e['tid'], e['args']['name']))\n"
+	"    elif ph == 'M' and e['name'] == 'process_name':\n"
+	"        print('P\\t%d' % e['pid'])\n"
 	"    elif ph == 'C':\n"
-	"        print('C\\t%s\\t%d' % (e['name'], e['args']['bytes']))\n";
+	"        print('C\\t%s' % e['name'])\n";
+
+/* Worker w's track in the timeline: tid 1 is the host thread's. */
+enum { TID_WORKER0 = 2 };
 
 struct xev {
 	char name[64], task[64], color[32];
@@ -142,26 +152,41 @@ static char *field(char **s)
 	return f;
 }
 
-/* Check the JSON, and return its X events (*nthreads: thread_name entries, *ncounters: C
- * events). */
-static int read_trace(const char *trace, struct xev *ev, int max, int *nthreads, int *ncounters)
+/* What the trace says besides the user's tasks. */
+struct trace_info {
+	int nthreads;  /* worker tracks named */
+	int ncounters; /* counter samples */
+	int ninternal; /* Tessera's own tasks */
+	int pid;
+};
+
+/* Check the file with timeline_check.py, and return its user-task X events. */
+static int read_trace(const char *path, struct xev *ev, int max, struct trace_info *ti)
 {
-	char cmd[1600];
-	snprintf(cmd, sizeof cmd, OBS_PYTHON " -m json.tool '%s' > /dev/null", trace);
-	ck_assert_msg(system(cmd) == 0, "%s is not valid JSON (python3 -m json.tool)", trace);
+	char cmd[1600], trace[512];
+	snprintf(trace, sizeof trace, "%s", path); /* obs_path's buffers are reused below */
+	snprintf(cmd, sizeof cmd,
+		 OBS_PYTHON " '" OBS_SRCDIR "/tests/observe/timeline_check.py' '%s' > '%s'", trace,
+		 obs_path("summary.json"));
+	ck_assert_msg(system(cmd) == 0, "%s breaks the Trace Event Format (timeline_check.py)",
+		      trace);
 	obs_write_file(obs_path("flatten.py"), flatten_py);
 	snprintf(cmd, sizeof cmd, OBS_PYTHON " '%s' '%s' > '%s'", obs_path("flatten.py"), trace,
 		 obs_path("events.tsv"));
-	ck_assert_msg(system(cmd) == 0, "%s lacks a field of the Chrome trace-event format", trace);
+	ck_assert_msg(system(cmd) == 0, "%s lacks a field this test reads", trace);
 	char *text = obs_slurp(obs_path("events.tsv")), *s = text, *line;
 	int n = 0;
-	*nthreads = *ncounters = 0;
+	memset(ti, 0, sizeof *ti);
 	while ((line = strsep(&s, "\n")) && *line) {
 		char *rest = line, *kind = field(&rest);
 		if (!strcmp(kind, "T")) {
-			(*nthreads)++;
+			ti->nthreads++;
 		} else if (!strcmp(kind, "C")) {
-			(*ncounters)++;
+			ti->ncounters++;
+		} else if (!strcmp(kind, "I")) {
+			ti->ninternal++;
+		} else if (!strcmp(kind, "P")) {
+			ti->pid = atoi(field(&rest));
 		} else {
 			ck_assert_str_eq(kind, "X");
 			ck_assert_int_lt(n, max);
@@ -183,10 +208,12 @@ static int read_trace(const char *trace, struct xev *ev, int max, int *nthreads,
 static void check_trace(const char *trace, const struct observed *obs, int nworkers)
 {
 	struct xev ev[64];
-	int nthreads, ncounters;
-	int n = read_trace(trace, ev, 64, &nthreads, &ncounters);
+	struct trace_info ti;
+	int n = read_trace(trace, ev, 64, &ti);
 	ck_assert_int_eq(n, NPOINTS + NSOLO);
-	ck_assert_int_eq(nthreads, nworkers); /* one named timeline per worker */
+	ck_assert_int_eq(ti.nthreads, nworkers); /* one named timeline per worker */
+	ck_assert_int_eq(ti.pid, 1);             /* one process: pid 1 */
+	ck_assert_int_gt(ti.ncounters, 0);       /* tasks waiting and running */
 	int seen_point[NPOINTS] = {0}, seen_solo = 0;
 	const struct xev *solo_ev[NSOLO] = {NULL};
 	double last_work_end = 0;
@@ -194,7 +221,8 @@ static void check_trace(const char *trace, const struct observed *obs, int nwork
 		const struct xev *e = &ev[i];
 		ck_assert_int_ge(e->worker, 0);
 		ck_assert_int_lt(e->worker, nworkers);
-		ck_assert_int_eq(e->tid, e->worker); /* the timeline is the worker's */
+		ck_assert_int_eq(e->tid, e->worker + TID_WORKER0); /* the timeline is the worker's
+								    */
 		ck_assert(e->ts >= 0);
 		ck_assert_msg(e->dur >= 200 - 1e-3,
 			      "event %s lasted %.3f us, the task spins 200 us", e->name, e->dur);
@@ -302,7 +330,9 @@ static void touch(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(trace_and_graph_escape_names)
 {
 	obs_mkdir();
-	obs_init("eager", 1, obs_path("q.json"), obs_path("q.dot"), 0);
+	obs_clean_env();
+	setenv("TSR_DAG_LABELS", "1", 1); /* the region's name is on the edge's label */
+	obs_start("eager", 1, obs_path("q.json"), obs_path("q.dot"), 0);
 	tsr_region_t r = tsr_test_region_f64("the \"grid\" \\", tsr_box1(0, 3));
 	tsr_task_t t = reg("say \"hi\" \\", touch);
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
@@ -311,8 +341,8 @@ START_TEST(trace_and_graph_escape_names)
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
 	struct xev ev[4];
-	int nthreads, ncounters;
-	ck_assert_int_eq(read_trace(obs_path("q.json"), ev, 4, &nthreads, &ncounters), 2);
+	struct trace_info ti;
+	ck_assert_int_eq(read_trace(obs_path("q.json"), ev, 4, &ti), 2);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_str_eq(ev[i].task, "say \"hi\" \\");
 		ck_assert_str_eq(ev[i].name, "say \"hi\" \\");
@@ -392,8 +422,13 @@ static void check_rows(void)
 {
 	tsr_task_stats_t rows[16];
 	int n = tsr_stats_get(rows, 16);
-	ck_assert_msg(n == 2, "expected rows for alpha and beta only, got %d (%s)", n,
+	ck_assert_msg(n >= 2, "expected rows for alpha and beta, got %d (%s)", n,
 		      n < 0 ? tsr_last_error() : "");
+	/* the others are Tessera's own tasks (the syncs that order a view's end, say) */
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(!strcmp(rows[i].name, "alpha") || !strcmp(rows[i].name, "beta") ||
+				      !strncmp(rows[i].name, "tsr_", 4),
+			      "unexpected statistics row '%s'", rows[i].name);
 	const tsr_task_stats_t *a = find_row(rows, n, "alpha"), *b = find_row(rows, n, "beta");
 	ck_assert_int_eq(a->count, NALPHA);
 	ck_assert_int_eq(b->count, NBETA_POINTS * NBETA_LAUNCHES);
@@ -490,6 +525,11 @@ START_TEST(stats_table_printed_at_finalize)
 			ck_assert(idle >= 0.0 && idle <= 1.0);
 			ck_assert_int_eq(nwork, nw);
 		} else if (sscanf(line, "tessera stats: %63s %7s %ld %lf %lf", name, kind, &count,
+				  &total_ms, &mean_us) == 5 &&
+			   !strncmp(name, "tsr_", 4)) {
+			/* Tessera's own tasks (syncs) have rows of their own, and do not spin */
+			ck_assert_int_gt(count, 0);
+		} else if (sscanf(line, "tessera stats: %63s %7s %ld %lf %lf", name, kind, &count,
 				  &total_ms, &mean_us) == 5) {
 			ck_assert_str_eq(kind, "cpu");
 			ck_assert_msg(mean_us >= SPIN_US * 0.999, "%s: mean %.2f us", name,
@@ -513,6 +553,165 @@ START_TEST(stats_table_printed_at_finalize)
 }
 END_TEST
 
+/* ------------------------------------------------- Tessera's own tasks, arrows */
+
+/* The file passes timeline_check.py, and `expr` holds: a Python expression over its events
+ * (ev), the validator's summary (s) and a counter of Tessera's own tasks by name (own). */
+static void timeline_expect(const char *path, const char *expr)
+{
+	char trace[512], cmd[4096];
+	snprintf(trace, sizeof trace, "%s", path);
+	snprintf(cmd, sizeof cmd,
+		 OBS_PYTHON " '" OBS_SRCDIR "/tests/observe/timeline_check.py' '%s' > '%s'", trace,
+		 obs_path("summary.json"));
+	ck_assert_msg(system(cmd) == 0, "%s breaks the Trace Event Format (timeline_check.py)",
+		      trace);
+	snprintf(cmd, sizeof cmd,
+		 OBS_PYTHON
+		 " -c \"import json, sys, collections\n"
+		 "ev = json.load(open(sys.argv[1]))['traceEvents']\n"
+		 "s = json.load(open(sys.argv[2]))\n"
+		 "own = collections.Counter(e['args']['task'] for e in ev if e['ph'] == 'X' "
+		 "and e.get('cat') == 'tessera')\n"
+		 "sys.exit(0 if (%s) else 1)\" '%s' '%s'",
+		 expr, trace, obs_path("summary.json"));
+	ck_assert_msg(system(cmd) == 0, "%s: not so: %s", trace, expr);
+}
+
+static void add_one(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t x, y;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &x) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_REDUCE(TSR_SUM), &y))
+		return;
+	double sum = 0;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
+		sum += TSR_AT1(&x, double, i);
+	for (int64_t i = y.lo[0]; i <= y.hi[0]; i++)
+		TSR_AT1(&y, double, i) += 1.0;
+	tsr_ctx_return(ctx, &sum);
+}
+
+/* Fills, a reduction through private buffers (one fold per point), a reduced future (one fold
+ * of the points' values) and a copy: each of Tessera's own tasks is a slice of its own, a row
+ * of the statistics, and, with TSR_TRACE_FLOWS=1, every dependence of the task graph is one
+ * arrow (as many as the graph's edges with labels, which draws them all). The copy's bytes are
+ * a transfer slice on its node's copy track. */
+START_TEST(timeline_shows_tessera_tasks_and_arrows)
+{
+	enum { N = 16, P = 4 };
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_TRACE_FLOWS", "1", 1);
+	setenv("TSR_DAG_LABELS", "1", 1);
+	obs_start("eager", 2, obs_path("own.json"), obs_path("own.dot"), 1);
+	tsr_fspace_t fs;
+	tsr_field_t fx, fy;
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "x", TSR_F64, 0, &fx));
+	CK_TSR(tsr_fspace_add(fs, "y", TSR_F64, 0, &fy));
+	tsr_region_t r, c;
+	CK_TSR(tsr_region_create("r", tsr_box1(0, N - 1), fs, &r));
+	CK_TSR(tsr_region_create("c", tsr_box1(0, N - 1), fs, &c));
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, P - 1), "tiles", &tiles));
+	CK_TSR(tsr_fill(r, fx, &(double){1.0}, sizeof(double)));
+	CK_TSR(tsr_fill(r, fy, &(double){0.0}, sizeof(double)));
+	tsr_task_t t;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add_one",
+						    .cpu = add_one,
+						    .ret_type = TSR_F64},
+				 &t));
+	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_READ, TSR_FIELDS(fx)),
+			  tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(fy))};
+	tsr_future_t total;
+	CK_TSR(tsr_index_launch(t, tsr_box1(0, P - 1), 2, q, NULL, 0, TSR_SUM, &total));
+	CK_TSR(tsr_copy(r, fy, c, fy));
+	double v;
+	CK_TSR(tsr_future_take(total, &v, sizeof v));
+	ck_assert_double_eq(v, (double)N);
+	double y[N];
+	tsr_test_read1(c, fy, y, N);
+	for (int i = 0; i < N; i++)
+		ck_assert_double_eq(y[i], (double)P); /* every point added 1 everywhere */
+	CK_TSR(tsr_fence()); /* every callback (which records a task) has run */
+	tsr_task_stats_t rows[16];
+	int n = tsr_stats_get(rows, 16);
+	ck_assert_int_eq(find_row(rows, n, "tsr_fold")->count, P);
+	ck_assert_int_eq(find_row(rows, n, "tsr_future_fold")->count, 1);
+	ck_assert_int_eq(find_row(rows, n, "tsr_fill")->count, 2);
+	ck_assert_int_eq(find_row(rows, n, "tsr_copy")->count, 1);
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_region_destroy(c));
+	freopen("/dev/null", "w", stderr); /* the statistics table */
+	CK_TSR(tsr_finalize());
+
+	timeline_expect(obs_path("own.json"),
+			"own['tsr_fold'] == 4 and own['tsr_future_fold'] == 1 "
+			"and own['tsr_fill'] == 2 "
+			"and own['tsr_copy'] == 1 and s['slices']['task'] == 4");
+	timeline_expect(obs_path("own.json"),
+			"[e['args']['bytes'] for e in ev if e.get('cat') == 'transfer' and "
+			"e['name'] == 'copy by tsr_copy'] == [128] and "
+			"'copies in node 0 (host RAM)' in s['threads']");
+	/* one arrow per edge of the graph (with labels, every pair is drawn) */
+	char *dot = obs_slurp(obs_path("own.dot"));
+	int edges = 0;
+	for (char *p = dot; (p = strstr(p, " -> ")); p++)
+		edges++;
+	free(dot);
+	ck_assert_int_gt(edges, 0);
+	char expr[64];
+	snprintf(expr, sizeof expr, "s['flows'] == %d", edges);
+	timeline_expect(obs_path("own.json"), expr);
+	obs_rmdir();
+}
+END_TEST
+
+/* Files that cannot be written at tsr_finalize fail it, naming the file and the switch, and the
+ * runtime is stopped all the same: a full device (/dev/full takes the open, not the bytes), then
+ * a directory removed since tsr_init. */
+START_TEST(unwritable_files_fail_finalize_by_name)
+{
+	obs_mkdir();
+	obs_init("eager", 1, "/dev/full", "/dev/full", 0);
+	tsr_region_t r = tsr_test_region_f64("r", tsr_box1(0, 3));
+	tsr_task_t t = reg("touch", touch);
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_region_destroy(r));
+	/* both files fail: the message names both */
+	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "/dev/full", "TSR_TRACE", "graph file",
+		   "could not be written");
+	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence"); /* stopped */
+
+	char dir[600], cmd[700];
+	snprintf(dir, sizeof dir, "%s/gone", obs_dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(cmd, sizeof cmd, "%s/t.json", dir);
+	obs_init("eager", 1, cmd, NULL, 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "gone/t.json", "TSR_TRACE", "cannot write");
+	obs_rmdir();
+}
+END_TEST
+
+/* A bad value of the timeline's and the graph's switches fails tsr_init, naming it. */
+START_TEST(observation_switches_refused_by_name)
+{
+	static const char *const bad[][2] = {{"TSR_TRACE_FLOWS", "2"},
+					     {"TSR_DAG_LABELS", "yes"},
+					     {"TSR_DAG_ITERS", "-1"},
+					     {"TSR_DAG_ITERS", "ten"}};
+	for (int i = 0; i < 4; i++) {
+		obs_clean_env();
+		setenv(bad[i][0], bad[i][1], 1);
+		CK_TSR_ERR(tsr_init(NULL), TSR_EINVAL, bad[i][0]);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("trace");
@@ -521,6 +720,9 @@ int main(void)
 	tcase_add_test(tc, trace_file_from_env_has_one_event_per_task);
 	tcase_add_test(tc, no_trace_file_unless_asked);
 	tcase_add_test(tc, trace_and_graph_escape_names);
+	tcase_add_test(tc, timeline_shows_tessera_tasks_and_arrows);
+	tcase_add_test(tc, observation_switches_refused_by_name);
+	tcase_add_test(tc, unwritable_files_fail_finalize_by_name);
 	suite_add_tcase(s, tc);
 	tc = tsr_test_tcase("stats", 0);
 	tcase_add_test(tc, stats_count_every_task_by_name);

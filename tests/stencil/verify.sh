@@ -27,21 +27,27 @@ scheds="eager lws dmda tsr-locality"
 # the 16-point grid, whose halo then spans two neighbours), in j, in both, and in k.
 layouts="1:1:1 2:1:1 1:3:1 2:2:1 5:1:1 3:2:1 1:7:1 4:2:1 3:3:1 2:5:1 11:1:1 3:4:1 1:13:1 7:2:1 5:3:1 4:4:1 16:1:1 2:2:2 1:3:4"
 nlayouts=19
-echo "1..$((4 * 2 * 2 * 4 + 16 + 8))"
+echo "1..$((4 * 2 * 2 * 4 + 16 + 9 + 10 + 8))"
 
 i=0
-run() {   # name, pattern the log must contain, then the arguments of apps/stencil
+runc() {   # name, pattern the log must contain, then the command
 	name=$1
 	want=$2
 	shift 2
 	i=$((i + 1))
-	if "$st" "$@" >"$log" 2>&1 && grep -q "$want" "$log"; then
+	if "$@" >"$log" 2>&1 && grep -q "$want" "$log"; then
 		echo "ok $i - $name"
 	else
 		echo "not ok $i - $name"
-		echo "#   $st $*"
+		echo "#   $*"
 		sed 's/^/# /' "$log"
 	fi
+}
+run() {   # name, pattern the log must contain, then the arguments of apps/stencil
+	name=$1
+	want=$2
+	shift 2
+	runc "$name" "$want" "$st" "$@"
 }
 nth() {   # nth K word...: the K-th word (1-based)
 	k=$1
@@ -161,13 +167,38 @@ run "--compare: raw StarPU under --sched dmda on 2 workers, as Tessera" \
 	"^baseline: raw StarPU in the same StarPU instance: policy dmda, 2 workers" \
 	-nx 32 -ny 24 -nz 4 -iter 3 -tx 2 -ty 2 --sched dmda --ncpu 2 --compare --reps 1 --stream-n 100000
 i=$((i + 1))
-if STARPU_SCHED=eager "$st" -nx 32 -ny 24 -nz 4 -iter 3 --sched lws --ncpu 1 --compare --reps 1 --stream-n 100000 \
+if STARPU_SCHED=eager "$st" -nx 32 -ny 24 -nz 4 -iter 3 --ncpu 1 --compare --reps 1 --stream-n 100000 \
 	>"$log" 2>&1 && grep -q "^policy: *eager" "$log" &&
 	grep -q "^baseline: raw StarPU in the same StarPU instance: policy eager, 1 worker$" "$log" &&
 	grep -q "^ratios: .*tessera/starpu = [0-9.]*x" "$log"; then
 	echo "ok $i - --compare: STARPU_SCHED=eager reaches Tessera and raw StarPU alike"
 else
 	echo "not ok $i - --compare: STARPU_SCHED=eager reaches Tessera and raw StarPU alike"
+	sed 's/^/# /' "$log"
+fi
+# and a flag wins over it, for both
+runc "--compare: --sched lws wins over STARPU_SCHED=eager, for raw StarPU too" \
+	"^baseline: raw StarPU in the same StarPU instance: policy lws, 1 worker$" \
+	env STARPU_SCHED=eager "$st" -nx 32 -ny 24 -nz 4 -iter 3 --sched lws --ncpu 1 --compare --reps 1 --stream-n 100000
+
+# Tessera's flags win over the environment (TSR_NCPU=2 --ncpu 1: 1 worker), whatever the order
+runc "--ncpu 1 wins over TSR_NCPU=2" "^workers: *1 CPU," env TSR_NCPU=2 "$st" -nx 16 -ny 16 -nz 2 -iter 2 --ncpu 1
+runc "--ncpu=1 before the app's options, over STARPU_NCPU=2" "^workers: *1 CPU," \
+	env STARPU_NCPU=2 "$st" --ncpu=1 -nx 16 -ny 16 -nz 2 -iter 2
+runc "TSR_NCPU=1 wins over STARPU_NCPU=2" "^workers: *1 CPU," env TSR_NCPU=1 STARPU_NCPU=2 "$st" -nx 16 -ny 16 -nz 2 -iter 2
+run "--sched tsr-locality" "^policy: *tsr-locality" -nx 16 -ny 16 -nz 2 -iter 2 --sched tsr-locality --ncpu 2
+runc "STARPU_SCHED=tsr-locality reaches Tessera's policy" "^policy: *tsr-locality" \
+	env STARPU_SCHED=tsr-locality "$st" -nx 16 -ny 16 -nz 2 -iter 2 --ncpu 2
+run "--sched help lists the policies" "^  tsr-critpath " --sched help
+run "--version" "^stencil (Tessera) [0-9]*\.[0-9]*\.[0-9]*$" --version
+# the progress line: forced on a pipe with --progress (its closing line at least), off with --quiet
+run "--progress: the closing line on stderr" "^stencil: 5 iterations done in .* ms per iteration" \
+	-nx 16 -ny 16 -nz 2 -iter 5 --ncpu 1 --progress
+i=$((i + 1))
+if "$st" -nx 16 -ny 16 -nz 2 -iter 5 --ncpu 1 --progress --quiet >"$log" 2>&1 && ! grep -q "iterations done" "$log"; then
+	echo "ok $i - --quiet silences the progress line"
+else
+	echo "not ok $i - --quiet silences the progress line"
 	sed 's/^/# /' "$log"
 fi
 
@@ -185,6 +216,32 @@ i=$((i + 1))
 rc=$?
 if [ $rc -eq 2 ] && grep -q "do not fit" "$log"; then echo "ok $i - more tiles than points is refused"; else
 	echo "not ok $i - more tiles than points is refused (exit $rc)"; sed 's/^/# /' "$log"; fi
+# refused NAME PATTERN ARGS...: exit 2, the message matches, and nothing ran (no "grid:" line)
+refused() {
+	name=$1
+	want=$2
+	shift 2
+	i=$((i + 1))
+	"$st" "$@" >"$log" 2>&1
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "$want" "$log" && ! grep -q "^grid:" "$log"; then echo "ok $i - $name"; else
+		echo "not ok $i - $name (exit $rc)"; sed 's/^/# /' "$log"; fi
+}
+# --out is checked before the run: a directory that does not exist, a directory, a read-only place
+refused "--out in a missing directory, before the run" "^stencil: --out $STARPU_HOME/nodir/f.npy: cannot create it in $STARPU_HOME/nodir: No such file" \
+	-nx 16 -ny 16 -nz 2 -iter 2 --out "$STARPU_HOME/nodir/f.npy"
+refused "--out naming a directory, before the run" "is a directory" -nx 16 -ny 16 -nz 2 -iter 2 --out "$STARPU_HOME"
+refused "--out under a file, before the run" "Not a directory" -nx 16 -ny 16 -nz 2 -iter 2 --out "$log/f.npy"
+# Tessera's flags are checked as their variables are, and take two dashes
+refused "--ncpu 1x refused" "^stencil: tsr_args: --ncpu '1x' is not a whole number from -1 to 4096" --ncpu 1x
+refused "--stats=yes refused" "^stencil: tsr_args: --stats 'yes' is not one of 0|1" --stats=yes
+refused "-ncpu (one dash) refused, pointing at --ncpu" "Tessera's flags take two dashes: --ncpu" -ncpu 1
+refused "--sched nosuch refused" "'nosuch' is not a scheduling policy" --sched nosuch
+i=$((i + 1))
+TSR_STATS=abc "$st" -nx 16 -ny 16 -nz 2 -iter 2 >"$log" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "TSR_STATS='abc' is not one of 0|1" "$log"; then echo "ok $i - TSR_STATS=abc refused, naming the switch"; else
+	echo "not ok $i - TSR_STATS=abc refused, naming the switch (exit $rc)"; sed 's/^/# /' "$log"; fi
 
 # The OpenCL variants (apps/stencil/stencil.cl) against the same reference: bit-identical in f64 (the
 # kernels keep FP_CONTRACT OFF and the CPU kernel's order of operations), on the OpenCL device alone
@@ -238,6 +295,9 @@ ocl_run "device + 2 CPUs: f64 n=40x24 nz=3 tiles=3x2x1 iter=8 dmda" 2 "TSR_NOPEN
 	-nx 40 -ny 24 -nz 3 -iter 8 -tx 3 -ty 2 --sched dmda --ncpu 2 --verify
 ocl_run "device + 2 CPUs: f32 n=45x30 nz=4 tiles=4x2x2 iter=5 eager" 2 "TSR_NOPENCL=1" \
 	-nx 45 -ny 30 -nz 4 -iter 5 -tx 4 -ty 2 -tz 2 -precision f32 --sched eager --ncpu 2 --verify
+# Tessera's flags alone ask for the device and no CPU worker: --ncpu 0 where a device is
+ocl_run "device alone by the flags (--ncpu 0 --nopencl 1), over TSR_NCPU=2" 0 "TSR_NCPU=2" \
+	-nx 24 -ny 24 -nz 2 -iter 3 --ncpu 0 --nopencl 1 --verify
 # the fields homed on the device while CPU workers run beside it
 ocl_run "TSR_HOME=device + 2 CPUs: f64 n=40x24 nz=3 tiles=3x2x1 iter=5" 2 "TSR_NOPENCL=1 TSR_HOME=device" \
 	-nx 40 -ny 24 -nz 3 -iter 5 -tx 3 -ty 2 --ncpu 2 --verify

@@ -76,7 +76,7 @@ START_TEST(home_unknown_value)
 		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 	tsr_region_t r = {0};
 	CK_TSR_ERR(tsr_region_create("temperature", tsr_box1(0, 9), fs, &r), TSR_EINVAL,
-		   "temperature", "TSR_HOME", "gpu0", "host/device/auto/cuda");
+		   "temperature", "TSR_HOME", "gpu0", "host|device|auto|cuda");
 	unsetenv("TSR_HOME");
 	ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
 	CK_TSR(tsr_fspace_destroy(fs));

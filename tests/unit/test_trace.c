@@ -439,6 +439,25 @@ START_TEST(automatic_mode_off)
 }
 END_TEST
 
+/* The flag --replay off wins over TSR_REPLAY=auto (the env table's order). */
+static void setup_flag_off(void)
+{
+	setenv("TSR_REPLAY", "auto", 1);
+	char *argv[] = {"prog", "--replay", "off", NULL};
+	int argc = 3;
+	CK_TSR(tsr_args(&argc, argv));
+	ck_assert_int_eq(argc, 1);
+	tsr_test_setup();
+}
+
+/* Leave no switch behind for the next test (check-valgrind runs them in one process). */
+static void teardown_off(void)
+{
+	tsr_test_teardown();
+	tsr_args(NULL, NULL);
+	unsetenv("TSR_REPLAY");
+}
+
 /* A bad TSR_REPLAY value fails tsr_init, naming the switch and its words. */
 START_TEST(bad_switch_value)
 {
@@ -446,7 +465,8 @@ START_TEST(bad_switch_value)
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
 	cfg.quiet = 1;
-	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_REPLAY", "sometimes", "auto/off");
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_REPLAY", "sometimes", "auto|off");
+	unsetenv("TSR_REPLAY");
 }
 END_TEST
 
@@ -472,8 +492,13 @@ int main(void)
 	suite_add_tcase(s, bare);
 
 	TCase *off = tsr_test_tcase("trace-off", 0);
-	tcase_add_checked_fixture(off, setup_off, tsr_test_teardown);
+	tcase_add_checked_fixture(off, setup_off, teardown_off);
 	tcase_add_test(off, automatic_mode_off);
 	suite_add_tcase(s, off);
+
+	TCase *flag = tsr_test_tcase("trace-flag-off", 0);
+	tcase_add_checked_fixture(flag, setup_flag_off, teardown_off);
+	tcase_add_test(flag, automatic_mode_off);
+	suite_add_tcase(s, flag);
 	return tsr_test_run(s);
 }

@@ -142,10 +142,10 @@ bench stencil-pytorch-cupy 300 python3 "$B/py/stencil_baseline.py" $S_N $S_N $S_
 bench stencil-mid-gpu 200 $g1 env TSR_STATS=1 "$B/bin/stencil" -nx $M_N -ny $M_N -nz $M_NZ -iter 20 -ty 4 -tz 2 --sched dmda --reps 3
 bench stencil-mid-gpu+cpu-dmda 200 $gc env TSR_STATS=1 "$B/bin/stencil" -nx $M_N -ny $M_N -nz $M_NZ -iter 20 -ty 4 -tz 2 --sched dmda --reps 3
 bench stencil-mid-cpu 200 env TSR_NCUDA=0 TSR_NCPU=$((ncores - 1)) "$B/bin/stencil" -nx $M_N -ny $M_N -nz $M_NZ -iter 20 -ty 4 -tz 2 --sched dmda --reps 3
-bench cg3d-csr-gpu 200 $g1 env TSR_STATS=1 "$B/bin/cg" -dim 3 -n $CG_N --csr -blocks 1 -maxiter $CG_IT -tol 1e-30 -reps 3
-bench cg3d-stencil-gpu 200 $g1 "$B/bin/cg" -dim 3 -n $CG_N --stencil -blocks 1 -maxiter $CG_IT -tol 1e-30 -reps 3
+bench cg3d-csr-gpu 200 $g1 env TSR_STATS=1 "$B/bin/cg" -dim 3 -n $CG_N --csr -blocks 1 -maxiter $CG_IT -tol 0 -reps 3
+bench cg3d-stencil-gpu 200 $g1 "$B/bin/cg" -dim 3 -n $CG_N --stencil -blocks 1 -maxiter $CG_IT -tol 0 -reps 3
 bench cg3d-cupy 200 python3 "$B/py/cg_baseline.py" $CG_N $CG_IT
-bench cg3d-csr-gpu+cpu-dmda 200 $gc "$B/bin/cg" -dim 3 -n $CG_N --csr -blocks 8 -maxiter $CG_IT -tol 1e-30 --sched dmda -reps 3
+bench cg3d-csr-gpu+cpu-dmda 200 $gc "$B/bin/cg" -dim 3 -n $CG_N --csr -blocks 8 -maxiter $CG_IT -tol 0 --sched dmda -reps 3
 bench circuit-gpu 200 $g1 "$B/bin/circuit" -p 8 -npp $C_NPP -wpp $C_NPP -l 5 -i $C_I --sched eager
 bench circuit-gpu+cpu-dmda 200 $gc "$B/bin/circuit" -p 16 -npp $((C_NPP / 2)) -wpp $((C_NPP / 2)) -l 5 -i $C_I --sched dmda
 bench circuit-cpu 200 env TSR_NCUDA=0 TSR_NCPU=$((ncores - 1)) "$B/bin/circuit" -p 16 -npp $((C_NPP / 2)) -wpp $((C_NPP / 2)) -l 5 -i $C_I --sched dmda

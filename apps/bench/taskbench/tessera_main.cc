@@ -381,8 +381,9 @@ static OwnFlags parse_own_flags(int argc, char **argv)
 			       "                 (default: through a partition of boxes, one per point)\n"
 			       "                 -tessera-trace each graph's steps 1.. in traces of -field steps\n"
 			       "                 (tsr_trace_begin/end: the loop body recorded once, then replayed)\n"
-			       "  TSR_SCHED / STARPU_SCHED: policy, TSR_NCPU / STARPU_NCPU: CPU workers,\n"
-			       "  TSR_REPLAY=off: no trace found without the calls (the default, auto, finds them)\n");
+			       "  Tessera's flags: --sched NAME (policy), --ncpu N (CPU workers), --replay off\n"
+			       "  (no trace found without the calls; auto, the default, finds them), ...; each\n"
+			       "  wins over its TSR_ variable, which wins over STARPU_SCHED / STARPU_NCPU\n");
 		}
 	}
 	return f;
@@ -404,6 +405,8 @@ static void trace_step(const TaskGraph &g, long index, long t, int traces, int b
 
 int main(int argc, char **argv)
 {
+	/* Tessera's own flags (--ncpu, --sched, ...) leave argv before Task Bench parses it */
+	check(tsr_args(&argc, argv), "tsr_args");
 	OwnFlags own = parse_own_flags(argc, argv);
 	int projections = own.projections;
 	App app(argc, argv);

@@ -36,6 +36,8 @@
 #include "coherence.h"
 
 uint64_t tsr__write_seq; /* counts writes; only syncs compare it */
+/* counts changes of any field's pieces: writers or boxes (a replay compares it, replay.c) */
+uint64_t tsr__coh_changes;
 
 /* void tokens and syncs: several memory nodes, or asked for */
 static int separate_tokens;
@@ -438,6 +440,7 @@ void tsr__hand_to_root(struct tsr_node *root,
 	 * that the root's next sync still flushes the pieces other live views wrote (taking it
 	 * forward here lost those writes on a device: the H100's wrong answers). */
 	uint64_t seq = ++tsr__write_seq;
+	tsr__coh_changes++;
 	for (int i = 0; i < ps->n; i++)
 		if (handed(&ps->v[i], root, pick, arg)) {
 			ps->v[i].writer = root;
@@ -491,6 +494,7 @@ int tsr__collapse(struct tsr_node *root)
 
 	/* every piece was handed: the root's home copy holds every write so far */
 	root->synced = tsr__write_seq;
+	tsr__coh_changes++;
 	ps->n = 0;
 	ps->geom = ++tsr__geom_seq;
 	return tsr__piece_push(ps, root->region->bounds, root, root->synced);
@@ -501,6 +505,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 	struct tsr_pieces *ps = tsr__pieces_of(n);
 	uint64_t seq = ++tsr__write_seq;
 
+	tsr__coh_changes++;
 	n->synced = seq;
 	n->wgen++;
 	if (!group)
@@ -566,6 +571,7 @@ int tsr__coh_pieces_init(struct tsr_node *root)
 		return TSR_ENOMEM;
 
 	root->pieces->geom = ++tsr__geom_seq;
+	tsr__coh_changes++;
 	return tsr__piece_push(root->pieces, root->region->bounds, root, 0);
 }
 
@@ -573,9 +579,34 @@ void tsr__coh_pieces_free(struct tsr_node *root)
 {
 	if (!root->pieces)
 		return;
+	tsr__coh_changes++;
 	free(root->pieces->v);
 	free(root->pieces);
 	root->pieces = NULL;
+}
+
+/* ------------------------------------------------------------------ replay's precondition */
+
+/* What the dependence analysis reads from a root's field: each piece's box, its last writer, the
+ * node whose token stands for that write and whether that token is current (group tokens). Nodes
+ * are named by their region's id, which no later region reuses (a freed node's memory may be). */
+static void piece_print(const struct tsr_piece *p, struct tsr_piece_print *out)
+{
+	out->box = p->box;
+	out->writer = p->writer->region->id;
+	out->token = p->token_node->region->id;
+	out->current = group_current(p);
+}
+
+int tsr__coh_print(struct tsr_node *root, struct tsr_piece_print *out, int max)
+{
+	struct tsr_pieces *ps = root->pieces;
+	if (!ps)
+		return 0;
+
+	for (int i = 0; i < ps->n && i < max; i++)
+		piece_print(&ps->v[i], &out[i]);
+	return ps->n;
 }
 
 void tsr__coh_local_shutdown(void)

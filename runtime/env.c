@@ -56,6 +56,11 @@ static const struct row rows[] = {
 	 "StarPU's sequential consistency. `tessera-info` and `tsr_deps_name()` say which is in "
 	 "use",
 	 .flag = "--deps"},
+	{"TSR_REPLAY", "auto|off", "auto",
+	 "traces (replay): a repeated sequence of launches is found without tsr_trace_begin, "
+	 "analysed once and replayed (auto), or only traces the program opens are (off); one "
+	 "process with one memory node, elsewhere traces are analysed in full",
+	 .flag = "--replay"},
 	{"TSR_COHERENCE", "shared|tokens", "shared",
 	 "how views of one field are ordered: void tokens and sync tasks only where StarPU has "
 	 "several memory nodes (shared), or everywhere (tokens: the device path's ordering tested "

@@ -261,7 +261,7 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 		return TSR_OK;
 	}
 
-	char *msg = tsr__field_poison_find(r->root->id, f, r->bounds);
+	char *msg = tsr__field_poison_find(r->root->id, f, r->bounds, UINT64_MAX);
 	if (!msg)
 		return TSR_OK;
 

@@ -547,6 +547,18 @@ void tsr__coh_sym_abandon(struct tsr_partition *p);
 /* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
 int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
 void tsr__coh_release(struct tsr_deps *held);
+/* Replay (replay.c): tsr__coh_changes counts every change of a field's pieces, so that a replay
+ * sees a change it did not make itself; tsr__coh_print says what the dependence analysis reads
+ * from a root's field (piece boxes, writers, tokens), for a replay's precondition. */
+extern uint64_t tsr__coh_changes;
+struct tsr_piece_print {
+	tsr_box_t box;
+	uint64_t writer; /* the region id of the piece's last writer */
+	uint64_t token;  /* ... and of the node whose token stands for that write */
+	int current;     /* that token still stands for the write alone (group tokens) */
+};
+/* The prints of the field's pieces into out (at most max); returns how many pieces it has. */
+int tsr__coh_print(struct tsr_node *root, struct tsr_piece_print *out, int max);
 /* Hand the pieces written through dying nodes to the root; then unregister them. */
 void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg),
 		     const void *arg);
@@ -599,7 +611,10 @@ struct tsr_reqrec {
 	int64_t lo[3], hi[3]; /* requested (sub)region bounds, global coordinates */
 	int dim;
 	const struct tsr_region *region; /* for names in error messages */
-	struct tsr_fieldinfo *finfo;     /* region's field table */
+	/* its root's id: the poison a failed task leaves is per root field, and the subregion may
+	 * be destroyed (its partition) while the task is pending, so a worker must not reach it */
+	uint64_t root_id;
+	struct tsr_fieldinfo *finfo; /* region's field table */
 	/* futures: its poison state (one reference held by the task) */
 	struct tsr_fstate *fstate;
 	/* REDUCE through an aliased partition: fresh buffers start at this identity */
@@ -703,7 +718,8 @@ void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first
 /* poisoned boxes alive (fast test) */
 extern int tsr__npoison;
 /* malloc'd message, or NULL */
-char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box);
+/* the marks of tasks submitted before `before` (UINT64_MAX: all) */
+char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box, uint64_t before);
 /* Marks carry the submission order of the task that failed, and a heal clears only the marks of
  * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
  * it may run (and fail) before an earlier fill of the field runs and heals. */
@@ -792,6 +808,24 @@ int tsr__partials_pooled(const struct tsr_partials *ps);
 
 /* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
 int tsr__unmap_all(char **names);
+
+/* ---- traces (replay.c counts, stats.c prints them at finalize under TSR_STATS) */
+struct tsr_replay_counts {
+	long launches; /* inside traces: the user's, or a sequence the automatic mode follows */
+	long recorded; /* analysed in full and recorded */
+	long replayed; /* replayed: the dependence analysis skipped */
+	long replayed_tasks;     /* point tasks of the replayed launches */
+	long full;               /* analysed in full, not recorded (fallbacks, devices, ranks) */
+	long iterations;         /* iterations replayed whole */
+	long fallbacks;          /* iterations whose replay stopped */
+	long rerecorded;         /* iterations that recorded the body again */
+	long auto_found;         /* sequences the automatic mode found */
+	const char *full_reason; /* why this run analyses traces in full, or NULL */
+};
+extern struct tsr_replay_counts tsr__replay_counts;
+int tsr__replay_init(void);   /* tsr_init, before StarPU starts: TSR_REPLAY */
+void tsr__replay_start(void); /* once coherence knows the memory nodes and ranks */
+void tsr__replay_fini(void);
 
 /* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
 extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;

@@ -235,6 +235,7 @@ static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r,
 	memcpy(r->lo, s->bounds.lo, sizeof r->lo);
 	memcpy(r->hi, s->bounds.hi, sizeof r->hi);
 	r->region = s;
+	r->root_id = s->root->id;
 	r->finfo = s->fields;
 	if (q->tmp_reduce)
 		r->reduce_tmp_op = q->redop;
@@ -336,6 +337,24 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 
 static struct tsr_deps point_deps; /* one host thread: reused by every point */
 
+/* What point pi waits for: what coherence derives (and a recording keeps), or, replaying, what
+ * the recording holds. */
+static int point_deps_of(const struct point_launch *p, struct replay_step *step, int64_t pi,
+			 struct tsr_deps *replayed, const struct tsr_deps **out)
+{
+	if (step->mode == REPLAY_REPLAY) {
+		tsr__replay_deps(step, pi, replayed);
+		*out = replayed;
+		return TSR_OK;
+	}
+
+	int rc = collect_deps(p, &point_deps);
+	if (!rc && step->mode == REPLAY_RECORD)
+		tsr__replay_keep_deps(step, pi, &point_deps);
+	*out = &point_deps;
+	return rc;
+}
+
 /* Several ranks, a point another rank runs: its private reduction buffers' folds are still
  * listed (on every rank in the same order: each fold moves data), without buffers. */
 static void list_remote_folds(const struct point_launch *p, struct tsr_pending_fold *folds,
@@ -363,10 +382,12 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
  * launch. */
 static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 			const struct tsr_ret_slot *ret, struct tsr_pending_fold *folds, int *nfolds,
-			const tsr_mapping_t *map)
+			const tsr_mapping_t *map, struct replay_step *step, int64_t pi)
 {
 	p->dag_id = -1;
-	int rc = collect_deps(p, &point_deps);
+	struct tsr_deps replayed;
+	const struct tsr_deps *deps;
+	int rc = point_deps_of(p, step, pi, &replayed, &deps);
 	if (rc)
 		return rc;
 
@@ -378,7 +399,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	}
 
 	int first_fold = *nfolds;
-	int nbuf = count_buffers(p, ret, &point_deps);
+	int nbuf = count_buffers(p, ret, deps);
 	size_t ctx_size = 0;
 	struct tsr_ctx *ctx = ctx_new(p, args, arglen, &ctx_size);
 	struct starpu_task *task = tsr__task_new(&p->t->cl, ctx, ctx_size, nbuf, 1);
@@ -386,7 +407,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 		return tsr__err(TSR_ENOMEM, "task '%s': out of memory", p->t->name);
 
 	struct task_build tb = {task, 0};
-	add_buffers(&tb, ctx, p, ret, &point_deps, folds, nfolds);
+	add_buffers(&tb, ctx, p, ret, deps, folds, nfolds);
 	for (int i = first_fold; i < *nfolds; i++)
 		folds[i].rank = p->rank;
 
@@ -396,7 +417,7 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 	for (int i = first_fold; i < *nfolds; i++)
 		folds[i].dag_src = p->dag_id;
 
-	if ((rc = submit_task(p->t, task, ctx, p->pl, &point_deps)))
+	if ((rc = submit_task(p->t, task, ctx, p->pl, deps)))
 		return rc;
 	return record_writes(p);
 }
@@ -439,39 +460,20 @@ static void drop_result(struct tsr_future *res, tsr_future_t *result)
 	result->id = 0;
 }
 
-static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
-			 size_t arglen, tsr_future_t *result);
-
-int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
-	       tsr_future_t *result)
+/* A single launch once its call is noted: checks, result, mapping, the one point, its folds. */
+static int single_launch(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result, struct replay_step *step)
 {
-	struct tsr_task *t;
-	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
-	if (rc)
-		return rc;
-
-	tsr__obs_launch_begin(t, 1);
-	rc = launch_single(t, nreqs, reqs, args, arglen, result);
-	tsr__obs_launch_end();
-	return rc;
-}
-
-static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
-			 size_t arglen, tsr_future_t *result)
-{
-	int rc;
-	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
-		return rc;
-	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
-
 	struct resolved_req q[TSR_MAX_REQS];
-	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 0, q)))
+	int rc = tsr__resolve_all(t->name, nreqs, reqs, 0, q);
+	if (rc)
 		return rc;
 	if ((rc = tsr__check_pairs(t->name, nreqs, q, 0)))
 		return rc;
 	struct tsr_placement pl;
 	if ((rc = tsr__check_placement(t, nreqs, q, 0, &pl)))
 		return rc;
+	tsr__replay_resolved(step, q, nreqs, NULL, 1);
 
 	struct tsr_future *res;
 	if ((rc = make_result(t, result, 0, "tsr_launch", &res)))
@@ -504,13 +506,51 @@ static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
 	int nfolds = 0;
 
-	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds,
-			  mapped ? &map : NULL);
+	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds, mapped ? &map : NULL,
+			  step, 0);
 	rc = tsr__folds_submit(folds, nfolds, rc);
 	if (!rc && res && tsr__dist.on)
 		rc = tsr__future_bcast(res, rank);
 	if (rc)
 		drop_result(res, result);
+	return rc;
+}
+
+static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result);
+
+int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *args, size_t arglen,
+	       tsr_future_t *result)
+{
+	struct tsr_task *t;
+	int rc = tsr__task_lookup(tid, "tsr_launch", &t);
+	if (rc)
+		return rc;
+
+	tsr__obs_launch_begin(t, 1);
+	rc = launch_single(t, nreqs, reqs, args, arglen, result);
+	tsr__obs_launch_end();
+	return rc;
+}
+
+/* The launch noted (a replay compares it with the recording), then made. */
+static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
+			 size_t arglen, tsr_future_t *result)
+{
+	int rc;
+	if ((rc = tsr__check_counts("tsr_launch", t, nreqs, reqs, args, arglen)))
+		return rc;
+	tsr__note_launch("tsr_launch", t, nreqs, reqs, (tsr_box_t){0});
+
+	struct replay_step step;
+	struct launch_call call = {.t = t,
+				   .n = nreqs,
+				   .reqs = reqs,
+				   .arglen = arglen,
+				   .has_result = result != NULL};
+	tsr__replay_step(&step, &call);
+	rc = single_launch(t, nreqs, reqs, args, arglen, result, &step);
+	tsr__replay_done(&step, rc);
 	return rc;
 }
 
@@ -596,7 +636,8 @@ static int take_partials(struct index_launch *L, int64_t nlocal)
 	return TSR_OK;
 }
 
-static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop)
+static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop,
+			 struct replay_step *step)
 {
 	struct tsr_region *subs[TSR_MAX_REQS];
 	int64_t nlocal = 0;
@@ -627,7 +668,7 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 					 .rank = L->ranks ? L->ranks[pi] : 0,
 					 .pl = &L->pl};
 		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
-				      L->maps ? &L->maps[pi] : NULL);
+				      L->maps ? &L->maps[pi] : NULL, step, pi);
 		if (rc)
 			return rc;
 		if (L->dag_ids)
@@ -727,7 +768,7 @@ static int structured_writes(const struct index_launch *L, const struct tsr_ivec
 
 /* This rank's point pi: its subregions, its mapping (owners), then the task. */
 static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, const void *args,
-			    size_t arglen, tsr_redop_t redop)
+			    size_t arglen, tsr_redop_t redop, struct replay_step *step)
 {
 	struct tsr_region *subs[TSR_MAX_REQS];
 	int64_t point[3];
@@ -770,7 +811,7 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 				 .pl = &L->pl,
 				 .structured = 1};
 	int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
-			      mapped ? &map : NULL);
+			      mapped ? &map : NULL, step, pi);
 	if (!rc && L->dag_ids)
 		L->dag_ids[pi] = p.dag_id;
 	return rc;
@@ -780,7 +821,8 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
  * moves come from the last writes' partitions and this launch's (coherence_sym.c), not from a
  * walk over every point of the job. */
 static int structured_launch(struct index_launch *L, const tsr_box_t *covers, const void *args,
-			     size_t arglen, tsr_redop_t redop, tsr_future_t *result)
+			     size_t arglen, tsr_redop_t redop, tsr_future_t *result,
+			     struct replay_step *step)
 {
 	struct tsr_ivec mine = {0};
 	int rc = tsr__launch_mine(L, &mine);
@@ -795,7 +837,7 @@ static int structured_launch(struct index_launch *L, const tsr_box_t *covers, co
 		rc = structured_moves(L, &mine);
 
 	for (int i = 0; i < mine.n && !rc; i++)
-		rc = structured_point(L, mine.v[i], i, args, arglen, redop);
+		rc = structured_point(L, mine.v[i], i, args, arglen, redop, step);
 
 	if (!rc)
 		rc = structured_writes(L, &mine, covers);
@@ -819,6 +861,67 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 
 	if (rc)
 		drop_result(L->res, result);
+}
+
+/* Checks that depend only on the points' colors: a replay whose colors are those recorded has
+ * passed them already. */
+static int check_colors(struct index_launch *L, const struct replay_step *step)
+{
+	if (step->mode == REPLAY_REPLAY)
+		return TSR_OK;
+
+	int rc = tsr__check_points(L->t->name, L->n, L->q, L->npoints, L->colors);
+	if (!rc)
+		rc = tsr__check_writes_distinct(L);
+	return rc;
+}
+
+/* An index launch once its call is noted: everything is checked and decided before the first
+ * point is submitted. */
+static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs, const void *args,
+			size_t arglen, tsr_redop_t redop, tsr_future_t *result,
+			struct replay_step *step)
+{
+	int rc = tsr__resolve_all(L->t->name, nreqs, reqs, 1, L->q);
+	if (rc)
+		return rc;
+	if ((rc = tsr__check_pairs(L->t->name, nreqs, L->q, 1)))
+		return rc;
+	int ret_op = result && L->t->ret_type != TSR_NONE ? redop.id : 0;
+	if ((rc = tsr__check_placement(L->t, nreqs, L->q, ret_op, &L->pl)))
+		return rc;
+
+	/* several ranks: a launch through partitions is analysed for this rank's points only
+	 * (traces are off on ranks: runtime/replay.c) */
+	tsr_box_t covers[TSR_MAX_REQS];
+	int structured = tsr__launch_structured(L, covers);
+	if (tsr__dist.on)
+		tsr__dist_count_launch(structured);
+	if (structured)
+		return structured_launch(L, covers, args, arglen, redop, result, step);
+
+	if ((rc = tsr__compute_colors(L)))
+		return rc;
+	tsr__replay_resolved(step, L->q, L->n, L->colors, L->npoints);
+	if ((rc = check_colors(L, step)))
+		return rc;
+	if ((rc = tsr__decide_ranks(L)))
+		return rc;
+	if ((rc = decide_maps(L)))
+		return rc;
+	if ((rc = make_result(L->t, result, redop.id, "tsr_index_launch", &L->res)))
+		return rc;
+	if ((rc = alloc_folds(L)))
+		return rc;
+	if ((rc = take_partials(L, local_points(L))))
+		return rc;
+
+	rc = submit_points(L, args, arglen, redop, step);
+	/* the private buffers are released even after an error, and folded only without one */
+	rc = tsr__folds_submit(L->folds, L->nfolds, rc);
+	if (!rc)
+		rc = fold_returns(L, redop);
+	return rc;
 }
 
 static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const tsr_req_t *reqs,
@@ -846,59 +949,30 @@ static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const t
 		return rc;
 	tsr__note_launch("tsr_index_launch", t, nreqs, reqs, domain);
 
+	struct replay_step step;
+	struct launch_call call = {.t = t,
+				   .index = 1,
+				   .domain = domain,
+				   .n = nreqs,
+				   .reqs = reqs,
+				   .arglen = arglen,
+				   .redop = redop.id,
+				   .has_result = result != NULL};
+	tsr__replay_step(&step, &call);
+
 	struct index_launch L = {.t = t,
 				 .domain = domain,
 				 .npoints = tsr_box_volume(domain),
 				 .n = nreqs};
-
-	if ((rc = tsr__resolve_all(t->name, nreqs, reqs, 1, L.q)))
-		return rc;
-	if ((rc = tsr__check_pairs(t->name, nreqs, L.q, 1)))
-		return rc;
-	int ret_op = result && t->ret_type != TSR_NONE ? redop.id : 0;
-	if ((rc = tsr__check_placement(t, nreqs, L.q, ret_op, &L.pl)))
-		return rc;
-
-	tsr_box_t covers[TSR_MAX_REQS];
-	int structured = tsr__launch_structured(&L, covers);
-	if (tsr__dist.on)
-		tsr__dist_count_launch(structured);
-	if (structured) {
-		rc = structured_launch(&L, covers, args, arglen, redop, result);
-		goto out;
-	}
-
-	/* Everything is checked and decided before the first point is submitted. */
-	if ((rc = tsr__compute_colors(&L)))
-		goto out;
-	if ((rc = tsr__check_points(t->name, nreqs, L.q, L.npoints, L.colors)))
-		goto out;
-	if ((rc = tsr__check_writes_distinct(&L)))
-		goto out;
-	if ((rc = tsr__decide_ranks(&L)))
-		goto out;
-	if ((rc = decide_maps(&L)))
-		goto out;
-	if ((rc = make_result(t, result, redop.id, "tsr_index_launch", &L.res)))
-		goto out;
-	if ((rc = alloc_folds(&L)))
-		goto out;
-	if ((rc = take_partials(&L, local_points(&L))))
-		goto out;
-
-	rc = submit_points(&L, args, arglen, redop);
-	/* the private buffers are released even after an error, and folded only without one */
-	rc = tsr__folds_submit(L.folds, L.nfolds, rc);
-	if (!rc)
-		rc = fold_returns(&L, redop);
-
-out:
+	rc = index_launch(&L, nreqs, reqs, args, arglen, redop, result, &step);
 	index_launch_free(&L, rc, result);
+	tsr__replay_done(&step, rc);
 	return rc;
 }
 
 void tsr__launch_fini(void)
 {
+	tsr__replay_fini();
 	tsr__fold_fini();
 	tsr__deps_free(&point_deps);
 	tsr__coh_shutdown();

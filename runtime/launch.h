@@ -72,6 +72,46 @@ static inline int tsr__uses_tree(const struct resolved_req *q)
 	return q->kind != TSR_REQ_FUTURE && !q->tmp_reduce;
 }
 
+/* ---- replay.c: traces. A launch tells replay.c what was called (tsr__replay_step), then what
+ * it resolved to (tsr__replay_resolved); the step then says whether the launch is recorded, or
+ * replayed with the dependences its recording holds; tsr__replay_done closes it. */
+/* The call, as the user made it. */
+struct launch_call {
+	const struct tsr_task *t;
+	int index; /* tsr_index_launch (domain given) or tsr_launch */
+	tsr_box_t domain;
+	int n;
+	const tsr_req_t *reqs;
+	size_t arglen;
+	int redop;
+	int has_result;
+};
+
+enum replay_mode {
+	REPLAY_NONE,   /* analysed as usual */
+	REPLAY_RECORD, /* analysed as usual, and what it derived is recorded */
+	REPLAY_REPLAY  /* its dependences come from the recording */
+};
+
+struct rec_launch;
+struct replay_step {
+	enum replay_mode mode;
+	struct rec_launch *rec;
+};
+
+void tsr__replay_step(struct replay_step *s, const struct launch_call *c);
+/* After the checks: a replay goes on only if the launch resolved as recorded (the same objects,
+ * fields, privileges and colors); a recording keeps what it resolved to. */
+void tsr__replay_resolved(struct replay_step *s, const struct resolved_req *q, int n,
+			  const int *colors, int64_t npoints);
+/* Replaying: point pi's recorded dependences (a view into the recording, valid until
+ * tsr__replay_done). */
+void tsr__replay_deps(const struct replay_step *s, int64_t pi, struct tsr_deps *out);
+/* Recording: point pi's dependences, as coherence derived them. */
+void tsr__replay_keep_deps(struct replay_step *s, int64_t pi, const struct tsr_deps *d);
+/* The launch is submitted (rc 0) or failed. */
+void tsr__replay_done(struct replay_step *s, int rc);
+
 /* ---- launch_check.c: every check, before anything is submitted */
 int tsr__check_counts(const char *fn, const struct tsr_task *t, int nreqs, const tsr_req_t *reqs,
 		      const void *args, size_t arglen);

@@ -66,8 +66,10 @@ struct poisoned {
 	uint64_t root;
 	int field;
 	tsr_box_t box;
-	char *msg;
-	uint64_t seq; /* submission order of the failed task */
+	/* the failed tasks that wrote this box, first and last in submission order, and their
+	 * messages (the same string when one task did) */
+	char *msg, *last_msg;
+	uint64_t seq, last_seq;
 	struct poisoned *next;
 };
 
@@ -75,16 +77,50 @@ static struct poisoned *poisoned;
 static pthread_mutex_t poison_lock = PTHREAD_MUTEX_INITIALIZER;
 int tsr__npoison;
 
-char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box)
+/* Only marks of tasks submitted before `before`: a REDUCE point reaches its field through a fold
+ * task only, so it may run (and fail) before a task submitted earlier reads the field, whose
+ * inputs cannot come from it (the oracle's loops found this). */
+char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	char *msg = NULL;
 
 	pthread_mutex_lock(&poison_lock);
 	for (struct poisoned *p = poisoned; p && !msg; p = p->next)
-		if (p->root == root && p->field == field && tsr__box_overlap(p->box, box))
+		if (p->root == root && p->field == field && p->seq < before &&
+		    tsr__box_overlap(p->box, box))
 			msg = strdup(p->msg);
 	pthread_mutex_unlock(&poison_lock);
 	return msg;
+}
+
+/* Failures of one box from several tasks: the first in submission order is what readers see (a
+ * reader submitted before it never does), the last is what a heal submitted before it leaves. A
+ * REDUCE point runs ahead of the WRITE that heals the box before it (the oracle's loops found a
+ * heal that dropped such a later failure); more than two in flight at once count as the last. */
+static void add_failure(struct poisoned *p, const char *msg, uint64_t seq)
+{
+	char *copy = seq < p->seq || seq > p->last_seq ? strdup(msg) : NULL;
+	if (!copy)
+		return;
+
+	if (seq < p->seq) {
+		if (p->msg != p->last_msg)
+			free(p->msg);
+		p->msg = copy;
+		p->seq = seq;
+		return;
+	}
+	if (p->last_msg != p->msg)
+		free(p->last_msg);
+	p->last_msg = copy;
+	p->last_seq = seq;
+}
+
+static void free_msgs(struct poisoned *p)
+{
+	if (p->last_msg != p->msg)
+		free(p->last_msg);
+	free(p->msg);
 }
 
 void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq)
@@ -92,8 +128,9 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 	pthread_mutex_lock(&poison_lock);
 	for (struct poisoned *p = poisoned; p; p = p->next)
 		if (p->root == root && p->field == field && tsr__box_equal(&p->box, &box)) {
+			add_failure(p, msg, seq);
 			pthread_mutex_unlock(&poison_lock);
-			return; /* the first failure that wrote this box is the one to report */
+			return;
 		}
 
 	struct poisoned *p = malloc(sizeof *p);
@@ -103,7 +140,9 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 		p->field = field;
 		p->box = box;
 		p->msg = copy;
+		p->last_msg = copy;
 		p->seq = seq;
+		p->last_seq = seq;
 		p->next = poisoned;
 		poisoned = p;
 		__atomic_add_fetch(&tsr__npoison, 1, __ATOMIC_RELEASE);
@@ -116,8 +155,8 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 }
 
 /* Remove the poisoned boxes for which drop() says so. */
-static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, int field,
-				     tsr_box_t box, uint64_t before),
+static void remove_where(int (*drop)(struct poisoned *p, uint64_t root, int field, tsr_box_t box,
+				     uint64_t before),
 			 uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	pthread_mutex_lock(&poison_lock);
@@ -130,27 +169,36 @@ static void remove_where(int (*drop)(const struct poisoned *p, uint64_t root, in
 		}
 
 		*pp = p->next;
-		free(p->msg);
+		free_msgs(p);
 		free(p);
 		__atomic_sub_fetch(&tsr__npoison, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&poison_lock);
 }
 
-static int covered_by(const struct poisoned *p, uint64_t root, int field, tsr_box_t box,
-		      uint64_t before)
+/* A heal submitted as `before` replaces the failures of tasks submitted before it: the mark goes
+ * when its last failure is among them, or keeps only its last failure. */
+static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	return p->root == root && p->field == field && tsr__box_inside(&p->box, &box) &&
-	       p->seq < before;
+	if (p->root != root || p->field != field || !tsr__box_inside(&p->box, &box) ||
+	    p->seq >= before)
+		return 0;
+	if (p->last_seq < before)
+		return 1;
+
+	if (p->msg != p->last_msg)
+		free(p->msg);
+	p->msg = p->last_msg;
+	p->seq = p->last_seq;
+	return 0;
 }
 
-static int of_region(const struct poisoned *p, uint64_t root, int field, tsr_box_t box,
-		     uint64_t before)
+static int of_region(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	return p->root == root;
 }
 
-static int any(const struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+static int any(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
 	return 1;
 }
@@ -230,8 +278,8 @@ char *tsr__poison_inherited(const struct tsr_ctx *ctx)
 			continue;
 
 		for (int k = 0; k < q->nfields; k++) {
-			char *msg = tsr__field_poison_find(q->region->root->id, q->fields[k],
-							   req_box(q));
+			char *msg = tsr__field_poison_find(q->root_id, q->fields[k], req_box(q),
+							   ctx->seq);
 			if (msg)
 				return msg;
 		}
@@ -249,8 +297,7 @@ void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg)
 			continue;
 
 		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_add(q->region->root->id, q->fields[k], req_box(q), msg,
-					      ctx->seq);
+			tsr__field_poison_add(q->root_id, q->fields[k], req_box(q), msg, ctx->seq);
 	}
 
 	if (ctx->ret_state)
@@ -269,7 +316,6 @@ void tsr__heal_outputs(const struct tsr_ctx *ctx)
 			continue;
 
 		for (int k = 0; k < q->nfields; k++)
-			tsr__field_poison_clear(q->region->root->id, q->fields[k], req_box(q),
-						ctx->seq);
+			tsr__field_poison_clear(q->root_id, q->fields[k], req_box(q), ctx->seq);
 	}
 }

@@ -107,6 +107,8 @@ static int read_switches(const tsr_config_t *c, int *dist, int *idle)
 		rc = tsr__coh_init();
 	if (!rc)
 		rc = tsr__order_init(c->quiet);
+	if (!rc)
+		rc = tsr__replay_init();
 	if (rc)
 		return rc;
 
@@ -193,6 +195,7 @@ static int init_locked(const tsr_config_t *cfg)
 	tsr__config_warn(&c);
 
 	tsr__coh_start();
+	tsr__replay_start();
 	if (tsr__dist.on && (rc = dist_limits())) {
 		tsr_finalize();
 		return rc;

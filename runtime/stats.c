@@ -158,10 +158,30 @@ int tsr_stats_get(tsr_task_stats_t *out, int max)
 	return n;
 }
 
-/* TSR_STATS at tsr_finalize: the task table, then the bus totals. */
+/* Traces (replay.c counts): how many launches inside traces were replayed, and why not. */
+struct tsr_replay_counts tsr__replay_counts;
+
+static void print_replay(void)
+{
+	const struct tsr_replay_counts *c = &tsr__replay_counts;
+	if (!c->launches)
+		return;
+
+	fprintf(stderr,
+		"%straces: %ld launches in traces, %ld replayed (%ld tasks), %ld recorded, %ld "
+		"analysed in full%s%s%s; %ld iterations replayed whole, %ld fallbacks, %ld "
+		"recorded again; %ld sequences found by TSR_REPLAY=auto\n",
+		who(), c->launches, c->replayed, c->replayed_tasks, c->recorded, c->full,
+		c->full_reason ? " (" : "", c->full_reason ? c->full_reason : "",
+		c->full_reason ? ")" : "", c->iterations, c->fallbacks, c->rerecorded,
+		c->auto_found);
+}
+
+/* TSR_STATS at tsr_finalize: the task table, the traces, then the bus totals. */
 void tsr__stats_print(const struct bus_row *bus, int nbus)
 {
 	print_stats();
+	print_replay();
 	print_bus(bus, nbus);
 }
 

@@ -1433,6 +1433,75 @@ int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req
 		     const void *args, size_t arglen, tsr_redop_t redop, tsr_future_t *result);
 /** @} */
 
+/* ------------------------------------------------------ traces */
+/** @defgroup tessera_traces Traces: a loop body analysed once, then replayed
+ * A loop body between tsr_trace_begin() and tsr_trace_end() is analysed once and recorded; later
+ * iterations replay the recording instead of working out again what each point waits for (the
+ * launches' dependence analysis), as Legion's traces do. "Trace" is this word only: the timeline
+ * TSR_TRACE writes (see Observation) is another thing.
+ *
+ * A replay never changes what the program computes: each launch is still checked (an error is
+ * reported as without a trace), and the recorded dependences are used only while the launches
+ * name the same tasks, regions, partitions, fields, privileges and domains as the recording and
+ * the data's state is the one the recording started from. Otherwise (another launch, a host map
+ * or a fill in the middle, a destroyed partition, the first iteration after the fields were set)
+ * the rest of the iteration is analysed in full and the body recorded again: a warning says so
+ * once per trace, and tsr_trace_stats() and TSR_STATS=1 count it. Futures, fences, failed tasks,
+ * reductions and mappers keep their meaning inside traces; the arguments' bytes and the futures
+ * a launch reads may change from one iteration to the next. A projection is called again at each
+ * replay, and a replay goes on only if it gives the recorded colors.
+ *
+ * Without any call, TSR_REPLAY=auto (the default) finds a sequence of launches that repeats
+ * (up to 32 launches long, seen repeated over at least 8 launches) and replays it the same way;
+ * TSR_REPLAY=off replays only the traces the program opens. Replays happen in one process with
+ * one memory node; with devices (several memory nodes) or several ranks, traces are accepted
+ * and analysed in full (TSR_STATS says so).
+ * @{ */
+/** Open an iteration of trace `id` around a loop body: the first iteration (and any whose state
+ * or launches differ from the recording) is analysed and recorded, later ones replay it. A
+ * sequence the automatic mode follows ends here.
+ * @param id the trace: any number naming one loop body (a program may have several)
+ * @retval TSR_OK     the trace is open
+ * @retval TSR_ESTATE another trace is open (traces do not nest), not initialized, or not the host
+ *                    thread
+ * @retval TSR_ENOMEM out of memory
+ * @par Threads
+ * Host thread only. */
+int tsr_trace_begin(uint32_t id);
+/** Close the iteration tsr_trace_begin() opened. The launches submitted stay submitted: the call
+ * waits for nothing.
+ * @param id the trace given to tsr_trace_begin()
+ * @retval TSR_OK     closed
+ * @retval TSR_EINVAL another trace is open (its id is named)
+ * @retval TSR_ESTATE no trace is open, not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
+int tsr_trace_end(uint32_t id);
+/** What the traces did since tsr_init(), over the program's traces and the automatic mode's. */
+typedef struct tsr_trace_stats {
+	long launches;       /**< launches inside traces */
+	long recorded;       /**< of those, analysed in full and recorded */
+	long replayed;       /**< of those, replayed: their dependence analysis skipped */
+	long replayed_tasks; /**< the point tasks of the replayed launches */
+	long full;           /**< of those, analysed in full and not recorded (the rest of an
+				  iteration that could not be replayed; devices; several ranks) */
+	long iterations;     /**< iterations replayed whole */
+	long fallbacks;      /**< iterations whose replay stopped: a launch differed from the
+				  recording, failed, or the data's state changed behind it */
+	long rerecorded;     /**< iterations that recorded the body again (its state at the start
+				  or the body itself differed from the recording) */
+	long auto_found;     /**< repeated sequences TSR_REPLAY=auto found */
+} tsr_trace_stats_t;
+/** Read the traces' counters.
+ * @param out filled with the counters
+ * @retval TSR_OK     filled
+ * @retval TSR_EINVAL out is NULL
+ * @retval TSR_ESTATE not initialized, or not the host thread
+ * @par Threads
+ * Host thread only. */
+int tsr_trace_stats(tsr_trace_stats_t *out);
+/** @} */
+
 /* ------------------------------------------------------ fill, copy, host access */
 /** @defgroup tessera_data Fill, copy, host access
  * Tessera's own tasks on a field (fill, copy), and the host's access to a field (maps, whole-field

@@ -1,8 +1,9 @@
 /* overhead: per-task cost of Tessera against raw StarPU (starpu_task_insert) on the same graphs of
  * empty tasks, in one run, on the same workers: no data, one RW handle per chain, a 1-D
  * three-point stencil of width W (task (t,i): RW on i, R on i-1 and i+1), and the halo program
- * (step t writes tile i of one field and reads halo tile i of the other). Medians of
- * repetitions. */
+ * (step t writes tile i of one field and reads halo tile i of the other); halo-trace is the halo
+ * program with each step in tsr_trace_begin/end (replayed), against halo-expl's raw side (the
+ * dependences given explicitly: a replay's floor). Medians of repetitions. */
 #include "config.h"
 
 #include <limits.h>
@@ -16,9 +17,9 @@
 
 #include "app_util.h"
 
-enum pattern { P_NODATA, P_RW, P_STENCIL, P_HALO, P_HALO_EXPLICIT, NPATTERNS };
-static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil", "halo",
-					      "halo-expl"};
+enum pattern { P_NODATA, P_RW, P_STENCIL, P_HALO, P_HALO_EXPLICIT, P_HALO_TRACE, NPATTERNS };
+static const char *pattern_name[NPATTERNS] = {"nodata", "rw-chains", "stencil",
+					      "halo",   "halo-expl", "halo-trace"};
 
 /* Which side runs: both (the ratio), or one alone (a profile of one submitting thread). */
 enum side { SIDE_BOTH, SIDE_RAW, SIDE_TESSERA };
@@ -295,10 +296,40 @@ static double run_tessera(enum pattern p, long ntasks, int w, tsr_task_t task)
 	return dt;
 }
 
+/* halo-trace: the tasks of the replayed launches since tsr_init. */
+static long replayed_tasks(void)
+{
+	tsr_trace_stats_t st;
+	int rc = tsr_trace_stats(&st);
+	if (rc)
+		die("tsr_trace_stats", rc);
+	return st.replayed_tasks;
+}
+
+/* One step of the halo program; in a trace per parity of t when traced (the two fields swap
+ * roles, so a step's launch recurs every other step). */
+static void halo_step(long t, int w, int traced, tsr_task_t task, tsr_partition_t tiles,
+		      tsr_partition_t halo, const tsr_field_t f[2])
+{
+	int rc;
+	if (traced && (rc = tsr_trace_begin((uint32_t)(t % 2))))
+		die("tsr_trace_begin", rc);
+	tsr_req_t reqs[2] = {
+		tsr_req_part(tiles, TSR_READ_WRITE, 1, &f[(t + 1) % 2]),
+		tsr_req_part(halo, TSR_READ, 1, &f[t % 2]),
+	};
+	rc = tsr_run(task, &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
+	if (rc)
+		die("tsr_run", rc);
+	if (traced && (rc = tsr_trace_end((uint32_t)(t % 2))))
+		die("tsr_trace_end", rc);
+}
+
 /* halo, Tessera: the natural program. Two fields of a region of w tiles; each step is one index
  * launch over the tiles that writes field (t+1) mod 2 through the tiles and reads field t mod 2
- * through the halo tiles (an aliased partition: tile i widened by one element each side). */
-static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
+ * through the halo tiles (an aliased partition: tile i widened by one element each side). Traced:
+ * most tasks must have been replayed, or the figure would not be a replay's. */
+static double run_tessera_halo(long ntasks, int w, int traced, tsr_task_t task)
 {
 	tsr_fspace_t fs;
 	tsr_field_t f[2];
@@ -314,19 +345,17 @@ static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
 	    (rc = tsr_partition_tiles_halo(r, bounds, tsr_box1(0, w - 1), width, "halo", &halo)))
 		die("setup", rc);
 	atomic_store(&ran, 0);
+	long replayed0 = traced ? replayed_tasks() : 0;
 	double t0 = app_now();
 	double c0 = thread_cpu();
-	for (long t = 0; t < ntasks / w; t++) {
-		tsr_req_t reqs[2] = {
-			tsr_req_part(tiles, TSR_READ_WRITE, 1, &f[(t + 1) % 2]),
-			tsr_req_part(halo, TSR_READ, 1, &f[t % 2]),
-		};
-		rc = tsr_run(task,
-			     &(tsr_launch_t){.domain = tsr_box1(0, w - 1), .reqs = {2, reqs}});
-		if (rc)
-			die("tsr_run", rc);
-	}
+	for (long t = 0; t < ntasks / w; t++)
+		halo_step(t, w, traced, task, tiles, halo, f);
 	submit_cpu = thread_cpu() - c0;
+	if (traced && replayed_tasks() - replayed0 < ntasks / 2) {
+		fprintf(stderr, "overhead: halo-trace replayed %ld of %ld tasks\n",
+			replayed_tasks() - replayed0, ntasks);
+		exit(1);
+	}
 	if ((rc = tsr_fence()))
 		die("tsr_fence", rc);
 	double dt = app_now() - t0;
@@ -338,12 +367,13 @@ static double run_tessera_halo(long ntasks, int w, tsr_task_t task)
 /* One repetition of one side; seconds. */
 static double run_side(enum side side, enum pattern p, long ntasks, int w, tsr_task_t task)
 {
-	int halo = p == P_HALO || p == P_HALO_EXPLICIT;
-	if (side == SIDE_RAW && p == P_HALO_EXPLICIT)
+	int halo = p == P_HALO || p == P_HALO_EXPLICIT || p == P_HALO_TRACE;
+	if (side == SIDE_RAW && (p == P_HALO_EXPLICIT || p == P_HALO_TRACE))
 		return run_raw_halo_explicit(ntasks, w);
 	if (side == SIDE_RAW)
 		return halo ? run_raw_halo(ntasks, w) : run_raw(p, ntasks, w);
-	return halo ? run_tessera_halo(ntasks, w, task) : run_tessera(p, ntasks, w, task);
+	return halo ? run_tessera_halo(ntasks, w, p == P_HALO_TRACE, task)
+		    : run_tessera(p, ntasks, w, task);
 }
 
 /* ------------------------------------------------------------------ driver */
@@ -370,10 +400,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"--width", APP_OPT_INT, &o->width, 0, INT_MAX, NULL, "W",
 		 "chains / stencil width (default: number of workers)"},
 		{"--pattern", APP_OPT_WORDS, &o->only, 0, 0,
-		 "nodata|rw-chains|stencil|halo|halo-expl", "P",
-		 "nodata, rw-chains, stencil, halo or halo-expl (default: all five); halo\n"
-		 "runs whole steps of W tasks (N rounded down to a multiple of W); halo-expl\n"
-		 "is halo against raw StarPU given the dependences explicitly (a replay's floor)"},
+		 "nodata|rw-chains|stencil|halo|halo-expl|halo-trace", "P",
+		 "nodata, rw-chains, stencil, halo, halo-expl or halo-trace (default:\n"
+		 "all six); halo runs whole steps of W tasks (N rounded down to a\n"
+		 "multiple of W); halo-expl is halo against raw StarPU given the\n"
+		 "dependences explicitly (a replay's floor); halo-trace the same with\n"
+		 "Tessera's steps in traces (tsr-cpu: host us per replayed task)"},
 		{"--only", APP_OPT_WORDS, &side, 0, 0, "raw|tessera", "raw|tessera",
 		 "run only raw or only tessera (to profile one submitting thread alone)"},
 	};
@@ -419,7 +451,7 @@ int main(int argc, char **argv)
 		if (o.only >= 0 && p != o.only)
 			continue;
 		/* halo submits whole steps of w tasks */
-		int halo = p == P_HALO || p == P_HALO_EXPLICIT;
+		int halo = p == P_HALO || p == P_HALO_EXPLICIT || p == P_HALO_TRACE;
 		long n = halo ? (o.ntasks / w > 0 ? o.ntasks / w : 1) * w : o.ntasks;
 		/* warm-up: perf models loaded, plans opened, allocator primed */
 		long warm = n / 10 > 1000 ? n / 10 : n;

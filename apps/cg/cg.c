@@ -26,6 +26,9 @@ struct opts {
 	int verify, compare, reps;
 };
 
+/* An iteration's launches in a trace (tsr_trace_begin/end); --no-trace leaves it out. */
+static int use_traces = 1;
+
 /* Exit statuses (--help says them). */
 enum { EXIT_USAGE = 2, EXIT_VERIFY = 3, EXIT_MAXITER = 4 };
 
@@ -66,6 +69,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		 "compare with a sequential C CG: iterations, solution, residual history"},
 		{"--compare", APP_OPT_SET, &o->compare, 1, 0, NULL, NULL,
 		 "time a plain C/OpenMP CG in the same run and print the ratio"},
+		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
+		 "no tsr_trace_begin/end around an iteration's launches (TSR_REPLAY=off\n"
+		 "also stops Tessera from finding the loop by itself)"},
 		{"-workers", APP_OPT_GONE, NULL, 0, 0, NULL, NULL,
 		 "the CPU workers are Tessera's flag --ncpu N (or TSR_NCPU)"},
 	};
@@ -673,7 +679,11 @@ static int submit_window(struct tcg *T, struct states *st)
 	int rc = TSR_OK;
 
 	while (rc == TSR_OK && st->submitted < upto) {
+		if (use_traces)
+			STEP(tsr_trace_begin(1));
 		STEP(tcg_iteration(T, st->S[st->submitted], &st->S[st->submitted + 1]));
+		if (use_traces)
+			STEP(tsr_trace_end(1));
 		if (rc == TSR_OK)
 			st->held[++st->submitted] = 1;
 	}

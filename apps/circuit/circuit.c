@@ -29,6 +29,9 @@ typedef struct options {
 	int dump_reference; /* --dump-reference: the same for the sequential reference */
 } options_t;
 
+/* A loop's launches in a trace (tsr_trace_begin/end); --no-trace leaves it out. */
+static int use_traces = 1;
+
 static const char about[] = "Legion's circuit simulation (examples/circuit) on Tessera.";
 
 /* What the options say together: --exact is --verify too; the sizes fit the i32 fields. */
@@ -96,6 +99,9 @@ static int parse(int argc, char **argv, options_t *o)
 		 "after the last loop, print one line per wire on stdout: its segment\n"
 		 "currents, then its inner voltages (Legion's -dump format, to diff against "
 		 "Legion)"},
+		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
+		 "no tsr_trace_begin/end around a loop's launches (TSR_REPLAY=off\n"
+		 "also stops Tessera from finding the loop by itself)"},
 		{"--dump-reference", APP_OPT_SET, &o->dump_reference, 1, 0, NULL, NULL,
 		 "the same lines for the plain sequential C version (--verify's\n"
 		 "reference), after the same loops"},
@@ -540,7 +546,11 @@ static int tessera_rep(run_t *r, sim_t *sim, const circuit_args_t *args, int k)
 	double t0 = app_now();
 	for (int l = 0; l < prm->loops; l++) {
 		int64_t done = (int64_t)k * prm->loops + l + 1;
+		if (use_traces)
+			TRY(tsr_trace_begin(1));
 		PASS(sim_loop(sim, prm->pieces, args));
+		if (use_traces)
+			TRY(tsr_trace_end(1));
 		/* the progress line (when on) waits for the loops now and then to count them */
 		if (app_progress_due(done)) {
 			TRY(tsr_fence());

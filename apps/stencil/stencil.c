@@ -20,6 +20,10 @@ typedef struct options {
 	int nt;       /* streaming stores: -1 auto, 0 off, 1 on */
 } options_t;
 
+/* The time steps in traces (tsr_trace_begin/end, one per parity of the step: the two fields swap
+ * roles, so a step's launches recur every other step); --no-trace leaves them out. */
+static int use_traces = 1;
+
 static const char about[] =
 	"Fourth-order horizontal diffusion on a periodic (nz, ny + 4, nx + 4) field, on Tessera.";
 static const char epilog[] = "Exit status: 0 success, 1 failure, 2 usage error.";
@@ -117,6 +121,9 @@ static int parse(int argc, char **argv, options_t *o)
 		{"--nt", APP_OPT_WORDS, &nt, 0, 0, "auto|on|off", "auto|on|off",
 		 "non-temporal stores of out in every version (default auto: on\n"
 		 "when two fields do not fit in the last-level cache)"},
+		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
+		 "no tsr_trace_begin/end around the time steps (TSR_REPLAY=off\n"
+		 "also stops Tessera from finding the loop by itself)"},
 		{"--stream-n", APP_OPT_INT, &o->stream_n, 1000, 1 << 30, NULL, "N",
 		 "elements per STREAM triad array (default 20000000: 480 MB in all)"},
 	};
@@ -415,13 +422,17 @@ static int tstencil_run(tstencil_t *s, double *seconds)
 	t0 = app_now();
 	for (int n = 0; n < s->p.iter; n++) {
 		tsr_field_t in = s->f[cur], out = s->f[1 - cur];
+		if (use_traces)
+			APP_TRY("tsr_trace_begin", tsr_trace_begin((uint32_t)cur));
 		for (int k = 0; k < s->p.tz; k++) {
 			PASS(border_update(s, &s->slab[k], in));
 			PASS(diffusion_step(s, &s->slab[k], in, out));
-			/* the course ends with the border of the final field up to date */
-			if (n == s->p.iter - 1)
-				PASS(border_update(s, &s->slab[k], out));
 		}
+		if (use_traces)
+			APP_TRY("tsr_trace_end", tsr_trace_end((uint32_t)cur));
+		/* the course ends with the border of the final field up to date */
+		for (int k = 0; k < s->p.tz && n == s->p.iter - 1; k++)
+			PASS(border_update(s, &s->slab[k], out));
 		if (n < s->p.iter - 1)
 			cur = 1 - cur;
 		/* the progress line (when on) waits for the steps now and then to count them */

@@ -20,7 +20,7 @@ scheds="eager lws dmda"
 per_combo=4                  # block counts per (case, form, scheduler), taken in turn from 1..16
 windows="1 3 10"             # convergence-check windows, taken in turn (3 does not divide 16)
 ncl=10                       # OpenCL runs (see the end)
-echo "1..$((2 * 2 * 3 * per_combo + 5 + 9 + ncl))"
+echo "1..$((2 * 2 * 3 * per_combo + 6 + 9 + ncl))"
 
 i=0
 fail=0
@@ -102,6 +102,11 @@ run "2-D CSR, check window longer than the solve" -dim 2 -n 16 --csr -blocks 3 -
 want_exit=4
 run "3-D CSR, maxiter 0 (exit 4)" -dim 3 -n 6 --csr -blocks 2 -maxiter 0 --ncpu 2 --verify
 want_exit=0
+# Iterations run in traces by default (tsr_trace_begin/end): once without them, and without the
+# automatic mode finding the loop either, every launch analysed in full.
+run_env=TSR_REPLAY=off
+run "2-D CSR, --no-trace, TSR_REPLAY=off" -dim 2 -n 32 --csr -blocks 4 -check 3 --ncpu 2 --no-trace --verify
+run_env=
 
 # The exit status says whether the solve converged: 4 at maxiter short of the tolerance (said on
 # stderr), 0 with -tol 0 (a fixed number of iterations, as the benchmarks run), 3 when --verify

@@ -49,7 +49,7 @@ fails() {
 	if [ $rc = 2 ] && grep -q '^circuit: ' "$log"; then report "$name" 0; else report "$name (exit $rc)" 1; fi
 }
 
-echo "1..36"
+echo "1..37"
 # Legion's defaults: 4 pieces x 1024 nodes x 1024 wires, 95% in piece, 2 loops of 10000 steps.
 verify "defaults" --verify
 # Few RLC steps: the iteration has not converged, so a wrong update cannot hide (issue's warning).
@@ -75,6 +75,11 @@ verify "2 pieces (disjoint ghost partition)" -p 2 -i 3 -l 3 --verify
 verify "pct 0, no private node" -pct 0 -p 8 -npp 32 -wpp 256 -i 2 -l 3 --verify
 # Wire counts that are not multiples of the vector width (partial blocks), 3 repetitions of the loop.
 verify "odd sizes, --reps 3" -p 5 -npp 333 -wpp 1001 -i 2 -l 2 --reps 3 --verify
+# Loops run in traces by default (tsr_trace_begin/end): once without them, and without the
+# automatic mode finding the loop either, every launch analysed in full.
+export TSR_REPLAY=off
+verify "--no-trace, TSR_REPLAY=off" -p 4 -npp 200 -wpp 400 -i 3 -l 4 --no-trace --verify
+unset TSR_REPLAY
 # The OpenMP baseline computes the same circuit (its result is verified too), one worker; it runs
 # in the Tessera session with the workers paused, twice, Tessera restarting from the initial state.
 verify "--compare --reps 2, 1 CPU worker" --ncpu 1 -p 4 -npp 512 -wpp 512 -i 5 -l 2 --reps 2 --compare --verify

@@ -295,6 +295,90 @@ START_TEST(a_full_write_heals_poisoned_data)
 }
 END_TEST
 
+/* gate: spins 50 ms, then WRITEs field v of requirement 0 with 2: a task that a reader of v waits
+ * for, long enough for a later task to run and fail before the reader starts. */
+static void gate(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	double t0 = tsr_test_now();
+	while (tsr_test_now() - t0 < 0.05)
+		;
+	if (tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = 2.0;
+}
+
+/* sum_uv: returns the sum of u over requirement 0 (READ) after reading v of requirement 1. */
+static void sum_uv(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t u, v;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u) ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_READ, &v))
+		return;
+	double s = 0;
+	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
+		s += TSR_AT1(&u, double, i) + 0 * TSR_AT1(&v, double, i);
+	tsr_ctx_return(ctx, &s);
+}
+
+/* A REDUCE point reaches its field through a fold task only, so it runs at once and may fail
+ * before a reader submitted earlier (waiting for another task) starts: that reader's inputs are
+ * the values before the failed task, and it must run (the oracle's loops found readers skipped). */
+START_TEST(a_later_failure_does_not_poison_an_earlier_reader)
+{
+	tsr_region_t r = grid(NULL);
+	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(1));
+	CK_TSR(tsr_launch(tsr_test_task("gate", gate, TSR_NONE), 1, &w, NULL, 0, NULL));
+	tsr_future_t sum;
+	tsr_req_t both[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)),
+			     tsr_req_region(r, TSR_READ, TSR_FIELDS(1))};
+	CK_TSR(tsr_launch(tsr_test_task("sum_uv", sum_uv, TSR_F64), 2, both, NULL, 0, &sum));
+	tsr_req_t red = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
+	CK_TSR(tsr_launch(tsr_test_task("complain", complain, TSR_F64), 1, &red, NULL, 0, NULL));
+	double s = 0;
+	CK_TSR(tsr_future_wait(sum, &s, sizeof s));
+	ck_assert_double_eq(s, 8.0);
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "singular");
+	tsr_accessor_t a;
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "singular");
+	CK_TSR(tsr_future_destroy(sum));
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* gate_u: as gate, on field u. */
+static void gate_u(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	double t0 = tsr_test_now();
+	while (tsr_test_now() - t0 < 0.05)
+		;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		TSR_AT1(&a, double, i) = 2.0;
+}
+
+/* A WRITE heals what failed before it, not a REDUCE point submitted after it that ran ahead of it
+ * and failed on the same box (a loop of the oracle lost that later failure). */
+START_TEST(a_heal_keeps_a_later_failure_of_the_same_box)
+{
+	tsr_region_t r = grid(NULL);
+	tsr_task_t bad = tsr_test_task("complain", complain, TSR_F64);
+	tsr_req_t red = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(0));
+	CK_TSR(tsr_launch(bad, 1, &red, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "singular");
+	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(tsr_test_task("gate_u", gate_u, TSR_NONE), 1, &w, NULL, 0, NULL));
+	CK_TSR(tsr_launch(bad, 1, &red, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "singular");
+	tsr_accessor_t a;
+	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "singular");
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
 START_TEST(host_ctx_error_with_null_context_is_harmless)
 {
 	tsr_ctx_error(NULL, "nothing to see in %s", "main");
@@ -326,6 +410,8 @@ int main(void)
 	tcase_add_test(tc, map_of_data_a_failed_task_wrote);
 	tcase_add_test(tc, readers_of_poisoned_data_do_not_run);
 	tcase_add_test(tc, a_full_write_heals_poisoned_data);
+	tcase_add_test(tc, a_later_failure_does_not_poison_an_earlier_reader);
+	tcase_add_test(tc, a_heal_keeps_a_later_failure_of_the_same_box);
 	tcase_add_test(tc, host_ctx_error_with_null_context_is_harmless);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);

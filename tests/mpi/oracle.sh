@@ -5,7 +5,8 @@
 # and compares every field and future with the sequential interpreter; each rank prints its
 # "N of COUNT programs failed" line, and mpirun's status is nonzero if any rank failed.
 # Programs per setting: 1000 on 2 ranks and 300 on 4 ranks by default (TSR_MPI_ORACLE_COUNT2,
-# TSR_MPI_ORACLE_COUNT4; TSR_MPI_ORACLE_COUNT sets both). On a 2-core machine 4 ranks oversubscribe
+# TSR_MPI_ORACLE_COUNT4; TSR_MPI_ORACLE_COUNT sets both), then loops (--shape repeat: traces and
+# their replays, perturbed repetitions, failing tasks) on 2 ranks (100) and 4 ranks (30). On a 2-core machine 4 ranks oversubscribe
 # every core three times over (each rank's host thread, worker and StarPU-MPI thread): a program
 # costs about 0.3 s there against 0.08 s on 2 ranks, and 1000 of them would take 5 of make check's
 # 10 minutes. `TSR_MPI_ORACLE_COUNT4=1000 make check` runs the full thousand.
@@ -28,7 +29,7 @@
 # their random owners.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
 stall=${TSR_MPI_ORACLE_STALL:-$(scaled 60)}
-budget=${TSR_MPI_ORACLE_BUDGET:-$(scaled 120)}
+full_budget=${TSR_MPI_ORACLE_BUDGET:-$(scaled 120)}
 probe=20
 oracle=$b/tests/oracle/oracle
 
@@ -37,7 +38,8 @@ oracle=$b/tests/oracle/oracle
 # as rank 0 printed it; empty if it did not).
 batch() {
 	log=$5
-	mpi_start "$1" "$((stall * ($4 + 1)))" "$log" "$oracle" --first "$3" --count "$4" --sched "$2" --ncpu 1 --progress
+	# shellcheck disable=SC2086 # shape_args: empty or "--shape repeat"
+	mpi_start "$1" "$((stall * ($4 + 1)))" "$log" "$oracle" --first "$3" --count "$4" --sched "$2" --ncpu 1 --progress $shape_args
 	run=$!
 	stalled=0
 	# a program that makes no progress for $stall s is a hang: end the run now
@@ -99,20 +101,28 @@ failed() {   # i, name, np, sched, log
 	show_log "$5" 10
 }
 
-echo "1..2"
+echo "1..4"
 i=0
-for cfg in "2 eager 40001" "4 lws 50001"; do
+for cfg in "2 eager 40001 mix" "4 lws 50001 mix" "2 eager 60001 repeat" "4 lws 70001 repeat"; do
 	set -- $cfg
 	np=$1
 	sched=$2
 	first=$3
 	i=$((i + 1))
-	if [ "$np" -eq 2 ]; then
+	shape_args=
+	budget=$full_budget
+	if [ "$4" = repeat ]; then
+		# loops (traces, their replays, failing tasks): 3 to 4 times a program of the mix; a
+		# quarter of the budget
+		shape_args="--shape repeat"
+		budget=$((full_budget / 4))
+		count=${TSR_MPI_ORACLE_COUNT:-$([ "$np" -eq 2 ] && echo 100 || echo 30)}
+	elif [ "$np" -eq 2 ]; then
 		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT2:-1000}}
 	else
 		count=${TSR_MPI_ORACLE_COUNT:-${TSR_MPI_ORACLE_COUNT4:-300}}
 	fi
-	name="oracle np $np sched=$sched ncpu=1"
+	name="oracle np $np sched=$sched ncpu=1 shape $4"
 	n1=$((count < probe ? count : probe))
 	batch "$np" "$sched" "$first" "$n1" "$tmp/oracle$np.probe"
 	if [ $rc -ne 0 ]; then

@@ -54,6 +54,12 @@ int or_gather(tsr_ctx_t *ctx, const void *args, size_t arglen, tsr_accessor_t ac
 			}
 		}
 	}
+	int64_t point[3] = {0, 0, 0};
+	tsr_ctx_point(ctx, point);
+	if (or_point_fails(a, point)) {
+		tsr_ctx_error(ctx, "oracle task told to fail (op with fail set)");
+		return -1;
+	}
 	if (a->delay_us > 0) {
 		/* keep this task pending a while: the program goes on submitting behind it */
 		struct timespec t0, t;
@@ -131,8 +137,12 @@ typedef struct {
 	int root_live[OR_MAXROOT];
 	proj_arg_t proj[OR_MAXREQ];    /* must outlive the launch call that uses them */
 	int mapped_node, mapped_field; /* -1: nothing mapped */
+	int trace_open;                /* the open trace's id, -1: none */
 	int skip;                      /* op not given to Tessera (or_exec_skip), -1: none */
-	const char *where;             /* op being run, for messages */
+	/* the op's host map was refused on several ranks (ranks_refused): its host write never
+	 * happened, so the interpreter leaves it out too */
+	int refused;
+	const char *where; /* op being run, for messages */
 	char *msg;
 	size_t len;
 	int failed;
@@ -157,6 +167,17 @@ static int call(ex_t *e, int rc, const char *what)
 {
 	if (rc != TSR_OK)
 		fail(e, "%s returned %s: %s", what, tsr_err_name(rc), tsr_last_error());
+	return rc;
+}
+
+/* A call that must return `want`: TSR_OK, or TSR_ETASK where the interpreter says that a failed
+ * task's poison reaches it. Returns rc. */
+static int expect(ex_t *e, int rc, int want, const char *what)
+{
+	if (rc != want)
+		fail(e, "%s returned %s, expected %s (a failed task's poison%s): %s", what,
+		     tsr_err_name(rc), tsr_err_name(want),
+		     want == TSR_OK ? " does not reach it" : "", tsr_last_error());
 	return rc;
 }
 
@@ -230,10 +251,27 @@ static void compare(ex_t *e, int n, int f, const tsr_accessor_t *got)
 	}
 }
 
+/* Several ranks: once a task failed since the last fence (on any rank), a map or a future wait
+ * may be refused on every rank, whatever it reads (tsr_fence's documentation, "several ranks"):
+ * the failure may have reached values computed elsewhere. Whether it is depends on when the failed
+ * task ran, so such a refusal is accepted then, and only then. */
+static int ranks_refused(const ex_t *e, int rc)
+{
+	return rc == TSR_ETASK && tsr_nranks() > 1 && e->in.task_errors > 0 &&
+	       strstr(tsr_last_error(), "since the last tsr_fence") != NULL;
+}
+
 static void map_check(ex_t *e, int n, int f)
 {
 	tsr_accessor_t acc;
-	if (call(e, tsr_map(e->node[n], f, TSR_READ, &acc), "tsr_map(READ)"))
+	if (or_interp_poisoned(&e->in, n, f)) {
+		if (expect(e, tsr_map(e->node[n], f, TSR_READ, &acc), TSR_ETASK, "tsr_map(READ)") ==
+		    TSR_OK)
+			tsr_unmap(e->node[n], f); /* reported; leave nothing mapped */
+		return;
+	}
+	int rc = tsr_map(e->node[n], f, TSR_READ, &acc);
+	if (ranks_refused(e, rc) || call(e, rc, "tsr_map(READ)"))
 		return;
 	e->mapped_node = n, e->mapped_field = f;
 	compare(e, n, f, &acc);
@@ -245,7 +283,13 @@ static void future_check(ex_t *e, int fi)
 {
 	tsr_type_t t = e->p->fut_type[fi];
 	uint64_t got = 0;
-	if (call(e, tsr_future_wait(e->fut[fi], &got, tsr_type_size(t)), "tsr_future_wait"))
+	if (e->in.fut_poison[fi]) {
+		expect(e, tsr_future_wait(e->fut[fi], &got, tsr_type_size(t)), TSR_ETASK,
+		       "tsr_future_wait");
+		return;
+	}
+	int rc = tsr_future_wait(e->fut[fi], &got, tsr_type_size(t));
+	if (ranks_refused(e, rc) || call(e, rc, "tsr_future_wait"))
 		return;
 	if (memcmp(&got, &e->in.fut[fi], tsr_type_size(t))) {
 		char vg[64], vw[64];
@@ -430,7 +474,15 @@ static void run_op(ex_t *e, int i)
 		break;
 	case OP_MAP_WRITE: {
 		tsr_accessor_t acc;
-		if (call(e, tsr_map(e->node[op->obj], op->field, op->priv, &acc), "tsr_map(write)"))
+		if (op->priv == TSR_READ_WRITE && or_interp_poisoned(&e->in, op->obj, op->field)) {
+			if (expect(e, tsr_map(e->node[op->obj], op->field, op->priv, &acc),
+				   TSR_ETASK, "tsr_map(READ_WRITE)") == TSR_OK)
+				tsr_unmap(e->node[op->obj], op->field);
+			break;
+		}
+		int rc = tsr_map(e->node[op->obj], op->field, op->priv, &acc);
+		e->refused = ranks_refused(e, rc);
+		if (e->refused || call(e, rc, "tsr_map(write)"))
 			break;
 		e->mapped_node = op->obj, e->mapped_field = op->field;
 		tsr_box_t gb = {acc.dim,
@@ -465,12 +517,22 @@ static void run_op(ex_t *e, int i)
 			e->fut_state[op->obj] = 2;
 		break;
 	case OP_FENCE:
-		call(e, tsr_fence(), "tsr_fence");
+		expect(e, tsr_fence(), e->in.task_errors ? TSR_ETASK : TSR_OK, "tsr_fence");
+		break;
+	case OP_TRACE_BEGIN:
+		if (!call(e, tsr_trace_begin((uint32_t)op->obj), "tsr_trace_begin"))
+			e->trace_open = op->obj;
+		break;
+	case OP_TRACE_END:
+		if (!call(e, tsr_trace_end((uint32_t)op->obj), "tsr_trace_end"))
+			e->trace_open = -1;
 		break;
 	}
 	/* the interpreter goes second: a host READ_WRITE above compared against the values before
 	 * it */
-	or_interp_op(&e->in, i);
+	if (!e->refused)
+		or_interp_op(&e->in, i);
+	e->refused = 0;
 }
 
 /* Destroy whatever is still alive; after a failure, errors here are expected and ignored. */
@@ -478,6 +540,8 @@ static void cleanup(ex_t *e)
 {
 	if (e->mapped_node >= 0)
 		tsr_unmap(e->node[e->mapped_node], e->mapped_field);
+	if (e->trace_open >= 0) /* a failure inside a trace: the next program begins its own */
+		tsr_trace_end((uint32_t)e->trace_open);
 	for (int f = 0; f < e->p->nfut; f++)
 		if (e->fut_state[f] == 1) {
 			call(e, tsr_future_destroy(e->fut[f]), "tsr_future_destroy");
@@ -488,7 +552,7 @@ static void cleanup(ex_t *e)
 			call(e, tsr_region_destroy(e->node[r]), "tsr_region_destroy");
 			e->root_live[r] = 0;
 		}
-	call(e, tsr_fence(), "tsr_fence");
+	expect(e, tsr_fence(), e->in.task_errors ? TSR_ETASK : TSR_OK, "tsr_fence");
 }
 
 int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len)
@@ -502,6 +566,7 @@ int or_exec(const or_prog_t *p, int verbose, char *msg, size_t len)
 	e->msg = msg;
 	e->len = len;
 	e->mapped_node = -1;
+	e->trace_open = -1;
 	e->where = "setup";
 	e->skip = -1;
 	if (or_exec_skip >= 0) {

@@ -121,6 +121,7 @@ typedef struct {
 	int touch[OR_MAXROOT][OR_MAXF][OR_MAXEXT * OR_MAXEXT * OR_MAXEXT];
 	/* operator of the first REDUCE of each field (for OR_AVOID_REDOP_SWITCH) */
 	unsigned char redop[OR_MAXROOT][OR_MAXF];
+	int trace_open; /* the open trace's id + 1; 0: none */
 } sim_t;
 
 static int node_alive(const sim_t *s, int n)
@@ -252,6 +253,8 @@ static int check_launch(sim_t *s, const or_op_t *op, char *msg, size_t len)
 		FAIL("task delay %d us", op->delay_us);
 	if (op->fp_order != 0 && op->fp_order != 1)
 		FAIL("fp_order %d is neither 0 nor 1", op->fp_order);
+	if (op->fail != 0 && op->fail != 1)
+		FAIL("fail %d is neither 0 nor 1", op->fail);
 	if (is_index) {
 		int64_t v = tsr_box_volume(op->domain);
 		if (op->domain.dim < 1 || op->domain.dim > 3 || v < 1 || v > OR_MAXCOLORS)
@@ -495,6 +498,17 @@ static int sim_step(sim_t *s, int i, char *msg, size_t len)
 		return 0;
 	case OP_FENCE:
 		return 0;
+	case OP_TRACE_BEGIN:
+		if (s->trace_open || op->obj < 0)
+			FAIL("trace %d begins inside trace %d (traces do not nest)", op->obj,
+			     s->trace_open - 1);
+		s->trace_open = op->obj + 1;
+		return 0;
+	case OP_TRACE_END:
+		if (s->trace_open != op->obj + 1)
+			FAIL("trace %d ends but is not open", op->obj);
+		s->trace_open = 0;
+		return 0;
 	case OP_FUT_WAIT:
 	case OP_FUT_DESTROY:
 		if (op->obj < 0 || op->obj >= p->nfut || s->fut_state[op->obj] != 1)
@@ -537,6 +551,8 @@ int or_validate(const or_prog_t *p, char *msg, size_t len)
 			snprintf(msg, len, "op #%d: %s", p->op_id[i], why);
 			rc = -1;
 		}
+	if (!rc && s->trace_open)
+		rc = -1, snprintf(msg, len, "trace %d is still open at the end", s->trace_open - 1);
 	free(s);
 	return rc;
 }
@@ -1115,7 +1131,7 @@ static void gen_classic(gen_t *gp)
 int or_shape = OR_SHAPE_MIX;
 
 static const char *const shape_names[OR_NSHAPES] = {"mix",     "pieces", "classic", "alternate",
-						    "overlap", "nested", "war"};
+						    "overlap", "nested", "war",     "repeat"};
 
 int or_parse_shape(const char *name, int *shape)
 {
@@ -1918,6 +1934,361 @@ static void gen_war(gen_t *g)
 	}
 }
 
+/* ---- shape "repeat": loops. The start of a program of another shape sets the scene (roots,
+ * partitions, their data); then a block of 2 to 6 launches, copies, fills, future waits and
+ * destroys repeats 6 to 14 times: the same ops each time but for the launches' arguments (as a
+ * loop's step number) and the futures the block makes (new ones each time, renamed). Half of the
+ * programs open a trace around every repetition (tsr_trace_begin / tsr_trace_end), the others
+ * leave the repeats to TSR_REPLAY=auto. A quarter of the repetitions from the third on are
+ * perturbed: an extra op in the middle (a launch, fill, copy, fence or host map), an op dropped,
+ * a host map of data the block uses, or a partition the block uses destroyed and made again (a
+ * new partition of the same shape, which the later repetitions use). A replay must give what the
+ * interpreter gives whatever the perturbation. */
+#define REPEAT_MAX_BLOCK 12
+
+typedef struct {
+	or_op_t tmpl[REPEAT_MAX_BLOCK]; /* the block, as its first repetition committed it */
+	int n;
+	int trace_id;                 /* -1: no trace calls */
+	int fut_of[REPEAT_MAX_BLOCK]; /* the future tmpl[j] made in this repetition, or -1 */
+} repeat_t;
+
+/* Cut the other shape's program to its first c ops: the objects made after them are forgotten
+ * (indices are given in the order objects are made), and the validator's state is rebuilt. */
+static void repeat_cut(gen_t *g, int c)
+{
+	or_prog_t *p = g->p;
+	int npart = 0, nnode = p->nroot, nfut = 0;
+	for (int i = 0; i < c; i++) {
+		const or_op_t *op = &p->op[i];
+		if (op->kind == OP_PART_CREATE) {
+			const or_part_t *pt = &p->part[op->obj];
+			npart = op->obj + 1 > npart ? op->obj + 1 : npart;
+			nnode = pt->first + pt->nsub > nnode ? pt->first + pt->nsub : nnode;
+		}
+		if (op->fut >= 0 && op->fut + 1 > nfut)
+			nfut = op->fut + 1;
+	}
+	p->nop = c;
+	p->npart = npart;
+	p->nnode = nnode;
+	p->nfut = nfut;
+	char msg[256];
+	sim_init(g->sim, p);
+	for (int i = 0; i < c; i++)
+		if (sim_step(g->sim, i, msg, sizeof msg))
+			abort(); /* a prefix of a valid program is valid */
+}
+
+static void trace_op(gen_t *g, int kind, int id)
+{
+	or_op_t op;
+	memset(&op, 0, sizeof op);
+	op.fut = -1;
+	op.kind = kind;
+	op.obj = id;
+	try_commit(g, &op, g->p->npart, g->p->nnode, g->p->nfut);
+}
+
+/* Commit op; whether the validator took it. */
+static int commit(gen_t *g, or_op_t *op, int np, int nn, int nf)
+{
+	int before = g->p->nop;
+	try_commit(g, op, np, nn, nf);
+	return g->p->nop > before;
+}
+
+/* The index of the block op that made future f in the first repetition, or -1. */
+static int block_maker(const repeat_t *rp, int f)
+{
+	for (int j = 0; j < rp->n; j++)
+		if (rp->tmpl[j].fut == f)
+			return j;
+	return -1;
+}
+
+/* One op of the block's first repetition: mostly launches; waits and destroys of the futures
+ * the block made. */
+static int block_op(gen_t *g, repeat_t *rp, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	int made[REPEAT_MAX_BLOCK], nmade = 0;
+	for (int j = 0; j < rp->n; j++)
+		if (rp->tmpl[j].fut >= 0 && g->sim->fut_state[rp->tmpl[j].fut] == 1)
+			made[nmade++] = rp->tmpl[j].fut;
+	memset(op, 0, sizeof *op);
+	op->fut = -1;
+	int r = rnd(g, 100);
+	if (r >= 77 && r < 90 && nmade) {
+		op->kind = r < 85 ? OP_FUT_WAIT : OP_FUT_DESTROY;
+		op->obj = made[rnd(g, nmade)];
+		return 1;
+	}
+	if (r >= 90 && r < 93) {
+		op->kind = OP_FENCE;
+		return 1;
+	}
+	if (r >= 65 && r < 72)
+		return gen_copy(g, op);
+	if (r >= 72 && r < 77) {
+		op->kind = OP_FILL;
+		op->obj = rnd_node(g, chance(g, 2, 3), OR_MAXDEPTH);
+		op->field = op->obj >= 0 ? rnd(g, p->root[p->node[op->obj].root].nf) : 0;
+		op->ival = rnd(g, 101) - 50;
+		return op->obj >= 0 && writable(p, op->obj);
+	}
+	int ok = r < 45 || r >= 93 ? gen_index(g, op) : gen_launch(g, op);
+	/* short spins: a loop of many launches */
+	op->delay_us = op->delay_us ? rnd(g, 60) : 0;
+	return ok;
+}
+
+/* The first repetition: the block, made and committed op by op. */
+static void repeat_first(gen_t *g, repeat_t *rp)
+{
+	or_prog_t *p = g->p;
+	int want = 2 + rnd(g, 5);
+	for (int tries = 0; rp->n < want && tries < 40; tries++) {
+		int np = p->npart, nn = p->nnode, nf = p->nfut;
+		or_op_t op;
+		if (!block_op(g, rp, &op) || op.kind == OP_PART_CREATE) {
+			p->npart = np, p->nnode = nn, p->nfut = nf;
+			continue;
+		}
+		if (commit(g, &op, np, nn, nf))
+			rp->tmpl[rp->n++] = p->op[p->nop - 1];
+	}
+}
+
+/* A copy of block op j for repetition k: its own futures, its step's argument. 0 when it cannot
+ * be made (a future it reads was not made in this repetition, or no room for its own). */
+static int repeat_copy(gen_t *g, repeat_t *rp, int j, int k, or_op_t *op)
+{
+	or_prog_t *p = g->p;
+	*op = rp->tmpl[j];
+	if (op->kind == OP_LAUNCH || op->kind == OP_INDEX)
+		op->ival = (rp->tmpl[j].ival + 100 + 37 * k) % 201 - 100;
+	for (int r = 0; r < op->nreq; r++) {
+		or_req_t *q = &op->req[r];
+		int m = q->kind == RQ_FUTURE ? block_maker(rp, q->obj) : -1;
+		if (m >= 0 && (q->obj = rp->fut_of[m]) < 0)
+			return 0;
+	}
+	if (op->kind == OP_FUT_WAIT || op->kind == OP_FUT_DESTROY) {
+		int m = block_maker(rp, op->obj);
+		if (m >= 0 && (op->obj = rp->fut_of[m]) < 0)
+			return 0;
+	}
+	if (op->fut >= 0) {
+		if (p->nfut >= OR_MAXFUT)
+			return 0;
+		p->fut_type[p->nfut] = p->fut_type[op->fut];
+		op->fut = p->nfut;
+	}
+	return 1;
+}
+
+/* Whether a node belongs to partition pi. */
+static int node_in(const or_prog_t *p, int n, int pi)
+{
+	return n >= 0 && p->node[n].part == pi;
+}
+
+static int block_uses(const repeat_t *rp, const or_prog_t *p, int pi)
+{
+	for (int j = 0; j < rp->n; j++) {
+		const or_op_t *op = &rp->tmpl[j];
+		for (int r = 0; r < op->nreq; r++)
+			if ((op->req[r].kind == RQ_PART && op->req[r].obj == pi) ||
+			    (op->req[r].kind == RQ_REGION && node_in(p, op->req[r].obj, pi)))
+				return 1;
+		if ((op->kind == OP_COPY || op->kind == OP_FILL) &&
+		    (node_in(p, op->obj, pi) || (op->kind == OP_COPY && node_in(p, op->obj2, pi))))
+			return 1;
+	}
+	return 0;
+}
+
+/* A partition the block uses, alive and with no partition of its subregions alive, that can be
+ * made again; -1 if none. */
+static int swappable(gen_t *g, const repeat_t *rp)
+{
+	or_prog_t *p = g->p;
+	int cand[OR_MAXPART], n = 0;
+	for (int pi = 0; pi < p->npart; pi++) {
+		if (!alive_part(g, pi) || !block_uses(rp, p, pi) ||
+		    p->nnode + p->part[pi].nsub > OR_MAXNODE)
+			continue;
+		int children = 0;
+		for (int c = 0; c < p->npart; c++)
+			children += alive_part(g, c) && node_in(p, p->part[c].parent, pi);
+		if (!children)
+			cand[n++] = pi;
+	}
+	return p->npart < OR_MAXPART && n ? cand[rnd(g, n)] : -1;
+}
+
+static void remap_node(int *n, int from, int to, int count)
+{
+	if (*n >= from && *n < from + count)
+		*n += to - from;
+}
+
+/* Destroy partition pi and make a new one of the same shape; the block uses the new one. */
+static int swap_partition(gen_t *g, repeat_t *rp, int pi)
+{
+	or_prog_t *p = g->p;
+	int pj = p->npart++, from = p->part[pi].first, count = p->part[pi].nsub;
+	p->part[pj] = p->part[pi];
+	p->part[pj].first = p->nnode;
+	for (int i = 0; i < count; i++) {
+		p->node[p->nnode] = p->node[from + i];
+		p->node[p->nnode++].part = pj;
+	}
+	or_op_t op;
+	memset(&op, 0, sizeof op);
+	op.fut = -1;
+	op.kind = OP_PART_DESTROY;
+	op.obj = pi;
+	if (!commit(g, &op, p->npart, p->nnode, p->nfut))
+		return 0;
+	op.kind = OP_PART_CREATE;
+	op.obj = pj;
+	if (!commit(g, &op, p->npart, p->nnode, p->nfut))
+		return 0;
+	for (int j = 0; j < rp->n; j++) {
+		or_op_t *t = &rp->tmpl[j];
+		for (int r = 0; r < t->nreq; r++) {
+			if (t->req[r].kind == RQ_PART && t->req[r].obj == pi)
+				t->req[r].obj = pj;
+			if (t->req[r].kind == RQ_REGION)
+				remap_node(&t->req[r].obj, from, p->part[pj].first, count);
+		}
+		if (t->kind == OP_COPY || t->kind == OP_FILL) {
+			remap_node(&t->obj, from, p->part[pj].first, count);
+			remap_node(&t->obj2, from, p->part[pj].first, count);
+		}
+	}
+	return 1;
+}
+
+/* A perturbation's extra op: a launch, fill, copy or fence (kind 1), or a host map of data the
+ * block uses (kind 4). */
+static void repeat_extra(gen_t *g, const repeat_t *rp, int kind)
+{
+	or_prog_t *p = g->p;
+	if (kind == 4) {
+		const or_op_t *t = &rp->tmpl[rnd(g, rp->n)];
+		int n = t->kind == OP_COPY || t->kind == OP_FILL ? t->obj : -1;
+		for (int r = 0; r < t->nreq && n < 0; r++)
+			if (t->req[r].kind != RQ_FUTURE)
+				n = t->req[r].kind == RQ_REGION ? t->req[r].obj
+								: p->part[t->req[r].obj].parent;
+		if (n < 0 || !node_alive(g->sim, n))
+			n = rnd_node(g, 1, OR_MAXDEPTH);
+		if (n >= 0)
+			host_op(g, chance(g, 1, 2) ? OP_MAP_WRITE : OP_MAP_READ, n);
+		return;
+	}
+	for (int tries = 0; tries < 8; tries++) {
+		int np = p->npart, nn = p->nnode, nf = p->nfut;
+		or_op_t op;
+		int made = gen_op(g, &op);
+		if (made && (op.kind == OP_LAUNCH || op.kind == OP_INDEX || op.kind == OP_FILL ||
+			     op.kind == OP_COPY || op.kind == OP_FENCE)) {
+			op.delay_us = op.delay_us ? rnd(g, 60) : 0;
+			try_commit(g, &op, np, nn, nf);
+			return;
+		}
+		p->npart = np, p->nnode = nn, p->nfut = nf;
+	}
+}
+
+/* Repetition k (1, 2, ...) of the block, perturbed or not. */
+static void repeat_once(gen_t *g, repeat_t *rp, int k)
+{
+	or_prog_t *p = g->p;
+	int pert = k >= 2 && chance(g, 1, 4) ? 1 + rnd(g, 5) : 0;
+	if (pert == 3) {
+		int pi = swappable(g, rp);
+		if (pi < 0 || !swap_partition(g, rp, pi))
+			pert = 1;
+	}
+	p->perturbed += pert != 0;
+	p->reps++;
+	if (rp->trace_id >= 0) {
+		trace_op(g, OP_TRACE_BEGIN, rp->trace_id);
+		p->traced++;
+	}
+	int at = rnd(g, rp->n + 1);
+	for (int j = 0; j <= rp->n; j++) {
+		if ((pert == 1 || pert == 4) && j == at)
+			repeat_extra(g, rp, pert);
+		if (j == rp->n)
+			break;
+		rp->fut_of[j] = -1;
+		if (pert == 2 && j == at)
+			continue; /* dropped: a later op that needs its future is dropped too */
+		int np = p->npart, nn = p->nnode, nf = p->nfut;
+		or_op_t op;
+		if (!repeat_copy(g, rp, j, k, &op))
+			continue;
+		/* a failed task: its poison spreads to what reads it until a WRITE, a fill or a
+		 * host write replaces it */
+		op.fail = pert == 5 && (op.kind == OP_LAUNCH || op.kind == OP_INDEX) && j >= at;
+		if (op.fail)
+			pert = 0;
+		if (commit(g, &op, np, nn, nf))
+			rp->fut_of[j] = p->op[p->nop - 1].fut;
+	}
+	if (rp->trace_id >= 0)
+		trace_op(g, OP_TRACE_END, rp->trace_id);
+}
+
+static void gen_repeat(gen_t *g)
+{
+	or_prog_t *p = g->p;
+	switch (rnd(g, 5)) {
+	case 0:
+		gen_classic(g);
+		break;
+	case 1:
+		gen_alternate(g);
+		break;
+	case 2:
+		gen_overlap(g);
+		break;
+	case 3:
+		gen_nested(g);
+		break;
+	default:
+		gen_war(g);
+		break;
+	}
+	repeat_cut(g, p->nop / 3 + rnd(g, p->nop / 3 + 1));
+
+	repeat_t rp;
+	memset(&rp, 0, sizeof rp);
+	rp.trace_id = chance(g, 1, 2) ? rnd(g, 3) : -1;
+	if (rp.trace_id >= 0) {
+		trace_op(g, OP_TRACE_BEGIN, rp.trace_id);
+		p->traced++;
+	}
+	repeat_first(g, &rp);
+	if (rp.trace_id >= 0)
+		trace_op(g, OP_TRACE_END, rp.trace_id);
+	p->reps = 1;
+
+	int reps = 6 + rnd(g, 9);
+	for (int k = 1; k < reps; k++) {
+		if (p->nop + 2 * rp.n + 8 > OR_MAXOP || p->nfut + rp.n + 2 > OR_MAXFUT)
+			break;
+		repeat_once(g, &rp, k);
+	}
+	for (int i = rnd(g, 3); i > 0 && p->nop < OR_MAXOP - 1; i--)
+		classic_op(g);
+}
+
 void or_generate(uint64_t seed, or_prog_t *p)
 {
 	memset(p, 0, sizeof *p);
@@ -1939,6 +2310,9 @@ void or_generate(uint64_t seed, or_prog_t *p)
 		break;
 	case OR_SHAPE_WAR:
 		gen_war(&g);
+		break;
+	case OR_SHAPE_REPEAT:
+		gen_repeat(&g);
 		break;
 	default:
 		gen_classic(&g);
@@ -2064,6 +2438,9 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 			fprintf(out, " (tasks spin %d us)", op->delay_us);
 		if (op->fp_order)
 			fprintf(out, " (fractional float reductions)");
+		if (op->fail)
+			fprintf(out,
+				" (fails where the point's coordinates add up to an even number)");
 		if (op->fut >= 0)
 			fprintf(out, op->kind == OP_INDEX ? " -> F%d by %s" : " -> F%d", op->fut,
 				or_redop_str(op->redop));
@@ -2086,6 +2463,12 @@ void or_print_op(FILE *out, const or_prog_t *p, int i)
 	case OP_FENCE:
 		fprintf(out, "fence");
 		break;
+	case OP_TRACE_BEGIN:
+		fprintf(out, "trace %d begin", op->obj);
+		break;
+	case OP_TRACE_END:
+		fprintf(out, "trace %d end", op->obj);
+		break;
 	}
 	fprintf(out, "\n");
 }
@@ -2097,6 +2480,9 @@ void or_print_prog(FILE *out, const or_prog_t *p)
 		"program seed %llu (shape %s): %d regions, %d partitions, %d futures, %d ops\n",
 		(unsigned long long)p->seed, or_shape_str(p->shape), p->nroot, p->npart, p->nfut,
 		p->nop);
+	if (p->reps)
+		fprintf(out, "  loop: %d repetitions of a block, %d inside traces, %d perturbed\n",
+			p->reps, p->traced, p->perturbed);
 	for (int r = 0; r < p->nroot; r++) {
 		or_box_str(p->root[r].bounds, bs, sizeof bs);
 		fprintf(out, "  region r%d %s fields", r, bs);
@@ -2183,6 +2569,11 @@ void or_stats_add(or_stats_t *s, const or_prog_t *p)
 	memset(last, -1, sizeof last);
 	if (p->shape >= 0 && p->shape < OR_NSHAPES)
 		s->shape[p->shape]++;
+	s->repetitions += p->reps;
+	s->traced_reps += p->traced;
+	s->perturbed_reps += p->perturbed;
+	for (int i = 0; i < p->nop; i++)
+		s->failing_ops += p->op[i].fail;
 	for (int i = 0; i < p->nop; i++) {
 		const or_op_t *op = &p->op[i];
 		s->ops[op->kind]++;

@@ -27,7 +27,64 @@ void or_interp_free(or_interp_t *s)
 		for (int f = 0; f < OR_MAXF; f++) {
 			free(s->data[r][f]);
 			s->data[r][f] = NULL;
+			free(s->poison[r][f]);
+			s->poison[r][f] = NULL;
 		}
+}
+
+/* ---- poison: Tessera's rules (runtime/poison.c), as a list of boxes per root field */
+
+static int boxes_meet(tsr_box_t a, tsr_box_t b)
+{
+	for (int d = 0; d < a.dim; d++)
+		if (a.hi[d] < b.lo[d] || b.hi[d] < a.lo[d])
+			return 0;
+	return 1;
+}
+
+static int box_inside(tsr_box_t in, tsr_box_t out)
+{
+	for (int d = 0; d < in.dim; d++)
+		if (in.lo[d] < out.lo[d] || in.hi[d] > out.hi[d])
+			return 0;
+	return 1;
+}
+
+static int poison_find(const or_interp_t *s, int root, int f, tsr_box_t b)
+{
+	for (int i = 0; i < s->npoison[root][f]; i++)
+		if (boxes_meet(s->poison[root][f][i], b))
+			return 1;
+	return 0;
+}
+
+static void poison_add(or_interp_t *s, int root, int f, tsr_box_t b)
+{
+	if (s->npoison[root][f] == s->cappoison[root][f]) {
+		int cap = s->cappoison[root][f] ? 2 * s->cappoison[root][f] : 8;
+		tsr_box_t *nv = realloc(s->poison[root][f], (size_t)cap * sizeof *nv);
+		if (!nv)
+			abort();
+		s->poison[root][f] = nv;
+		s->cappoison[root][f] = cap;
+	}
+	s->poison[root][f][s->npoison[root][f]++] = b;
+}
+
+/* A healthy WRITE of box b: the poisoned boxes inside it go. */
+static void poison_heal(or_interp_t *s, int root, int f, tsr_box_t b)
+{
+	int kept = 0;
+	for (int i = 0; i < s->npoison[root][f]; i++)
+		if (!box_inside(s->poison[root][f][i], b))
+			s->poison[root][f][kept++] = s->poison[root][f][i];
+	s->npoison[root][f] = kept;
+}
+
+int or_interp_poisoned(const or_interp_t *s, int n, int f)
+{
+	const or_node_t *nd = &s->p->node[n];
+	return poison_find(s, nd->root, f, nd->box);
 }
 
 tsr_accessor_t or_interp_acc(const or_interp_t *s, int n, int f, tsr_privilege_t priv)
@@ -131,10 +188,62 @@ void or_partial_fold(or_partial_t *b)
 /* One (point) task: accessors straight on the arrays, except that a REDUCE goes into a private
  * buffer at the identity, folded into the data right after the task (requirements and fields in
  * order). Points run in color order, so this is the fold order Tessera promises. */
-static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, int pdim,
-		     const int64_t point[3], void *ret)
+/* Whether a point task does not run: it reads a poisoned future or poisoned data (READ or
+ * READ_WRITE: tsr__poison_inherited), or it is told to fail. Then what it should have written is
+ * poisoned (1 returned, and the caller poisons its value). */
+static int task_fails(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka,
+		      const int64_t point[3])
 {
 	const or_prog_t *p = s->p;
+	int inherited = 0;
+	for (int r = 0; r < op->nreq && !inherited; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE) {
+			inherited = s->fut_poison[q->obj];
+			continue;
+		}
+		if (q->priv != TSR_READ && q->priv != TSR_READ_WRITE)
+			continue;
+		int n = req_node(p, q, point);
+		for (int k = 0; k < q->nf && !inherited; k++)
+			inherited = or_interp_poisoned(s, n, q->fields[k]);
+	}
+	int failed = !inherited && or_point_fails(ka, point);
+	if (!inherited && !failed)
+		return 0;
+
+	s->task_errors += failed; /* a skipped task reports nothing: the failure did */
+	for (int r = 0; r < op->nreq; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE || q->priv == TSR_READ)
+			continue;
+		int n = req_node(p, q, point);
+		for (int k = 0; k < q->nf; k++)
+			poison_add(s, p->node[n].root, q->fields[k], p->node[n].box);
+	}
+	return 1;
+}
+
+/* A point task that ran: what it wrote whole (WRITE) is healthy again. */
+static void task_heals(or_interp_t *s, const or_op_t *op, const int64_t point[3])
+{
+	const or_prog_t *p = s->p;
+	for (int r = 0; r < op->nreq; r++) {
+		const or_req_t *q = &op->req[r];
+		if (q->kind == RQ_FUTURE || q->priv != TSR_WRITE)
+			continue;
+		int n = req_node(p, q, point);
+		for (int k = 0; k < q->nf; k++)
+			poison_heal(s, p->node[n].root, q->fields[k], p->node[n].box);
+	}
+}
+
+static int run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, int pdim,
+		    const int64_t point[3], void *ret)
+{
+	const or_prog_t *p = s->p;
+	if (task_fails(s, op, ka, point))
+		return 1;
 	tsr_accessor_t acc[OR_MAXREQ][OR_MAXF];
 	const void *fut[OR_MAXREQ] = {0};
 	or_partial_t parts[OR_MAXREQ * OR_MAXF];
@@ -158,10 +267,19 @@ static void run_task(or_interp_t *s, const or_op_t *op, const or_kargs_t *ka, in
 	or_kernel(ka, pdim, point, acc, fut, ret);
 	for (int i = 0; i < nparts; i++)
 		or_partial_fold(&parts[i]);
+	task_heals(s, op, point);
+	return 0;
 }
 
 static void copy_op(or_interp_t *s, const or_op_t *op)
 {
+	const or_node_t *dn = &s->p->node[op->obj2];
+	if (or_interp_poisoned(s, op->obj, op->field)) {
+		/* a copy task that reads poison is skipped and poisons its destination */
+		poison_add(s, dn->root, op->field2, dn->box);
+		return;
+	}
+	poison_heal(s, dn->root, op->field2, dn->box);
 	tsr_accessor_t src = or_interp_acc(s, op->obj, op->field, TSR_READ);
 	tsr_accessor_t dst = or_interp_acc(s, op->obj2, op->field2, TSR_WRITE);
 	tsr_box_t sb = s->p->node[op->obj].box, db = s->p->node[op->obj2].box;
@@ -182,6 +300,7 @@ void or_interp_op(or_interp_t *s, int i)
 	const or_op_t *op = &p->op[i];
 	switch (op->kind) {
 	case OP_FILL: {
+		poison_heal(s, p->node[op->obj].root, op->field, p->node[op->obj].box);
 		tsr_accessor_t a = or_interp_acc(s, op->obj, op->field, TSR_WRITE);
 		unsigned char v[8];
 		or_from_i64(a.type, op->ival, v);
@@ -196,11 +315,16 @@ void or_interp_op(or_interp_t *s, int i)
 		copy_op(s, op);
 		break;
 	case OP_MAP_WRITE: {
+		/* a READ_WRITE map of poisoned data is refused (no write); a WRITE map heals */
+		if (op->priv == TSR_READ_WRITE && or_interp_poisoned(s, op->obj, op->field))
+			break;
+		poison_heal(s, p->node[op->obj].root, op->field, p->node[op->obj].box);
 		tsr_accessor_t a = or_interp_acc(s, op->obj, op->field, op->priv);
 		or_host_write(&a, op->priv, op->ival);
 		break;
 	}
 	case OP_FUT_CREATE:
+		s->fut_poison[op->fut] = 0;
 		s->fut[op->fut] = 0;
 		or_from_i64(p->fut_type[op->fut], op->ival, &s->fut[op->fut]);
 		break;
@@ -209,9 +333,11 @@ void or_interp_op(or_interp_t *s, int i)
 		or_kargs(p, op, &ka);
 		int64_t point[3] = {0, 0, 0};
 		uint64_t ret = 0;
-		run_task(s, op, &ka, 0, point, &ret);
-		if (op->fut >= 0)
+		int bad = run_task(s, op, &ka, 0, point, &ret);
+		if (op->fut >= 0) {
 			s->fut[op->fut] = ret;
+			s->fut_poison[op->fut] = (unsigned char)bad;
+		}
 		break;
 	}
 	case OP_INDEX: {
@@ -222,16 +348,22 @@ void or_interp_op(or_interp_t *s, int i)
 			or_identity(op->ret_type, op->redop, &total);
 		int64_t point[3];
 		or_box_first(op->domain, point);
+		int bad = 0;
 		do {
 			uint64_t ret = 0;
-			run_task(s, op, &ka, op->domain.dim, point, &ret);
+			bad |= run_task(s, op, &ka, op->domain.dim, point, &ret);
 			if (op->redop.id != TSR_REDOP_NONE.id)
 				or_fold(op->ret_type, op->redop, &total, &ret);
 		} while (or_box_next(op->domain, point));
-		if (op->fut >= 0)
+		if (op->fut >= 0) {
 			s->fut[op->fut] = total;
+			s->fut_poison[op->fut] = (unsigned char)bad;
+		}
 		break;
 	}
+	case OP_FENCE:
+		s->task_errors = 0; /* the fence reported them */
+		break;
 	default: /* partitions, host reads and future waits change no data */
 		break;
 	}

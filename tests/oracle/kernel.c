@@ -438,9 +438,15 @@ void or_host_write(tsr_accessor_t *acc, tsr_privilege_t priv, int64_t salt)
 	} while (or_box_next(b, x));
 }
 
+int or_point_fails(const or_kargs_t *a, const int64_t point[3])
+{
+	return a->fail && (point[0] + point[1] + point[2]) % 2 == 0;
+}
+
 void or_kargs(const or_prog_t *p, const or_op_t *op, or_kargs_t *a)
 {
 	memset(a, 0, sizeof *a);
+	a->fail = op->fail;
 	a->nreq = op->nreq;
 	a->ret_type = op->ret_type;
 	a->ret_mode = op->ret_mode;

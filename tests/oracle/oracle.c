@@ -36,6 +36,8 @@ static void usage(FILE *out)
 		"batch in its own process:\n"
 		"classic programs, then the coherence-by-pieces families (--shape pieces, 2/5 as "
 		"many per batch),\n"
+		"then loops (--shape repeat: repeated blocks with and without traces, 1/5 as "
+		"many),\n"
 		"each followed by fault injection; with --shape NAME every batch is of that "
 		"shape.\n"
 		"  --seed N        run the one program of seed N (exit 0 if it matches, 1 if not)\n"
@@ -71,7 +73,7 @@ static void usage(FILE *out)
 		"a hash of the seed),\n"
 		"                  pieces (alternate, overlap, nested, war in turn: seed modulo "
 		"4), classic, alternate,\n"
-		"                  overlap, nested, war (README, \"Shapes\")\n"
+		"                  overlap, nested, war, repeat (loops; README, \"Shapes\")\n"
 		"  --avoid LIST    valid programs not to generate (the runtime refuses them): "
 		"aliased-write,\n"
 		"                  same-field-copy, or none (default: TSR_ORACLE_AVOID "
@@ -680,10 +682,13 @@ static int check_mode(const opts_t *o, int shape_given)
 {
 	/* 2/5 of a classic batch (400 by default, a multiple of 4): 1000 programs of each family */
 	int both = !shape_given, pcount = o->count * 2 / 5 > 0 ? o->count * 2 / 5 : 1;
+	/* loops (traces and their replays): 1/5 of a classic batch, each program 3 to 4 times as
+	 * long */
+	int rcount = o->count / 5 > 0 ? o->count / 5 : 1;
 	int tapno = 2, bad = 0;
 	int nconfig;
 	check_configs(&nconfig);
-	printf("1..%d\n", 1 + nconfig * (both ? 2 : 1) + (both ? 2 : 1));
+	printf("1..%d\n", 1 + nconfig * (both ? 3 : 1) + (both ? 3 : 1));
 	char av[96];
 	printf("# not generated (TSR_ORACLE_AVOID / --avoid): %s\n",
 	       or_avoid_str(or_avoid, av, sizeof av));
@@ -711,9 +716,15 @@ static int check_mode(const opts_t *o, int shape_given)
 		next += (uint64_t)nconfig * (uint64_t)pcount;
 		or_shape = OR_SHAPE_PIECES;
 		bad += injection(tapno++, o, next, 100);
+		next += 100;
+		bad += run_shape(&tapno, o, OR_SHAPE_REPEAT, next, rcount);
+		next += (uint64_t)nconfig * (uint64_t)rcount;
+		or_shape = OR_SHAPE_REPEAT;
+		bad += injection(tapno++, o, next, 100);
 	}
 	or_shape = saved;
-	printf("# %d programs in %.1f s\n", nconfig * (o->count + (both ? pcount : 0)), now() - t0);
+	printf("# %d programs in %.1f s\n", nconfig * (o->count + (both ? pcount + rcount : 0)),
+	       now() - t0);
 	return bad ? 1 : 0;
 }
 
@@ -796,7 +807,7 @@ int main(int argc, char **argv)
 	if (shape && or_parse_shape(shape, &or_shape)) {
 		fprintf(stderr,
 			"oracle: unknown --shape '%s' (mix, pieces, classic, alternate, overlap, "
-			"nested, war)\n",
+			"nested, war, repeat)\n",
 			shape);
 		return 2;
 	}

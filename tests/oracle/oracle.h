@@ -18,8 +18,8 @@ extern "C" { /* kernel_cuda.cu */
 #define OR_MAXPART 16
 #define OR_MAXNODE 192  /* root regions + every subregion of every partition */
 #define OR_MAXCOLORS 27 /* subregions per partition, and points per index launch */
-#define OR_MAXOP 64
-#define OR_MAXFUT 48
+#define OR_MAXOP 320    /* repeat: a loop body repeated up to 14 times */
+#define OR_MAXFUT 128
 #define OR_MAXREQ 6
 #define OR_MAXDEPTH 3 /* nesting levels of partitions below a root */
 
@@ -71,6 +71,10 @@ enum {
 	OP_FUT_WAIT,
 	OP_FUT_DESTROY,
 	OP_FENCE,
+	/* tsr_trace_begin / tsr_trace_end(obj) around a repetition of a loop body (shape repeat):
+	 * no effect on the data; the interpreter skips them */
+	OP_TRACE_BEGIN,
+	OP_TRACE_END,
 	OP_NKINDS
 };
 enum { RQ_REGION = 1, RQ_PART = 2, RQ_FUTURE = 3 };
@@ -107,6 +111,9 @@ typedef struct {
 	/* launches: float reductions (REDUCE and returns) use fractional values whose folds round,
 	 * so that the result depends on the fold order */
 	int fp_order;
+	/* launches (shape repeat): the points whose coordinates add up to an even number fail
+	 * (tsr_ctx_error) instead of running: what they write and return is poisoned */
+	int fail;
 } or_op_t;
 
 typedef struct {
@@ -119,6 +126,8 @@ typedef struct {
 	tsr_type_t fut_type[OR_MAXFUT];
 	or_op_t op[OR_MAXOP];
 	int op_id[OR_MAXOP]; /* index of the op in the unfiltered program (for --keep) */
+	/* shape repeat: repetitions of the loop body, those inside a trace, those perturbed */
+	int reps, traced, perturbed;
 } or_prog_t;
 
 /* ---- generator (gen.c) */
@@ -150,6 +159,9 @@ enum {
 	OR_SHAPE_NESTED,
 	/* one launch reads through halos and writes through tiles, other fields */
 	OR_SHAPE_WAR,
+	/* loops: a block of launches repeated, with and without tsr_trace_begin, some repetitions
+	 * perturbed (never picked by mix or pieces) */
+	OR_SHAPE_REPEAT,
 	OR_NSHAPES
 };
 extern int or_shape;
@@ -186,7 +198,12 @@ typedef struct {
 		   partition of the same parent */
 		straddle_boxes,
 		/* partitions three levels down, or of a subregion of an aliased partition */
-		deep_parts, shape[OR_NSHAPES]; /* programs per concrete shape */
+		deep_parts, shape[OR_NSHAPES], /* programs per concrete shape */
+		/* repeat: repetitions of loop bodies, those inside traces, and the perturbed
+		   ones */
+		repetitions, traced_reps, perturbed_reps,
+		/* launches whose points fail (tsr_ctx_error) */
+		failing_ops;
 } or_stats_t;
 void or_stats_add(or_stats_t *s, const or_prog_t *p);
 /* ops the generator built but the validator refused (a generator bug) */
@@ -199,7 +216,7 @@ typedef struct {
 	int32_t type[OR_MAXF]; /* field types; for RQ_FUTURE type[0] is the future's type */
 } or_kreq_t;
 typedef struct {
-	int32_t nreq, ret_type, ret_mode, delay_us, fp_order;
+	int32_t nreq, ret_type, ret_mode, delay_us, fp_order, fail;
 	int64_t arg;
 	or_kreq_t req[OR_MAXREQ];
 	/* index launches: reduction of the returns (a CUDA variant folds into its slot) */
@@ -246,7 +263,18 @@ typedef struct {
 	const or_prog_t *p;
 	void *data[OR_MAXROOT][OR_MAXF]; /* plain arrays, dimension 0 fastest */
 	uint64_t fut[OR_MAXFUT];         /* future values (type of fut_type) */
+	/* Failed tasks, as Tessera keeps them (tessera.h, "Failed tasks"): per root field the boxes
+	 * a failed or skipped task should have written (a box goes when a healthy WRITE covers it
+	 * whole), per future whether it is poisoned, and the failures no fence reported yet. */
+	tsr_box_t *poison[OR_MAXROOT][OR_MAXF];
+	int npoison[OR_MAXROOT][OR_MAXF], cappoison[OR_MAXROOT][OR_MAXF];
+	unsigned char fut_poison[OR_MAXFUT];
+	int task_errors;
 } or_interp_t;
+/* Whether field f of node n holds poison (tsr_map would refuse to read it). */
+int or_interp_poisoned(const or_interp_t *s, int n, int f);
+/* Whether the point of a launch with op->fail fails (kernel.c; both executors ask it). */
+int or_point_fails(const or_kargs_t *a, const int64_t point[3]);
 int or_interp_init(or_interp_t *s, const or_prog_t *p);
 void or_interp_free(or_interp_t *s);
 void or_interp_op(or_interp_t *s, int i);

@@ -383,6 +383,68 @@ static int launch_with_effect(const or_op_t *op)
 	return (op->kind == OP_LAUNCH || op->kind == OP_INDEX) && effect;
 }
 
+/* Loops (shape repeat): deterministic and valid, results independent of the order points run
+ * in, and each program a loop: a block repeated 6 times or more, traced in about half of the
+ * programs, perturbed in about a quarter of the repetitions from the third on, and its
+ * repetitions the same ops (the listing's launch stream repeats). */
+static void repeat_cases(FILE *out)
+{
+	int saved = or_shape;
+	or_shape = OR_SHAPE_REPEAT;
+	or_prog_t *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+	if (!a || !b)
+		abort();
+	or_stats_t st;
+	memset(&st, 0, sizeof st);
+	long order_bad = 0, nops = 0, traced_progs = 0;
+	char why[512], d[700];
+	const uint64_t n = NSEEDS / 10;
+	int ok = 1;
+	for (uint64_t seed = 1; seed <= n && ok; seed++) {
+		or_generate(seed, a);
+		or_generate(seed, b);
+		if (!same_listing(a, b) || or_validate(a, why, sizeof why)) {
+			snprintf(d, sizeof d, "seed %llu: %s", (unsigned long long)seed,
+				 same_listing(a, b) ? why : "two listings differ");
+			check(out, 0, "loop programs are deterministic and valid", d);
+			ok = 0;
+		}
+		or_stats_add(&st, a);
+		nops += a->nop;
+		traced_progs += a->traced > 0;
+		int fails = 0;
+		for (int i = 0; i < a->nop; i++)
+			fails |= a->op[i].fail;
+		if (fails)
+			continue; /* the point-shuffling executor does not model poison */
+		or_interp_t s1, s2;
+		uint64_t rs = seed;
+		run_interp(a, &s1, NULL, NULL);
+		run_interp(a, &s2, &rs, NULL);
+		order_bad += !same_results(a, &s1, &s2);
+		or_interp_free(&s1);
+		or_interp_free(&s2);
+	}
+	fprintf(out,
+		"# self-test: shape repeat: %llu programs, %ld ops, %ld repetitions (%ld inside "
+		"traces, %ld perturbed, %ld failing launches), %ld programs with traces, trace "
+		"begins %ld\n",
+		(unsigned long long)n, nops, st.repetitions, st.traced_reps, st.perturbed_reps,
+		st.failing_ops, traced_progs, st.ops[OP_TRACE_BEGIN]);
+	check(out, order_bad == 0, "loop results do not depend on the order points run in", NULL);
+	check(out, st.repetitions >= (long)n * 6, "loops repeat their block 6 times or more", NULL);
+	check(out, st.failing_ops * 20 >= (long)n, "loops fail a task now and then (poison)", NULL);
+	check(out, traced_progs * 3 >= (long)n && traced_progs * 3 <= 2 * (long)n,
+	      "a third to two thirds of the loop programs open traces", NULL);
+	check(out,
+	      st.perturbed_reps * 8 >= st.repetitions &&
+		      st.ops[OP_TRACE_END] == st.ops[OP_TRACE_BEGIN],
+	      "an eighth of the repetitions or more are perturbed; every trace ends", NULL);
+	or_shape = saved;
+	free(a);
+	free(b);
+}
+
 /* The four coherence-by-pieces families: deterministic, valid, never a dropped op, results
  * independent of the order points run in, sensitive to launch arguments, and each one makes
  * what it exists for (README, "Shapes"). */
@@ -577,7 +639,7 @@ int or_selftest(FILE *out)
 	int covered = st.halo_parts && st.box_parts && st.overlap_box_parts && st.nested_parts &&
 		      st.reduce_aliased && st.reduce_region_index && st.proj_shift &&
 		      st.fut_consumed && st.write_nested;
-	for (int k = 0; k < OP_NKINDS; k++)
+	for (int k = 0; k < OP_TRACE_BEGIN; k++) /* traces: the repeat shape's (repeat_cases) */
 		covered &= st.ops[k] > 0;
 	check(out, covered, "every op kind and feature appears in the generated programs", NULL);
 	check(out, sensitive * 10 >= perturbed * 7,
@@ -612,6 +674,7 @@ int or_selftest(FILE *out)
 	or_shape = OR_SHAPE_CLASSIC;
 	or_avoid = avoid;
 	shape_cases(out);
+	repeat_cases(out);
 	or_shape = shape;
 	free(a);
 	free(b);

@@ -27,7 +27,7 @@ scheds="eager lws dmda tsr-locality"
 # the 16-point grid, whose halo then spans two neighbours), in j, in both, and in k.
 layouts="1:1:1 2:1:1 1:3:1 2:2:1 5:1:1 3:2:1 1:7:1 4:2:1 3:3:1 2:5:1 11:1:1 3:4:1 1:13:1 7:2:1 5:3:1 4:4:1 16:1:1 2:2:2 1:3:4"
 nlayouts=19
-echo "1..$((4 * 2 * 2 * 4 + 15 + 9 + 10 + 8))"
+echo "1..$((4 * 2 * 2 * 4 + 16 + 9 + 10 + 8))"
 
 i=0
 runc() {   # name, pattern the log must contain, then the command
@@ -82,6 +82,11 @@ done
 # nz = 1 leaves the course's initial box empty (k in [nz/4, 3nz/4)): the smallest nz with data
 run "n=64 nz=2 f64 sched=lws tiles=2x3x2 iter=13" "^verify: *PASS" -nx 64 -ny 64 -nz 2 -iter 13 -tx 2 -ty 3 -tz 2 --sched lws --ncpu 2 --verify
 run "n=100 nz=3 f32 sched=dmda tiles=1x16x1 iter=12" "^verify: *PASS" -nx 100 -ny 100 -nz 3 -iter 12 -precision f32 -tiles 16 --sched dmda --ncpu 2 --verify
+# the time steps run in traces by default (tsr_trace_begin/end): once without them, and without
+# the automatic mode finding the loop either, every step analysed in full
+export TSR_REPLAY=off
+run "--no-trace, TSR_REPLAY=off: n=64 nz=4 tiles=2x2x2 iter=9" "^verify: *PASS" -nx 64 -ny 64 -nz 4 -iter 9 -tx 2 -ty 2 -tz 2 --ncpu 2 --no-trace --verify
+unset TSR_REPLAY
 # streaming stores (chosen automatically only for fields beyond the last-level cache) give the same
 # bits, at every alignment of the rows (odd nx, i-tiles) and in both precisions
 run "--nt on: n=37x23 nz=5 f64 tiles=3x2x1 iter=7" "^verify: *PASS" -nx 37 -ny 23 -nz 5 -iter 7 -tx 3 -ty 2 --nt on --ncpu 2 --verify

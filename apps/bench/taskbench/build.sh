@@ -11,6 +11,7 @@ untouched):
   DIR/core/libcore_s.a      Task Bench's core (its own Makefile, DEBUG=0: -O3, asserts kept:
                             they are what validates every task's inputs)
   DIR/starpu/main           Task Bench's raw StarPU backend (StarPU 1.3 + StarPU-MPI, mpic++)
+  DIR/mpi/nonblock          Task Bench's MPI backend (nonblocking point-to-point, mpic++)
   DIR/tessera/main          the Tessera backend, apps/bench/taskbench/tessera_main.cc
 TASKBENCH_DIR      a checkout of https://github.com/StanfordLegion/task-bench
 TESSERA_BUILD_DIR  a configured and built Tessera tree holding libtessera.la and
@@ -70,6 +71,12 @@ starpu_lib="$(pkg-config --libs starpu-1.3 starpumpi-1.3) -L$out/core -lcore_s"
 make -s -C "$out/starpu" -f "$tb/starpu/Makefile" VPATH="$tb/starpu" -I "$tb/core" -j"$jobs" \
 	STARPU_DIR=/usr DEBUG=0 INC="$starpu_inc" LIB="$starpu_lib" main
 
+# Task Bench's MPI backend with nonblocking point-to-point messages (the floor on these cores: one
+# rank per core, no runtime), with its own flags.
+echo "build.sh: Task Bench MPI backend -> $out/mpi"
+mkdir -p "$out/mpi"
+mpic++ -std=c++11 -O3 -I"$tb/core" -o "$out/mpi/nonblock" "$tb/mpi/nonblock.cc" -L"$out/core" -lcore_s
+
 # Ours: one C++ file against tessera.h and Task Bench's core.h, the flags Task Bench's Makefiles use.
 echo "build.sh: Tessera backend -> $out/tessera"
 mkdir -p "$out/tessera"
@@ -77,4 +84,4 @@ tsr_flags=$(PKG_CONFIG_PATH="$tessera${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-
 ${CXX:-c++} -std=c++11 -O3 -Wall -Wextra -I"$tb/core" -o "$out/tessera/main" "$here/tessera_main.cc" \
 	-L"$out/core" -lcore_s $tsr_flags
 
-echo "build.sh: done: $out/starpu/main and $out/tessera/main"
+echo "build.sh: done: $out/starpu/main, $out/mpi/nonblock and $out/tessera/main"

@@ -7,9 +7,9 @@ usage() {
 	cat <<'EOF'
 usage: check.sh [BUILD_DIR]
 Run BUILD_DIR/tessera/main (default ./taskbench-build, see build.sh) on every Task Bench
-dependence pattern, natural mapping and -tessera-proj, 2 CPU workers, with eager and lws; each run
-must exit 0 and print its check of the last step's outputs (Task Bench's core checks every task's
-inputs and aborts on a wrong one). Then the refusals: -field 1 on a graph with dependencies, and
+dependence pattern, natural mapping and -tessera-proj, 2 CPU workers, with eager and lws, then in
+traces (-tessera-trace) and with TSR_REPLAY=off; each run must exit 0 and print its check of the
+last step's outputs (Task Bench's core checks every task's inputs and aborts on a wrong one). Then the refusals: -field 1 on a graph with dependencies, and
 -tessera-proj on a graph whose points have more dependencies than a launch takes requirements.
 Prints one line per case and "check.sh: N failed" at the end; exit status 1 if any failed.
 EOF
@@ -48,6 +48,25 @@ for sched in eager lws; do
 				fail "$name (exit $rc): $(tail -n 2 "$tmp/out" | tr '\n' ' ')"
 			fi
 		done
+	done
+done
+
+# The steps in traces (-tessera-trace): patterns whose steps differ (tree, fft, dom...) fall back to
+# the full analysis wherever the launches differ from the recording, and must still be right; so
+# must the automatic mode alone (the default) and the full analysis (TSR_REPLAY=off).
+for pattern in $patterns; do
+	for mode in "-tessera-trace auto" "- off"; do
+		flag=${mode% *}
+		[ "$flag" = - ] && flag=
+		name="eager $pattern ${flag:-no trace calls} TSR_REPLAY=${mode#* }"
+		rc=0
+		STARPU_SCHED=eager TSR_REPLAY=${mode#* } "$bin" -steps 20 -width 8 -type "$pattern" -kernel compute_bound \
+			-iter 64 -field 3 $flag > "$tmp/out" 2>&1 || rc=$?
+		if [ $rc = 0 ] && grep -q '^Tessera: outputs of the last step verified$' "$tmp/out"; then
+			pass "$name"
+		else
+			fail "$name (exit $rc): $(tail -n 2 "$tmp/out" | tr '\n' ' ')"
+		fi
 	done
 done
 

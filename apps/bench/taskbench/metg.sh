@@ -6,20 +6,24 @@ set -eu
 usage() {
 	cat <<'EOF'
 usage: metg.sh [options] [BUILD_DIR]
-Run Task Bench's compute_bound sweep (kernel iterations halved from 2^MAX to 2^MIN) with the three
+Run Task Bench's compute_bound sweep (kernel iterations halved from 2^MAX to 2^MIN) with the
 systems built by build.sh in BUILD_DIR (default ./taskbench-build):
-  tessera        BUILD_DIR/tessera/main                (natural mapping: partition of boxes)
-  tessera-proj   BUILD_DIR/tessera/main -tessera-proj  (projections onto the tiles)
-  starpu         BUILD_DIR/starpu/main                 (Task Bench's raw StarPU backend)
-For each repetition, pattern and kernel size the three run one after another (so that a change in
-the machine's load spreads over all three), then metg.py computes each system's METG(50%) from the
+  tessera          BUILD_DIR/tessera/main                 (natural mapping: partition of boxes;
+                                                          TSR_REPLAY=auto finds the loop by itself)
+  tessera-untraced BUILD_DIR/tessera/main, TSR_REPLAY=off (every step analysed in full)
+  tessera-trace    BUILD_DIR/tessera/main -tessera-trace  (the steps in tsr_trace_begin/end by hand)
+  tessera-proj     BUILD_DIR/tessera/main -tessera-proj   (projections onto the tiles)
+  starpu           BUILD_DIR/starpu/main                  (Task Bench's raw StarPU backend)
+  mpi              BUILD_DIR/mpi/nonblock under mpirun -np NCPU (Task Bench's MPI backend)
+For each repetition, pattern and kernel size the systems run one after another (so that a change in
+the machine's load spreads over all of them), then metg.py computes each system's METG(50%) from the
 medians and prints a Markdown table with the ratios to StarPU. Every run must validate: Task Bench
 checks each task's inputs, the Tessera backend also checks the last step's outputs; a run that
 fails is reported and left out.
 Options:
   --policies "P.."   StarPU policies, each a separate sweep (default: eager; e.g. "eager lws dmda")
   --patterns "T.."   dependence types (default: "stencil_1d nearest")
-  --systems "S.."    among tessera tessera-proj starpu (default: all three)
+  --systems "S.."    among the systems above (default: tessera tessera-proj starpu)
   --reps N           repetitions (default 5)
   --steps N          timesteps (default 1000)
   --width N          points per step (default 2)
@@ -70,9 +74,11 @@ done
 
 for s in $systems; do
 	case $s in
-	tessera|tessera-proj) bin=$builddir/tessera/main ;;
+	tessera|tessera-untraced|tessera-trace|tessera-proj) bin=$builddir/tessera/main ;;
 	starpu) bin=$builddir/starpu/main ;;
-	*) echo "metg.sh: unknown system '$s' (tessera, tessera-proj, starpu)" >&2; exit 2 ;;
+	mpi) bin=$builddir/mpi/nonblock ;;
+	*) echo "metg.sh: unknown system '$s' (tessera, tessera-untraced, tessera-trace, tessera-proj," \
+		"starpu, mpi)" >&2; exit 2 ;;
 	esac
 	if [ ! -x "$bin" ]; then
 		echo "metg.sh: $bin not found: run build.sh first (or give its build directory)" >&2
@@ -99,14 +105,18 @@ run_one() {
 	if [ "$pattern" = nearest ] || [ "$pattern" = spread ]; then
 		args="$args -radix $radix"
 	fi
+	replay=auto
 	case $system in
 	tessera) set -- "$builddir/tessera/main" $args ;;
+	tessera-untraced) set -- "$builddir/tessera/main" $args; replay=off ;;
+	tessera-trace) set -- "$builddir/tessera/main" $args -tessera-trace ;;
 	tessera-proj) set -- "$builddir/tessera/main" $args -tessera-proj ;;
 	starpu) set -- "$builddir/starpu/main" $args -core "$ncpu" -p 1 ;;
+	mpi) set -- mpirun --allow-run-as-root --oversubscribe -np "$ncpu" "$builddir/mpi/nonblock" $args ;;
 	esac
 	rc=0
 	env STARPU_SCHED="$policy" TSR_SCHED="$policy" STARPU_NCPU="$ncpu" TSR_NCPU="$ncpu" \
-		STARPU_MPI_NOBIND=1 STARPU_HOME="$out/starpu-home" STARPU_SILENT=1 \
+		TSR_REPLAY="$replay" STARPU_MPI_NOBIND=1 STARPU_HOME="$out/starpu-home" STARPU_SILENT=1 \
 		"$@" > "$log" 2>&1 || rc=$?
 	elapsed=$(sed -n 's/^Elapsed Time \([0-9.e+-]*\) seconds$/\1/p' "$log")
 	flops=$(sed -n 's/^Total FLOPs \([0-9]*\)$/\1/p' "$log")
@@ -116,7 +126,7 @@ run_one() {
 		status="exit $rc"
 	elif [ -z "$elapsed" ] || [ -z "$flops" ] || [ -z "$tasks" ]; then
 		status="no timing"
-	elif [ "$system" != starpu ] && ! grep -q '^Tessera: outputs of the last step verified$' "$log"; then
+	elif [ "${system#tessera}" != "$system" ] && ! grep -q '^Tessera: outputs of the last step verified$' "$log"; then
 		status="not verified"
 	fi
 	echo "$policy,$pattern,$system,$iter,$rep,${elapsed:-0},${flops:-0},${tasks:-0},$status,logs/$(basename "$log")" >> "$raw"

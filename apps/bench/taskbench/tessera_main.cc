@@ -362,27 +362,53 @@ static std::vector<char *> make_scratch(const std::vector<TaskGraph> &graphs)
 	return scratch;
 }
 
-static int parse_own_flags(int argc, char **argv)
+/* The backend's own flags. */
+struct OwnFlags {
+	int projections;
+	int traces;
+};
+
+static OwnFlags parse_own_flags(int argc, char **argv)
 {
-	int projections = 0;
+	OwnFlags f = {0, 0};
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-tessera-proj"))
-			projections = 1;
+			f.projections = 1;
+		if (!strcmp(argv[i], "-tessera-trace"))
+			f.traces = 1;
 		if (!strcmp(argv[i], "-h")) {
 			printf("Tessera backend: -tessera-proj  read dependencies through projections onto the tiles\n"
 			       "                 (default: through a partition of boxes, one per point)\n"
-			       "  Tessera's flags: --sched NAME (policy), --ncpu N (CPU workers), ...; each wins\n"
-			       "  over its TSR_ variable, which wins over STARPU_SCHED / STARPU_NCPU\n");
+			       "                 -tessera-trace each graph's steps 1.. in traces of -field steps\n"
+			       "                 (tsr_trace_begin/end: the loop body recorded once, then replayed)\n"
+			       "  Tessera's flags: --sched NAME (policy), --ncpu N (CPU workers), --replay off\n"
+			       "  (no trace found without the calls; auto, the default, finds them), ...; each\n"
+			       "  wins over its TSR_ variable, which wins over STARPU_SCHED / STARPU_NCPU\n");
 		}
 	}
-	return projections;
+	return f;
+}
+
+/* -tessera-trace: steps 1.. of a graph in traces of -field steps (the fields' period: step t
+ * writes field t % F, so F steps repeat the same launches; step 0 reads nothing and stays out).
+ * One trace per graph, named by its index. */
+static void trace_step(const TaskGraph &g, long index, long t, int traces, int begin)
+{
+	if (!traces || t == 0)
+		return;
+	long phase = (t - 1) % g.nb_fields;
+	if (begin && phase == 0)
+		check(tsr_trace_begin((uint32_t)index), "tsr_trace_begin");
+	if (!begin && (phase == g.nb_fields - 1 || t == g.timesteps - 1))
+		check(tsr_trace_end((uint32_t)index), "tsr_trace_end");
 }
 
 int main(int argc, char **argv)
 {
 	/* Tessera's own flags (--ncpu, --sched, ...) leave argv before Task Bench parses it */
 	check(tsr_args(&argc, argv), "tsr_args");
-	int projections = parse_own_flags(argc, argv);
+	OwnFlags own = parse_own_flags(argc, argv);
+	int projections = own.projections;
 	App app(argc, argv);
 	for (size_t i = 0; i < app.graphs.size(); i++)
 		check_fields(app.graphs[i], (long)i);
@@ -407,13 +433,16 @@ int main(int argc, char **argv)
 	char *const *scratch_of = scratch.empty() || !scratch[0] ? NULL : scratch.data();
 
 	app.display();
-	printf("Tessera: %s mapping, policy %s, %d CPU workers\n", projections ? "projection" : "natural",
-	       tsr_sched_name(), tsr_ncpu_workers());
+	printf("Tessera: %s mapping, policy %s, %d CPU workers%s\n", projections ? "projection" : "natural",
+	       tsr_sched_name(), tsr_ncpu_workers(), own.traces ? ", steps in traces" : "");
 	Timer::time_start();
 	for (size_t i = 0; i < app.graphs.size(); i++) {
 		const TaskGraph &g = app.graphs[i];
-		for (long t = 0; t < g.timesteps; t++)
+		for (long t = 0; t < g.timesteps; t++) {
+			trace_step(g, (long)i, t, own.traces, 1);
 			launch_step(g, &data[i], plan_for_step(g, &data[i], t, projections), t, projections, scratch_of, task);
+			trace_step(g, (long)i, t, own.traces, 0);
+		}
 	}
 	check(tsr_fence(), "running the graphs");
 	double elapsed = Timer::time_end();

@@ -264,9 +264,12 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 	int pdim = sync ? tsr__region_point(sync->region, point) : 0;
 	struct tsr_obs_rec *obs =
 		tsr__obs_internal(task, "tsr_sync", pdim, point, dag_sync(sync, pdim, point));
-	if (tsr__order_submit(task, NULL)) {
+	int rc = tsr__order_submit(task, NULL);
+	if (rc) {
 		tsr__obs_drop(obs);
-		return tsr__err(TSR_ESTARPU, "%s: starpu_task_submit failed", what);
+		if (rc == TSR_ENOMEM)
+			return tsr__err_of(rc, "%s", what);
+		return tsr__err(rc, "%s: starpu_task_submit failed", what);
 	}
 	return TSR_OK;
 }

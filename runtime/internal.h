@@ -1,6 +1,15 @@
 /* internal.h: structures shared by the runtime's files; never installed.
  * The API takes calls from the thread that called tsr_init only (TSR_REQUIRE_INIT refuses the
  * others, task variants included); task variants only see tsr_ctx. */
+
+/* Errors inside the runtime: one space, the TSR_* codes. StarPU's and the C library's codes
+ * (-ENODEV, -ENOMEM, errno) never travel: they become TSR_* codes where they are read
+ * (tsr__starpu_code), as libuv converts errno. Lower floors return a bare code and the caller
+ * names the object: out of memory (TSR_ENOMEM) is always bare below the public call, as are
+ * StarPU's refusals of tsr__order_submit and tsr__coh_acquire (TSR_ESTARPU, TSR_ENODEV), since
+ * only the caller knows which task, region or field it was for; tsr__err_of names them. A code
+ * that only the lower floor can explain (TSR_EINVAL: a field one rank cannot see) comes with
+ * its message, written there with tsr__err, and passes up unchanged. */
 #ifndef TSR_INTERNAL_H
 #define TSR_INTERNAL_H
 
@@ -69,6 +78,13 @@ void tsr__env_forget_flags(void);
 
 /* ---- errors (error.c) */
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rc from a lower floor, named by its caller (the rule atop this file): a bare TSR_ENOMEM becomes
+ * "<fmt's object>: out of memory"; TSR_OK, and a code that carries its message, pass as they
+ * are. */
+int tsr__err_of(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A StarPU call's result as a TSR_* code: 0 TSR_OK, -ENODEV TSR_ENODEV, -ENOMEM TSR_ENOMEM, any
+ * other failure TSR_ESTARPU. */
+int tsr__starpu_code(int starpu_rc);
 /* Messages of any length: a malloc'd string (NULL out of memory), and one that grows (*s NULL
  * at first; TSR_ENOMEM leaves it as it was). */
 char *tsr__vformat(const char *fmt, va_list ap);
@@ -477,8 +493,9 @@ int tsr__order_active(void);
 int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
 void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
 int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
-/* starpu_task_submit; on failure the task is gone. waits (or NULL): the listed handles, of which
- * the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
+/* starpu_task_submit; on failure the task is gone, and the code is bare (TSR_ENOMEM, TSR_ENODEV:
+ * no worker can run it, TSR_ESTARPU): the caller names the task. waits (or NULL): the listed
+ * handles, of which the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
 int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
 int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
 /* after a full wait: forget, destroy finished tasks */

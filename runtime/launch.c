@@ -75,10 +75,8 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 				int rc = p->structured
 						 ? tsr__coh_deps(nd, write, deps)
 						 : tsr__coh_access(nd, reads, write, p->rank, deps);
-				if (rc == TSR_ENOMEM)
-					return tsr__err(rc, "task '%s': out of memory", p->t->name);
 				if (rc)
-					return rc;
+					return tsr__err_of(rc, "task '%s'", p->t->name);
 			}
 		}
 
@@ -111,9 +109,7 @@ static struct tsr_node *group_node(const struct point_launch *p)
 static int record_write(const struct point_launch *p, struct tsr_node *n, struct tsr_node *group)
 {
 	int rc = p->structured ? tsr__coh_wrote(n, group) : tsr__coh_wrote_by(n, group, p->rank);
-	if (rc == TSR_ENOMEM)
-		return tsr__err(rc, "task '%s': out of memory", p->t->name);
-	return rc;
+	return tsr__err_of(rc, "task '%s'", p->t->name);
 }
 
 /* After the point's task is submitted: what it writes has it as last writer. The group node is
@@ -329,9 +325,11 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	tsr__obs_drop(obs);
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
-	if (rc == -ENODEV) /* tsr__check_placement should have said so before */
+	if (rc == TSR_ENODEV) /* tsr__check_placement should have said so before */
 		return tsr__no_worker_error(t, pl->cpu_only ? pl->why : NULL);
-	return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
+	if (rc == TSR_ENOMEM)
+		return tsr__err_of(rc, "task '%s'", t->name);
+	return tsr__err(rc, "task '%s': starpu_task_submit failed", t->name);
 }
 
 static struct tsr_deps point_deps; /* one host thread: reused by every point */
@@ -694,10 +692,8 @@ static int structured_moves(const struct index_launch *L, const struct tsr_ivec 
 			struct tsr_node *root = root_node(&L->q[i], k);
 			int64_t base = tsr__dist_tags(tsr__coh_sym_tags(root, &r));
 			int rc = tsr__coh_sym_read(root, &r, base);
-			if (rc == TSR_ENOMEM)
-				return tsr__err(rc, "task '%s': out of memory", L->t->name);
 			if (rc)
-				return rc;
+				return tsr__err_of(rc, "task '%s'", L->t->name);
 		}
 	}
 
@@ -715,10 +711,8 @@ static int structured_writes(const struct index_launch *L, const struct tsr_ivec
 		struct tsr_sym_req r = sym_req(L, i, mine);
 		for (int k = 0; k < L->q[i].nfields; k++) {
 			int rc = tsr__coh_sym_wrote(root_node(&L->q[i], k), &r, &covers[i]);
-			if (rc == TSR_ENOMEM)
-				return tsr__err(rc, "task '%s': out of memory", L->t->name);
 			if (rc)
-				return rc;
+				return tsr__err_of(rc, "task '%s'", L->t->name);
 		}
 	}
 

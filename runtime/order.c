@@ -25,7 +25,6 @@
  * unordered reductions (TSR_REDUX=unordered: REDUX needs sequential consistency to fold). */
 #define _GNU_SOURCE /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD */
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED, TSR_STARPU_NOTIFY_MARKER */
@@ -514,7 +513,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;
 
 	if (!tracked) {
-		int rc = starpu_task_submit(task);
+		int rc = tsr__starpu_code(starpu_task_submit(task));
 		if (rc)
 			destroy(task);
 		return rc;
@@ -537,7 +536,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 		if (o)
 			oref_free(o);
 		destroy(task);
-		return -ENOMEM;
+		return TSR_ENOMEM;
 	}
 
 	task->detach = 0;
@@ -545,7 +544,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 	if (ndeps)
 		starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 
-	rc = starpu_task_submit(task);
+	rc = tsr__starpu_code(starpu_task_submit(task));
 	if (rc) {
 		oref_free(o);
 		if (ndeps)
@@ -556,7 +555,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 	}
 
 	record(o);
-	return 0;
+	return TSR_OK;
 }
 
 /* --------------------------------------------------------- host accesses, unregistration, waits */
@@ -613,7 +612,7 @@ void tsr__order_untrack(starpu_data_handle_t h)
 			task->where = STARPU_CPU; /* one memory node: the data is home */
 			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 			struct tsr_obs_rec *obs = tsr__obs_internal(task, "tsr_sync", 0, NULL, -1);
-			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
+			rc = tsr__starpu_code(starpu_task_submit(task));
 			if (rc)
 				tsr__obs_drop(obs);
 		}

@@ -610,17 +610,18 @@ struct tsr_reqrec {
 	int kind;
 	tsr_privilege_t priv;
 	int nfields;
-	int first_buf;        /* futures: StarPU buffer index */
-	int fields[8];        /* field ids */
-	int buf[8];           /* StarPU buffer index of each field */
-	int64_t lo[3], hi[3]; /* requested (sub)region bounds, global coordinates */
+	int first_buf;                  /* futures: StarPU buffer index */
+	int fields[TSR_MAX_REQ_FIELDS]; /* field ids */
+	int buf[TSR_MAX_REQ_FIELDS];    /* StarPU buffer index of each field */
+	int64_t lo[3], hi[3];           /* requested (sub)region bounds, global coordinates */
 	int dim;
 	const struct tsr_region *region; /* for names in error messages */
 	struct tsr_fieldinfo *finfo;     /* region's field table */
 	/* futures: its poison state (one reference held by the task) */
 	struct tsr_fstate *fstate;
-	/* REDUCE through an aliased partition: fresh buffers start at this identity */
-	int reduce_tmp_op;
+	/* REDUCE into a private buffer (launch.h): the operator, whose identity the fresh buffer
+	 * starts at; 0 otherwise */
+	int private_redop;
 };
 
 struct tsr_ctx {
@@ -740,7 +741,7 @@ void tsr__poison_reset(void);
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
-void tsr__launch_fini(void); /* forgets the cached partial-value handles */
+void tsr__launch_fini(void); /* forgets the cached partial-value handles and its lists */
 /* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed)
  * (task.c). */
 struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf,

@@ -209,7 +209,7 @@ static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r,
 static int field_buffer(struct task_build *tb, const struct resolved_req *q, struct tsr_region *s,
 			int f, struct tsr_pending_fold *folds, int *nfolds)
 {
-	if (q->tmp_reduce) {
+	if (q->private_redop) {
 		starpu_data_handle_t tmp = tsr__fold_private(s, f, q->redop, folds, nfolds);
 		return add_buffer(tb, tmp, STARPU_W);
 	}
@@ -232,8 +232,7 @@ static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r,
 	memcpy(r->hi, s->bounds.hi, sizeof r->hi);
 	r->region = s;
 	r->finfo = s->fields;
-	if (q->tmp_reduce)
-		r->reduce_tmp_op = q->redop;
+	r->private_redop = q->private_redop;
 
 	for (int k = 0; k < q->nfields; k++) {
 		r->fields[k] = q->fields[k];
@@ -341,7 +340,7 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 {
 	for (int i = 0; i < p->n; i++) {
 		const struct resolved_req *q = &p->q[i];
-		if (!q->tmp_reduce)
+		if (!q->private_redop)
 			continue;
 
 		for (int k = 0; k < q->nfields; k++) {
@@ -498,8 +497,13 @@ static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 				 .point = point,
 				 .rank = rank,
 				 .pl = &pl};
-	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
-	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
+	struct tsr_ret_slot ret = {
+		.h = res ? res->h : NULL,
+		.op = 0,
+		.partial = 0,
+		.state = res ? res->state : NULL,
+	};
+	struct tsr_pending_fold folds[TSR_MAX_REQS * TSR_MAX_REQ_FIELDS];
 	int nfolds = 0;
 
 	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds,
@@ -607,8 +611,12 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 					  ? L->q[i].part->subs[L->colors[pi * L->n + i]]
 					  : L->q[i].region;
 
-		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
-					   L->res ? L->res->state : NULL};
+		struct tsr_ret_slot ret = {
+			.h = L->res ? L->res->h : NULL,
+			.op = redop.id,
+			.partial = 0,
+			.state = L->res ? L->res->state : NULL,
+		};
 		int here = tsr__here(L->ranks ? L->ranks[pi] : 0);
 		if (L->parts && here) {
 			ret.h = L->parts->h[nlocal];
@@ -746,8 +754,12 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 			return rc;
 	}
 
-	struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
-				   L->res ? L->res->state : NULL};
+	struct tsr_ret_slot ret = {
+		.h = L->res ? L->res->h : NULL,
+		.op = redop.id,
+		.partial = 0,
+		.state = L->res ? L->res->state : NULL,
+	};
 	if (L->parts) {
 		tsr__assert(nth < L->parts->n); /* one partial value per point of this rank */
 		ret.h = L->parts->h[nth];
@@ -895,7 +907,6 @@ void tsr__launch_fini(void)
 {
 	tsr__fold_fini();
 	tsr__deps_free(&point_deps);
-	tsr__coh_shutdown();
 }
 
 int tsr__launch_init(void)

@@ -357,6 +357,7 @@ int tsr_finalize(void)
 	tsr__region_free_all();
 	tsr__fspace_free_all();
 	tsr__launch_fini();
+	tsr__coh_shutdown(); /* coherence's scratch lists, once the regions are gone */
 	tsr__dist_wait_all();
 	tsr__order_shutdown(); /* destroys the tasks it kept, before StarPU goes */
 

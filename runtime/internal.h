@@ -339,7 +339,7 @@ struct tsr_pieces;
 struct tsr_node {
 	starpu_data_handle_t h; /* the view; subregions: NULL until first used */
 	/* several memory nodes: the node's dependency token; else NULL */
-	starpu_data_handle_t tok;
+	starpu_data_handle_t token;
 	struct tsr_region *region;
 	int field;
 	/* same field of the parent region; NULL at the root */
@@ -351,14 +351,14 @@ struct tsr_node {
 	/* index of the piece that is exactly this node's box, if any */
 	int piece_hint;
 	/* indices of the pieces that overlap this node's box ... */
-	int *ovl, novl, capovl;
+	int *overlaps, noverlaps, cap_overlaps;
 	/* ... while the field's pieces are those of this generation */
-	uint64_t ovl_geom;
+	uint64_t overlaps_geom;
 	/* several memory nodes: writes this node's home copy includes */
 	uint64_t synced;
 	int redop_set; /* reduction methods installed on h (0: none) */
 	/* tasks that wrote through this node's handle (group tokens) */
-	uint64_t wgen;
+	uint64_t write_gen;
 	/* root nodes: accesses seen by the graph tracker (dag.c) */
 	void *dag;
 	/* several ranks (coherence_ranks.c) */
@@ -367,10 +367,10 @@ struct tsr_node {
 	struct tsr_xviews *xviews; /* root only: the views transfers send and receive */
 	/* root only: the structured write that tells its validity instead (coherence_sym.c) */
 	struct tsr_sym *sym;
-	int xfer; /* this node is such a transfer view of box xbox */
+	int is_transfer; /* this node is such a transfer view of box transfer_box */
 	/* index of the validity piece that is exactly its box, if any */
-	int vhint;
-	tsr_box_t xbox;
+	int valid_hint;
+	tsr_box_t transfer_box;
 };
 
 struct tsr_region {

@@ -219,8 +219,8 @@ static void region_undo(struct tsr_region *r, uint32_t nx, uint32_t ny, uint32_t
 			tsr__order_untrack(r->nodes[f].h);
 			starpu_data_unregister(r->nodes[f].h);
 		}
-		if (r->nodes[f].tok)
-			starpu_data_unregister(r->nodes[f].tok);
+		if (r->nodes[f].token)
+			starpu_data_unregister(r->nodes[f].token);
 		tsr__coh_root_free(&r->nodes[f]);
 		if (r->storage && r->storage[f])
 			storage_free(r->home, r->storage[f],
@@ -369,8 +369,8 @@ void tsr__region_free_tree(struct tsr_region *r)
 			 * root: this waits for all */
 			tsr__order_untrack(r->nodes[f].h);
 			starpu_data_unregister(r->nodes[f].h);
-			if (r->nodes[f].tok)
-				starpu_data_unregister(r->nodes[f].tok);
+			if (r->nodes[f].token)
+				starpu_data_unregister(r->nodes[f].token);
 			tsr__coh_root_free(&r->nodes[f]);
 			tsr__dag_node_free(&r->nodes[f]);
 

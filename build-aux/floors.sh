@@ -1,22 +1,35 @@
 #!/bin/sh
-# floors.sh PLAN OBJDIR [MAX_CIRCLE MAX_UP]: how runtime/'s files call each other, against the
-# floor plan PLAN (runtime/FLOORS: one line per file, bottom floor first: "floor file concept").
-# An arrow A -> B when A's object file uses a symbol that only B's object defines (nm). Prints
-# every arrow that runs up a floor, the circles (files that reach each other through arrows), and
-# the largest; exits 1 when a file has no floor, the largest circle has more than MAX_CIRCLE files
-# or more than MAX_UP arrows run up. OBJDIR holds the library's objects (libtool's .libs/ or not).
+# floors.sh PLAN OBJDIR [MAX_CIRCLE MAX_UP [SRCDIR]]: how runtime/'s files call each other,
+# against the floor plan PLAN (runtime/FLOORS: one line per file, bottom floor first: "floor file
+# concept"). An arrow A -> B when A's object file uses a symbol that only B's object defines (nm);
+# with SRCDIR, also when A's source names a tsr_ symbol that only B's source defines
+# (build-aux/floors-src.sh), so that the configurations not built here (CUDA, MPI, OpenCL) are
+# checked too. Prints every arrow that runs up a floor, the circles (files that reach each other
+# through arrows), and the largest; exits 1 when a file has no floor, when a file is listed before
+# one it calls (outside a circle: PLAN is a complete bottom-up order), when the largest circle has
+# more than MAX_CIRCLE files or more than MAX_UP arrows run up. OBJDIR holds the library's objects
+# (libtool's .libs/ or not); "-": none, the sources only.
 set -eu
 plan=$1
 objdir=$2
 max_circle=${3:-1000}
 max_up=${4:-1000}
+srcdir=${5:-}
 
-objects=$(ls "$objdir"/.libs/*.o 2>/dev/null || ls "$objdir"/*.o)
+objects=
+if [ "$objdir" != - ]; then
+	objects=$(ls "$objdir"/.libs/*.o 2>/dev/null || ls "$objdir"/*.o)
+fi
 # "D file symbol" for each definition, "U file symbol" for each use
-for o in $objects; do
-	f=$(basename "$o" .o)
-	nm -P "$o" | awk -v f="$f" '$2 == "U" { print "U", f, $1 } $2 ~ /^[TDBRGSCVW]$/ { print "D", f, $1 }'
-done | awk -v plan="$plan" -v max_circle="$max_circle" -v max_up="$max_up" '
+{
+	for o in $objects; do
+		f=$(basename "$o" .o)
+		nm -P "$o" | awk -v f="$f" '$2 == "U" { print "U", f, $1 } $2 ~ /^[TDBRGSCVW]$/ { print "D", f, $1 }'
+	done
+	if [ -n "$srcdir" ]; then
+		sh "$(dirname "$0")/floors-src.sh" "$srcdir"/*.c $(ls "$srcdir"/*.cu 2>/dev/null)
+	fi
+} | awk -v plan="$plan" -v max_circle="$max_circle" -v max_up="$max_up" '
 BEGIN {
 	nfloors = 0
 	while ((getline line < plan) > 0) {
@@ -29,9 +42,11 @@ BEGIN {
 		if (name != floorname[nfloors])
 			floorname[++nfloors] = name
 		floor[f] = nfloors
+		line_of[f] = ++nlines
 	}
 }
-$1 == "D" { ndef[$3]++; def[$3] = $2; file[$2] = 1; next }
+$1 == "D" && ($3, $2) in defined { next } # read from the object and from the source
+$1 == "D" { defined[$3, $2] = 1; ndef[$3]++; def[$3] = $2; file[$2] = 1; next }
 $1 == "U" { nuse++; use_file[nuse] = $2; use_sym[nuse] = $3; file[$2] = 1 }
 END {
 	bad = 0
@@ -64,6 +79,20 @@ END {
 				for (j = 1; j <= nodes; j++)
 					if (reach[k, j])
 						reach[i, j] = 1
+	for (i = 1; i <= nodes; i++)
+		index_of[node[i]] = i
+	# the plan lists a file after those it calls, but for the files of one circle
+	nlater = 0
+	for (key in arrow) {
+		split(key, ab, SUBSEP)
+		if (line_of[ab[1]] < line_of[ab[2]] && !reach[index_of[ab[2]], index_of[ab[1]]]) {
+			printf "listed before what it calls: %s -> %s (move %s above %s in %s)\n",
+				ab[1], ab[2], ab[2], ab[1], plan
+			nlater++
+		}
+	}
+	if (nlater)
+		bad = 1
 	nup = 0
 	for (key in why) {
 		split(key, ab, SUBSEP)

@@ -129,14 +129,14 @@ void tsr__coh_register(struct tsr_node *n)
 {
 	if (!n->h)
 		tsr__register_view(n);
-	if (separate_tokens && !n->tok)
-		starpu_void_data_register(&n->tok);
+	if (separate_tokens && !n->token)
+		starpu_void_data_register(&n->token);
 }
 
 /* The handle that carries n's ordering. */
 static starpu_data_handle_t token(struct tsr_node *n)
 {
-	return n->tok ? n->tok : n->h;
+	return n->token ? n->token : n->h;
 }
 
 /* ------------------------------------------------------------------ dependency lists */
@@ -266,9 +266,12 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 	int pdim = sync ? tsr__region_point(sync->region, point) : 0;
 	struct tsr_obs_rec *obs =
 		tsr__obs_internal(task, "tsr_sync", pdim, point, dag_sync(sync, pdim, point));
-	if (tsr__order_submit(task, NULL)) {
+	int rc = tsr__order_submit(task, NULL);
+	if (rc) {
 		tsr__obs_drop(obs);
-		return tsr__err(TSR_ESTARPU, "%s: starpu_task_submit failed", what);
+		if (rc == TSR_ENOMEM)
+			return tsr__err_of(rc, "%s", what);
+		return tsr__err(rc, "%s: starpu_task_submit failed", what);
 	}
 	return TSR_OK;
 }
@@ -284,8 +287,8 @@ static int sync_node(struct tsr_node *n, struct tsr_pieces *ps)
 		return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
 				n->region->fields[n->field].name, n->region->name);
 
-	for (int j = 0; j < n->novl; j++) {
-		struct tsr_piece *p = &ps->v[n->ovl[j]];
+	for (int j = 0; j < n->noverlaps; j++) {
+		struct tsr_piece *p = &ps->v[n->overlaps[j]];
 		if (p->writer != n && p->written_at > n->synced)
 			if (tsr__deps_add(&tsr__coh_scratch, p->writer->h, STARPU_R))
 				return tsr__err(TSR_ENOMEM, "field '%s' of '%s': out of memory",
@@ -317,12 +320,12 @@ int tsr__add_sends(struct tsr_deps *d, const struct tsr_piece *p)
 /* Group tokens. A task that writes several nodes of one field (a copy into the border pieces of a
  * tile) makes the first one's token carry the ordering of all its writes: a later reader lists that
  * one token for all of them, instead of one handle per node. The token stands for the task only as
- * long as nothing else wrote through it; after that (wgen moved on) the piece's own writer's token
- * is listed instead, and a later writer lists both: the group's token for those who read through it
- * before, the writer's for the rest. */
+ * long as nothing else wrote through it; after that (write_gen moved on) the piece's own writer's
+ * token is listed instead, and a later writer lists both: the group's token for those who read
+ * through it before, the writer's for the rest. */
 static int group_current(const struct tsr_piece *p)
 {
-	return p->token_node == p->writer || p->token_node->wgen == p->token_gen;
+	return p->token_node == p->writer || p->token_node->write_gen == p->token_gen;
 }
 
 /* List node o's token for an access to n (a write when write is set), unless n's own handle (the
@@ -331,7 +334,7 @@ static int group_current(const struct tsr_piece *p)
  * StarPU does. */
 static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n, int write)
 {
-	if (o == n && !n->tok)
+	if (o == n && !n->token)
 		return TSR_OK;
 
 	starpu_data_handle_t h = token(o);
@@ -359,7 +362,7 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 {
 	tsr__coh_register(n);
 	struct tsr_pieces *ps = tsr__pieces_of(n);
-	if (n->tok) {
+	if (n->token) {
 		int rc = sync_node(n, ps);
 		if (rc)
 			return rc;
@@ -367,7 +370,7 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 
 	/* separate tokens: a writer takes its own token, which its readers and later writers
 	 * list */
-	if (write && n->tok && tsr__deps_add(d, n->tok, STARPU_RW))
+	if (write && n->token && tsr__deps_add(d, n->token, STARPU_RW))
 		return TSR_ENOMEM;
 
 	struct tsr_piece *ex = tsr__exact_piece(n, ps);
@@ -379,8 +382,8 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d)
 
 	if (tsr__overlaps(n, ps))
 		return TSR_ENOMEM;
-	for (int j = 0; j < n->novl; j++)
-		if (tsr__piece_deps(d, n, &ps->v[n->ovl[j]], write))
+	for (int j = 0; j < n->noverlaps; j++)
+		if (tsr__piece_deps(d, n, &ps->v[n->overlaps[j]], write))
 			return TSR_ENOMEM;
 	return TSR_OK;
 }
@@ -412,9 +415,9 @@ void tsr__hand_to_root(struct tsr_node *root,
 		if (!handed(&ps->v[i], root, pick, arg))
 			continue;
 
-		rc = tsr__deps_add(&tsr__coh_scratch, w->h, root->tok ? STARPU_R : STARPU_RW);
-		if (!rc && root->tok)
-			rc = tsr__deps_add(&tsr__coh_scratch, w->tok, STARPU_RW);
+		rc = tsr__deps_add(&tsr__coh_scratch, w->h, root->token ? STARPU_R : STARPU_RW);
+		if (!rc && root->token)
+			rc = tsr__deps_add(&tsr__coh_scratch, w->token, STARPU_RW);
 
 		/* a group's token: its readers too */
 		if (!rc && ps->v[i].token_node != w)
@@ -429,8 +432,8 @@ void tsr__hand_to_root(struct tsr_node *root,
 
 	if (!rc)
 		rc = tsr__deps_add(&tsr__coh_scratch, root->h, STARPU_RW);
-	if (!rc && root->tok)
-		rc = tsr__deps_add(&tsr__coh_scratch, root->tok, STARPU_RW);
+	if (!rc && root->token)
+		rc = tsr__deps_add(&tsr__coh_scratch, root->token, STARPU_RW);
 	if (!rc)
 		rc = tsr__submit_noop(&tsr__coh_scratch, root->region->home, what, NULL);
 	if (rc)
@@ -507,7 +510,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 
 	tsr__coh_changes++;
 	n->synced = seq;
-	n->wgen++;
+	n->write_gen++;
 	if (!group)
 		group = n;
 
@@ -515,7 +518,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 	if (ex) {
 		ex->writer = n;
 		ex->token_node = group;
-		ex->token_gen = group->wgen;
+		ex->token_gen = group->write_gen;
 		ex->written_at = seq;
 		ex->nsends = 0;
 		return TSR_OK;
@@ -523,7 +526,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 
 	struct tsr_piece val = {.writer = n,
 				.token_node = group,
-				.token_gen = group->wgen,
+				.token_gen = group->write_gen,
 				.written_at = seq};
 	int idx = tsr__pieces_assign(ps, tsr__node_box(n), &val);
 	if (idx < 0)
@@ -555,11 +558,11 @@ void tsr__coh_unregister(struct tsr_node *n)
 		tsr__order_untrack(n->h);
 		starpu_data_unregister_submit(n->h);
 	}
-	if (n->tok)
-		starpu_data_unregister_submit(n->tok);
+	if (n->token)
+		starpu_data_unregister_submit(n->token);
 
 	n->h = NULL;
-	n->tok = NULL;
+	n->token = NULL;
 }
 
 /* A field starts as one piece, written by its root (its initial zeros, or whatever the root's

@@ -19,7 +19,7 @@ struct tsr_piece {
 	struct tsr_node *writer;
 	/* whose token carries the write's ordering: the writer, or a */
 	struct tsr_node *token_node;
-	/* node its task wrote first (a group), while its wgen is token_gen */
+	/* node its task wrote first (a group), while its write_gen is token_gen */
 	uint64_t token_gen;
 	uint64_t written_at; /* when the writer wrote it (several memory nodes) */
 	/* validity map: the ranks that hold its latest value */
@@ -50,13 +50,13 @@ int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *write
 /* Make box s one piece saying what val says; its index, or -1 when out of memory (nothing
  * changed). */
 int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct tsr_piece *val);
-int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps); /* fills n->ovl for ps's boxes */
+int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps); /* fills n->overlaps for ps's boxes */
 void tsr__overlaps_free(struct tsr_node *n);
 
 /* The box a node stands for: its region's, or a transfer view's own. */
 static inline const tsr_box_t *tsr__node_box(const struct tsr_node *n)
 {
-	return n->xfer ? &n->xbox : &n->region->bounds;
+	return n->is_transfer ? &n->transfer_box : &n->region->bounds;
 }
 
 static inline struct tsr_pieces *tsr__pieces_of(struct tsr_node *n)

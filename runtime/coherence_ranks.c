@@ -45,7 +45,7 @@ static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
 	struct tsr_xviews *xv = root->xviews;
 
 	for (int i = xv->n - 1; i >= 0; i--)
-		if (tsr__box_equal(&xv->v[i]->xbox, b))
+		if (tsr__box_equal(&xv->v[i]->transfer_box, b))
 			return xv->v[i];
 
 	if (xv->n == xv->cap) {
@@ -63,8 +63,8 @@ static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
 
 	x->region = root->region;
 	x->field = root->field;
-	x->xfer = 1;
-	x->xbox = *b;
+	x->is_transfer = 1;
+	x->transfer_box = *b;
 	x->piece_hint = -1;
 	tsr__register_view(x);
 	xv->v[xv->n++] = x;
@@ -75,7 +75,7 @@ static struct tsr_node *xview(struct tsr_node *root, const tsr_box_t *b)
 static int is_xview(const struct tsr_node *n, const void *arg)
 {
 	(void)arg;
-	return n->xfer;
+	return n->is_transfer;
 }
 
 /* Unregister root's transfer views (their transfers done) and forget them. */
@@ -135,8 +135,8 @@ int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int6
 		return TSR_ENOMEM;
 
 	tsr__deps_reset(&tsr__coh_scratch);
-	for (int j = 0; j < x->novl; j++) {
-		struct tsr_piece *p = &ps->v[x->ovl[j]];
+	for (int j = 0; j < x->noverlaps; j++) {
+		struct tsr_piece *p = &ps->v[x->overlaps[j]];
 		if (p->writer == x)
 			continue; /* received here earlier: the view itself orders the send */
 		if (tsr__piece_deps(&tsr__coh_scratch, x, p, 0))
@@ -163,9 +163,9 @@ int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int6
 			return rc;
 	}
 
-	for (int j = 0; j < x->novl; j++)
-		if (ps->v[x->ovl[j]].writer != x)
-			remember_send(&ps->v[x->ovl[j]], x);
+	for (int j = 0; j < x->noverlaps; j++)
+		if (ps->v[x->overlaps[j]].writer != x)
+			remember_send(&ps->v[x->overlaps[j]], x);
 
 	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
 	if (tsr__dist_send(x->h, dst, tag, bytes))
@@ -190,8 +190,8 @@ int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int6
 		/* the box has other writers or sends here: one no-op waits for them and their
 		 * readers */
 		tsr__deps_reset(&tsr__coh_scratch);
-		for (int j = 0; j < x->novl; j++)
-			if (tsr__piece_deps(&tsr__coh_scratch, x, &ps->v[x->ovl[j]], 1))
+		for (int j = 0; j < x->noverlaps; j++)
+			if (tsr__piece_deps(&tsr__coh_scratch, x, &ps->v[x->overlaps[j]], 1))
 				return TSR_ENOMEM;
 		if (tsr__deps_add(&tsr__coh_scratch, x->h, STARPU_RW))
 			return TSR_ENOMEM;
@@ -387,7 +387,7 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 
 	/* the steady state (the same tiles written again, none of them sent since): one piece is
 	 * exactly n's box, and only its ranks change; no scan of the map */
-	int h = n->vhint;
+	int h = n->valid_hint;
 	if (h >= 0 && h < vm->n && tsr__box_equal(&vm->v[h].box, tsr__node_box(n))) {
 		vm->v[h].ranks = ranks;
 		return TSR_OK;
@@ -397,7 +397,7 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 	int idx = tsr__pieces_assign(vm, tsr__node_box(n), &val);
 	if (idx < 0)
 		return TSR_ENOMEM;
-	n->vhint = idx;
+	n->valid_hint = idx;
 
 	if (root->valid->n > TSR_MAX_PIECES)
 		return tsr__coh_valid_collapse(root);

@@ -27,7 +27,6 @@
  * answer as if every rank agreed. TSR_STATS prints the same counts for fake and real ranks: the
  * tasks submitted per codelet and the transfers, so that the two can be compared rank by rank. */
 #include "config.h"
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -244,8 +243,9 @@ static int fake_recv(starpu_data_handle_t h)
 	task->cl = variable ? &fake_recv_variable_cl : &fake_recv_view_cl;
 	task->handles[0] = h;
 	task->where = STARPU_CPU;
-	if (starpu_task_submit(task))
-		return TSR_ESTARPU;
+	int rc = tsr__starpu_code(starpu_task_submit(task));
+	if (rc)
+		return rc;
 
 	nfake_tasks++;
 	return TSR_OK;
@@ -401,13 +401,14 @@ static int mpi_start(struct starpu_conf *conf)
 static int mpi_start_starpu(struct starpu_conf *conf)
 {
 	int entered = tsr__place_enter();
-	int rc = starpu_mpi_init_conf(NULL, NULL, 0, xfer_comm, conf);
+	int starpu_rc = starpu_mpi_init_conf(NULL, NULL, 0, xfer_comm, conf);
 	tsr__place_leave(entered);
-	if (rc == -ENODEV)
-		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
+	int rc = tsr__starpu_code(starpu_rc);
+	if (rc == TSR_ENODEV)
+		return tsr__err(rc, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
 				conf->ncpus, conf->ncuda);
 	if (rc)
-		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_mpi_init_conf failed (%d)", rc);
+		return tsr__err(rc, "tsr_init: starpu_mpi_init_conf failed (%d)", starpu_rc);
 	return TSR_OK;
 }
 
@@ -765,12 +766,13 @@ int tsr__dist_start(struct starpu_conf *conf)
 /* Fake ranks: StarPU alone, as one process starts it. */
 static int fake_start_starpu(struct starpu_conf *conf)
 {
-	int rc = starpu_init(conf);
-	if (rc == -ENODEV)
-		return tsr__err(TSR_ENODEV, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
+	int starpu_rc = starpu_init(conf);
+	int rc = tsr__starpu_code(starpu_rc);
+	if (rc == TSR_ENODEV)
+		return tsr__err(rc, "tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d)",
 				conf->ncpus, conf->ncuda);
 	if (rc)
-		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
+		return tsr__err(rc, "tsr_init: starpu_init failed (%d)", starpu_rc);
 	return TSR_OK;
 }
 

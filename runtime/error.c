@@ -2,6 +2,7 @@
  * it needs to be (a message is never cut). Task variants report errors through tsr_ctx_error; the
  * first one is kept for tsr_fence, and each failing task keeps its own so that what it writes is
  * poisoned with it (task.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,32 @@ int tsr__err(int code, const char *fmt, ...)
 	set_msg(s ? s : "out of memory for an error message");
 	free(s);
 	return code;
+}
+
+int tsr__err_of(int rc, const char *fmt, ...)
+{
+	if (rc != TSR_ENOMEM)
+		return rc;
+
+	va_list ap;
+	va_start(ap, fmt);
+	char *object = tsr__vformat(fmt, ap);
+	va_end(ap);
+
+	tsr__err(rc, "%s: out of memory", object ? object : "Tessera");
+	free(object);
+	return rc;
+}
+
+int tsr__starpu_code(int starpu_rc)
+{
+	if (starpu_rc == 0)
+		return TSR_OK;
+	if (starpu_rc == -ENODEV)
+		return TSR_ENODEV;
+	if (starpu_rc == -ENOMEM)
+		return TSR_ENOMEM;
+	return TSR_ESTARPU;
 }
 
 /* Called from worker threads: keep the first message until the next fence reads it. */

@@ -191,18 +191,12 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	tsr__deps_reset(&fold_deps);
 	int rc = tsr__coh_access(nd, 1, 1, fold->rank, &fold_deps);
 	if (rc)
-		return rc == TSR_ENOMEM
-			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
-					  s->name)
-			       : rc;
+		return tsr__err_of(rc, "fold of a reduction into '%s'", s->name);
 
 	if (!tsr__here(fold->rank)) {
 		/* several ranks: the point's rank folds; this one notes where the result lives */
 		rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
-		return rc == TSR_ENOMEM
-			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
-					  s->name)
-			       : rc;
+		return tsr__err_of(rc, "fold of a reduction into '%s'", s->name);
 	}
 
 	struct fold_arg *a = fold_arg_new(fold, s);
@@ -232,18 +226,17 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	int pdim = tsr__region_point(s, point);
 	struct tsr_obs_rec *obs =
 		tsr__obs_internal(task, "tsr_fold", pdim, point, dag_fold(fold, pdim, point));
-	if (tsr__order_submit(task, &fold_deps)) {
+	rc = tsr__order_submit(task, &fold_deps);
+	if (rc) {
 		tsr__obs_drop(obs);
-		return tsr__err(TSR_ESTARPU, "fold of a reduction into '%s': submit failed",
-				s->name);
+		if (rc == TSR_ENOMEM)
+			return tsr__err_of(rc, "fold of a reduction into '%s'", s->name);
+		return tsr__err(rc, "fold of a reduction into '%s': submit failed", s->name);
 	}
 
 	rc = tsr__coh_wrote_by(nd, NULL, fold->rank);
 	if (rc)
-		return rc == TSR_ENOMEM
-			       ? tsr__err(rc, "fold of a reduction into '%s': out of memory",
-					  s->name)
-			       : rc;
+		return tsr__err_of(rc, "fold of a reduction into '%s'", s->name);
 	return TSR_OK;
 }
 
@@ -444,15 +437,15 @@ int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, stru
 	int rc = tsr__order_submit(task, NULL);
 	if (rc)
 		tsr__obs_drop(obs);
-	if (rc == -ENODEV)
+	if (rc == TSR_ENODEV)
 		return tsr__err(TSR_ENODEV,
 				"task '%s': fold of the launch's reduction by '%s': no worker can "
 				"run it (a registered operator folds on CPU workers only)",
 				tn, tsr__redop_name(op));
+	if (rc == TSR_ENOMEM)
+		return tsr__err_of(rc, "task '%s': fold of the launch's reduction", tn);
 	if (rc)
-		return tsr__err(TSR_ESTARPU,
-				"task '%s': fold of the launch's reduction: submit failed (%d)", tn,
-				rc);
+		return tsr__err(rc, "task '%s': fold of the launch's reduction: submit failed", tn);
 	return TSR_OK;
 }
 

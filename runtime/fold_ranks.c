@@ -167,11 +167,10 @@ static int submit_cpu(struct starpu_codelet *cl, void *arg, size_t arg_size,
 	}
 
 	struct tsr_obs_rec *obs = tsr__obs_internal(task, cl->name, 0, NULL, dag_id);
-	if (!tsr__order_submit(task, NULL))
-		return TSR_OK;
-
-	tsr__obs_drop(obs);
-	return TSR_ESTARPU;
+	int rc = tsr__order_submit(task, NULL);
+	if (rc)
+		tsr__obs_drop(obs);
+	return rc;
 }
 
 /* The gathered fold's node in the task graph, after this rank's points (-1 when it is off). */

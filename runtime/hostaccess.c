@@ -332,9 +332,11 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 	/* the tokens first (the host then waits for exactly the tasks it must), then the data */
 	if ((rc = tsr__coh_acquire(n, reads, write, &m->held))) {
 		mapping_drop(m, 0);
-		return tsr__err(rc, "tsr_map: field '%s' of region '%s': %s", r->fields[f].name,
-				r->name,
-				rc == TSR_ENOMEM ? "out of memory" : "starpu_data_acquire failed");
+		if (rc == TSR_ESTARPU)
+			return tsr__err(rc, "tsr_map: field '%s' of region '%s': acquire failed",
+					r->fields[f].name, r->name);
+		return tsr__err_of(rc, "tsr_map: field '%s' of region '%s'", r->fields[f].name,
+				   r->name);
 	}
 
 	enum starpu_data_access_mode mode = priv == TSR_READ    ? STARPU_R
@@ -358,7 +360,8 @@ static int map_locally(struct tsr_region *r, tsr_field_t f, tsr_privilege_t priv
 	/* every rank maps and writes the same values: valid everywhere */
 	if (write && (rc = tsr__coh_wrote_by(n, NULL, TSR_ALL_RANKS))) {
 		mapping_drop(m, 1);
-		return rc == TSR_ENOMEM ? tsr__err(TSR_ENOMEM, "tsr_map: out of memory") : rc;
+		return tsr__err_of(rc, "tsr_map: field '%s' of region '%s'", r->fields[f].name,
+				   r->name);
 	}
 
 	struct starpu_block_interface *b = starpu_data_get_interface_on_node(n->h, STARPU_MAIN_RAM);

@@ -1,6 +1,15 @@
 /* internal.h: structures shared by the runtime's files; never installed.
  * The API takes calls from the thread that called tsr_init only (TSR_REQUIRE_INIT refuses the
  * others, task variants included); task variants only see tsr_ctx. */
+
+/* Errors inside the runtime: one space, the TSR_* codes. StarPU's and the C library's codes
+ * (-ENODEV, -ENOMEM, errno) never travel: they become TSR_* codes where they are read
+ * (tsr__starpu_code), as libuv converts errno. Lower floors return a bare code and the caller
+ * names the object: out of memory (TSR_ENOMEM) is always bare below the public call, as are
+ * StarPU's refusals of tsr__order_submit and tsr__coh_acquire (TSR_ESTARPU, TSR_ENODEV), since
+ * only the caller knows which task, region or field it was for; tsr__err_of names them. A code
+ * that only the lower floor can explain (TSR_EINVAL: a field one rank cannot see) comes with
+ * its message, written there with tsr__err, and passes up unchanged. */
 #ifndef TSR_INTERNAL_H
 #define TSR_INTERNAL_H
 
@@ -69,6 +78,13 @@ void tsr__env_forget_flags(void);
 
 /* ---- errors (error.c) */
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rc from a lower floor, named by its caller (the rule atop this file): a bare TSR_ENOMEM becomes
+ * "<fmt's object>: out of memory"; TSR_OK, and a code that carries its message, pass as they
+ * are. */
+int tsr__err_of(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A StarPU call's result as a TSR_* code: 0 TSR_OK, -ENODEV TSR_ENODEV, -ENOMEM TSR_ENOMEM, any
+ * other failure TSR_ESTARPU. */
+int tsr__starpu_code(int starpu_rc);
 /* Messages of any length: a malloc'd string (NULL out of memory), and one that grows (*s NULL
  * at first; TSR_ENOMEM leaves it as it was). */
 char *tsr__vformat(const char *fmt, va_list ap);
@@ -323,7 +339,7 @@ struct tsr_pieces;
 struct tsr_node {
 	starpu_data_handle_t h; /* the view; subregions: NULL until first used */
 	/* several memory nodes: the node's dependency token; else NULL */
-	starpu_data_handle_t tok;
+	starpu_data_handle_t token;
 	struct tsr_region *region;
 	int field;
 	/* same field of the parent region; NULL at the root */
@@ -335,14 +351,14 @@ struct tsr_node {
 	/* index of the piece that is exactly this node's box, if any */
 	int piece_hint;
 	/* indices of the pieces that overlap this node's box ... */
-	int *ovl, novl, capovl;
+	int *overlaps, noverlaps, cap_overlaps;
 	/* ... while the field's pieces are those of this generation */
-	uint64_t ovl_geom;
+	uint64_t overlaps_geom;
 	/* several memory nodes: writes this node's home copy includes */
 	uint64_t synced;
 	int redop_set; /* reduction methods installed on h (0: none) */
 	/* tasks that wrote through this node's handle (group tokens) */
-	uint64_t wgen;
+	uint64_t write_gen;
 	/* root nodes: accesses seen by the graph tracker (dag.c) */
 	void *dag;
 	/* several ranks (coherence_ranks.c) */
@@ -351,10 +367,10 @@ struct tsr_node {
 	struct tsr_xviews *xviews; /* root only: the views transfers send and receive */
 	/* root only: the structured write that tells its validity instead (coherence_sym.c) */
 	struct tsr_sym *sym;
-	int xfer; /* this node is such a transfer view of box xbox */
+	int is_transfer; /* this node is such a transfer view of box transfer_box */
 	/* index of the validity piece that is exactly its box, if any */
-	int vhint;
-	tsr_box_t xbox;
+	int valid_hint;
+	tsr_box_t transfer_box;
 };
 
 struct tsr_region {
@@ -477,8 +493,9 @@ int tsr__order_active(void);
 int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
 void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
 int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
-/* starpu_task_submit; on failure the task is gone. waits (or NULL): the listed handles, of which
- * the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
+/* starpu_task_submit; on failure the task is gone, and the code is bare (TSR_ENOMEM, TSR_ENODEV:
+ * no worker can run it, TSR_ESTARPU): the caller names the task. waits (or NULL): the listed
+ * handles, of which the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
 int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
 int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
 /* after a full wait: forget, destroy finished tasks */
@@ -605,10 +622,10 @@ struct tsr_reqrec {
 	int kind;
 	tsr_privilege_t priv;
 	int nfields;
-	int first_buf;        /* futures: StarPU buffer index */
-	int fields[8];        /* field ids */
-	int buf[8];           /* StarPU buffer index of each field */
-	int64_t lo[3], hi[3]; /* requested (sub)region bounds, global coordinates */
+	int first_buf;                  /* futures: StarPU buffer index */
+	int fields[TSR_MAX_REQ_FIELDS]; /* field ids */
+	int buf[TSR_MAX_REQ_FIELDS];    /* StarPU buffer index of each field */
+	int64_t lo[3], hi[3];           /* requested (sub)region bounds, global coordinates */
 	int dim;
 	const struct tsr_region *region; /* for names in error messages */
 	/* its root's id: the poison a failed task leaves is per root field, and the subregion may
@@ -617,8 +634,9 @@ struct tsr_reqrec {
 	struct tsr_fieldinfo *finfo; /* region's field table */
 	/* futures: its poison state (one reference held by the task) */
 	struct tsr_fstate *fstate;
-	/* REDUCE through an aliased partition: fresh buffers start at this identity */
-	int reduce_tmp_op;
+	/* REDUCE into a private buffer (launch.h): the operator, whose identity the fresh buffer
+	 * starts at; 0 otherwise */
+	int private_redop;
 };
 
 struct tsr_ctx {
@@ -739,7 +757,7 @@ void tsr__poison_reset(void);
 int tsr__internal_tasks_init(void);
 void tsr__internal_tasks_fini(void);
 int tsr__launch_init(void);
-void tsr__launch_fini(void); /* forgets the cached partial-value handles */
+void tsr__launch_fini(void); /* forgets the cached partial-value handles and its lists */
 /* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed)
  * (task.c). */
 struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf,

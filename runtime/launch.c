@@ -75,10 +75,8 @@ static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 				int rc = p->structured
 						 ? tsr__coh_deps(nd, write, deps)
 						 : tsr__coh_access(nd, reads, write, p->rank, deps);
-				if (rc == TSR_ENOMEM)
-					return tsr__err(rc, "task '%s': out of memory", p->t->name);
 				if (rc)
-					return rc;
+					return tsr__err_of(rc, "task '%s'", p->t->name);
 			}
 		}
 
@@ -111,9 +109,7 @@ static struct tsr_node *group_node(const struct point_launch *p)
 static int record_write(const struct point_launch *p, struct tsr_node *n, struct tsr_node *group)
 {
 	int rc = p->structured ? tsr__coh_wrote(n, group) : tsr__coh_wrote_by(n, group, p->rank);
-	if (rc == TSR_ENOMEM)
-		return tsr__err(rc, "task '%s': out of memory", p->t->name);
-	return rc;
+	return tsr__err_of(rc, "task '%s'", p->t->name);
 }
 
 /* After the point's task is submitted: what it writes has it as last writer. The group node is
@@ -213,7 +209,7 @@ static void add_future_buffer(struct task_build *tb, struct tsr_reqrec *r,
 static int field_buffer(struct task_build *tb, const struct resolved_req *q, struct tsr_region *s,
 			int f, struct tsr_pending_fold *folds, int *nfolds)
 {
-	if (q->tmp_reduce) {
+	if (q->private_redop) {
 		starpu_data_handle_t tmp = tsr__fold_private(s, f, q->redop, folds, nfolds);
 		return add_buffer(tb, tmp, STARPU_W);
 	}
@@ -237,8 +233,7 @@ static void add_region_buffers(struct task_build *tb, struct tsr_reqrec *r,
 	r->region = s;
 	r->root_id = s->root->id;
 	r->finfo = s->fields;
-	if (q->tmp_reduce)
-		r->reduce_tmp_op = q->redop;
+	r->private_redop = q->private_redop;
 
 	for (int k = 0; k < q->nfields; k++) {
 		r->fields[k] = q->fields[k];
@@ -330,9 +325,11 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 	tsr__obs_drop(obs);
 	tsr__ctx_drop_states(ctx);
 	tsr__ctx_release(ctx);
-	if (rc == -ENODEV) /* tsr__check_placement should have said so before */
+	if (rc == TSR_ENODEV) /* tsr__check_placement should have said so before */
 		return tsr__no_worker_error(t, pl->cpu_only ? pl->why : NULL);
-	return tsr__err(TSR_ESTARPU, "task '%s': starpu_task_submit failed (%d)", t->name, rc);
+	if (rc == TSR_ENOMEM)
+		return tsr__err_of(rc, "task '%s'", t->name);
+	return tsr__err(rc, "task '%s': starpu_task_submit failed", t->name);
 }
 
 static struct tsr_deps point_deps; /* one host thread: reused by every point */
@@ -362,7 +359,7 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 {
 	for (int i = 0; i < p->n; i++) {
 		const struct resolved_req *q = &p->q[i];
-		if (!q->tmp_reduce)
+		if (!q->private_redop)
 			continue;
 
 		for (int k = 0; k < q->nfields; k++) {
@@ -502,8 +499,13 @@ static int single_launch(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 				 .point = point,
 				 .rank = rank,
 				 .pl = &pl};
-	struct tsr_ret_slot ret = {res ? res->h : NULL, 0, 0, res ? res->state : NULL};
-	struct tsr_pending_fold folds[TSR_MAX_REQS * 8];
+	struct tsr_ret_slot ret = {
+		.h = res ? res->h : NULL,
+		.op = 0,
+		.partial = 0,
+		.state = res ? res->state : NULL,
+	};
+	struct tsr_pending_fold folds[TSR_MAX_REQS * TSR_MAX_REQ_FIELDS];
 	int nfolds = 0;
 
 	rc = submit_point(&p, args, arglen, res ? &ret : NULL, folds, &nfolds, mapped ? &map : NULL,
@@ -650,8 +652,12 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 					  ? L->q[i].part->subs[L->colors[pi * L->n + i]]
 					  : L->q[i].region;
 
-		struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
-					   L->res ? L->res->state : NULL};
+		struct tsr_ret_slot ret = {
+			.h = L->res ? L->res->h : NULL,
+			.op = redop.id,
+			.partial = 0,
+			.state = L->res ? L->res->state : NULL,
+		};
 		int here = tsr__here(L->ranks ? L->ranks[pi] : 0);
 		if (L->parts && here) {
 			ret.h = L->parts->h[nlocal];
@@ -735,10 +741,8 @@ static int structured_moves(const struct index_launch *L, const struct tsr_ivec 
 			struct tsr_node *root = root_node(&L->q[i], k);
 			int64_t base = tsr__dist_tags(tsr__coh_sym_tags(root, &r));
 			int rc = tsr__coh_sym_read(root, &r, base);
-			if (rc == TSR_ENOMEM)
-				return tsr__err(rc, "task '%s': out of memory", L->t->name);
 			if (rc)
-				return rc;
+				return tsr__err_of(rc, "task '%s'", L->t->name);
 		}
 	}
 
@@ -756,10 +760,8 @@ static int structured_writes(const struct index_launch *L, const struct tsr_ivec
 		struct tsr_sym_req r = sym_req(L, i, mine);
 		for (int k = 0; k < L->q[i].nfields; k++) {
 			int rc = tsr__coh_sym_wrote(root_node(&L->q[i], k), &r, &covers[i]);
-			if (rc == TSR_ENOMEM)
-				return tsr__err(rc, "task '%s': out of memory", L->t->name);
 			if (rc)
-				return rc;
+				return tsr__err_of(rc, "task '%s'", L->t->name);
 		}
 	}
 
@@ -793,8 +795,12 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 			return rc;
 	}
 
-	struct tsr_ret_slot ret = {L->res ? L->res->h : NULL, redop.id, 0,
-				   L->res ? L->res->state : NULL};
+	struct tsr_ret_slot ret = {
+		.h = L->res ? L->res->h : NULL,
+		.op = redop.id,
+		.partial = 0,
+		.state = L->res ? L->res->state : NULL,
+	};
 	if (L->parts) {
 		tsr__assert(nth < L->parts->n); /* one partial value per point of this rank */
 		ret.h = L->parts->h[nth];
@@ -975,7 +981,6 @@ void tsr__launch_fini(void)
 	tsr__replay_fini();
 	tsr__fold_fini();
 	tsr__deps_free(&point_deps);
-	tsr__coh_shutdown();
 }
 
 int tsr__launch_init(void)

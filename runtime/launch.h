@@ -17,11 +17,12 @@ struct resolved_req {
 	struct tsr_future *fut;     /* TSR_REQ_FUTURE */
 	struct tsr_region *root;
 	int nfields;
-	int fields[8];
+	int fields[TSR_MAX_REQ_FIELDS];
 	tsr_privilege_t priv;
 	int redop; /* REDUCE op, 0 otherwise */
-	/* REDUCE through an aliased partition: private buffer + fold */
-	int tmp_reduce;
+	/* REDUCE into a private buffer and a fold (an aliased partition, or folds in color order):
+	 * the operator, 0 otherwise */
+	int private_redop;
 	tsr_projection_fn proj;
 	void *proj_arg;
 };
@@ -69,7 +70,7 @@ static inline int tsr__map_req(int n, const struct resolved_req *q)
  * buffers do not. */
 static inline int tsr__uses_tree(const struct resolved_req *q)
 {
-	return q->kind != TSR_REQ_FUTURE && !q->tmp_reduce;
+	return q->kind != TSR_REQ_FUTURE && !q->private_redop;
 }
 
 /* ---- replay.c: traces. A launch tells replay.c what was called (tsr__replay_step), then what

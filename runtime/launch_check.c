@@ -8,23 +8,21 @@
 #include "internal.h"
 #include "launch.h"
 
-static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct resolved_req *q)
+/* A future requirement: its future. */
+static int resolve_future(const char *tn, int i, const tsr_req_t *u, struct resolved_req *q)
 {
-	memset(q, 0, sizeof *q);
-	q->kind = u->kind;
-	q->priv = u->priv;
-	q->proj = u->proj;
-	q->proj_arg = u->proj_arg;
+	if (tsr__future_lookup((tsr_future_t){u->handle}, "launch", &q->fut))
+		return tsr__err(TSR_ESTALE,
+				"task '%s': requirement %d: future id %#llx was destroyed "
+				"or never created",
+				tn, i, (unsigned long long)u->handle);
+	return TSR_OK;
+}
 
-	if (u->kind == TSR_REQ_FUTURE) {
-		if (tsr__future_lookup((tsr_future_t){u->handle}, "launch", &q->fut))
-			return tsr__err(TSR_ESTALE,
-					"task '%s': requirement %d: future id %#llx was destroyed "
-					"or never created",
-					tn, i, (unsigned long long)u->handle);
-		return TSR_OK;
-	}
-
+/* A region or partition requirement: the object it names, its region and the region's root. */
+static int resolve_object(const char *tn, int i, const tsr_req_t *u, int index,
+			  struct resolved_req *q)
+{
 	if (u->kind == TSR_REQ_REGION) {
 		q->region = tsr__handle_get(TSR_K_REGION, u->handle);
 		if (!q->region)
@@ -32,7 +30,6 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 					"task '%s': requirement %d: region id %#llx was destroyed "
 					"or never created",
 					tn, i, (unsigned long long)u->handle);
-		q->root = q->region->root;
 	} else if (u->kind == TSR_REQ_PARTITION) {
 		q->part = tsr__handle_get(TSR_K_PARTITION, u->handle);
 		if (!index)
@@ -47,13 +44,21 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 					"destroyed or never created",
 					tn, i, (unsigned long long)u->handle);
 		q->region = q->part->parent;
-		q->root = q->region->root;
 	} else {
 		return tsr__err(TSR_EINVAL, "task '%s': requirement %d: unknown kind %d", tn, i,
 				(int)u->kind);
 	}
 
-	const char *rn = q->part ? q->part->name : q->region->name;
+	q->root = q->region->root;
+	tsr__assert(q->root != NULL); /* every live region knows its root */
+	return TSR_OK;
+}
+
+/* The requirement's fields: 1 to TSR_MAX_REQ_FIELDS ids of its region, each once, none mapped
+ * on the host. rn: the region's or partition's name. */
+static int resolve_fields(const char *tn, int i, const tsr_req_t *u, const char *rn,
+			  struct resolved_req *q)
+{
 	if (u->nfields < 1 || u->nfields > TSR_MAX_REQ_FIELDS)
 		return tsr__err(TSR_EINVAL,
 				"task '%s': requirement %d on '%s': needs 1 to %d fields, got %d",
@@ -82,34 +87,66 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 					tn, i, q->region->fields[f].name, q->root->name);
 	}
 
-	tsr_privilege_t p = u->priv;
+	return TSR_OK;
+}
+
+/* The privilege: READ, WRITE, READ_WRITE, or REDUCE by an operator valid for every field. */
+static int resolve_privilege(const char *tn, int i, const char *rn, struct resolved_req *q)
+{
+	tsr_privilege_t p = q->priv;
 	if (p < 0) /* a negative value would reach TSR_REDUCE's shift below */
 		return tsr__err(TSR_EINVAL,
 				"task '%s': requirement %d on '%s': invalid privilege %d", tn, i,
 				rn, (int)p);
 
-	if (TSR_PRIV_IS_REDUCE(p)) {
-		q->redop = TSR_PRIV_REDOP(p).id;
-		if (p != TSR_REDUCE(TSR_PRIV_REDOP(p)))
+	if (!TSR_PRIV_IS_REDUCE(p)) {
+		if (p != TSR_READ && p != TSR_WRITE && p != TSR_READ_WRITE)
 			return tsr__err(TSR_EINVAL,
-					"task '%s': requirement %d: invalid privilege %#x", tn, i,
-					(unsigned)p);
-
-		for (int k = 0; k < q->nfields; k++) {
-			char what[160];
-			snprintf(what, sizeof what, "task '%s': requirement %d: field '%s' of '%s'",
-				 tn, i, q->region->fields[q->fields[k]].name, rn);
-			int rc = tsr__redop_valid(q->region->fields[q->fields[k]].type, q->redop,
-						  what);
-			if (rc)
-				return rc;
-		}
-	} else if (p != TSR_READ && p != TSR_WRITE && p != TSR_READ_WRITE) {
-		return tsr__err(TSR_EINVAL,
-				"task '%s': requirement %d on '%s': invalid privilege %#x", tn, i,
-				rn, (unsigned)p);
+					"task '%s': requirement %d on '%s': invalid privilege %#x",
+					tn, i, rn, (unsigned)p);
+		return TSR_OK;
 	}
 
+	q->redop = TSR_PRIV_REDOP(p).id;
+	if (p != TSR_REDUCE(TSR_PRIV_REDOP(p)))
+		return tsr__err(TSR_EINVAL, "task '%s': requirement %d: invalid privilege %#x", tn,
+				i, (unsigned)p);
+
+	for (int k = 0; k < q->nfields; k++) {
+		const struct tsr_fieldinfo *fd = &q->region->fields[q->fields[k]];
+		char what[160];
+		snprintf(what, sizeof what, "task '%s': requirement %d: field '%s' of '%s'", tn, i,
+			 fd->name, rn);
+		int rc = tsr__redop_valid(fd->type, q->redop, what);
+		if (rc)
+			return rc;
+	}
+
+	return TSR_OK;
+}
+
+/* Requirement i of task tn as the launch uses it, or the error that names what is wrong with it,
+ * step by step: the object, its fields, its privilege, then aliasing. */
+static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct resolved_req *q)
+{
+	memset(q, 0, sizeof *q);
+	q->kind = u->kind;
+	q->priv = u->priv;
+	q->proj = u->proj;
+	q->proj_arg = u->proj_arg;
+
+	if (u->kind == TSR_REQ_FUTURE)
+		return resolve_future(tn, i, u, q);
+
+	int rc = resolve_object(tn, i, u, index, q);
+	if (rc)
+		return rc;
+
+	const char *rn = q->part ? q->part->name : q->region->name;
+	if ((rc = resolve_fields(tn, i, u, rn, q)) || (rc = resolve_privilege(tn, i, rn, q)))
+		return rc;
+
+	tsr_privilege_t p = q->priv;
 	int aliased = q->part ? (!q->part->disjoint || tsr__region_aliased(q->region))
 			      : tsr__region_aliased(q->region);
 	if (index && q->part && !q->part->disjoint && (p == TSR_WRITE || p == TSR_READ_WRITE))
@@ -120,7 +157,7 @@ static int resolve(const char *tn, int i, const tsr_req_t *u, int index, struct 
 				tn, i, tsr__priv_name(p), q->region->fields[q->fields[0]].name, rn);
 
 	if (q->redop && (aliased || tsr__redux_ordered()))
-		q->tmp_reduce = 1;
+		q->private_redop = q->redop;
 	return TSR_OK;
 }
 
@@ -175,13 +212,41 @@ int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index)
 	return TSR_OK;
 }
 
+/* Index launch, partition requirements a (which writes) and b on a common field: an error naming
+ * the first point of a whose subregion overlaps one of b at any point, or TSR_OK. */
+static int points_interfere(const char *tn, int n, const struct resolved_req *q, int a, int b,
+			    int64_t npoints, const int *colors)
+{
+	int common = common_field(&q[a], &q[b]);
+	tsr__assert(common >= 0); /* the caller saw the fields overlap */
+	const char *field = q[a].root->fields[common].name;
+	char bs[96], bs2[96];
+
+	for (int64_t pi = 0; pi < npoints; pi++) {
+		tsr_box_t ba = q[a].part->boxes[colors[pi * n + a]];
+		for (int64_t pj = 0; pj < npoints; pj++) {
+			tsr_box_t bb = q[b].part->boxes[colors[pj * n + b]];
+			if (!tsr__box_overlap(ba, bb))
+				continue;
+			return tsr__err(TSR_EINTERFERE,
+					"task '%s': requirement %d (%s on '%s') at point %lld "
+					"writes field '%s' of %s, which requirement %d (%s on "
+					"'%s') touches at point %lld (%s): the points interfere",
+					tn, a, tsr__priv_name(q[a].priv), q[a].part->name,
+					(long long)pi, field, tsr__box_str(ba, bs, sizeof bs), b,
+					tsr__priv_name(q[b].priv), q[b].part->name, (long long)pj,
+					tsr__box_str(bb, bs2, sizeof bs2));
+		}
+	}
+
+	return TSR_OK;
+}
+
 /* Index launch: two partition requirements on one field interfere if a subregion one of them
  * writes at some point overlaps a subregion the other touches at any point (Legion's rule). */
 int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64_t npoints,
 		      const int *colors)
 {
-	char bs[96], bs2[96];
-
 	for (int a = 0; a < n; a++) {
 		if (q[a].kind != TSR_REQ_PARTITION || q[a].priv == TSR_READ)
 			continue;
@@ -205,28 +270,9 @@ int tsr__check_points(const char *tn, int n, const struct resolved_req *q, int64
 						q[a].root->name, q[a].part->name, q[b].part->name,
 						(long long)npoints);
 
-			for (int64_t pi = 0; pi < npoints; pi++) {
-				tsr_box_t ba = q[a].part->boxes[colors[pi * n + a]];
-				for (int64_t pj = 0; pj < npoints; pj++) {
-					tsr_box_t bb = q[b].part->boxes[colors[pj * n + b]];
-					if (tsr__box_overlap(ba, bb))
-						return tsr__err(
-							TSR_EINTERFERE,
-							"task '%s': requirement %d (%s on '%s') at "
-							"point %lld writes field '%s' of %s, which "
-							"requirement %d (%s on '%s') touches at "
-							"point %lld (%s): the points interfere",
-							tn, a, tsr__priv_name(q[a].priv),
-							q[a].part->name, (long long)pi,
-							q[a].root
-								->fields[common_field(&q[a], &q[b])]
-								.name,
-							tsr__box_str(ba, bs, sizeof bs), b,
-							tsr__priv_name(q[b].priv), q[b].part->name,
-							(long long)pj,
-							tsr__box_str(bb, bs2, sizeof bs2));
-				}
-			}
+			int rc = points_interfere(tn, n, q, a, b, npoints, colors);
+			if (rc)
+				return rc;
 		}
 	}
 

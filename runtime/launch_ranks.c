@@ -127,7 +127,7 @@ int tsr__decide_ranks(struct index_launch *L)
 /* Whether requirement q goes through a partition by the identity projection over the domain. */
 static int plain_partition(const struct resolved_req *q, tsr_box_t domain)
 {
-	return q->kind == TSR_REQ_PARTITION && !q->proj && !q->redop && !q->tmp_reduce &&
+	return q->kind == TSR_REQ_PARTITION && !q->proj && !q->redop && !q->private_redop &&
 	       q->part->colors.dim == domain.dim && tsr_box_contains(q->part->colors, domain);
 }
 

@@ -25,7 +25,6 @@
  * unordered reductions (TSR_REDUX=unordered: REDUX needs sequential consistency to fold). */
 #define _GNU_SOURCE /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD */
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED, TSR_STARPU_NOTIFY_MARKER */
@@ -50,11 +49,12 @@ struct tsr_order {
 /* Free task records kept for reuse, at most this many. */
 #define TSR_OREF_KEEP 4096
 
-static int wanted = 1;                 /* TSR_DEPS: explicit (default) or implicit */
-static int active;                     /* wanted, and this run can (see the header) */
-static struct tsr_order *states;       /* every tracked handle's state */
-static struct tsr_oref *zhead, *ztail; /* tasks no state names, to destroy once finished */
-static struct tsr_oref *spare;         /* free records */
+static int wanted = 1;                               /* TSR_DEPS: explicit (default) or implicit */
+static int active;                                   /* wanted, and this run can (see the header) */
+static struct tsr_order *states;                     /* every tracked handle's state */
+static struct tsr_oref *unnamed_head, *unnamed_tail; /* tasks no state names, to destroy once
+							finished */
+static struct tsr_oref *spare;                       /* free records */
 static int nspare;
 static struct starpu_task **deps; /* the dependences of the task being submitted */
 static int ndeps, capdeps;
@@ -214,11 +214,11 @@ static void unref(struct tsr_oref *o)
 		return;
 
 	o->next = NULL;
-	if (ztail)
-		ztail->next = o;
+	if (unnamed_tail)
+		unnamed_tail->next = o;
 	else
-		zhead = o;
-	ztail = o;
+		unnamed_head = o;
+	unnamed_tail = o;
 }
 
 /* A task StarPU will not run, or has finished (the flag only says who else would destroy it). */
@@ -231,11 +231,11 @@ static void destroy(struct starpu_task *task)
 /* At a submission: destroy the finished tasks at the head of the FIFO (cheap, oldest first). */
 static void reap_head(void)
 {
-	while (zhead && starpu_task_finished(zhead->task)) {
-		struct tsr_oref *o = zhead;
-		zhead = o->next;
-		if (!zhead)
-			ztail = NULL;
+	while (unnamed_head && starpu_task_finished(unnamed_head->task)) {
+		struct tsr_oref *o = unnamed_head;
+		unnamed_head = o->next;
+		if (!unnamed_head)
+			unnamed_tail = NULL;
 		destroy(o->task);
 		oref_free(o);
 	}
@@ -247,7 +247,7 @@ static void reap_head(void)
 static void reap_finished(void)
 {
 	struct tsr_oref *prev = NULL;
-	struct tsr_oref *o = zhead;
+	struct tsr_oref *o = unnamed_head;
 
 	while (o) {
 		struct tsr_oref *next = o->next;
@@ -260,9 +260,9 @@ static void reap_finished(void)
 		if (prev)
 			prev->next = next;
 		else
-			zhead = next;
-		if (ztail == o)
-			ztail = prev;
+			unnamed_head = next;
+		if (unnamed_tail == o)
+			unnamed_tail = prev;
 
 		destroy(o->task);
 		oref_free(o);
@@ -397,7 +397,7 @@ void tsr__order_reap(void)
 		}
 	}
 
-	if (zhead)
+	if (unnamed_head)
 		reap_finished();
 }
 
@@ -514,7 +514,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;
 
 	if (!tracked) {
-		int rc = starpu_task_submit(task);
+		int rc = tsr__starpu_code(starpu_task_submit(task));
 		if (rc)
 			destroy(task);
 		return rc;
@@ -537,7 +537,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 		if (o)
 			oref_free(o);
 		destroy(task);
-		return -ENOMEM;
+		return TSR_ENOMEM;
 	}
 
 	task->detach = 0;
@@ -545,7 +545,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 	if (ndeps)
 		starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 
-	rc = starpu_task_submit(task);
+	rc = tsr__starpu_code(starpu_task_submit(task));
 	if (rc) {
 		oref_free(o);
 		if (ndeps)
@@ -556,7 +556,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 	}
 
 	record(o);
-	return 0;
+	return TSR_OK;
 }
 
 /* --------------------------------------------------------- host accesses, unregistration, waits */
@@ -613,7 +613,7 @@ void tsr__order_untrack(starpu_data_handle_t h)
 			task->where = STARPU_CPU; /* one memory node: the data is home */
 			starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 			struct tsr_obs_rec *obs = tsr__obs_internal(task, "tsr_sync", 0, NULL, -1);
-			rc = starpu_task_submit(task) ? TSR_ESTARPU : TSR_OK;
+			rc = tsr__starpu_code(starpu_task_submit(task));
 			if (rc)
 				tsr__obs_drop(obs);
 		}
@@ -630,7 +630,7 @@ void tsr__order_untrack(starpu_data_handle_t h)
 
 void tsr__order_waited(void)
 {
-	if (!active && !zhead)
+	if (!active && !unnamed_head)
 		return;
 
 	for (struct tsr_order *s = states; s; s = s->next)

@@ -55,10 +55,10 @@ int tsr__piece_push(struct tsr_pieces *ps, tsr_box_t box, struct tsr_node *write
 /* n's cache of the pieces it overlaps. */
 void tsr__overlaps_free(struct tsr_node *n)
 {
-	free(n->ovl);
-	n->ovl = NULL;
-	n->novl = n->capovl = 0;
-	n->ovl_geom = 0;
+	free(n->overlaps);
+	n->overlaps = NULL;
+	n->noverlaps = n->cap_overlaps = 0;
+	n->overlaps_geom = 0;
 }
 
 /* Append to ps the parts of piece p outside box s (at most two per dimension), keeping the rest
@@ -125,28 +125,28 @@ int tsr__pieces_assign(struct tsr_pieces *ps, const tsr_box_t *s, const struct t
  * looks at the few pieces it overlaps instead of scanning all of them. */
 int tsr__overlaps(struct tsr_node *n, struct tsr_pieces *ps)
 {
-	if (n->ovl_geom == ps->geom)
+	if (n->overlaps_geom == ps->geom)
 		return TSR_OK;
 
-	n->novl = 0;
+	n->noverlaps = 0;
 	for (int i = 0; i < ps->n; i++) {
 		if (!tsr__box_overlap(ps->v[i].box, *tsr__node_box(n)))
 			continue;
 
-		if (n->novl == n->capovl) {
-			int ncap = n->capovl ? 2 * n->capovl : 4;
-			int *nv = realloc(n->ovl, (size_t)ncap * sizeof *nv);
+		if (n->noverlaps == n->cap_overlaps) {
+			int ncap = n->cap_overlaps ? 2 * n->cap_overlaps : 4;
+			int *nv = realloc(n->overlaps, (size_t)ncap * sizeof *nv);
 			if (!nv)
 				return TSR_ENOMEM;
-			n->ovl = nv;
-			n->capovl = ncap;
+			n->overlaps = nv;
+			n->cap_overlaps = ncap;
 		}
 
-		n->ovl[n->novl++] = i;
+		n->overlaps[n->noverlaps++] = i;
 		if (tsr__box_equal(&ps->v[i].box, tsr__node_box(n)))
 			n->piece_hint = i;
 	}
 
-	n->ovl_geom = ps->geom;
+	n->overlaps_geom = ps->geom;
 	return TSR_OK;
 }

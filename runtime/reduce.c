@@ -6,9 +6,9 @@
  *                      in (TSR_SUM, TSR_PROD, TSR_MIN, TSR_MAX) or registered (tsr_redop_register).
  *                      reduce.c holds them, with their CPU, CUDA and OpenCL bodies.
  *   REDUCE(op)         the privilege of a requirement whose points combine into a field with op.
- *   private buffer     a point's own buffer for a REDUCE requirement (launch.c's tmp_reduce, the
- *                      context's reduce_tmp_op): it starts at the identity and is folded into the
- *                      subregion after the point's task.
+ *   private buffer     a point's own buffer for a REDUCE requirement (private_redop, the same
+ *                      name in a launch's requirement and in the context's): it starts at the
+ *                      identity and is folded into the subregion after the point's task.
  *   fold (task)        a task that combines one private buffer, or one partial value, into its
  *                      target with op's fold, in launch (color) order: fold.c.
  *   partial value      a point's share of an index launch's reduced result: it starts at the
@@ -69,92 +69,61 @@ static struct elems elems_of(void *iface)
 	return e;
 }
 
-#define ROW_LOOP(dst, src, body)                                             \
-	for (uint32_t z = 0; z < d.nz; z++)                                  \
-		for (uint32_t y = 0; y < d.ny; y++) {                        \
-			size_t o = ((size_t)y * d.ldy + (size_t)z * d.ldz);  \
-			size_t os = ((size_t)y * s.ldy + (size_t)z * s.ldz); \
-			(void)os;                                            \
-			body                                                 \
-		}
+/* The first element of row (y, z) of e. */
+static inline char *row_of(const struct elems *e, uint32_t y, uint32_t z)
+{
+	return e->ptr + ((size_t)y * e->ldy + (size_t)z * e->ldz) * e->es;
+}
 
-#define DEF_OPS(T, TN, ID_SUM, ID_PROD, ID_MIN, ID_MAX)              \
-	static void init_##TN##_sum(void *b[], void *a)              \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = d;              \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = ID_SUM;                       \
-		})                                                   \
-	}                                                            \
-	static void init_##TN##_prod(void *b[], void *a)             \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = d;              \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = ID_PROD;                      \
-		})                                                   \
-	}                                                            \
-	static void init_##TN##_min(void *b[], void *a)              \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = d;              \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = ID_MIN;                       \
-		})                                                   \
-	}                                                            \
-	static void init_##TN##_max(void *b[], void *a)              \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = d;              \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = ID_MAX;                       \
-		})                                                   \
-	}                                                            \
-	static void redux_##TN##_sum(void *b[], void *a)             \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			const T *q = (const T *)s.ptr + os;          \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = p[x] + q[x];                  \
-		})                                                   \
-	}                                                            \
-	static void redux_##TN##_prod(void *b[], void *a)            \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			const T *q = (const T *)s.ptr + os;          \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = p[x] * q[x];                  \
-		})                                                   \
-	}                                                            \
-	static void redux_##TN##_min(void *b[], void *a)             \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			const T *q = (const T *)s.ptr + os;          \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = q[x] < p[x] ? q[x] : p[x];    \
-		})                                                   \
-	}                                                            \
-	static void redux_##TN##_max(void *b[], void *a)             \
-	{                                                            \
-		struct elems d = elems_of(b[0]), s = elems_of(b[1]); \
-		ROW_LOOP(d, s, {                                     \
-			T *p = (T *)d.ptr + o;                       \
-			const T *q = (const T *)s.ptr + os;          \
-			for (uint32_t x = 0; x < d.nx; x++)          \
-				p[x] = q[x] > p[x] ? q[x] : p[x];    \
-		})                                                   \
+/* A fold's source and destination: one (sub)region's or one future's buffers, of one shape. */
+static inline int same_shape(const struct elems *d, const struct elems *s)
+{
+	return d->nx == s->nx && d->ny == s->ny && d->nz == s->nz && d->es == s->es;
+}
+
+/* The one init template: every element of the buffer becomes the operator's identity ID. */
+#define DEF_INIT(T, TN, OP, ID)                                     \
+	static void init_##TN##_##OP(void *b[], void *a)            \
+	{                                                           \
+		struct elems d = elems_of(b[0]);                    \
+		for (uint32_t z = 0; z < d.nz; z++)                 \
+			for (uint32_t y = 0; y < d.ny; y++) {       \
+				T *p = (T *)row_of(&d, y, z);       \
+				for (uint32_t x = 0; x < d.nx; x++) \
+					p[x] = ID;                  \
+			}                                           \
 	}
+
+/* The one redux template: every element of the destination folds the source's in, FOLD(p, q). */
+#define DEF_REDUX(T, TN, OP, FOLD)                                        \
+	static void redux_##TN##_##OP(void *b[], void *a)                 \
+	{                                                                 \
+		struct elems d = elems_of(b[0]), s = elems_of(b[1]);      \
+		tsr__assert(same_shape(&d, &s));                          \
+		for (uint32_t z = 0; z < d.nz; z++)                       \
+			for (uint32_t y = 0; y < d.ny; y++) {             \
+				T *p = (T *)row_of(&d, y, z);             \
+				const T *q = (const T *)row_of(&s, y, z); \
+				for (uint32_t x = 0; x < d.nx; x++)       \
+					p[x] = FOLD(p[x], q[x]);          \
+			}                                                 \
+	}
+
+#define FOLD_SUM(p, q) ((p) + (q))
+#define FOLD_PROD(p, q) ((p) * (q))
+#define FOLD_MIN(p, q) ((q) < (p) ? (q) : (p))
+#define FOLD_MAX(p, q) ((q) > (p) ? (q) : (p))
+
+/* The four built-in operators of one element type: their identities, and the folds above. */
+#define DEF_OPS(T, TN, ID_SUM, ID_PROD, ID_MIN, ID_MAX) \
+	DEF_INIT(T, TN, sum, ID_SUM)                    \
+	DEF_INIT(T, TN, prod, ID_PROD)                  \
+	DEF_INIT(T, TN, min, ID_MIN)                    \
+	DEF_INIT(T, TN, max, ID_MAX)                    \
+	DEF_REDUX(T, TN, sum, FOLD_SUM)                 \
+	DEF_REDUX(T, TN, prod, FOLD_PROD)               \
+	DEF_REDUX(T, TN, min, FOLD_MIN)                 \
+	DEF_REDUX(T, TN, max, FOLD_MAX)
 
 DEF_OPS(float, f32, 0.0f, 1.0f, INFINITY, -INFINITY)
 DEF_OPS(double, f64, 0.0, 1.0, INFINITY, -INFINITY)
@@ -180,20 +149,26 @@ static const cl_fn builtin_redux[4][4] = {
 /* User operators: one trampoline per slot, since codelets get no argument. */
 static void user_init(int k, void *iface)
 {
-	struct elems d = elems_of(iface), s = d;
-	ROW_LOOP(d, s, {
-		for (uint32_t x = 0; x < d.nx; x++)
-			user_ops[k].identity(d.ptr + (o + x) * d.es);
-	})
+	struct elems d = elems_of(iface);
+	for (uint32_t z = 0; z < d.nz; z++)
+		for (uint32_t y = 0; y < d.ny; y++) {
+			char *p = row_of(&d, y, z);
+			for (uint32_t x = 0; x < d.nx; x++)
+				user_ops[k].identity(p + x * d.es);
+		}
 }
 
 static void user_redux(int k, void *dst, void *src)
 {
 	struct elems d = elems_of(dst), s = elems_of(src);
-	ROW_LOOP(d, s, {
-		for (uint32_t x = 0; x < d.nx; x++)
-			user_ops[k].fold(d.ptr + (o + x) * d.es, s.ptr + (os + x) * s.es);
-	})
+	tsr__assert(same_shape(&d, &s));
+	for (uint32_t z = 0; z < d.nz; z++)
+		for (uint32_t y = 0; y < d.ny; y++) {
+			char *p = row_of(&d, y, z);
+			const char *q = row_of(&s, y, z);
+			for (uint32_t x = 0; x < d.nx; x++)
+				user_ops[k].fold(p + x * d.es, q + x * s.es);
+		}
 }
 
 #define USER_TRAMP(k)                              \

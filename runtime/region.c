@@ -182,6 +182,59 @@ static int check_field_bytes(const char *what, const char *name, tsr_box_t bound
 	return TSR_OK;
 }
 
+/* Each field of a new root region r (nx x ny x nz points, fields copied): its storage at home,
+ * its StarPU handle, its coherence. TSR_ENOMEM stops at the field that lacks memory (region_undo
+ * takes back what was done). */
+static int register_fields(struct tsr_region *r, uint32_t nx, uint32_t ny, uint32_t nz)
+{
+	for (int f = 0; f < r->nfields; f++) {
+		size_t bytes = (size_t)nx * ny * nz * r->fields[f].size;
+		r->storage[f] = storage_alloc(r->home, bytes);
+		if (!r->storage[f])
+			return TSR_ENOMEM;
+
+		struct tsr_node *n = &r->nodes[f];
+		n->region = r;
+		n->field = f;
+		starpu_block_data_register(&n->h, r->home, (uintptr_t)r->storage[f], nx,
+					   (uint32_t)nx * ny, nx, ny, nz, r->fields[f].size);
+		tsr__assert(n->h != NULL);
+		/* Tessera orders the root's tasks as its views' (order.c): a write that overlaps a
+		 * piece the root wrote waits for the root's readers through its state (out of
+		 * memory for it: StarPU's ordering, as correct) */
+		(void)tsr__order_track(n->h);
+		tsr__coh_register(n);
+		if (tsr__coh_root_init(n))
+			return TSR_ENOMEM;
+	}
+
+	return TSR_OK;
+}
+
+/* A root region that ran out of memory half made: what register_fields did, then r itself. */
+static void region_undo(struct tsr_region *r, uint32_t nx, uint32_t ny, uint32_t nz)
+{
+	for (int f = 0; f < r->nfields && r->nodes; f++) {
+		if (r->nodes[f].h) {
+			tsr__order_untrack(r->nodes[f].h);
+			starpu_data_unregister(r->nodes[f].h);
+		}
+		if (r->nodes[f].token)
+			starpu_data_unregister(r->nodes[f].token);
+		tsr__coh_root_free(&r->nodes[f]);
+		if (r->storage && r->storage[f])
+			storage_free(r->home, r->storage[f],
+				     (size_t)nx * ny * nz * r->fields[f].size);
+	}
+
+	free(r->name);
+	free(r->fields);
+	free(r->nodes);
+	free(r->storage);
+	free(r->mapped);
+	free(r);
+}
+
 int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_region_t *out)
 {
 	const char *what = "tsr_region_create";
@@ -235,26 +288,8 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 
 	memcpy(r->fields, fields, nf * sizeof *r->fields);
 
-	for (int f = 0; f < nf; f++) {
-		size_t bytes = (size_t)nx * ny * nz * r->fields[f].size;
-		r->storage[f] = storage_alloc(home, bytes);
-		if (!r->storage[f])
-			goto nomem;
-
-		struct tsr_node *n = &r->nodes[f];
-		n->region = r;
-		n->field = f;
-		starpu_block_data_register(&n->h, home, (uintptr_t)r->storage[f], nx,
-					   (uint32_t)nx * ny, nx, ny, nz, r->fields[f].size);
-		tsr__assert(n->h != NULL);
-		/* Tessera orders the root's tasks as its views' (order.c): a write that overlaps a
-		 * piece the root wrote waits for the root's readers through its state (out of
-		 * memory for it: StarPU's ordering, as correct) */
-		(void)tsr__order_track(n->h);
-		tsr__coh_register(n);
-		if (tsr__coh_root_init(n))
-			goto nomem;
-	}
+	if (register_fields(r, nx, ny, nz))
+		goto nomem;
 
 	r->id = tsr__handle_new(TSR_K_REGION, r);
 	if (home != STARPU_MAIN_RAM && (rc = zero_on_device(r))) {
@@ -266,25 +301,7 @@ int tsr_region_create(const char *name, tsr_box_t bounds, tsr_fspace_t fs, tsr_r
 	return TSR_OK;
 
 nomem:
-	for (int f = 0; f < nf && r->nodes; f++) {
-		if (r->nodes[f].h) {
-			tsr__order_untrack(r->nodes[f].h);
-			starpu_data_unregister(r->nodes[f].h);
-		}
-		if (r->nodes[f].tok)
-			starpu_data_unregister(r->nodes[f].tok);
-		tsr__coh_root_free(&r->nodes[f]);
-		if (r->storage && r->storage[f])
-			storage_free(home, r->storage[f], (size_t)nx * ny * nz * r->fields[f].size);
-	}
-
-	free(r->name);
-	free(r->fields);
-	free(r->nodes);
-	free(r->storage);
-	free(r->mapped);
-	free(r);
-
+	region_undo(r, nx, ny, nz);
 	return tsr__err(TSR_ENOMEM, "%s: region '%s': out of memory", what, name);
 }
 
@@ -352,8 +369,8 @@ void tsr__region_free_tree(struct tsr_region *r)
 			 * root: this waits for all */
 			tsr__order_untrack(r->nodes[f].h);
 			starpu_data_unregister(r->nodes[f].h);
-			if (r->nodes[f].tok)
-				starpu_data_unregister(r->nodes[f].tok);
+			if (r->nodes[f].token)
+				starpu_data_unregister(r->nodes[f].token);
 			tsr__coh_root_free(&r->nodes[f]);
 			tsr__dag_node_free(&r->nodes[f]);
 

@@ -271,7 +271,7 @@ static void touch(struct trace *tr, struct tsr_node *root)
 static void touch_launch(struct trace *tr, const struct resolved_req *q, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (tsr__uses_tree(&q[i]) || q[i].tmp_reduce)
+		if (tsr__uses_tree(&q[i]) || q[i].private_redop)
 			for (int k = 0; k < q[i].nfields; k++)
 				touch(tr, &q[i].root->nodes[q[i].fields[k]]);
 }
@@ -598,7 +598,7 @@ void tsr__replay_resolved(struct replay_step *s, const struct resolved_req *q, i
 	for (int i = 0; i < n && same; i++)
 		same = q[i].kind == TSR_REQ_FUTURE ||
 		       (q[i].region == r->q[i].region && q[i].part == r->q[i].part &&
-			q[i].tmp_reduce == r->q[i].tmp_reduce && q[i].redop == r->q[i].redop);
+			q[i].private_redop == r->q[i].private_redop && q[i].redop == r->q[i].redop);
 	if (same && colors)
 		same = !memcmp(colors, r->colors, (size_t)npoints * (size_t)n * sizeof *colors);
 

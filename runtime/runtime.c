@@ -146,14 +146,14 @@ static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dis
 	if (dist)
 		rc = tsr__dist_start_starpu(conf);
 	else
-		rc = starpu_init(conf);
+		rc = tsr__starpu_code(starpu_init(conf));
 	restore_starpu_own(saved);
 	if (dist)
 		return rc;
 
 	if (!rc)
 		tsr__nice_pollers(); /* the workers exist now (nice.c) */
-	if (rc == -ENODEV)
+	if (rc == TSR_ENODEV)
 		return tsr__err(TSR_ENODEV,
 				"tsr_init: StarPU found no worker (ncpu=%d, ncuda=%d, "
 				"nopencl=%d%s)",
@@ -163,7 +163,7 @@ static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dis
 					  "needs STARPU_OPENCL_ON_CPUS=1"
 					: "");
 	if (rc)
-		return tsr__err(TSR_ESTARPU, "tsr_init: starpu_init failed (%d)", rc);
+		return tsr__err(rc, "tsr_init: starpu_init failed (%s)", tsr_err_name(rc));
 	return TSR_OK;
 }
 
@@ -360,6 +360,7 @@ int tsr_finalize(void)
 	tsr__region_free_all();
 	tsr__fspace_free_all();
 	tsr__launch_fini();
+	tsr__coh_shutdown(); /* coherence's scratch lists, once the regions are gone */
 	tsr__dist_wait_all();
 	tsr__order_shutdown(); /* destroys the tasks it kept, before StarPU goes */
 

@@ -103,10 +103,10 @@ static void start_private_buffers(struct tsr_ctx *ctx, void *buffers[], int arch
 {
 	for (int r = 0; r < ctx->nreqs; r++) {
 		struct tsr_reqrec *q = &ctx->reqs[r];
-		if (q->reduce_tmp_op)
+		if (q->private_redop)
 			for (int k = 0; k < q->nfields; k++)
 				init_private(buffers[q->buf[k]], q->finfo[q->fields[k]].type,
-					     q->reduce_tmp_op, arch);
+					     q->private_redop, arch);
 	}
 
 	if (ctx->ret_partial)

@@ -440,6 +440,8 @@ size_t tsr_type_size(tsr_type_t type);
  * @par Threads
  * Any thread, before tsr_init() too. */
 const char *tsr_type_name(tsr_type_t type);
+/** Most fields one requirement may list (tsr_req_t, tsr_req_info_t). */
+#define TSR_MAX_REQ_FIELDS 8
 /** @} */
 
 /* ----------------------------------------------------------------- regions */
@@ -908,10 +910,10 @@ typedef struct tsr_req_info {
 	const char *partition;
 	tsr_box_t bounds; /**< bounds of that (sub)region; dim 0 for a future */
 	int nfields;      /**< how many fields the requirement listed */
-	/** field ids, in the order of the requirement (TSR_MAX_REQ_FIELDS) */
-	tsr_field_t fields[8];
-	const char *field_names[8]; /**< the fields' names, in the same order */
-	tsr_type_t field_types[8];  /**< the fields' types, in the same order */
+	/** field ids, in the order of the requirement */
+	tsr_field_t fields[TSR_MAX_REQ_FIELDS];
+	const char *field_names[TSR_MAX_REQ_FIELDS]; /**< the fields' names, in the same order */
+	tsr_type_t field_types[TSR_MAX_REQ_FIELDS];  /**< the fields' types, in the same order */
 } tsr_req_info_t;
 /** What requirement `req` of the running point is. Kind, privilege, operator, region and
  * partition names, bounds, and the fields' ids, names and types.
@@ -1214,8 +1216,6 @@ typedef enum {
  * the launch, once per point. */
 typedef int (*tsr_projection_fn)(const int64_t point[3], int64_t color[3], void *arg);
 
-/** Most fields one requirement may list. */
-#define TSR_MAX_REQ_FIELDS 8
 /** A requirement: which data a task touches, with which privilege. It holds its field ids by
  * value: it can be built in one scope and launched in
  * another (an array of requirements filled in a loop, say). Make one with tsr_req_region(),

@@ -157,7 +157,9 @@ static int submit_cpu(struct starpu_codelet *cl, void *arg, size_t arg_size,
 
 	for (int i = 0; i < nh; i++) {
 		STARPU_TASK_SET_HANDLE(task, h[i], i);
-		STARPU_TASK_SET_MODE(task, i == 0 ? STARPU_W : STARPU_R, i);
+		/* a variable: StarPU 1.4's macro tests its mode argument as a boolean */
+		enum starpu_data_access_mode mode = i == 0 ? STARPU_W : STARPU_R;
+		STARPU_TASK_SET_MODE(task, mode, i);
 	}
 
 	task->where = STARPU_CPU;

@@ -1,6 +1,7 @@
 /* coherence.h: what the coherence files share, and no other file includes: the pieces
- * (pieces.c), coherence in one process (coherence.c) and across ranks with the entry points the
- * floors above call (coherence_ranks.c). internal.h declares those entry points (tsr__coh_*). */
+ * (pieces.c), coherence in one process (coherence.c), across ranks (coherence_ranks.c,
+ * coherence_sym.c), and the entry points the floors above call (coherence_entry.c), which
+ * internal.h declares (tsr__coh_*). */
 #ifndef TSR_COHERENCE_H
 #define TSR_COHERENCE_H
 
@@ -100,6 +101,15 @@ int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int6
 int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int64_t tag);
 int tsr__coh_xviews_flush(struct tsr_node *root);
 int tsr__coh_valid_collapse(struct tsr_node *root);
+/* Make box b of root's field valid on `rank`, or on every rank (TSR_ALL_RANKS). */
+int tsr__coh_make_valid(struct tsr_node *root, const tsr_box_t *b, int rank);
+void tsr__coh_ranks_shutdown(void);
+/* The validity map matters only where there is somewhere else to be valid: one rank (TSR_MPI=1
+ * without mpirun, or mpirun -np 1) holds everything and skips it. */
+static inline int tsr__coh_several_ranks(void)
+{
+	return tsr__dist.on && tsr__dist.size > 1;
+}
 
 /* ---- coherence_sym.c */
 /* A write of box b leaves nothing of root's structured write: it goes (1), else 0. */

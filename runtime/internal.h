@@ -20,6 +20,66 @@
 #include <starpu.h>
 #include "tessera.h"
 
+/* The declarations below follow runtime/FLOORS bottom-up, one section per floor, one block per
+ * file in the plan's order: a file may call what its own floor and the floors before it declare,
+ * never what a later section does: the one call up is tsr__rt.fill (state.c), and the one read up
+ * a partition's ranks (tsr__rank_of_color, inline, by coherence_sym.c). The files a floor holds
+ * that declare nothing here share their own headers (coherence.h, launch.h, timeline.h). */
+
+#define TSR_NAME_MAX 64
+#define TSR_MAX_REQS 64
+
+/* Growing arrays, and times in microseconds and nanoseconds: tools of every floor (the records,
+ * the statistics, the ranks' transfers). TSR_GROW aborts when out of memory. */
+#define TSR_GROW(arr, n, cap, init)                                      \
+	do {                                                             \
+		if ((n) == (cap)) {                                      \
+			size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
+			void *np_ = realloc((arr), nc_ * sizeof *(arr)); \
+			if (!np_)                                        \
+				abort();                                 \
+			(arr) = np_;                                     \
+			(cap) = nc_;                                     \
+		}                                                        \
+	} while (0)
+
+static inline double tsr__ts_us(const struct timespec *t)
+{
+	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
+}
+
+static inline int64_t tsr__ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* The objects every floor passes around, each defined with the file that makes it: field spaces
+ * (fspace.c), regions and their views (region.c), partitions (partition.c), tasks and their
+ * contexts (task.c), futures (future.c). Lower floors may read their fields; they call nothing
+ * above them. */
+struct tsr_fspace;
+struct tsr_region;
+struct tsr_partition;
+struct tsr_task;
+struct tsr_future;
+struct tsr_node;
+struct tsr_ctx;
+struct tsr_fstate;
+
+/* ===== floor: services ===========================================================================
+ * ctxpool.c, error.c, state.c, env.c, nice.c, place.c, dist.c, handles.c, ispace.c, geom.c,
+ * text.c, fspace.c, poison.c, stats.c */
+
+/* ---- point tasks' contexts (ctxpool.c): tsr__ctx_alloc on the host thread, tsr__ctx_release
+ * by whoever uses one last (the task's wrapper or callback, or the launch that could not submit
+ * it). */
+void *tsr__ctx_alloc(size_t size);
+void tsr__ctx_release(void *ctx);
+void tsr__ctx_pool_drain(void);         /* tsr_finalize, every task done */
+struct tsr_ctx *tsr__current_ctx(void); /* the task this worker thread is running, or NULL */
+void tsr__set_current_ctx(struct tsr_ctx *ctx); /* by the task's wrapper, around the variant */
+
+/* ---- errors (error.c) */
 /* Invariants of the runtime's own code: tsr__assert(cond) aborts, naming the file, line, function
  * and condition, when what Tessera itself guarantees does not hold. Never for user input: a user's
  * mistake returns an error code and a message. On in every build, configure's default and make
@@ -33,50 +93,6 @@
 #endif
 void tsr__assert_fail(const char *cond, const char *file, int line, const char *func)
 	__attribute__((noreturn));
-
-#define TSR_NAME_MAX 64
-#define TSR_MAX_REQS 64
-
-/* ---- switches (env.c): the one table; getenv of a TSR_ variable happens only there. A switch's
- * value is its flag's (tsr_args), else its TSR_ variable's, else StarPU's variable's for the same
- * setting (STARPU_NCPU for TSR_NCPU); config.c puts tsr_config_t and the defaults below. */
-const char *tsr__env(const char *name); /* that value, or NULL when none is set (or it is empty) */
-/* Where it came from: the flag ("--ncpu"), the variable ("TSR_NCPU", "STARPU_NCPU"); NULL: unset */
-const char *tsr__env_from(const char *name);
-/* A keyword switch: the index of its value (or default) in the table's "a|b|c", else TSR_EINVAL
- * naming `what`, the switch and the words it takes. */
-int tsr__env_choice(const char *name, const char *what, int *out);
-/* A number from lo to hi in *out when set (left alone when not), else TSR_EINVAL. */
-int tsr__env_int(const char *name, long lo, long hi, int *out);
-/* The table's rows by index (0 .. tsr__env_count() - 1). */
-int tsr__env_count(void);
-const char *tsr__env_name(int i);
-const char *tsr__env_flag(int i); /* NULL: the switch has no flag */
-const char *tsr__env_fallback(int i);
-/* A switch's values column read as its rule. */
-enum tsr__rule_kind {
-	TSR_RULE_NONE,
-	TSR_RULE_WORDS,
-	TSR_RULE_RANGE,
-	TSR_RULE_FILE,
-	TSR_RULE_POLICY
-};
-struct tsr__rule {
-	enum tsr__rule_kind kind;
-	long lo, hi; /* TSR_RULE_RANGE */
-};
-int tsr__env_rule(int i, struct tsr__rule *r); /* returns r->kind */
-/* Value v of switch i, given as `from` (a flag or a variable), against its rule; a policy's name
- * passes here (config.c checks it). TSR_EINVAL naming `what`, `from`, v and the values taken. */
-int tsr__env_check_value(int i, const char *from, const char *v, const char *what);
-/* Every switch that is set, against its rule; names of policies through policy_ok. */
-int tsr__env_check_all(const char *what, int (*policy_ok)(const char *from, const char *v));
-/* tsr_args: the flags taken out of argv and kept (all checked first: on failure nothing
- * changes); forget drops them. */
-int tsr__env_take_flags(int *argc, char **argv, int (*policy_ok)(const char *from, const char *v));
-void tsr__env_forget_flags(void);
-
-/* ---- errors (error.c) */
 int tsr__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* rc from a lower floor, named by its caller (the rule atop this file): a bare TSR_ENOMEM becomes
  * "<fmt's object>: out of memory"; TSR_OK, and a code that carries its message, pass as they
@@ -94,46 +110,6 @@ void tsr__task_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 int tsr__take_task_error(void);
 /* 1 and the message if a task failed since the last fence */
 int tsr__peek_task_error(char *buf, size_t n);
-
-/* ---- handle table (handles.c): ids carry kind, generation and slot, so stale ids are detected */
-enum tsr_kind {
-	TSR_K_FSPACE = 1,
-	TSR_K_REGION,
-	TSR_K_PARTITION,
-	TSR_K_TASK,
-	TSR_K_FUTURE,
-	TSR_K_NKINDS
-};
-uint64_t tsr__handle_new(enum tsr_kind kind, void *obj);
-void *tsr__handle_get(enum tsr_kind kind, uint64_t id); /* NULL if stale or wrong kind */
-void tsr__handle_free(uint64_t id);
-/* Calls fn on every live object of `kind` (in creation order); returns how many. */
-int tsr__handle_foreach(enum tsr_kind kind, void (*fn)(void *obj));
-void tsr__handles_reset(void);
-const char *tsr__kind_name(enum tsr_kind kind);
-/* The live object behind a user's handle, or TSR_ESTALE with a message that names the call, the
- * kind and the id (TSR_ESTATE before tsr_init); *out is NULL on failure. The one lookup every
- * public call makes; the typed wrappers below spare the call sites a cast. */
-int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out);
-#define TSR_DEFINE_LOOKUP(name, kind, handle_type, object_type)                    \
-	static inline int name(handle_type h, const char *what, object_type **out) \
-	{                                                                          \
-		void *obj;                                                         \
-		int rc = tsr__lookup(kind, h.id, what, &obj);                      \
-		*out = obj;                                                        \
-		return rc;                                                         \
-	}
-
-struct tsr_fspace;
-struct tsr_region;
-struct tsr_partition;
-struct tsr_task;
-struct tsr_future;
-TSR_DEFINE_LOOKUP(tsr__fspace_lookup, TSR_K_FSPACE, tsr_fspace_t, struct tsr_fspace)
-TSR_DEFINE_LOOKUP(tsr__region_lookup, TSR_K_REGION, tsr_region_t, struct tsr_region)
-TSR_DEFINE_LOOKUP(tsr__partition_lookup, TSR_K_PARTITION, tsr_partition_t, struct tsr_partition)
-TSR_DEFINE_LOOKUP(tsr__task_lookup, TSR_K_TASK, tsr_task_t, struct tsr_task)
-TSR_DEFINE_LOOKUP(tsr__future_lookup, TSR_K_FUTURE, tsr_future_t, struct tsr_future)
 
 /* ---- runtime state (state.c; tsr_init fills it) */
 struct tsr_runtime {
@@ -179,17 +155,50 @@ void tsr__wait_handle(starpu_data_handle_t h);
 			return tsr__refuse_thread(what);                                     \
 	} while (0)
 
-/* ---- several ranks (dist.c): control replication over StarPU-MPI */
-struct tsr_dist {
-	/* started on several ranks (even a single one, by TSR_MPI=1), real or fake */
-	int on;
-	int rank, size;
+/* ---- switches (env.c): the one table; getenv of a TSR_ variable happens only there. A switch's
+ * value is its flag's (tsr_args), else its TSR_ variable's, else StarPU's variable's for the same
+ * setting (STARPU_NCPU for TSR_NCPU); config.c puts tsr_config_t and the defaults below. */
+const char *tsr__env(const char *name); /* that value, or NULL when none is set (or it is empty) */
+/* Where it came from: the flag ("--ncpu"), the variable ("TSR_NCPU", "STARPU_NCPU"); NULL: unset */
+const char *tsr__env_from(const char *name);
+/* A keyword switch: the index of its value (or default) in the table's "a|b|c", else TSR_EINVAL
+ * naming `what`, the switch and the words it takes. */
+int tsr__env_choice(const char *name, const char *what, int *out);
+/* A number from lo to hi in *out when set (left alone when not), else TSR_EINVAL. */
+int tsr__env_int(const char *name, long lo, long hi, int *out);
+/* The table's rows by index (0 .. tsr__env_count() - 1). */
+int tsr__env_count(void);
+const char *tsr__env_name(int i);
+const char *tsr__env_flag(int i); /* NULL: the switch has no flag */
+const char *tsr__env_fallback(int i);
+/* A switch's values column read as its rule. */
+enum tsr__rule_kind {
+	TSR_RULE_NONE,
+	TSR_RULE_WORDS,
+	TSR_RULE_RANGE,
+	TSR_RULE_FILE,
+	TSR_RULE_POLICY
 };
-extern struct tsr_dist tsr__dist;
-/* before StarPU starts: 1 (MPI, or fake ranks: TSR_FAKE_NRANKS), 0, or an error */
-int tsr__dist_wanted(void);
+struct tsr__rule {
+	enum tsr__rule_kind kind;
+	long lo, hi; /* TSR_RULE_RANGE */
+};
+int tsr__env_rule(int i, struct tsr__rule *r); /* returns r->kind */
+/* Value v of switch i, given as `from` (a flag or a variable), against its rule; a policy's name
+ * passes here (config.c checks it). TSR_EINVAL naming `what`, `from`, v and the values taken. */
+int tsr__env_check_value(int i, const char *from, const char *v, const char *what);
+/* Every switch that is set, against its rule; names of policies through policy_ok. */
+int tsr__env_check_all(const char *what, int (*policy_ok)(const char *from, const char *v));
+/* tsr_args: the flags taken out of argv and kept (all checked first: on failure nothing
+ * changes); forget drops them. */
+int tsr__env_take_flags(int *argc, char **argv, int (*policy_ok)(const char *from, const char *v));
+void tsr__env_forget_flags(void);
 
-/* place.c: ranks that share a node's cores each take a share of their own (TSR_BIND). */
+/* ---- nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
+int tsr__nice_read(void);
+void tsr__nice_pollers(void);
+
+/* ---- place.c: ranks that share a node's cores each take a share of their own (TSR_BIND). */
 struct tsr_place {
 	int node_ranks; /* ranks on this rank's node (1 in one process) */
 	int npus;       /* the cores of this rank's share (0: StarPU places the threads) */
@@ -202,15 +211,15 @@ int tsr__place_enter(void); /* around starpu_mpi_init_conf: the MPI thread insid
 void tsr__place_leave(int entered);
 void tsr__place_free(void);
 
-/* idle.c: idle workers parked until a task is pushed (TSR_IDLE); *parking says whether they are */
-int tsr__idle_park(struct starpu_conf *conf, int *parking);
-/* The policy a (maybe parked) policy structure runs. */
-const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
-
-/* nice.c: StarPU's polling threads yield to the host thread (TSR_NICE, read at tsr_init). */
-int tsr__nice_read(void);
-void tsr__nice_pollers(void);
-
+/* ---- several ranks (dist.c): control replication over StarPU-MPI */
+struct tsr_dist {
+	/* started on several ranks (even a single one, by TSR_MPI=1), real or fake */
+	int on;
+	int rank, size;
+};
+extern struct tsr_dist tsr__dist;
+/* before StarPU starts: 1 (MPI, or fake ranks: TSR_FAKE_NRANKS), 0, or an error */
+int tsr__dist_wanted(void);
 /* MPI, and the rank's place on its node (place.c); then StarPU-MPI, which starts StarPU (fake
  * ranks: StarPU alone) */
 int tsr__dist_start(struct starpu_conf *conf);
@@ -268,6 +277,40 @@ static inline int tsr__here(int rank)
 	return !tsr__dist.on || rank == TSR_ALL_RANKS || rank == tsr__dist.rank;
 }
 
+/* ---- handle table (handles.c): ids carry kind, generation and slot, so stale ids are detected */
+enum tsr_kind {
+	TSR_K_FSPACE = 1,
+	TSR_K_REGION,
+	TSR_K_PARTITION,
+	TSR_K_TASK,
+	TSR_K_FUTURE,
+	TSR_K_NKINDS
+};
+uint64_t tsr__handle_new(enum tsr_kind kind, void *obj);
+void *tsr__handle_get(enum tsr_kind kind, uint64_t id); /* NULL if stale or wrong kind */
+void tsr__handle_free(uint64_t id);
+/* Calls fn on every live object of `kind` (in creation order); returns how many. */
+int tsr__handle_foreach(enum tsr_kind kind, void (*fn)(void *obj));
+void tsr__handles_reset(void);
+const char *tsr__kind_name(enum tsr_kind kind);
+/* The live object behind a user's handle, or TSR_ESTALE with a message that names the call, the
+ * kind and the id (TSR_ESTATE before tsr_init); *out is NULL on failure. The one lookup every
+ * public call makes; the typed wrappers below spare the call sites a cast. */
+int tsr__lookup(enum tsr_kind kind, uint64_t id, const char *what, void **out);
+#define TSR_DEFINE_LOOKUP(name, kind, handle_type, object_type)                    \
+	static inline int name(handle_type h, const char *what, object_type **out) \
+	{                                                                          \
+		void *obj;                                                         \
+		int rc = tsr__lookup(kind, h.id, what, &obj);                      \
+		*out = obj;                                                        \
+		return rc;                                                         \
+	}
+TSR_DEFINE_LOOKUP(tsr__fspace_lookup, TSR_K_FSPACE, tsr_fspace_t, struct tsr_fspace)
+TSR_DEFINE_LOOKUP(tsr__region_lookup, TSR_K_REGION, tsr_region_t, struct tsr_region)
+TSR_DEFINE_LOOKUP(tsr__partition_lookup, TSR_K_PARTITION, tsr_partition_t, struct tsr_partition)
+TSR_DEFINE_LOOKUP(tsr__task_lookup, TSR_K_TASK, tsr_task_t, struct tsr_task)
+TSR_DEFINE_LOOKUP(tsr__future_lookup, TSR_K_FUTURE, tsr_future_t, struct tsr_future)
+
 /* ---- boxes (ispace.c) */
 int tsr__box_valid(tsr_box_t b);
 int tsr__box_extent(const tsr_box_t *b, int d, int64_t *e); /* -1 if the extent overflows */
@@ -310,12 +353,39 @@ static inline int tsr__box_equal(const tsr_box_t *a, const tsr_box_t *b)
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n);
 char *tsr__color_str(int dim, const int64_t c[3], char *buf, size_t n);
 
-/* text.c: a point's label ("" for single launches), escaping, files written whole */
+/* ---- geom.c: which boxes of a partition meet a box, without a scan: tiles by arithmetic, a list
+ * of boxes through an index sorted along dimension 0. */
+/* A growable array of ints. */
+struct tsr_ivec {
+	int *v;
+	int n, cap;
+};
+
+enum { TSR_GEOM_TILES = 1, TSR_GEOM_LIST };
+struct tsr_geom {
+	int kind;
+	/* tiles: domain cut into n[d] tiles per dimension, each grown by halo[d] (then clipped) */
+	tsr_box_t domain;
+	int64_t n[3], halo[3];
+	/* list: colors sorted by their box's lo[0], and the running maximum of hi[0] */
+	int nboxes;
+	int *order;
+	int64_t *maxhi;
+};
+void tsr__geom_tiles(struct tsr_geom *g, tsr_box_t domain, const int64_t n[3],
+		     const int64_t halo[3]);
+int tsr__geom_list(struct tsr_geom *g, const tsr_box_t *boxes, int n);
+void tsr__geom_free(struct tsr_geom *g);
+/* The colors whose box meets x, into out (replaced); -1 when out of memory. */
+int tsr__geom_meeting(const struct tsr_geom *g, const tsr_box_t *boxes, const tsr_box_t *x,
+		      struct tsr_ivec *out);
+
+/* ---- text.c: a point's label ("" for single launches), escaping, files written whole */
 void tsr__point_label(int pdim, const int64_t p[3], char *buf, size_t n);
 void tsr__put_escaped(FILE *f, const char *s); /* for JSON strings and dot labels */
 int tsr__close_written(FILE *f, const char *file, const char *kind);
 
-/* ---- field spaces and regions */
+/* ---- field spaces (fspace.c) */
 struct tsr_fieldinfo {
 	char name[TSR_NAME_MAX];
 	tsr_type_t type;
@@ -331,9 +401,303 @@ int tsr__fspace_fields(tsr_fspace_t fs, const char *what, int *n,
 		       const struct tsr_fieldinfo **fields);
 void tsr__fspace_free_all(void);
 
-struct tsr_partition;
-struct tsr_region;
+/* ---- poison (poison.c): what a failed task writes is marked with its message. A future's state
+ * is reference-counted (the future and each task using it hold one); a field's poison is a list of
+ * boxes per (root region, field). Workers write it before their task's data is released, the host
+ * reads it after acquiring the data, so StarPU's own synchronisation orders the two. */
+struct tsr_fstate *tsr__fstate_new(void);
+void tsr__fstate_ref(struct tsr_fstate *s);
+void tsr__fstate_unref(struct tsr_fstate *s);
+const char *tsr__fstate_poison(struct tsr_fstate *s);               /* NULL: healthy */
+void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first message stays */
+/* poisoned boxes alive (fast test) */
+extern int tsr__npoison;
+/* The marks of tasks submitted before `before` (UINT64_MAX: all): a malloc'd message, or NULL. */
+char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box, uint64_t before);
+/* Marks carry the submission order of the task that failed, and a heal clears only the marks of
+ * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
+ * it may run (and fail) before an earlier fill of the field runs and heals. */
+void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq);
+/* boxes inside box */
+void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before);
+void tsr__poison_forget_region(uint64_t root);
+/* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
+ * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
+char *tsr__poison_inherited(const struct tsr_ctx *ctx);
+void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg);
+void tsr__heal_outputs(const struct tsr_ctx *ctx);
+void tsr__poison_reset(void);
+/* A point task holds a reference on every future state it reads or writes from submission until its
+ * wrapper ends; launch.c takes them just before starpu_task_submit and drops them if it fails. */
+void tsr__ctx_hold_states(struct tsr_ctx *ctx);
+void tsr__ctx_drop_states(struct tsr_ctx *ctx);
 
+/* ---- TSR_STATS (stats.c): time per task and worker kind, bytes per bus; the counts of traces
+ * (replay.c counts, stats.c prints them at finalize) */
+struct tsr_replay_counts {
+	long launches; /* inside traces: the user's, or a sequence the automatic mode follows */
+	long recorded; /* analysed in full and recorded */
+	long replayed; /* replayed: the dependence analysis skipped */
+	long replayed_tasks;     /* point tasks of the replayed launches */
+	long full;               /* analysed in full, not recorded (fallbacks, devices, ranks) */
+	long iterations;         /* iterations replayed whole */
+	long fallbacks;          /* iterations whose replay stopped */
+	long rerecorded;         /* iterations that recorded the body again */
+	long auto_found;         /* sequences the automatic mode found */
+	const char *full_reason; /* why this run analyses traces in full, or NULL */
+};
+extern struct tsr_replay_counts tsr__replay_counts;
+
+/* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
+#define TSR_MAX_BUS 64
+struct bus_row {
+	int src, dst;
+	long long bytes;
+	int count;
+};
+int tsr__bus_read(struct bus_row *out, int max);
+const char *tsr__bus_node_kind(int node); /* "host" or "device" */
+/* "node 1 (OpenCL 0 memory)": a memory node for people */
+void tsr__node_label(int node, char *buf, size_t n);
+void tsr__stats_add(const char *name, int kind, double us);
+void tsr__stats_print(const struct bus_row *bus, int nbus);
+void tsr__stats_free(void);
+
+/* ===== floor: kernels ============================================================================
+ * opencl.c, reduce_cuda.cu, reduce.c */
+
+/* ---- OpenCL devices (opencl.c): programs, each worker's kernels, Tessera's own task bodies there.
+ * The bodies enqueue on the running worker's queue; tsr__opencl_finish waits for it. */
+/* tsr_init: builds Tessera's kernels for every OpenCL device */
+int tsr__opencl_start(void);
+void tsr__opencl_stop(void); /* tsr_finalize, every task done, before StarPU stops */
+void tsr__opencl_finish(void);
+/* In a user's OpenCL variant (task number seq): the running worker's kernel `name`, holding no
+ * other task's buffers (for the variant to enqueue itself); NULL with what was wrong in msg. */
+void *tsr__opencl_user_kernel(const char *name, uint64_t seq, char *msg, size_t n);
+/* Kernel `name` with its arguments over global[dims] work-items (local: the work-groups, NULL:
+ * OpenCL chooses) on the running worker's queue, checked first against the kernel (argument count
+ * and kinds) and the device (sizes); 0, or -1 with what was wrong in msg. */
+int tsr__opencl_user_launch(const char *name, const tsr_kernel_arg_t *args, int nargs, int dims,
+			    const size_t *global, const size_t *local, uint64_t seq, char *msg,
+			    size_t n);
+int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
+int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
+void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */
+void tsr__opencl_zero(void *variable_iface, size_t size);
+
+/* A variable's buffer on a device: StarPU 1.4 keeps it in dev_handle (at offset), 1.3 in ptr
+ * alone. */
+static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interface *v,
+					     size_t *offset)
+{
+	*offset = v->dev_handle ? v->offset : 0;
+	return v->dev_handle ? v->dev_handle : v->ptr;
+}
+
+/* ---- CUDA bodies of the reduction codelets (reduce_cuda.cu) */
+void tsr__cuda_redop(int type, int op, int init, void *dst, void *src); /* reduce_cuda.cu */
+
+/* ---- reductions (reduce.c) */
+struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op);
+struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op);
+int tsr__redop_valid(tsr_type_t type, int op, const char *what);
+void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem);
+void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val);
+const char *tsr__redop_name(int op);
+const char *tsr__redop_priv_name(int op); /* "REDUCE(max)" */
+/* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
+ * that one message may name several privileges. */
+const char *tsr__priv_name(tsr_privilege_t p);
+int tsr__redop_known(int op);
+int tsr__redop_on_devices(int op); /* built-in: has CUDA and OpenCL code; registered: CPU only */
+/* The error for an operator id that is neither built in nor registered (a privilege, say). */
+int tsr__redop_unknown(int op, const char *what);
+void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
+void tsr__redops_reset(void);
+
+/* ===== floor: records ============================================================================
+ * dag.c, trace.c */
+
+/* ---- the task graph (dag.c): nodes in submission order, grouped by launch and iteration. */
+extern int tsr__dag_on, tsr__critpath_on;
+int tsr__dag_switches(void); /* TSR_DAG_LABELS, TSR_DAG_ITERS, at tsr_init */
+void tsr__dag_launch(const void *key, int single);
+int tsr__dag_task(const char *name, int pdim, const int64_t point[3]);
+int tsr__dag_internal(const char *name, int pdim, const int64_t point[3]);
+/* a sync, which the next task (point or fold) made in its launch follows */
+int tsr__dag_sync(int pdim, const int64_t point[3]);
+void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
+void tsr__dag_fold_access(int id, const struct tsr_region *s, int f, int op);
+void tsr__dag_edge(int from, int to, const char *why); /* why: the label, when kept */
+void tsr__dag_set_cost(int id, struct starpu_task *task);
+void tsr__dag_node_free(struct tsr_node *n);
+double tsr__dag_priority(int id);
+int tsr__dag_count(void);
+/* fn on every pair of tasks with an edge, once (the timeline's arrows) */
+void tsr__dag_pairs(void (*fn)(int from, int to, void *arg), void *arg);
+void tsr__dag_done(int id);
+int tsr__dag_write(const char *file);
+void tsr__dag_free(void);
+
+/* ---- observation (trace.c) */
+extern int tsr__obs_on;
+void tsr__obs_init(const tsr_config_t *c, int critpath);
+/* before starpu_init: TSR_EINVAL naming an unwritable path or a bad observation switch */
+int tsr__obs_check_paths(const tsr_config_t *c);
+/* TSR_EINVAL naming a file that could not be written */
+int tsr__obs_fini(const tsr_config_t *c);
+/* A task about to be submitted is observed (timeline, statistics, critical path) through a
+ * record its callback ends; NULL when nothing observes. If the submit fails, tsr__obs_drop. A
+ * point task's record releases its context; an internal task (a fold, a sync) is shown under
+ * `name` (a literal), at its point (pdim 0: none), as graph node dag_id (-1: none). */
+struct tsr_obs_rec;
+struct tsr_obs_rec *tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
+struct tsr_obs_rec *tsr__obs_internal(struct starpu_task *task, const char *name, int pdim,
+				      const int64_t point[3], int dag_id);
+void tsr__obs_drop(struct tsr_obs_rec *rec);
+/* Around each launch (launch.c): its slice on the host thread's timeline, its box in the graph
+ * (single: not an index launch). */
+void tsr__obs_launch_begin(const struct tsr_task *t, int single);
+void tsr__obs_launch_end(void);
+/* The point a subregion is the color of (its dimension), or 0 for a root region. */
+int tsr__region_point(const struct tsr_region *r, int64_t point[3]);
+
+/* ===== floor: coherence ==========================================================================
+ * order.c, coherence.c, coherence_sym.c, coherence_entry.c */
+
+/* ---- order.c: Tessera's own ordering of the tasks on its views (one process, one memory node).
+ * Its input, and coherence's answer: which earlier tasks an access to a node waits for. */
+struct tsr_dep {
+	starpu_data_handle_t h;
+	enum starpu_data_access_mode mode;
+};
+
+struct tsr_deps { /* handles a task lists besides its data, for ordering */
+	struct tsr_dep *v;
+	int n, cap;
+};
+
+/* The mode in which a write lists the token of another node's piece it overlaps, where Tessera
+ * orders the tasks itself (order.c): wait as a write does (for the readers since the token's last
+ * write, else for that write), but neither become the token's writer nor one of its readers.
+ * Listed read-write, the token made two writes of disjoint parts of one piece wait for each other
+ * (circuit's first loop ran its pieces one at a time: every piece's first write overlapped the
+ * piece the initial host writes left to the root). Never a StarPU mode: such an entry is no buffer
+ * of the task, and a host acquire holds the handle read-only (tsr__dep_starpu_mode). */
+#define TSR_WAIT_AS_WRITE ((enum starpu_data_access_mode)0x40000000)
+
+static inline enum starpu_data_access_mode tsr__dep_starpu_mode(enum starpu_data_access_mode m)
+{
+	return m == TSR_WAIT_AS_WRITE ? STARPU_R : m;
+}
+
+/* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
+ * fix; quiet: do not say on stderr that it lacks it) */
+int tsr__order_init(int quiet);
+/* once StarPU runs: whether this run can use it */
+void tsr__order_start(int can);
+int tsr__order_active(void);
+int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
+void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
+int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
+/* starpu_task_submit; on failure the task is gone, and the code is bare (TSR_ENOMEM, TSR_ENODEV:
+ * no worker can run it, TSR_ESTARPU): the caller names the task. waits (or NULL): the listed
+ * handles, of which the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
+int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
+int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
+/* after a full wait: forget, destroy finished tasks */
+void tsr__order_waited(void);
+/* after another wait: destroy the finished tasks */
+void tsr__order_reap(void);
+void tsr__order_shutdown(void);
+extern struct starpu_codelet tsr__noop_cl;  /* no-op tasks over any handles (order.c) */
+void tsr__noop(void *buffers[], void *arg); /* its body */
+/* Wait for every task (the workers resumed for the time of the wait), then forget them here. */
+void tsr__wait_all(void);
+
+/* ---- coherence by pieces in one process (coherence.c) */
+/* at tsr_init, before StarPU starts (TSR_COHERENCE) */
+int tsr__coh_init(void);
+/* at tsr_init, once StarPU runs */
+void tsr__coh_start(void);
+/* void tokens in use: TSR_COHERENCE=tokens or several memory nodes */
+int tsr__coh_tokens(void);
+void tsr__deps_reset(struct tsr_deps *d);
+void tsr__deps_free(struct tsr_deps *d);
+void tsr__coh_register(struct tsr_node *n); /* register n's view (and token) if not yet */
+/* Add to d what an access to n (write: anything but READ) must list; several memory nodes: bring
+ * n's home copy up to date first. Then, for a write, tsr__coh_wrote once the task is submitted. */
+int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
+/* A task wrote n. group: another node the same task wrote earlier (recorded first), of the same
+ * field of the same region, through its own handle in an exclusive mode, whose token then carries
+ * the ordering of this write too (one handle for later readers to list instead of one per node the
+ * task wrote); NULL or n: n's own. */
+int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group);
+/* Replay (replay.c): tsr__coh_changes counts every change of a field's pieces, so that a replay
+ * sees a change it did not make itself; tsr__coh_print says what the dependence analysis reads
+ * from a root's field (piece boxes, writers, tokens), for a replay's precondition. */
+extern uint64_t tsr__coh_changes;
+struct tsr_piece_print {
+	tsr_box_t box;
+	uint64_t writer; /* the region id of the piece's last writer */
+	uint64_t token;  /* ... and of the node whose token stands for that write */
+	int current;     /* that token still stands for the write alone (group tokens) */
+};
+/* The prints of the field's pieces into out (at most max); returns how many pieces it has. */
+int tsr__coh_print(struct tsr_node *root, struct tsr_piece_print *out, int max);
+/* Hand the pieces written through dying nodes to the root; then unregister them. */
+void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg),
+		     const void *arg);
+void tsr__coh_unregister(struct tsr_node *n);
+
+/* ---- several ranks, structured index launches (coherence_sym.c): a requirement through a
+ * partition with the identity projection, the launch's mapping partition (the rank of each
+ * point) and this rank's points (linear indexes of domain). */
+struct tsr_sym_req {
+	const struct tsr_partition *part;
+	const struct tsr_partition *mpart;
+	tsr_box_t domain;
+	const int *mine;
+	int nmine;
+};
+/* Tags the moves of a read of root's field through r may use (reserve that many first). */
+int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req *r);
+/* A read through r: this rank's receives and sends, tags from base on. */
+int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base);
+/* The union of p's boxes over domain when it is one box; 0 otherwise. */
+int tsr__coh_sym_cover(const struct tsr_partition *p, tsr_box_t domain, tsr_box_t *cover);
+/* After this rank's points wrote through r (cover from tsr__coh_sym_cover): the field's validity
+ * is the launch's. */
+int tsr__coh_sym_wrote(struct tsr_node *root, const struct tsr_sym_req *r, const tsr_box_t *cover);
+/* The structured write told piece by piece in the validity map, and forgotten. */
+int tsr__coh_sym_flatten(struct tsr_node *root);
+/* Before partition p goes or its ranks change: flatten the writes that name it. */
+int tsr__coh_sym_forget(struct tsr_partition *p);
+/* The same when flattening is not possible: forget them (their fields' validity is then lost). */
+void tsr__coh_sym_abandon(struct tsr_partition *p);
+
+/* ---- the entry points the floors above call (coherence_entry.c): coherence.c's calls, plus
+ * the ranks' part */
+int tsr__coh_root_init(struct tsr_node *root);
+void tsr__coh_root_free(struct tsr_node *root);
+/* Several ranks: an access by `rank` (or TSR_ALL_RANKS) that reads (reads = 1) first makes n's box
+ * valid there, every rank sending or receiving its share of the pieces; then, on the ranks that
+ * run it, tsr__coh_deps. After a write, tsr__coh_wrote_by records where the new value lives (and,
+ * where it runs, tsr__coh_wrote). With one rank they are tsr__coh_deps and tsr__coh_wrote. */
+int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d);
+int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank);
+/* bytes of n's box `rank` does not hold */
+int64_t tsr__coh_missing(struct tsr_node *n, int rank);
+/* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
+int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
+void tsr__coh_release(struct tsr_deps *held);
+void tsr__coh_shutdown(void);
+
+/* ===== floor: data ===============================================================================
+ * region.c, partition.c, mapper.c */
+
+/* ---- regions and subregions (region.c) */
 /* One StarPU handle per (region or subregion, field): a view of the root's array (coherence.c). */
 struct tsr_pieces;
 struct tsr_node {
@@ -392,33 +756,13 @@ struct tsr_region {
 	int home;
 };
 
-/* A growable array of ints. */
-struct tsr_ivec {
-	int *v;
-	int n, cap;
-};
+struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
+void tsr__region_free_tree(struct tsr_region *r);
+int tsr__field_check(const struct tsr_region *r, int f, const char *what);
+int tsr__region_aliased(const struct tsr_region *r);
+int tsr__region_free_all(void);
 
-/* geom.c: which boxes of a partition meet a box, without a scan: tiles by arithmetic, a list of
- * boxes through an index sorted along dimension 0. */
-enum { TSR_GEOM_TILES = 1, TSR_GEOM_LIST };
-struct tsr_geom {
-	int kind;
-	/* tiles: domain cut into n[d] tiles per dimension, each grown by halo[d] (then clipped) */
-	tsr_box_t domain;
-	int64_t n[3], halo[3];
-	/* list: colors sorted by their box's lo[0], and the running maximum of hi[0] */
-	int nboxes;
-	int *order;
-	int64_t *maxhi;
-};
-void tsr__geom_tiles(struct tsr_geom *g, tsr_box_t domain, const int64_t n[3],
-		     const int64_t halo[3]);
-int tsr__geom_list(struct tsr_geom *g, const tsr_box_t *boxes, int n);
-void tsr__geom_free(struct tsr_geom *g);
-/* The colors whose box meets x, into out (replaced); -1 when out of memory. */
-int tsr__geom_meeting(const struct tsr_geom *g, const tsr_box_t *boxes, const tsr_box_t *x,
-		      struct tsr_ivec *out);
-
+/* ---- partitions (partition.c) */
 struct tsr_partition {
 	uint64_t id;
 	char *name;
@@ -449,157 +793,26 @@ static inline int tsr__rank_of_color(const struct tsr_partition *p, int c)
 	return (int)((int64_t)c * tsr_nranks() / p->ncolors);
 }
 
-struct tsr_region *tsr__subregion_new(struct tsr_partition *p, int c);
-void tsr__region_free_tree(struct tsr_region *r);
 void tsr__partition_free(struct tsr_partition *p, int detach);
 int tsr__color_index(const struct tsr_partition *p, const int64_t color[3]);
-int tsr__field_check(const struct tsr_region *r, int f, const char *what);
-int tsr__region_aliased(const struct tsr_region *r);
-int tsr__region_free_all(void);
 
-/* ---- coherence (coherence.c, coherence_ranks.c): which earlier tasks an access to a node waits
- * for */
-struct tsr_dep {
-	starpu_data_handle_t h;
-	enum starpu_data_access_mode mode;
-};
+/* ---- the user's mapper (mapper.c) */
+int tsr__map_needed(const struct tsr_partition *part);
+/* cpu_why: what keeps the task on CPUs (a registered operator), or NULL */
+int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
+		    const struct tsr_partition *part, int color, int rank, const char *cpu_why,
+		    tsr_mapping_t *m);
+/* several ranks: the rank of color c */
+int tsr__color_rank(const struct tsr_partition *p, int c);
+/* p's colors by rank (p->rank_start, p->rank_colors), built if p has ranks set and no index */
+int tsr__partition_rank_index(struct tsr_partition *p);
+int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root */
+void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
+const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenCL" */
+void tsr__mapper_reset(void);
 
-struct tsr_deps { /* handles a task lists besides its data, for ordering */
-	struct tsr_dep *v;
-	int n, cap;
-};
-
-/* The mode in which a write lists the token of another node's piece it overlaps, where Tessera
- * orders the tasks itself (order.c): wait as a write does (for the readers since the token's last
- * write, else for that write), but neither become the token's writer nor one of its readers.
- * Listed read-write, the token made two writes of disjoint parts of one piece wait for each other
- * (circuit's first loop ran its pieces one at a time: every piece's first write overlapped the
- * piece the initial host writes left to the root). Never a StarPU mode: such an entry is no buffer
- * of the task, and a host acquire holds the handle read-only (tsr__dep_starpu_mode). */
-#define TSR_WAIT_AS_WRITE ((enum starpu_data_access_mode)0x40000000)
-
-static inline enum starpu_data_access_mode tsr__dep_starpu_mode(enum starpu_data_access_mode m)
-{
-	return m == TSR_WAIT_AS_WRITE ? STARPU_R : m;
-}
-
-/* order.c: Tessera's own ordering of the tasks on its views (one process, one memory node) */
-/* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
- * fix; quiet: do not say on stderr that it lacks it) */
-int tsr__order_init(int quiet);
-/* once StarPU runs: whether this run can use it */
-void tsr__order_start(int can);
-int tsr__order_active(void);
-int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
-void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
-int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
-/* starpu_task_submit; on failure the task is gone, and the code is bare (TSR_ENOMEM, TSR_ENODEV:
- * no worker can run it, TSR_ESTARPU): the caller names the task. waits (or NULL): the listed
- * handles, of which the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
-int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
-int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
-/* after a full wait: forget, destroy finished tasks */
-void tsr__order_waited(void);
-/* after another wait: destroy the finished tasks */
-void tsr__order_reap(void);
-void tsr__order_shutdown(void);
-extern struct starpu_codelet tsr__noop_cl;  /* no-op tasks over any handles (order.c) */
-void tsr__noop(void *buffers[], void *arg); /* its body */
-/* Wait for every task (the workers resumed for the time of the wait), then forget them here. */
-void tsr__wait_all(void);
-
-/* at tsr_init, before StarPU starts (TSR_COHERENCE) */
-int tsr__coh_init(void);
-/* at tsr_init, once StarPU runs */
-void tsr__coh_start(void);
-/* void tokens in use: TSR_COHERENCE=tokens or several memory nodes */
-int tsr__coh_tokens(void);
-void tsr__deps_reset(struct tsr_deps *d);
-void tsr__deps_free(struct tsr_deps *d);
-int tsr__coh_root_init(struct tsr_node *root);
-void tsr__coh_root_free(struct tsr_node *root);
-void tsr__coh_register(struct tsr_node *n); /* register n's view (and token) if not yet */
-/* Add to d what an access to n (write: anything but READ) must list; several memory nodes: bring
- * n's home copy up to date first. Then, for a write, tsr__coh_wrote once the task is submitted. */
-int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
-/* A task wrote n. group: another node the same task wrote earlier (recorded first), of the same
- * field of the same region, through its own handle in an exclusive mode, whose token then carries
- * the ordering of this write too (one handle for later readers to list instead of one per node the
- * task wrote); NULL or n: n's own. */
-int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group);
-/* Several ranks: an access by `rank` (or TSR_ALL_RANKS) that reads (reads = 1) first makes n's box
- * valid there, every rank sending or receiving its share of the pieces; then, on the ranks that
- * run it, tsr__coh_deps. After a write, tsr__coh_wrote_by records where the new value lives (and,
- * where it runs, tsr__coh_wrote). With one rank they are tsr__coh_deps and tsr__coh_wrote. */
-int tsr__coh_access(struct tsr_node *n, int reads, int write, int rank, struct tsr_deps *d);
-int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank);
-/* bytes of n's box `rank` does not hold */
-int64_t tsr__coh_missing(struct tsr_node *n, int rank);
-
-/* Several ranks, a structured index launch (coherence_sym.c): a requirement through a partition
- * with the identity projection, the launch's mapping partition (the rank of each point) and this
- * rank's points (linear indexes of domain). */
-struct tsr_sym_req {
-	const struct tsr_partition *part;
-	const struct tsr_partition *mpart;
-	tsr_box_t domain;
-	const int *mine;
-	int nmine;
-};
-/* Tags the moves of a read of root's field through r may use (reserve that many first). */
-int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req *r);
-/* A read through r: this rank's receives and sends, tags from base on. */
-int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base);
-/* The union of p's boxes over domain when it is one box; 0 otherwise. */
-int tsr__coh_sym_cover(const struct tsr_partition *p, tsr_box_t domain, tsr_box_t *cover);
-/* After this rank's points wrote through r (cover from tsr__coh_sym_cover): the field's validity
- * is the launch's. */
-int tsr__coh_sym_wrote(struct tsr_node *root, const struct tsr_sym_req *r, const tsr_box_t *cover);
-/* The structured write told piece by piece in the validity map, and forgotten. */
-int tsr__coh_sym_flatten(struct tsr_node *root);
-/* Before partition p goes or its ranks change: flatten the writes that name it. */
-int tsr__coh_sym_forget(struct tsr_partition *p);
-/* The same when flattening is not possible: forget them (their fields' validity is then lost). */
-void tsr__coh_sym_abandon(struct tsr_partition *p);
-/* Host maps: hold the tokens an access to n needs (in held) until tsr__coh_release. */
-int tsr__coh_acquire(struct tsr_node *n, int reads, int write, struct tsr_deps *held);
-void tsr__coh_release(struct tsr_deps *held);
-/* Replay (replay.c): tsr__coh_changes counts every change of a field's pieces, so that a replay
- * sees a change it did not make itself; tsr__coh_print says what the dependence analysis reads
- * from a root's field (piece boxes, writers, tokens), for a replay's precondition. */
-extern uint64_t tsr__coh_changes;
-struct tsr_piece_print {
-	tsr_box_t box;
-	uint64_t writer; /* the region id of the piece's last writer */
-	uint64_t token;  /* ... and of the node whose token stands for that write */
-	int current;     /* that token still stands for the write alone (group tokens) */
-};
-/* The prints of the field's pieces into out (at most max); returns how many pieces it has. */
-int tsr__coh_print(struct tsr_node *root, struct tsr_piece_print *out, int max);
-/* Hand the pieces written through dying nodes to the root; then unregister them. */
-void tsr__coh_retire(struct tsr_node *root, int (*dying)(const struct tsr_node *n, const void *arg),
-		     const void *arg);
-void tsr__coh_unregister(struct tsr_node *n);
-void tsr__coh_shutdown(void);
-
-/* ---- reductions (reduce.c) */
-struct starpu_codelet *tsr__redux_cl(tsr_type_t type, int op);
-struct starpu_codelet *tsr__init_cl(tsr_type_t type, int op);
-int tsr__redop_valid(tsr_type_t type, int op, const char *what);
-void tsr__redop_identity(tsr_type_t type, size_t size, int op, void *elem);
-void tsr__redop_fold(tsr_type_t type, size_t size, int op, void *acc, const void *val);
-const char *tsr__redop_name(int op);
-const char *tsr__redop_priv_name(int op); /* "REDUCE(max)" */
-/* "READ", "WRITE", "READ_WRITE" or "REDUCE(op)"; valid until four more calls in this thread, so
- * that one message may name several privileges. */
-const char *tsr__priv_name(tsr_privilege_t p);
-int tsr__redop_known(int op);
-int tsr__redop_on_devices(int op); /* built-in: has CUDA and OpenCL code; registered: CPU only */
-/* The error for an operator id that is neither built in nor registered (a privilege, say). */
-int tsr__redop_unknown(int op, const char *what);
-void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
-void tsr__redops_reset(void);
-void tsr__cuda_redop(int type, int op, int init, void *dst, void *src); /* reduce_cuda.cu */
+/* ===== floor: execution ==========================================================================
+ * task.c, fold.c, fold_ranks.c, future.c, replay.c, launch.c, hostaccess.c, idle.c, policies.c */
 
 /* ---- tasks (task.c) */
 struct tsr_task {
@@ -673,103 +886,11 @@ enum tsr_arch { TSR_ARCH_CPU, TSR_ARCH_CUDA, TSR_ARCH_OPENCL };
 void tsr__cpu_wrapper(void *buffers[], void *cl_arg);
 void tsr__cuda_wrapper(void *buffers[], void *cl_arg);
 void tsr__opencl_wrapper(void *buffers[], void *cl_arg);
-
-/* ---- OpenCL devices (opencl.c): programs, each worker's kernels, Tessera's own task bodies there.
- * The bodies enqueue on the running worker's queue; tsr__opencl_finish waits for it. */
-/* tsr_init: builds Tessera's kernels for every OpenCL device */
-int tsr__opencl_start(void);
-void tsr__opencl_stop(void); /* tsr_finalize, every task done, before StarPU stops */
-void tsr__opencl_finish(void);
-/* In a user's OpenCL variant (task number seq): the running worker's kernel `name`, holding no
- * other task's buffers (for the variant to enqueue itself); NULL with what was wrong in msg. */
-void *tsr__opencl_user_kernel(const char *name, uint64_t seq, char *msg, size_t n);
-/* Kernel `name` with its arguments over global[dims] work-items (local: the work-groups, NULL:
- * OpenCL chooses) on the running worker's queue, checked first against the kernel (argument count
- * and kinds) and the device (sizes); 0, or -1 with what was wrong in msg. */
-int tsr__opencl_user_launch(const char *name, const tsr_kernel_arg_t *args, int nargs, int dims,
-			    const size_t *global, const size_t *local, uint64_t seq, char *msg,
-			    size_t n);
-int tsr__opencl_fill(const tsr_accessor_t *a, const void *value);
-int tsr__opencl_copy(const tsr_accessor_t *d, const tsr_accessor_t *s);
-void tsr__opencl_redop(int type, int op, int init, void *dst, void *src); /* as tsr__cuda_redop */
-void tsr__opencl_zero(void *variable_iface, size_t size);
-
-/* A variable's buffer on a device: StarPU 1.4 keeps it in dev_handle (at offset), 1.3 in ptr
- * alone. */
-static inline uintptr_t tsr__variable_buffer(const struct starpu_variable_interface *v,
-					     size_t *offset)
-{
-	*offset = v->dev_handle ? v->offset : 0;
-	return v->dev_handle ? v->dev_handle : v->ptr;
-}
-
 void tsr__task_free(void *obj);
-/* A point task holds a reference on every future state it reads or writes from submission until its
- * wrapper ends; launch.c takes them just before starpu_task_submit and drops them if it fails. */
-void tsr__ctx_hold_states(struct tsr_ctx *ctx);
-void tsr__ctx_drop_states(struct tsr_ctx *ctx);
-
-/* ---- futures (future.c) */
-struct tsr_future {
-	uint64_t id;
-	/* StarPU owns the value's memory: it goes with the handle */
-	starpu_data_handle_t h;
-	tsr_type_t type;
-	size_t size;
-	/* poison, shared with the tasks that use the future */
-	struct tsr_fstate *state;
-	char producer[TSR_NAME_MAX]; /* task that returns it, for messages */
-};
-struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
-void tsr__future_free(void *obj);
-void tsr__future_graveyard_flush(int release);
-
-/* ---- poison (poison.c): what a failed task writes is marked with its message. A future's state
- * is reference-counted (the future and each task using it hold one); a field's poison is a list of
- * boxes per (root region, field). Workers write it before their task's data is released, the host
- * reads it after acquiring the data, so StarPU's own synchronisation orders the two. */
-struct tsr_fstate *tsr__fstate_new(void);
-void tsr__fstate_ref(struct tsr_fstate *s);
-void tsr__fstate_unref(struct tsr_fstate *s);
-const char *tsr__fstate_poison(struct tsr_fstate *s);               /* NULL: healthy */
-void tsr__fstate_set_poison(struct tsr_fstate *s, const char *msg); /* the first message stays */
-/* poisoned boxes alive (fast test) */
-extern int tsr__npoison;
-/* malloc'd message, or NULL */
-/* the marks of tasks submitted before `before` (UINT64_MAX: all) */
-char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box, uint64_t before);
-/* Marks carry the submission order of the task that failed, and a heal clears only the marks of
- * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
- * it may run (and fail) before an earlier fill of the field runs and heals. */
-void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq);
-/* boxes inside box */
-void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before);
-extern uint64_t tsr__submit_seq; /* host thread: the last point task's seq */
-void tsr__poison_forget_region(uint64_t root);
-/* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
- * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
-char *tsr__poison_inherited(const struct tsr_ctx *ctx);
-void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg);
-void tsr__heal_outputs(const struct tsr_ctx *ctx);
-void tsr__poison_reset(void);
-
-/* ---- launches (launch.c) and internal tasks (hostaccess.c) */
-int tsr__internal_tasks_init(void);
-void tsr__internal_tasks_fini(void);
-int tsr__launch_init(void);
-void tsr__launch_fini(void); /* forgets the cached partial-value handles and its lists */
 /* A task of cl owning arg, with room for nbuf buffers; NULL when out of memory (arg freed)
  * (task.c). */
 struct starpu_task *tsr__task_new(struct starpu_codelet *cl, void *arg, size_t arg_size, int nbuf,
 				  int pooled);
-/* Point tasks' contexts (ctxpool.c): tsr__ctx_alloc on the host thread, tsr__ctx_release by whoever
- * uses one last (the task's wrapper or callback, or the launch that could not submit it). */
-void *tsr__ctx_alloc(size_t size);
-void tsr__ctx_release(void *ctx);
-void tsr__ctx_pool_drain(void); /* tsr_finalize, every task done */
-struct tsr_ctx;
-struct tsr_ctx *tsr__current_ctx(void); /* the task this worker thread is running, or NULL */
-void tsr__set_current_ctx(struct tsr_ctx *ctx); /* by the task's wrapper, around the variant */
 
 /* ---- reductions of launches (fold.c): private buffers, fold tasks, partial values */
 /* A private REDUCE buffer of subregion sub, folded into sub's fold target after the point's
@@ -812,136 +933,62 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size);
 /* dag_ids: the points' nodes in the task graph (NULL when it is off) */
 int tsr__future_fold_submit(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
 			    const int *dag_ids);
-/* Several ranks (fold_ranks.c): every rank gathers every point's partial value and folds them in
- * color order, so every rank holds the result. ps: the values of this rank's points, in color
- * order; ranks: every point's rank. Owns ps from the call on. */
-void tsr__fold_ranks_init(void);
-int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks, int64_t npoints, const int *dag_ids);
-/* Several ranks: rank `from` computed f's value; every other rank receives it, down a binomial
- * tree rooted at `from` (ceil(log2 N) rounds, at most that many sends per rank). */
-int tsr__future_bcast(struct tsr_future *f, int from);
 void tsr__partials_release(struct tsr_partials *ps, int folded);
 int tsr__partials_pooled(const struct tsr_partials *ps);
 
-/* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
-int tsr__unmap_all(char **names);
+/* ---- several ranks (fold_ranks.c) */
+void tsr__fold_ranks_init(void);
+/* Every rank gathers every point's partial value and folds them in color order, so every rank
+ * holds the result. ps: the values of this rank's points, in color order; ranks: every point's
+ * rank. Owns ps from the call on. */
+int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
+			   const int *ranks, int64_t npoints, const int *dag_ids);
 
-/* ---- traces (replay.c counts, stats.c prints them at finalize under TSR_STATS) */
-struct tsr_replay_counts {
-	long launches; /* inside traces: the user's, or a sequence the automatic mode follows */
-	long recorded; /* analysed in full and recorded */
-	long replayed; /* replayed: the dependence analysis skipped */
-	long replayed_tasks;     /* point tasks of the replayed launches */
-	long full;               /* analysed in full, not recorded (fallbacks, devices, ranks) */
-	long iterations;         /* iterations replayed whole */
-	long fallbacks;          /* iterations whose replay stopped */
-	long rerecorded;         /* iterations that recorded the body again */
-	long auto_found;         /* sequences the automatic mode found */
-	const char *full_reason; /* why this run analyses traces in full, or NULL */
+/* ---- futures (future.c) */
+struct tsr_future {
+	uint64_t id;
+	/* StarPU owns the value's memory: it goes with the handle */
+	starpu_data_handle_t h;
+	tsr_type_t type;
+	size_t size;
+	/* poison, shared with the tasks that use the future */
+	struct tsr_fstate *state;
+	char producer[TSR_NAME_MAX]; /* task that returns it, for messages */
 };
-extern struct tsr_replay_counts tsr__replay_counts;
+struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
+void tsr__future_free(void *obj);
+void tsr__future_graveyard_flush(int release);
+/* Several ranks: rank `from` computed f's value; every other rank receives it, down a binomial
+ * tree rooted at `from` (ceil(log2 N) rounds, at most that many sends per rank). */
+int tsr__future_bcast(struct tsr_future *f, int from);
+
+/* ---- traces (replay.c) */
 int tsr__replay_init(void);   /* tsr_init, before StarPU starts: TSR_REPLAY */
 void tsr__replay_start(void); /* once coherence knows the memory nodes and ranks */
 void tsr__replay_fini(void);
 
-/* ---- observation (trace.c), mapping (mapper.c), policies (policies.c) */
-extern int tsr__obs_on, tsr__dag_on, tsr__critpath_on;
-void tsr__obs_init(const tsr_config_t *c, int critpath);
-/* before starpu_init: TSR_EINVAL naming an unwritable path or a bad observation switch */
-int tsr__obs_check_paths(const tsr_config_t *c);
-/* TSR_EINVAL naming a file that could not be written */
-int tsr__obs_fini(const tsr_config_t *c);
-/* A task about to be submitted is observed (timeline, statistics, critical path) through a
- * record its callback ends; NULL when nothing observes. If the submit fails, tsr__obs_drop. A
- * point task's record releases its context; an internal task (a fold, a sync) is shown under
- * `name` (a literal), at its point (pdim 0: none), as graph node dag_id (-1: none). */
-struct tsr_obs_rec;
-struct tsr_obs_rec *tsr__obs_task(struct starpu_task *task, struct tsr_ctx *ctx);
-struct tsr_obs_rec *tsr__obs_internal(struct starpu_task *task, const char *name, int pdim,
-				      const int64_t point[3], int dag_id);
-void tsr__obs_drop(struct tsr_obs_rec *rec);
-/* Around each launch (launch.c): its slice on the host thread's timeline, its box in the graph
- * (single: not an index launch). */
-void tsr__obs_launch_begin(const struct tsr_task *t, int single);
-void tsr__obs_launch_end(void);
-/* The point a subregion is the color of (its dimension), or 0 for a root region. */
-int tsr__region_point(const struct tsr_region *r, int64_t point[3]);
+/* ---- launches (launch.c) */
+int tsr__launch_init(void);
+void tsr__launch_fini(void);     /* forgets the cached partial-value handles and its lists */
+extern uint64_t tsr__submit_seq; /* host thread: the last point task's seq */
 
-/* The task graph (dag.c): nodes in submission order, grouped by launch and iteration. */
-int tsr__dag_switches(void); /* TSR_DAG_LABELS, TSR_DAG_ITERS, at tsr_init */
-void tsr__dag_launch(const void *key, int single);
-int tsr__dag_task(const char *name, int pdim, const int64_t point[3]);
-int tsr__dag_internal(const char *name, int pdim, const int64_t point[3]);
-/* a sync, which the next task (point or fold) made in its launch follows */
-int tsr__dag_sync(int pdim, const int64_t point[3]);
-void tsr__dag_access(int id, const struct tsr_region *s, int f, tsr_privilege_t priv);
-void tsr__dag_fold_access(int id, const struct tsr_region *s, int f, int op);
-void tsr__dag_edge(int from, int to, const char *why); /* why: the label, when kept */
-void tsr__dag_set_cost(int id, struct starpu_task *task);
-void tsr__dag_node_free(struct tsr_node *n);
-double tsr__dag_priority(int id);
-int tsr__dag_count(void);
-/* fn on every pair of tasks with an edge, once (the timeline's arrows) */
-void tsr__dag_pairs(void (*fn)(int from, int to, void *arg), void *arg);
+/* ---- maps, fills and copies (hostaccess.c) */
+int tsr__internal_tasks_init(void);
+void tsr__internal_tasks_fini(void);
+/* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
+int tsr__unmap_all(char **names);
 
-/* What the timeline (trace.c), the statistics (stats.c) and the task graph (dag.c) share. */
-#define TSR_GROW(arr, n, cap, init)                                      \
-	do {                                                             \
-		if ((n) == (cap)) {                                      \
-			size_t nc_ = (cap) ? 2 * (size_t)(cap) : (init); \
-			void *np_ = realloc((arr), nc_ * sizeof *(arr)); \
-			if (!np_)                                        \
-				abort();                                 \
-			(arr) = np_;                                     \
-			(cap) = nc_;                                     \
-		}                                                        \
-	} while (0)
+/* ---- idle.c: idle workers parked until a task is pushed (TSR_IDLE); *parking says whether
+ * they are */
+int tsr__idle_park(struct starpu_conf *conf, int *parking);
+/* The policy a (maybe parked) policy structure runs. */
+const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
 
-static inline double tsr__ts_us(const struct timespec *t)
-{
-	return t->tv_sec * 1e6 + t->tv_nsec / 1e3;
-}
-
-static inline int64_t tsr__ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
-}
-
-/* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
-#define TSR_MAX_BUS 64
-struct bus_row {
-	int src, dst;
-	long long bytes;
-	int count;
-};
-int tsr__bus_read(struct bus_row *out, int max);
-const char *tsr__bus_node_kind(int node); /* "host" or "device" */
-/* "node 1 (OpenCL 0 memory)": a memory node for people */
-void tsr__node_label(int node, char *buf, size_t n);
-void tsr__stats_add(const char *name, int kind, double us);
-void tsr__stats_print(const struct bus_row *bus, int nbus);
-void tsr__stats_free(void);
-
-void tsr__dag_done(int id);
-int tsr__dag_write(const char *file);
-void tsr__dag_free(void);
-
-int tsr__map_needed(const struct tsr_partition *part);
-/* cpu_why: what keeps the task on CPUs (a registered operator), or NULL */
-int tsr__map_decide(const struct tsr_task *t, int pdim, const int64_t point[3], tsr_box_t domain,
-		    const struct tsr_partition *part, int color, int rank, const char *cpu_why,
-		    tsr_mapping_t *m);
-/* several ranks: the rank of color c */
-int tsr__color_rank(const struct tsr_partition *p, int c);
-/* p's colors by rank (p->rank_start, p->rank_colors), built if p has ranks set and no index */
-int tsr__partition_rank_index(struct tsr_partition *p);
-int tsr__region_rank(const struct tsr_region *r); /* of its color; 0 for a root */
-void tsr__map_apply(struct starpu_task *task, const tsr_mapping_t *m);
-const char *tsr__worker_kind_name(tsr_worker_kind_t k); /* "CPU", "CUDA", "OpenCL" */
-void tsr__mapper_reset(void);
-
+/* ---- Tessera's StarPU scheduling policies (policies.c) */
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;
+
+/* ===== floor: top ================================================================================
+ * config.c */
 
 /* ---- the settings of a run (config.c, top floor) */
 /* Tessera's policy of that name, NULL for StarPU's or none. */

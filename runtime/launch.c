@@ -1,6 +1,6 @@
 /* launch.c: single and index launches. A launch is validated completely (launch_check.c: handles,
  * fields, privileges, bounds, interference) before anything is submitted; then coherence lists the
- * handles each point must wait for (coherence_ranks.c, coherence.c), and each point becomes one
+ * handles each point must wait for (coherence_entry.c, coherence.c), and each point becomes one
  * starpu_task whose cl_arg carries the point's requirement records and the by-value arguments (one
  * block of the context pool per point). Reductions that need private buffers, fold tasks or
  * partial values ask fold.c for them. */
@@ -54,7 +54,7 @@ static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot
 	return nbuf + deps->n;
 }
 
-/* What the point's task must wait for besides its own handles (coherence_ranks.c): the last writers
+/* What the point's task must wait for besides its own handles (coherence_entry.c): the last writers
  * of the pieces each field it uses overlaps. Reads first: a point never reads what it writes. */
 static int collect_deps(const struct point_launch *p, struct tsr_deps *deps)
 {

@@ -1,7 +1,7 @@
 /* launch.h: what the launch files share, and no other file includes: validation (launch_check.c),
  * the ranks' part (launch_ranks.c) and submission (launch.c). A launch runs
  * validate -> coherence -> order -> submit: launch_check.c checks everything before anything is
- * submitted; launch.c then asks coherence (coherence_ranks.c) what each point waits for, and
+ * submitted; launch.c then asks coherence (coherence_entry.c) what each point waits for, and
  * submits the point's task through order.c. */
 #ifndef TSR_LAUNCH_H
 #define TSR_LAUNCH_H

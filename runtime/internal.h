@@ -957,7 +957,6 @@ struct tsr_future {
 };
 struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *init);
 void tsr__future_free(void *obj);
-void tsr__future_graveyard_flush(int release);
 /* Several ranks: rank `from` computed f's value; every other rank receives it, down a binomial
  * tree rooted at `from` (ceil(log2 N) rounds, at most that many sends per rank). */
 int tsr__future_bcast(struct tsr_future *f, int from);
@@ -974,7 +973,6 @@ extern uint64_t tsr__submit_seq; /* host thread: the last point task's seq */
 
 /* ---- maps, fills and copies (hostaccess.c) */
 int tsr__internal_tasks_init(void);
-void tsr__internal_tasks_fini(void);
 /* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
 int tsr__unmap_all(char **names);
 

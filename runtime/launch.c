@@ -638,6 +638,39 @@ static int take_partials(struct index_launch *L, int64_t nlocal)
 	return TSR_OK;
 }
 
+/* Where a point's return goes: the launch's result, or, for an ordered reduction, the partial value
+ * of this rank's point number `local` (-1: a point another rank runs). */
+static struct tsr_ret_slot point_ret_slot(const struct index_launch *L, tsr_redop_t redop,
+					  int64_t local)
+{
+	struct tsr_ret_slot ret = {
+		.h = L->res ? L->res->h : NULL,
+		.op = redop.id,
+		.partial = 0,
+		.state = L->res ? L->res->state : NULL,
+	};
+	if (L->parts && local >= 0) {
+		tsr__assert(local < L->parts->n); /* one partial value per point of this rank */
+		ret.h = L->parts->h[local];
+		ret.partial = 1;
+	}
+	return ret;
+}
+
+/* One point of the launch, on `rank`, through its subregions subs. */
+static struct point_launch index_point(struct index_launch *L, struct tsr_region **subs,
+				       const int64_t *point, int rank)
+{
+	return (struct point_launch){.t = L->t,
+				     .n = L->n,
+				     .q = L->q,
+				     .subs = subs,
+				     .pdim = L->domain.dim,
+				     .point = point,
+				     .rank = rank,
+				     .pl = &L->pl};
+}
+
 static int submit_points(struct index_launch *L, const void *args, size_t arglen, tsr_redop_t redop,
 			 struct replay_step *step)
 {
@@ -652,27 +685,12 @@ static int submit_points(struct index_launch *L, const void *args, size_t arglen
 					  ? L->q[i].part->subs[L->colors[pi * L->n + i]]
 					  : L->q[i].region;
 
-		struct tsr_ret_slot ret = {
-			.h = L->res ? L->res->h : NULL,
-			.op = redop.id,
-			.partial = 0,
-			.state = L->res ? L->res->state : NULL,
-		};
-		int here = tsr__here(L->ranks ? L->ranks[pi] : 0);
-		if (L->parts && here) {
-			ret.h = L->parts->h[nlocal];
-			ret.partial = 1;
-		}
+		int rank = L->ranks ? L->ranks[pi] : 0;
+		int here = tsr__here(rank);
+		struct tsr_ret_slot ret = point_ret_slot(L, redop, here ? nlocal : -1);
 		nlocal += here;
 
-		struct point_launch p = {.t = L->t,
-					 .n = L->n,
-					 .q = L->q,
-					 .subs = subs,
-					 .pdim = L->domain.dim,
-					 .point = point,
-					 .rank = L->ranks ? L->ranks[pi] : 0,
-					 .pl = &L->pl};
+		struct point_launch p = index_point(L, subs, point, rank);
 		int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
 				      L->maps ? &L->maps[pi] : NULL, step, pi);
 		if (rc)
@@ -795,27 +813,9 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 			return rc;
 	}
 
-	struct tsr_ret_slot ret = {
-		.h = L->res ? L->res->h : NULL,
-		.op = redop.id,
-		.partial = 0,
-		.state = L->res ? L->res->state : NULL,
-	};
-	if (L->parts) {
-		tsr__assert(nth < L->parts->n); /* one partial value per point of this rank */
-		ret.h = L->parts->h[nth];
-		ret.partial = 1;
-	}
-
-	struct point_launch p = {.t = L->t,
-				 .n = L->n,
-				 .q = L->q,
-				 .subs = subs,
-				 .pdim = L->domain.dim,
-				 .point = point,
-				 .rank = tsr__dist.rank,
-				 .pl = &L->pl,
-				 .structured = 1};
+	struct tsr_ret_slot ret = point_ret_slot(L, redop, nth);
+	struct point_launch p = index_point(L, subs, point, tsr__dist.rank);
+	p.structured = 1;
 	int rc = submit_point(&p, args, arglen, L->res ? &ret : NULL, L->folds, &L->nfolds,
 			      mapped ? &map : NULL, step, pi);
 	if (!rc && L->dag_ids)

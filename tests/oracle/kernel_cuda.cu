@@ -23,6 +23,7 @@
 #define or_kernel orgpu_kernel
 #define or_host_write orgpu_host_write
 #define or_kargs orgpu_kargs
+#define or_point_fails orgpu_point_fails
 #include "kernel.c"
 
 namespace {

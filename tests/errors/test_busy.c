@@ -17,11 +17,9 @@ static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static tsr_region_t line(void)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"u", "w"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("line", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("line", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"u", "w"}, f);
 	double three = 3.0;
 	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
 	return r;

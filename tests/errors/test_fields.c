@@ -9,11 +9,9 @@
 static tsr_region_t line(tsr_field_t *x, tsr_field_t *n)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32},
-					  (const char *const[]){"x", "n"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("line", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("line", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_I32},
+				(const char *const[]){"x", "n"}, f);
 	double three = 3.0;
 	int32_t five = 5;
 	CK_TSR(tsr_fill(r, f[0], &three, sizeof three));

@@ -131,10 +131,8 @@ START_TEST(alternating_partitions_run_in_constant_memory)
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add", .cpu = add}, &ta));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "look", .cpu = look}, &tl));
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, NULL, &f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("u", tsr_box1(0, MEM_N - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,
+					 (const tsr_type_t[]){TSR_F64}, NULL, &f);
 	tsr_partition_t parts[4];
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles4", &parts[0]));
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3),

@@ -22,11 +22,9 @@ static void where(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static tsr_region_t grid(tsr_partition_t *tiles)
 {
 	tsr_field_t f;
-	tsr_fspace_t fs =
-		tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32}, (const char *const[]){"who"}, &f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("grid", tsr_box1(0, NCOLORS * TILE - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("grid", tsr_box1(0, NCOLORS * TILE - 1), 1,
+				(const tsr_type_t[]){TSR_I32}, (const char *const[]){"who"}, &f);
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NCOLORS - 1), "tiles", tiles));
 	return r;
 }

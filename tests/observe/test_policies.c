@@ -247,11 +247,9 @@ static void run_chains(const char *sched, int log_out[NTILES][NCHAIN])
 	obs_init(sched, 2, NULL, NULL, 0);
 	tsr_region_t line = tsr_test_region_f64("line", tsr_box1(0, NTILES * 16 - 1));
 	tsr_field_t fw;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32},
-					  (const char *const[]){"worker"}, &fw);
-	tsr_region_t log;
-	CK_TSR(tsr_region_create("log", tsr_box2(0, NTILES - 1, 0, NCHAIN - 1), fs, &log));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t log = tsr_test_region("log", tsr_box2(0, NTILES - 1, 0, NCHAIN - 1), 1,
+					   (const tsr_type_t[]){TSR_I32},
+					   (const char *const[]){"worker"}, &fw);
 	tsr_partition_t tiles, cols;
 	CK_TSR(tsr_partition_tiles(line, tsr_box1(0, NTILES - 1), "tiles", &tiles));
 	CK_TSR(tsr_partition_tiles(log, tsr_box2(0, NTILES - 1, 0, 0), "cols", &cols));

@@ -21,11 +21,9 @@ static void describe(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_req_describes_each_requirement)
 {
 	tsr_field_t fid[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32},
-					  (const char *const[]){"u", "mask"}, fid);
-	tsr_region_t grid;
-	CK_TSR(tsr_region_create("grid", tsr_box1(0, 7), fs, &grid));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t grid =
+		tsr_test_region("grid", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_I32},
+				(const char *const[]){"u", "mask"}, fid);
 	tsr_partition_t tiles;
 	CK_TSR(tsr_partition_tiles(grid, tsr_box1(0, 1), "tiles", &tiles));
 	tsr_future_t scale;
@@ -109,11 +107,9 @@ static void fill_by_position(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_field_by_position_without_ids_in_args)
 {
 	tsr_field_t fid[3];
-	tsr_fspace_t fs =
-		tsr_test_fspace(3, (const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("r", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("r", tsr_box1(0, 9), 3,
+				(const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
 	tsr_task_t t;

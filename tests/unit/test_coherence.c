@@ -325,11 +325,9 @@ START_TEST(stencil_2d_tiles_halo_whole)
 {
 	enum { NX = 9, NY = 7 };
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"u", "v"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("plane", tsr_box2(0, NX - 1, 0, NY - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("plane", tsr_box2(0, NX - 1, 0, NY - 1), 2,
+					 (const tsr_type_t[]){TSR_F64, TSR_F64},
+					 (const char *const[]){"u", "v"}, f);
 	tsr_partition_t tiles, ghost;
 	tsr_box_t colors = tsr_box2(0, 1, 0, 1);
 	CK_TSR(tsr_partition_tiles(r, colors, "tiles", &tiles));
@@ -904,10 +902,8 @@ START_TEST(more_pieces_than_kept_collapse_and_stay_right)
 {
 	enum { M = 20000 };
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, NULL, &f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("many", tsr_box1(0, M - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("many", tsr_box1(0, M - 1), 1,
+					 (const tsr_type_t[]){TSR_F64}, NULL, &f);
 	tsr_task_t set;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_tiles", .cpu = set_tiles}, &set));
 	tsr_partition_t ones, halves;

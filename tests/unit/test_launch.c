@@ -185,11 +185,9 @@ static void copy_from_proj(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(index_launch_with_projection_reads_neighbour_tile)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"x", "y"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("xy", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("xy", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"x", "y"}, f);
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
 	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
@@ -228,10 +226,8 @@ static void sum_into_tile(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(index_launch_passes_region_requirement_whole)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("xy", tsr_box1(1, 6), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("xy", tsr_box1(1, 6), 2,
+					 (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
 	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
@@ -367,11 +363,9 @@ static void axpy(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(requirement_with_two_fields_of_different_types)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F32},
-					  (const char *const[]){"x", "y"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("xy", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("xy", tsr_box1(0, 9), 2, (const tsr_type_t[]){TSR_F64, TSR_F32},
+				(const char *const[]){"x", "y"}, f);
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
 	double x0 = 1.5;

@@ -161,11 +161,9 @@ START_TEST(map_waits_only_for_tasks_on_that_field)
 {
 	atomic_store(&finished, 0);
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"slow", "fast"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("two", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("two", tsr_box1(0, 9), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"slow", "fast"}, f);
 	double seven = 7.0;
 	CK_TSR(tsr_fill(r, f[1], &seven, sizeof seven));
 	tsr_task_t t;

@@ -101,10 +101,7 @@ static void count_wrong(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void check_region(tsr_box_t bounds, const char *name)
 {
 	tsr_field_t fid[NTYPES];
-	tsr_fspace_t fs = tsr_test_fspace(NTYPES, all_types, NULL, fid);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create(name, bounds, fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region(name, bounds, NTYPES, all_types, NULL, fid);
 	ck_assert_str_eq(tsr_region_name(r), name);
 	tsr_box_t got;
 	CK_TSR(tsr_region_bounds(r, &got));

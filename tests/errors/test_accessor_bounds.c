@@ -112,8 +112,7 @@ static void write_past_end(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(write_past_tile_end_is_reported_and_neighbour_intact)
 {
 	tsr_region_t r = tsr_test_region_f64("row", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_region_t second;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &second));
 	tsr_task_t t;

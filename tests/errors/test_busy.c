@@ -119,8 +119,7 @@ END_TEST
 START_TEST(destroy_while_mapped_refused)
 {
 	tsr_region_t r = line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(r, 1, TSR_WRITE, &a));
 	CK_TSR_ERR(tsr_region_destroy(r), TSR_EBUSY, "line", "w");

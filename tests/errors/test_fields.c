@@ -48,8 +48,7 @@ START_TEST(requirement_field_not_in_region_refused)
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "ghostly", .cpu = noop}, &t));
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(2));
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_ENOFIELD, "ghostly", "line");
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_req_t qp = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0, 7));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL),
 		   TSR_ENOFIELD, "ghostly", "line");
@@ -208,8 +207,7 @@ START_TEST(accessor_error_in_index_launch_names_point)
 {
 	tsr_field_t x, n;
 	tsr_region_t r = line(&x, &n);
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "pointy", .cpu = bad_access}, &t));
 	const int w[3] = {x, TSR_F64, TSR_WRITE};

@@ -86,8 +86,7 @@ static int pair_up(const int64_t point[3], int64_t color[3], void *arg)
 START_TEST(two_points_writing_one_subregion_refused)
 {
 	tsr_region_t r = line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = task("collide");
 	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), all_to_zero, NULL);
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),

@@ -76,16 +76,8 @@ START_TEST(future_loop_without_fence_runs_in_constant_memory)
 }
 END_TEST
 
-/* add: u += 1 over the point's subregion (READ_WRITE); look: reads u through its subregion. */
-static void add(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t u;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &u))
-		return;
-	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
-		TSR_AT1(&u, double, i) += 1.0;
-}
-
+/* "add" (tsr_test_add_one): u += 1 over the point's subregion (READ_WRITE); look: reads u
+ * through its subregion. */
 static void look(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t u;
@@ -128,7 +120,7 @@ static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_parti
 START_TEST(alternating_partitions_run_in_constant_memory)
 {
 	tsr_task_t ta, tl;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add", .cpu = add}, &ta));
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add", .cpu = tsr_test_add_one}, &ta));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "look", .cpu = look}, &tl));
 	tsr_field_t f;
 	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,

@@ -120,8 +120,7 @@ START_TEST(halo_at_the_ends_of_int64_clips)
 	/* a task on the top tile sees its true bounds (lo + extent would overflow there) */
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "edge", .cpu = overwrite}, &t));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(top, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(top, tsr_box1(0, 1), "tiles");
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double w[8];

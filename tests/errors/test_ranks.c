@@ -9,8 +9,7 @@
 /* tiles "halves" of the witness line: colors (0) and (1) */
 static tsr_partition_t halves_of(tsr_region_t r)
 {
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	return p;
 }
 
@@ -130,8 +129,7 @@ static void record_rank(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 START_TEST(other_colors_keep_their_rank)
 {
 	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 5), "sixths", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 5), "sixths");
 	CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
 	int seen[6] = {-1, -1, -1, -1, -1, -1};
 	tsr_task_t t;

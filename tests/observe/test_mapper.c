@@ -383,8 +383,7 @@ START_TEST(partition_owner_errors_name_the_partition)
 					   0),
 		   TSR_ESTALE, "tsr_partition_set_owner");
 	/* a destroyed partition is stale */
-	tsr_partition_t p2;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p2));
+	tsr_partition_t p2 = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	CK_TSR(tsr_partition_destroy(p2));
 	CK_TSR_ERR(tsr_partition_set_owner(p2, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE,
 		   "tsr_partition_set_owner");

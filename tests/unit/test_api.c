@@ -24,8 +24,7 @@ START_TEST(ctx_req_describes_each_requirement)
 	tsr_region_t grid =
 		tsr_test_region("grid", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_I32},
 				(const char *const[]){"u", "mask"}, fid);
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(grid, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(grid, tsr_box1(0, 1), "tiles");
 	tsr_future_t scale;
 	double two = 2.0;
 	CK_TSR(tsr_future_create(TSR_F64, 0, &two, &scale));
@@ -110,8 +109,7 @@ START_TEST(ctx_field_by_position_without_ids_in_args)
 	tsr_region_t r =
 		tsr_test_region("r", tsr_box1(0, 9), 3,
 				(const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_by_position",
 						    .cpu = fill_by_position},
@@ -195,8 +193,7 @@ START_TEST(run_index_launch_with_args_and_result)
 	tsr_region_t r = tsr_test_region_f64("values", tsr_box1(0, 7));
 	double init[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 	CK_TSR(tsr_region_write(r, 0, init, sizeof init));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "pairs", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "pairs");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
 						    .cpu = scaled_sum,
@@ -233,8 +230,7 @@ END_TEST
 START_TEST(run_result_without_operator_says_what_to_write)
 {
 	tsr_region_t r = tsr_test_region_f64("values", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "pairs", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "pairs");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
 						    .cpu = scaled_sum,
@@ -293,8 +289,7 @@ END_TEST
 START_TEST(region_write_read_round_trip_on_subregion)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 5, 0, 3));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quarters", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box2(0, 1, 0, 1), "quarters");
 	tsr_region_t q;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 1, 0}, &q));
 	/* quarter (1,1) is [3..5]x[2..3]: 6 elements, row by row */
@@ -337,8 +332,7 @@ START_TEST(box_tile_matches_partition_tiles)
 	tsr_box_t bounds = tsr_box3(1, 10, -3, 3, 0, 4);
 	tsr_box_t colors = tsr_box3(0, 2, 0, 1, 1, 3);
 	tsr_region_t r = tsr_test_region_f64("cube", bounds);
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, colors, "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, colors, "tiles");
 	for (int64_t c = 0; c < tsr_box_volume(colors); c++) {
 		int64_t color[3] = {c % 3, (c / 3) % 2, 1 + c / 6};
 		tsr_region_t sub;

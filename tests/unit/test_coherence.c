@@ -251,8 +251,7 @@ START_TEST(nested_write_then_root_halo_read)
 			w.mu[i] = i + base;
 		/* v through a fresh 4-tile partition, created and destroyed each round: u stays
 		 * open through "low" and "ghost" while v's plans come and go */
-		tsr_partition_t vt;
-		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "vtiles", &vt));
+		tsr_partition_t vt = tsr_test_tiles(w.r, tsr_box1(0, 3), "vtiles");
 		tsr_req_t qs4[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
 				    tsr_req_part(vt, TSR_WRITE, TSR_FIELDS(w.v))};
 		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs4, bounds, sizeof bounds,

@@ -122,8 +122,7 @@ static void write_color(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(map_subregion_after_index_launch)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 7, 0, 3));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quads", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box2(0, 1, 0, 1), "quads");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_color", .cpu = write_color},
 				 &t));

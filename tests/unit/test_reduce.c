@@ -83,8 +83,7 @@ static void index_fold(tsr_task_t t, tsr_partition_t p, tsr_box_t dom, tsr_redop
 START_TEST(reduce_sum_through_disjoint_tiles)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	double ten = 10.0, v[12];
 	CK_TSR(tsr_fill(r, 0, &ten, sizeof ten));
 	index_fold(fold_task(), p, tsr_box1(0, 3), TSR_SUM, 1.0);
@@ -183,8 +182,7 @@ static void double_it(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(reduce_epochs_separated_by_read_write)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_task_t t = fold_task(), d;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "double_it", .cpu = double_it}, &d));
 	tsr_req_t rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
@@ -206,8 +204,7 @@ END_TEST
 START_TEST(reduce_with_different_ops_in_sequence)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 5));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	double five = 5.0, v[6];
 	CK_TSR(tsr_fill(r, 0, &five, sizeof five));
 	tsr_task_t t = fold_task();
@@ -260,8 +257,7 @@ static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double 
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("ops", tsr_box1(0, 5), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	int32_t i32 = (int32_t)init;
 	int64_t i64 = (int64_t)init;
 	CK_TSR(tsr_fill(r, f,
@@ -435,8 +431,7 @@ START_TEST(user_redop_on_bytes)
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("pairs", tsr_box1(0, 7), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "pair_point",
 						    .cpu = pair_point,
@@ -647,8 +642,7 @@ START_TEST(unordered_opt_out_still_reduces)
 	setenv("TSR_REDUX", "unordered", 1);
 	order_init("lws");
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = fold_task();
 	for (int k = 0; k < 5; k++)
 		index_fold(t, p, tsr_box1(0, 3), TSR_SUM, 1.0);

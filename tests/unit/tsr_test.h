@@ -157,6 +157,14 @@ static inline tsr_region_t tsr_test_region_f64(const char *name, tsr_box_t bound
 			       (const char *const[]){"x"}, &f);
 }
 
+/* Region r cut into tiles over the color space `colors` (tsr_partition_tiles), named `name`. */
+static inline tsr_partition_t tsr_test_tiles(tsr_region_t r, tsr_box_t colors, const char *name)
+{
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, colors, name, &p));
+	return p;
+}
+
 /* Host view of a 1-D f64 field: copy it out through tsr_map (waits for the writers). */
 static inline void tsr_test_read1(tsr_region_t r, tsr_field_t f, double *out, int64_t n)
 {

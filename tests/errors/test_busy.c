@@ -27,8 +27,7 @@ static tsr_region_t line(void)
 
 static tsr_task_t incr_task(void)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", incr, TSR_NONE);
 	return t;
 }
 

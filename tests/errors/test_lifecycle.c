@@ -79,11 +79,7 @@ START_TEST(fspace_and_future_use_after_destroy)
 	CK_TSR_ERR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f), TSR_ESTALE, "tsr_fspace_add",
 		   "field space");
 	CK_TSR_ERR(tsr_region_create("orphan", tsr_box1(0, 3), fs, &r), TSR_ESTALE, "field space");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
-						    .cpu = answer,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("answer", answer, TSR_I64);
 	tsr_future_t fut;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &fut));
 	CK_TSR(tsr_future_destroy(fut));
@@ -196,11 +192,7 @@ START_TEST(finalize_with_live_objects_reports_and_cleans)
 	tsr_partition_t inner;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 1, 0}, &s));
 	CK_TSR(tsr_partition_tiles(s, tsr_box2(0, 1, 0, 0), "inner", &inner));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
-						    .cpu = answer,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("answer", answer, TSR_I64);
 	tsr_future_t fut;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &fut));
 	double one = 1.0;

@@ -46,11 +46,7 @@ static void chain(tsr_task_t t, tsr_future_t *f, int64_t *count, long n)
 
 START_TEST(future_loop_without_fence_runs_in_constant_memory)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "next",
-						    .cpu = next,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("next", next, TSR_I64);
 	tsr_future_t f;
 	int64_t count = 0;
 	CK_TSR(tsr_future_create(TSR_I64, 0, &count, &f));
@@ -120,8 +116,8 @@ static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_parti
 START_TEST(alternating_partitions_run_in_constant_memory)
 {
 	tsr_task_t ta, tl;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add", .cpu = tsr_test_add_one}, &ta));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "look", .cpu = look}, &tl));
+	ta = tsr_test_task("add", tsr_test_add_one, TSR_NONE);
+	tl = tsr_test_task("look", look, TSR_NONE);
 	tsr_field_t f;
 	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,
 					 (const tsr_type_t[]){TSR_F64}, NULL, &f);

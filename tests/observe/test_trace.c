@@ -607,11 +607,7 @@ START_TEST(timeline_shows_tessera_tasks_and_arrows)
 	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, P - 1), "tiles");
 	CK_TSR(tsr_fill(r, fx, &(double){1.0}, sizeof(double)));
 	CK_TSR(tsr_fill(r, fy, &(double){0.0}, sizeof(double)));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add_one",
-						    .cpu = add_one,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("add_one", add_one, TSR_F64);
 	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_READ, TSR_FIELDS(fx)),
 			  tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(fy))};
 	tsr_future_t total;

@@ -28,8 +28,7 @@ START_TEST(ctx_req_describes_each_requirement)
 	tsr_future_t scale;
 	double two = 2.0;
 	CK_TSR(tsr_future_create(TSR_F64, 0, &two, &scale));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "describe", .cpu = describe}, &t));
+	tsr_task_t t = tsr_test_task("describe", describe, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
 				  .domain = tsr_box1(0, 1),
 				  .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ_WRITE,
@@ -68,8 +67,7 @@ END_TEST
 START_TEST(ctx_req_names_region_and_reduction)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box2(0, 3, 0, 2));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "describe", .cpu = describe}, &t));
+	tsr_task_t t = tsr_test_task("describe", describe, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_REDUCE(TSR_MAX),
 									  TSR_FIELDS(0)))}));
 	CK_TSR(tsr_fence());
@@ -110,10 +108,7 @@ START_TEST(ctx_field_by_position_without_ids_in_args)
 		tsr_test_region("r", tsr_box1(0, 9), 3,
 				(const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_by_position",
-						    .cpu = fill_by_position},
-				 &t));
+	tsr_task_t t = tsr_test_task("fill_by_position", fill_by_position, TSR_NONE);
 	/* fields 2 then 0: position 0 is f2, position 1 is f0; f1 is not requested */
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 2),
 					  .reqs = TSR_REQS(
@@ -141,9 +136,7 @@ static void third_field(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_field_position_out_of_range_fails_task)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 3));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "third_field", .cpu = third_field},
-				 &t));
+	tsr_task_t t = tsr_test_task("third_field", third_field, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
 				  .reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "third_field", "grid", "requirement 0", "position 2");
@@ -160,9 +153,7 @@ static void missing_req(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_req_out_of_range_fails_task)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 3));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "missing_req", .cpu = missing_req},
-				 &t));
+	tsr_task_t t = tsr_test_task("missing_req", missing_req, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
 				  .reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "missing_req", "requirement 3", "has 1");
@@ -194,11 +185,7 @@ START_TEST(run_index_launch_with_args_and_result)
 	double init[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 	CK_TSR(tsr_region_write(r, 0, init, sizeof init));
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "pairs");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
-						    .cpu = scaled_sum,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("scaled_sum", scaled_sum, TSR_F64);
 	struct scale_args args = {.factor = 0.5};
 	tsr_future_t largest;
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
@@ -231,11 +218,7 @@ START_TEST(run_result_without_operator_says_what_to_write)
 {
 	tsr_region_t r = tsr_test_region_f64("values", tsr_box1(0, 7));
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "pairs");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
-						    .cpu = scaled_sum,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("scaled_sum", scaled_sum, TSR_F64);
 	struct scale_args args = {.factor = 1.0};
 	tsr_future_t f = {0};
 	CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 3),

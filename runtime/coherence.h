@@ -18,16 +18,18 @@
 struct tsr_piece {
 	tsr_box_t box;
 	struct tsr_node *writer;
-	/* whose token carries the write's ordering: the writer, or a */
+	/* whose token carries the write's ordering: the writer, or a node its task wrote first (a
+	 * group), while its write_gen is token_gen */
 	struct tsr_node *token_node;
-	/* node its task wrote first (a group), while its write_gen is token_gen */
 	uint64_t token_gen;
-	uint64_t written_at; /* when the writer wrote it (several memory nodes) */
+	/* when the writer wrote it (several memory nodes) */
+	uint64_t written_at;
 	/* validity map: the ranks that hold its latest value */
 	uint64_t ranks;
-	/* several ranks: transfer views that send its data; a later */
+	/* several ranks: transfer views that send its data; a later writer waits for them as it
+	 * waits for readers */
 	struct tsr_node *sends[TSR_MAX_SENDS];
-	int nsends; /* writer waits for them as it waits for readers */
+	int nsends;
 };
 
 struct tsr_pieces {

@@ -199,8 +199,9 @@ int tsr__check_pairs(const char *tn, int n, struct resolved_req *q, int index)
 				continue;
 
 			return tsr__err(TSR_EINTERFERE,
-					"task '%s': requirements %d (%s on '%s') and %d (%s on "
-					"'%s') both touch field '%s' of region '%s' and interfere",
+					"task '%s': requirements %d (%s on '%s') "
+					"and %d (%s on '%s') both touch field '%s' "
+					"of region '%s' and interfere",
 					tn, a, tsr__priv_name(q[a].priv),
 					q[a].part ? q[a].part->name : q[a].region->name, b,
 					tsr__priv_name(q[b].priv),
@@ -230,8 +231,9 @@ static int points_interfere(const char *tn, int n, const struct resolved_req *q,
 				continue;
 			return tsr__err(TSR_EINTERFERE,
 					"task '%s': requirement %d (%s on '%s') at point %lld "
-					"writes field '%s' of %s, which requirement %d (%s on "
-					"'%s') touches at point %lld (%s): the points interfere",
+					"writes field '%s' of %s, which requirement %d "
+					"(%s on '%s') touches at point %lld (%s): "
+					"the points interfere",
 					tn, a, tsr__priv_name(q[a].priv), q[a].part->name,
 					(long long)pi, field, tsr__box_str(ba, bs, sizeof bs), b,
 					tsr__priv_name(q[b].priv), q[b].part->name, (long long)pj,

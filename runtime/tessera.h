@@ -1068,10 +1068,10 @@ typedef struct tsr_kernel_arg {
 } tsr_kernel_arg_t;
 /** The tsr_kernel_arg_t of variable x, in an initializer: {sizeof(x), &(x)}. Pass variables of
  * the kernel parameter's OpenCL type: cl_mem for a buffer, cl_ulong for ulong, cl_int for int. */
-#define TSR_KARG(x)             \
-	{                       \
-		sizeof(x), &(x) \
-	}
+/* The formatter reads a braced initializer in a macro as a block: kept as written. */
+/* clang-format off */
+#define TSR_KARG(x) {sizeof(x), &(x)}
+/* clang-format on */
 
 /** Set an OpenCL kernel's arguments and enqueue it. In an OpenCL variant: sets the arguments of
  * `kernel` (tsr_ctx_opencl_kernel()'s) and enqueues it on the worker's queue over `dims` (1 to 3)
@@ -1232,11 +1232,12 @@ typedef struct tsr_req {
 } tsr_req_t;
 
 /** TSR_FIELDS(a, b) expands to the count and the array of field ids (copied by tsr_req_*). */
-#define TSR_FIELDS(...)                                                                          \
-	(int)(sizeof((tsr_field_t[]){__VA_ARGS__}) / sizeof(tsr_field_t)), (const tsr_field_t[]) \
-	{                                                                                        \
-		__VA_ARGS__                                                                      \
-	}
+/* The formatter reads the compound literal in a macro as a block: kept as written. */
+/* clang-format off */
+#define TSR_FIELDS(...) \
+	(int)(sizeof((tsr_field_t[]){__VA_ARGS__}) / sizeof(tsr_field_t)), \
+	(const tsr_field_t[]){__VA_ARGS__}
+/* clang-format on */
 
 /** A requirement of any kind; tsr_req_region() and the others call it.
  * @param kind    what handle names

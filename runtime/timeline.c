@@ -226,8 +226,8 @@ static void thread_meta(struct writer *w, int tid, const char *name, int lane)
 
 	next_event(w);
 	fprintf(w->f,
-		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
-		"\"sort_index\":%d}}",
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+		"\"args\":{\"sort_index\":%d}}",
 		w->pid, tid, tid);
 }
 
@@ -246,8 +246,8 @@ static void write_metadata(struct writer *w)
 	fprintf(w->f, "}}");
 	next_event(w);
 	fprintf(w->f,
-		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_"
-		"index\":%d}}",
+		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,"
+		"\"args\":{\"sort_index\":%d}}",
 		w->pid, w->pid);
 
 	for (int i = 0; i < w->ntracks; i++) {
@@ -507,16 +507,16 @@ static void flow(int from, int to, void *arg)
 
 	next_event(w);
 	fprintf(w->f,
-		"{\"ph\":\"s\",\"name\":\"dependence\",\"cat\":\"dependence\",\"id\":%ld,\"pid\":"
-		"%d,\"tid\":%d,",
+		"{\"ph\":\"s\",\"name\":\"dependence\",\"cat\":\"dependence\","
+		"\"id\":%ld,\"pid\":%d,\"tid\":%d,",
 		id, w->pid, a->tid);
 	put_ts(w, "ts", a->end - 1);
 	fprintf(w->f, "}");
 
 	next_event(w);
 	fprintf(w->f,
-		"{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"dependence\",\"cat\":\"dependence\",\"id\":"
-		"%ld,\"pid\":%d,\"tid\":%d,",
+		"{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"dependence\",\"cat\":\"dependence\","
+		"\"id\":%ld,\"pid\":%d,\"tid\":%d,",
 		id, w->pid, b->tid);
 	put_ts(w, "ts", b->start + 1);
 	fprintf(w->f, "}");

@@ -65,11 +65,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		 "timed runs, the median is printed (default 5)"},
 	};
 	const app_cli_t cli = {"fake-ranks",
-			       "One rank's host CPU time per iteration of a weak-scaled stencil or "
-			       "CG iteration.\n"
-			       "Run it as a fake rank: TSR_FAKE_NRANKS=N TSR_FAKE_RANK=r "
-			       "fake-ranks "
-			       "...,\n"
+			       "One rank's host CPU time per iteration of a weak-scaled stencil\n"
+			       "or CG iteration.\n"
+			       "Run it as a fake rank: TSR_FAKE_NRANKS=N TSR_FAKE_RANK=r\n"
+			       "fake-ranks ...,\n"
 			       "or under mpirun (then give --iters).",
 			       opts, sizeof opts / sizeof opts[0], NULL};
 	int rc = app_parse(&cli, argc, argv);
@@ -434,9 +433,8 @@ static int measure(struct bench *b)
 		rc = timed_run(b, k, &t[r]);
 	if (!rc) {
 		double med = app_median(t, o->reps);
-		printf("fake-ranks: rank %d of %d: host CPU per iteration %.1f us (median of %d "
-		       "runs "
-		       "of %d iterations; min %.1f, max %.1f)\n",
+		printf("fake-ranks: rank %d of %d: host CPU per iteration %.1f us "
+		       "(median of %d runs of %d iterations; min %.1f, max %.1f)\n",
 		       tsr_rank(), tsr_nranks(), med * 1e6, o->reps, k, t[0] * 1e6,
 		       t[o->reps - 1] * 1e6);
 	}

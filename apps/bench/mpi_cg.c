@@ -42,9 +42,8 @@ enum { EXIT_USAGE = 2, EXIT_CHECK = 3, EXIT_MAXITER = 4 };
 
 static void usage(void)
 {
-	printf("usage: mpirun -np N mpi-cg [-n N] [-dim 2|3] [-tol T] [-maxiter M] "
-	       "[--csr|--stencil]\n"
-	       "                [-reps R]\n"
+	printf("usage: mpirun -np N mpi-cg [-n N] [-dim 2|3] [-tol T] [-maxiter M]\n"
+	       "                [--csr|--stencil] [-reps R]\n"
 	       "apps/cg's problem and stopping rule as a plain MPI C program (row blocks, halo\n"
 	       "rows by Isend/Irecv, dot products by Allreduce); defaults as apps/cg: -n 100,\n"
 	       "-dim 2, -tol 1e-8, -maxiter 10000, CSR. -reps R: R timed solves after an untimed\n"
@@ -134,9 +133,8 @@ static int block_place(block_t *B, const opts_t *o)
 	if (base < B->h) {
 		if (B->rank == 0)
 			fprintf(stderr,
-				"mpi-cg: %d ranks for -n %lld: a rank needs %lld rows (one grid "
-				"%s) "
-				"at least; use at most %lld ranks\n",
+				"mpi-cg: %d ranks for -n %lld: a rank needs %lld rows "
+				"(one grid %s) at least; use at most %lld ranks\n",
 				B->nranks, (long long)o->n, (long long)B->h,
 				o->dim == 3 ? "plane" : "line", (long long)o->n);
 		return -1;

@@ -36,8 +36,8 @@ enum { EXIT_USAGE = 2, EXIT_VERIFY = 3 };
 
 static void usage(void)
 {
-	printf("usage: mpirun -np N mpi-stencil [-nx N] [-ny N] [-nz N] [-iter N] [-reps R] "
-	       "[--verify]\n"
+	printf("usage: mpirun -np N mpi-stencil [-nx N] [-ny N] [-nz N] [-iter N] [-reps R]\n"
+	       "                [--verify]\n"
 	       "apps/stencil's fourth-order diffusion (f64) as a plain MPI C program: ny split\n"
 	       "into one slab of rows per rank, the 2 halo rows each side by Isend/Irecv, the\n"
 	       "i-edges copied in place. Defaults as apps/stencil: 128 x 128 x 32, 16 steps.\n"
@@ -112,8 +112,7 @@ static int slab_place(slab_t *s, const stencil_problem_t *p)
 		if (s->rank == 0)
 			fprintf(stderr,
 				"mpi-stencil: %d ranks for -ny %d: a rank needs %d rows at least; "
-				"use "
-				"at most %d ranks\n",
+				"use at most %d ranks\n",
 				s->nranks, p->ny, SH, p->ny / SH);
 		return -1;
 	}

@@ -410,9 +410,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		 "run only raw or only tessera (to profile one submitting thread alone)"},
 	};
 	const app_cli_t cli = {"overhead",
-			       "Submits the same graph of empty tasks through raw StarPU "
+			       "Submits the same graph of empty tasks through raw StarPU\n"
 			       "(starpu_task_insert) and through\n"
-			       "Tessera (tsr_run) in one run and prints microseconds per task "
+			       "Tessera (tsr_run) in one run and prints microseconds per task\n"
 			       "(submission to completion),\n"
 			       "the median of R repetitions, and the ratio Tessera/raw.",
 			       opts, sizeof opts / sizeof opts[0], NULL};
@@ -436,12 +436,11 @@ int main(int argc, char **argv)
 	if ((rc = tsr_task_register(&(tsr_task_desc_t){.name = "overhead_tsr", .cpu = tsr_body},
 				    &task)))
 		die("tsr_task_register", rc);
-	printf("# overhead: %lld tasks x %d reps, width %d, policy %s, %d CPU workers; us/task, "
-	       "median\n",
+	printf("# overhead: %lld tasks x %d reps, width %d, policy %s, %d CPU workers; "
+	       "us/task, median\n",
 	       (long long)o.ntasks, o.reps, w, tsr_sched_name(), tsr_ncpu_workers());
-	printf("# wall: first submission to last completion; cpu: the submitting thread's CPU time "
-	       "in the\n"
-	       "# submission loop (robust to a loaded machine)\n");
+	printf("# wall: first submission to last completion; cpu: the submitting thread's CPU\n"
+	       "# time in the submission loop (robust to a loaded machine)\n");
 	printf("%-10s %10s %10s %8s %10s %10s %8s\n", "pattern", "raw", "tessera", "ratio",
 	       "raw-cpu", "tsr-cpu", "ratio");
 	double *raw = calloc(o.reps, sizeof *raw), *tes = calloc(o.reps, sizeof *tes);

@@ -227,19 +227,13 @@ static int parse(int argc, char **argv, struct opts *o)
 	};
 	const app_cli_t cli =
 		{"overhead-mpi",
-		 "Run as mpirun -np N overhead-mpi. Submits overhead's halo graph of empty tasks "
-		 "(steps of W\n"
-		 "tasks; task (t, i) writes tile i of one field and reads tiles i-1..i+1 of the "
-		 "other) through\n"
-		 "raw StarPU-MPI (starpu_mpi_task_insert, tiles owned in blocks of W/N) and "
-		 "through "
-		 "Tessera (one\n"
-		 "index launch per step, colors owned in the same blocks) on every rank, and "
-		 "prints "
-		 "microseconds\n"
-		 "per task of the whole graph (first submission to the slowest rank's completion), "
-		 "the median of\n"
-		 "R repetitions, and the ratio Tessera/raw.",
+		 "Run as mpirun -np N overhead-mpi. Submits overhead's halo graph of empty tasks\n"
+		 "(steps of W tasks; task (t, i) writes tile i of one field and reads tiles\n"
+		 "i-1..i+1 of the other) through raw StarPU-MPI (starpu_mpi_task_insert, tiles\n"
+		 "owned in blocks of W/N) and through Tessera (one index launch per step, colors\n"
+		 "owned in the same blocks) on every rank, and prints microseconds per task of\n"
+		 "the whole graph (first submission to the slowest rank's completion), the median\n"
+		 "of R repetitions, and the ratio Tessera/raw.",
 		 opts, sizeof opts / sizeof opts[0], NULL};
 	return app_parse(&cli, argc, argv);
 }
@@ -283,10 +277,9 @@ int main(int argc, char **argv)
 		printf("# overhead-mpi: halo, %ld tasks x %d reps, width %d, %d rank(s), policy "
 		       "%s, %d CPU worker(s) per rank; us/task of the whole graph, median\n",
 		       n, o.reps, w, nranks, tsr_sched_name(), tsr_ncpu_workers());
-		printf("# wall: first submission to the slowest rank's completion; cpu: each "
-		       "rank's submitting\n"
-		       "# thread's CPU time in the submission loop (every rank submits the whole "
-		       "graph), mean over ranks\n");
+		printf("# wall: first submission to the slowest rank's completion; cpu: each\n"
+		       "# rank's submitting thread's CPU time in the submission loop (every rank\n"
+		       "# submits the whole graph), mean over ranks\n");
 		printf("%5s %10s %10s %8s %10s %10s %8s\n", "ranks", "raw", "tessera", "ratio",
 		       "raw-cpu", "tsr-cpu", "ratio");
 	}

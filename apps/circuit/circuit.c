@@ -96,9 +96,8 @@ static int parse(int argc, char **argv, options_t *o)
 		 "run the plain C/OpenMP version too, with as many threads as CPU workers,\n"
 		 "and print the ratio of the times"},
 		{"-dump", APP_OPT_SET, &o->dump, 1, 0, NULL, NULL,
-		 "after the last loop, print one line per wire on stdout: its segment\n"
-		 "currents, then its inner voltages (Legion's -dump format, to diff against "
-		 "Legion)"},
+		 "after the last loop, print one line per wire on stdout: its segment currents,\n"
+		 "then its inner voltages (Legion's -dump format, to diff against Legion)"},
 		{"--no-trace", APP_OPT_SET, &use_traces, 0, 0, NULL, NULL,
 		 "no tsr_trace_begin/end around a loop's launches (TSR_REPLAY=off\n"
 		 "also stops Tessera from finding the loop by itself)"},
@@ -695,8 +694,8 @@ static void print_times(run_t *r)
 		   omp, 1e-9 * legion_flops(prm) / omp);
 	if (n > 1)
 		app_printf(" (min %.3f s, max %.3f s)", r->t_omp[0], r->t_omp[n - 1]);
-	app_printf("\n"
-		   "compare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, "
+	app_printf("\n");
+	app_printf("compare: Tessera/OpenMP speed ratio = %.3f (OpenMP time / Tessera time, "
 		   "medians)\n",
 		   omp / tsr);
 }

@@ -59,13 +59,11 @@ static void print_tessera_flags(FILE *f)
 		const char *v = strcmp(t[i].values, "0|1") ? t[i].values : "(alone: 1)";
 		fprintf(f, "  %-12s %-22s as %s\n", rows[i].flag, v, t[i].name);
 	}
-	fprintf(f, "A flag wins over its TSR_ variable (--ncpu over TSR_NCPU), which wins over "
-		   "StarPU's (STARPU_NCPU),\n"
-		   "which wins over the program's own choice; `tessera-info --config` shows what a "
-		   "run takes\n"
-		   "and where each value comes from, `tessera-info --env` what each switch does, "
-		   "--sched help\n"
-		   "the policies.\n");
+	fprintf(f,
+		"A flag wins over its TSR_ variable (--ncpu over TSR_NCPU), which wins over\n"
+		"StarPU's (STARPU_NCPU), which wins over the program's own choice;\n"
+		"`tessera-info --config` shows what a run takes and where each value comes from,\n"
+		"`tessera-info --env` what each switch does, --sched help the policies.\n");
 }
 
 static void print_help(const app_cli_t *cli)

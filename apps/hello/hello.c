@@ -48,9 +48,8 @@ int main(int argc, char **argv)
 	 * --stats, ...), which win over TSR_NCPU and the other variables. app_parse hands them to
 	 * tsr_args(&argc, argv), the call a program of yours makes before tsr_init for the same. */
 	const app_cli_t cli = {"hello",
-			       "Prints the sum of i*i over 0..9: two tasks write the two tiles, "
-			       "one "
-			       "task reads them all.",
+			       "Prints the sum of i*i over 0..9: two tasks write the two tiles,\n"
+			       "one task reads them all.",
 			       NULL, 0, NULL};
 	int parsed = app_parse(&cli, argc, argv);
 	if (parsed)

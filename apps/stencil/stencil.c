@@ -610,8 +610,7 @@ static int print_compare(const stencil_problem_t *p, const results_t *res, int r
 	double gbs = sp_step_bytes(p) * p->iter / res->tsr * 1e-9;
 	print_time("omp:", p, res->omp, res->t + reps, reps);
 	print_time("starpu:", p, res->raw, res->t + 2 * reps, reps);
-	app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per "
-		   "element)\n",
+	app_printf("triad:    %7.2f GB/s  (STREAM a = b + s*c, %d threads, 24 bytes per element)\n",
 		   res->triad, p->nthreads);
 	app_printf("ratios:   tessera/omp = %.3fx  tessera/starpu = %.3fx  (speed; > 1: "
 		   "Tessera faster)\n",

@@ -11,18 +11,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/circuit-dump.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 unset TSR_SCHED
 
-n=0
-failed=0
-report() { # name status
-	n=$((n + 1))
-	if [ "$2" = 0 ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		tail -n 20 "$tmp/log" | sed 's/^/# /'
-		failed=1
-	fi
-}
+. "${top_srcdir:-.}/tests/common.sh"
+report_logs="$tmp/log"
 
 # dump NAME ARGS...: run the program; its output in $tmp/log, the dump lines (Legion's start
 # with a space, none of the program's other lines do) in $tmp/NAME.

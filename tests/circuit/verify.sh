@@ -14,18 +14,9 @@ trap 'rm -f "$log"' EXIT INT TERM
 # would win over TSR_SCHED anyway); the OpenCL runs set the worker counts themselves.
 unset TSR_SCHED TSR_NCPU TSR_NOPENCL
 
-n=0
-failed=0
-report() { # name status
-	n=$((n + 1))
-	if [ "$2" = 0 ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		sed 's/^/# /' "$log" | tail -n 25
-		failed=1
-	fi
-}
+. "${top_srcdir:-.}/tests/common.sh"
+report_logs="$log"
+report_tail=25
 
 # verify NAME ARGS...: the run succeeds and every verification it prints passes.
 verify() {

@@ -112,14 +112,10 @@ static void write_past_end(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(write_past_tile_end_is_reported_and_neighbour_intact)
 {
 	tsr_region_t r = tsr_test_region_f64("row", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_region_t second;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &second));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_past_end",
-						    .cpu = write_past_end},
-				 &t));
+	tsr_task_t t = tsr_test_task("write_past_end", write_past_end, TSR_NONE);
 	/* a single launch on the first half only: element 4 is not the task's */
 	tsr_region_t first;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &first));
@@ -154,11 +150,7 @@ static void read_at_offset(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(three_d_index_checked_in_every_dimension)
 {
 	tsr_region_t r = tsr_test_region_f64("cube", tsr_box3(0, 3, 0, 3, 0, 3));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_at_offset",
-						    .cpu = read_at_offset,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("read_at_offset", read_at_offset, TSR_F64);
 	int64_t inside[3] = {3, 3, 3};
 	tsr_future_t f;
 	CK_TSR(tsr_run(t,

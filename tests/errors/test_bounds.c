@@ -100,8 +100,7 @@ END_TEST
 START_TEST(index_launch_domain_outside_colors_refused)
 {
 	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = tsr_test_task("overwrite", tsr_test_overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
@@ -133,8 +132,7 @@ static int plus_one(const int64_t point[3], int64_t color[3], void *arg)
 START_TEST(projection_without_color_or_outside_refused)
 {
 	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = tsr_test_task("overwrite", tsr_test_overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), no_color_for_two, NULL);
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),

@@ -17,11 +17,9 @@ static void incr(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static tsr_region_t line(void)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"u", "w"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("line", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("line", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"u", "w"}, f);
 	double three = 3.0;
 	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
 	return r;
@@ -29,8 +27,7 @@ static tsr_region_t line(void)
 
 static tsr_task_t incr_task(void)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "incr", .cpu = incr}, &t));
+	tsr_task_t t = tsr_test_task("incr", incr, TSR_NONE);
 	return t;
 }
 
@@ -121,8 +118,7 @@ END_TEST
 START_TEST(destroy_while_mapped_refused)
 {
 	tsr_region_t r = line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(r, 1, TSR_WRITE, &a));
 	CK_TSR_ERR(tsr_region_destroy(r), TSR_EBUSY, "line", "w");

@@ -102,8 +102,7 @@ static void ck_device_only_refused(tsr_task_t t, const char *task, tsr_redop_t o
 				   const char *variant)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, N - 1));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_field_t x = 0;
 	tsr_req_t q = tsr_req_part(tiles, TSR_REDUCE(op), 1, &x);
 
@@ -194,8 +193,7 @@ START_TEST(a_mapper_cannot_send_a_registered_operator_to_a_device)
 	tsr_redop_t op = user_sum();
 	tsr_task_t t = task_of("add_both", add_cpu, nothing, NULL, TSR_NONE);
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, N - 1));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	fill(r, 1.0);
 	CK_TSR(tsr_set_mapper(to_opencl, NULL));
 	tsr_field_t x = 0;
@@ -218,8 +216,7 @@ START_TEST(an_unordered_registered_reduction_stays_on_the_cpus)
 	tsr_redop_t op = user_sum();
 	tsr_task_t t = task_of("add_both", add_cpu, nothing, NULL, TSR_NONE);
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, N - 1));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	fill(r, 1.0);
 	tsr_field_t x = 0;
 	tsr_req_t q = tsr_req_part(tiles, TSR_REDUCE(op), 1, &x);

@@ -9,11 +9,9 @@
 static tsr_region_t line(tsr_field_t *x, tsr_field_t *n)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32},
-					  (const char *const[]){"x", "n"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("line", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("line", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_I32},
+				(const char *const[]){"x", "n"}, f);
 	double three = 3.0;
 	int32_t five = 5;
 	CK_TSR(tsr_fill(r, f[0], &three, sizeof three));
@@ -46,12 +44,10 @@ static void ck_intact(tsr_region_t r)
 START_TEST(requirement_field_not_in_region_refused)
 {
 	tsr_region_t r = line(NULL, NULL);
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "ghostly", .cpu = noop}, &t));
+	tsr_task_t t = tsr_test_task("ghostly", noop, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(2));
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_ENOFIELD, "ghostly", "line");
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_req_t qp = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0, 7));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 1), 1, &qp, NULL, 0, TSR_REDOP_NONE, NULL),
 		   TSR_ENOFIELD, "ghostly", "line");
@@ -210,10 +206,8 @@ START_TEST(accessor_error_in_index_launch_names_point)
 {
 	tsr_field_t x, n;
 	tsr_region_t r = line(&x, &n);
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "pointy", .cpu = bad_access}, &t));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
+	tsr_task_t t = tsr_test_task("pointy", bad_access, TSR_NONE);
 	const int w[3] = {x, TSR_F64, TSR_WRITE};
 	tsr_req_t q = tsr_req_part(p, TSR_READ, TSR_FIELDS(x));
 	CK_TSR(tsr_index_launch(t, tsr_box1(1, 1), 1, &q, w, sizeof w, TSR_REDOP_NONE, NULL));
@@ -234,8 +228,7 @@ START_TEST(reduce_on_field_of_wrong_type_refused)
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("line", tsr_box1(0, 3), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "blobsum", .cpu = noop}, &t));
+	tsr_task_t t = tsr_test_task("blobsum", noop, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(b));
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_ETYPE, "blobsum", "blob", "line");
 	CK_TSR(tsr_region_destroy(r));
@@ -251,11 +244,7 @@ static void answer(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(future_wait_with_wrong_size_refused)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
-						    .cpu = answer,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("answer", answer, TSR_I64);
 	tsr_future_t f;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &f));
 	int32_t small = 0;

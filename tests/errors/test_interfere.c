@@ -86,8 +86,7 @@ static int pair_up(const int64_t point[3], int64_t color[3], void *arg)
 START_TEST(two_points_writing_one_subregion_refused)
 {
 	tsr_region_t r = line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = task("collide");
 	tsr_req_t q = tsr_req_part_proj(p, TSR_WRITE, TSR_FIELDS(0), all_to_zero, NULL);
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL),
@@ -98,11 +97,7 @@ START_TEST(two_points_writing_one_subregion_refused)
 	ck_intact(r);
 	/* READ through the same projection is fine: points may share what they read */
 	q = tsr_req_part_proj(p, TSR_READ, TSR_FIELDS(0), pair_up, NULL);
-	tsr_task_t rd;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "shared_read",
-						    .cpu = sum_tile,
-						    .ret_type = TSR_F64},
-				 &rd));
+	tsr_task_t rd = tsr_test_task("shared_read", sum_tile, TSR_F64);
 	tsr_future_t f;
 	CK_TSR(tsr_index_launch(rd, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));
 	double total;

@@ -79,11 +79,7 @@ START_TEST(fspace_and_future_use_after_destroy)
 	CK_TSR_ERR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f), TSR_ESTALE, "tsr_fspace_add",
 		   "field space");
 	CK_TSR_ERR(tsr_region_create("orphan", tsr_box1(0, 3), fs, &r), TSR_ESTALE, "field space");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
-						    .cpu = answer,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("answer", answer, TSR_I64);
 	tsr_future_t fut;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &fut));
 	CK_TSR(tsr_future_destroy(fut));
@@ -123,8 +119,7 @@ START_TEST(double_destroy_is_stale_not_a_crash)
 	tsr_region_t r, r2;
 	CK_TSR(tsr_region_create("twice", tsr_box1(0, 3), fs, &r));
 	CK_TSR(tsr_region_create("other", tsr_box1(0, 3), fs, &r2));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r2, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r2, tsr_box1(0, 1), "halves");
 	tsr_future_t fut;
 	CK_TSR(tsr_future_create(TSR_I32, 0, &(int32_t){3}, &fut));
 	CK_TSR(tsr_fspace_destroy(fs));
@@ -165,8 +160,7 @@ END_TEST
 START_TEST(destroy_region_with_tasks_in_flight)
 {
 	tsr_region_t r = tsr_test_region_f64("busy", tsr_box1(0, 1023));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 7), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 7), "tiles");
 	tsr_task_t t = tsr_test_task("incr", tsr_test_add_one, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	for (int k = 0; k < 20; k++)
@@ -198,11 +192,7 @@ START_TEST(finalize_with_live_objects_reports_and_cleans)
 	tsr_partition_t inner;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 1, 0}, &s));
 	CK_TSR(tsr_partition_tiles(s, tsr_box2(0, 1, 0, 0), "inner", &inner));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "answer",
-						    .cpu = answer,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("answer", answer, TSR_I64);
 	tsr_future_t fut;
 	CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, &fut));
 	double one = 1.0;

@@ -46,11 +46,7 @@ static void chain(tsr_task_t t, tsr_future_t *f, int64_t *count, long n)
 
 START_TEST(future_loop_without_fence_runs_in_constant_memory)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "next",
-						    .cpu = next,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("next", next, TSR_I64);
 	tsr_future_t f;
 	int64_t count = 0;
 	CK_TSR(tsr_future_create(TSR_I64, 0, &count, &f));
@@ -76,16 +72,8 @@ START_TEST(future_loop_without_fence_runs_in_constant_memory)
 }
 END_TEST
 
-/* add: u += 1 over the point's subregion (READ_WRITE); look: reads u through its subregion. */
-static void add(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t u;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &u))
-		return;
-	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
-		TSR_AT1(&u, double, i) += 1.0;
-}
-
+/* "add" (tsr_test_add_one): u += 1 over the point's subregion (READ_WRITE); look: reads u
+ * through its subregion. */
 static void look(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	tsr_accessor_t u;
@@ -128,13 +116,11 @@ static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_parti
 START_TEST(alternating_partitions_run_in_constant_memory)
 {
 	tsr_task_t ta, tl;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add", .cpu = add}, &ta));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "look", .cpu = look}, &tl));
+	ta = tsr_test_task("add", tsr_test_add_one, TSR_NONE);
+	tl = tsr_test_task("look", look, TSR_NONE);
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, NULL, &f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("u", tsr_box1(0, MEM_N - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,
+					 (const tsr_type_t[]){TSR_F64}, NULL, &f);
 	tsr_partition_t parts[4];
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles4", &parts[0]));
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3),

@@ -165,8 +165,7 @@ START_TEST(null_context_inside_a_task_names_the_task)
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "careless", "tsr_ctx_accessor", "null context");
 	/* an index launch names the point too */
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, 1), "tiles");
 	q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(1, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "careless", "point (1)", "null context");
@@ -211,8 +210,7 @@ START_TEST(names_with_format_directives_printed_verbatim)
 	float small = 1.0f;
 	CK_TSR_ERR(tsr_fill(r, f, &small, sizeof small), TSR_ETYPE, EVIL_FIELD, EVIL_REGION);
 	/* partition and region: a color outside */
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), EVIL_PART, &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), EVIL_PART);
 	tsr_region_t s;
 	CK_TSR_ERR(tsr_partition_subregion(p, (const int64_t[3]){5, 0, 0}, &s), TSR_EBOUNDS,
 		   EVIL_PART, EVIL_REGION);
@@ -237,8 +235,7 @@ END_TEST
 START_TEST(bogus_reduction_operator_refused_without_result)
 {
 	tsr_region_t r = tsr_test_witness("strip", 8);
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, 1), "tiles");
 	tsr_task_t t = task("sloppy", tsr_test_overwrite);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
 	/* TSR_REDUCE(TSR_MAX) where an operator belongs no longer compiles
@@ -351,8 +348,7 @@ START_TEST(null_and_misplaced_arguments_name_the_object)
 	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 1),
 					    (int64_t[3]){-1, 0, 0}, "rim", &p),
 		   TSR_EINVAL, "rim", "pressure", "negative halo");
-	tsr_partition_t halves;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &halves));
+	tsr_partition_t halves = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_req_t q = tsr_req_part(halves, TSR_READ, 1, &f);
 	CK_TSR_ERR(tsr_launch(task("reader", tsr_test_overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL,
 		   "reader", "halves", "single launch");

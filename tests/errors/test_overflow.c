@@ -118,10 +118,8 @@ START_TEST(halo_at_the_ends_of_int64_clips)
 	ck_assert_int_eq(b.lo[0], INT64_MIN);
 	ck_assert_int_eq(b.hi[0], INT64_MIN + 7);
 	/* a task on the top tile sees its true bounds (lo + extent would overflow there) */
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "edge", .cpu = overwrite}, &t));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(top, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_task_t t = tsr_test_task("edge", overwrite, TSR_NONE);
+	tsr_partition_t tiles = tsr_test_tiles(top, tsr_box1(0, 1), "tiles");
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	double w[8];
@@ -167,8 +165,7 @@ static void overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(launch_domain_too_large_refused)
 {
 	tsr_region_t r = tsr_test_line();
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "everywhere", .cpu = overwrite}, &t));
+	tsr_task_t t = tsr_test_task("everywhere", overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, INT64_MAX), 1, &q, NULL, 0, TSR_REDOP_NONE,
 				    NULL),
@@ -197,8 +194,7 @@ START_TEST(bad_dimension_is_einval)
 	zero.dim = 0;
 	tsr_partition_t p = {0};
 	CK_TSR_ERR(tsr_partition_tiles(r, zero, "flatland", &p), TSR_EINVAL, "flatland", "line");
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hyper", .cpu = overwrite}, &t));
+	tsr_task_t t = tsr_test_task("hyper", overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_index_launch(t, four, 1, &q, NULL, 0, TSR_REDOP_NONE, NULL), TSR_EINVAL,
 		   "hyper");
@@ -214,8 +210,7 @@ END_TEST
 START_TEST(negative_privilege_refused)
 {
 	tsr_region_t r = tsr_test_line();
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "minus", .cpu = overwrite}, &t));
+	tsr_task_t t = tsr_test_task("minus", overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, -1, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_EINVAL, "minus", "line", "privilege");
 	q.priv = INT32_MIN | TSR_REDUCE_BASE;

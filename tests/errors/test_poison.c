@@ -14,11 +14,9 @@ static atomic_int ran;
 static tsr_region_t grid(tsr_partition_t *tiles)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"u", "v"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("grid", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("grid", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"u", "v"}, f);
 	CK_TSR(tsr_fill(r, 0, &(double){1.0}, sizeof(double)));
 	CK_TSR(tsr_fill(r, 1, &(double){2.0}, sizeof(double)));
 	if (tiles)

@@ -9,8 +9,7 @@
 /* tiles "halves" of the witness line: colors (0) and (1) */
 static tsr_partition_t halves_of(tsr_region_t r)
 {
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	return p;
 }
 
@@ -95,8 +94,7 @@ START_TEST(mapper_rank_out_of_range_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = spoil}, &t));
+	tsr_task_t t = tsr_test_task("spoil", spoil, TSR_NONE);
 	const int bad[] = {1, -1, 7};
 	for (int k = 0; k < 3; k++) {
 		char rank[16];
@@ -130,12 +128,10 @@ static void record_rank(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 START_TEST(other_colors_keep_their_rank)
 {
 	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 5), "sixths", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 5), "sixths");
 	CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
 	int seen[6] = {-1, -1, -1, -1, -1, -1};
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = spoil}, &t));
+	tsr_task_t t = tsr_test_task("spoil", spoil, TSR_NONE);
 	CK_TSR(tsr_set_mapper(record_rank, seen));
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 5),
 					  .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD,
@@ -226,12 +222,8 @@ START_TEST(fake_rank_plays_its_rank_without_variants)
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 3), (const int64_t[3]){1},
 					"halo", &halo));
 	tsr_task_t spoiler, sum;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = counted_spoil},
-				 &spoiler));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "tile_sum",
-						    .cpu = tile_sum,
-						    .ret_type = TSR_F64},
-				 &sum));
+	spoiler = tsr_test_task("spoil", counted_spoil, TSR_NONE);
+	sum = tsr_test_task("tile_sum", tile_sum, TSR_F64);
 
 	CK_TSR(tsr_run(spoiler,
 		       &(tsr_launch_t){.domain = tsr_box1(0, 3),
@@ -317,12 +309,8 @@ START_TEST(fake_ranks_beyond_64_take_the_structured_path)
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 399), tsr_box1(0, 99), (const int64_t[3]){1},
 					"halo", &halo));
 	tsr_task_t spoiler, sum;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = counted_spoil},
-				 &spoiler));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "tile_sum",
-						    .cpu = tile_sum,
-						    .ret_type = TSR_F64},
-				 &sum));
+	spoiler = tsr_test_task("spoil", counted_spoil, TSR_NONE);
+	sum = tsr_test_task("tile_sum", tile_sum, TSR_F64);
 
 	for (int it = 0; it < 2; it++) {
 		CK_TSR(tsr_run(spoiler,

@@ -95,8 +95,7 @@ START_TEST(blocking_and_submitting_calls_inside_a_task_are_refused)
 	CK_TSR(tsr_partition_tiles(v.r, tsr_box1(0, 1), "halves", &v.p));
 	CK_TSR(tsr_future_create(TSR_F64, 0, &(double){2.0}, &v.f));
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "noop", .cpu = noop}, &v.t));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "nested", .cpu = nested}, &t));
+	tsr_task_t t = tsr_test_task("nested", nested, TSR_NONE);
 	for (int k = 0; k < NCALLS; k++)
 		call_rc[k] = 1;
 	CK_TSR(tsr_launch(t, 0, NULL, &v, sizeof v, NULL));

@@ -16,18 +16,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-first.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 starpu_pc=${TSR_STARPU_PCDIR:+:$TSR_STARPU_PCDIR}
 
-n=0
-failed=0
-report() { # name status
-	n=$((n + 1))
-	if [ "$2" = 0 ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		tail -n 20 "$tmp/log" | sed 's/^/# /'
-		failed=1
-	fi
-}
+. "${top_srcdir:-.}/tests/common.sh"
+report_logs="$tmp/log"
 
 echo "1..9"
 if [ -n "$TSR_PREFIX" ]; then

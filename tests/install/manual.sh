@@ -22,18 +22,8 @@ if ! command -v man >/dev/null 2>&1; then
 	exit 0
 fi
 
-n=0
-failed=0
-report() { # name status
-	n=$((n + 1))
-	if [ "$2" = 0 ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		tail -n 20 "$tmp/log" | sed 's/^/# /'
-		failed=1
-	fi
-}
+. "${top_srcdir:-.}/tests/common.sh"
+report_logs="$tmp/log"
 # man without a pager, at a fixed width, in a locale every machine has
 page() { # NAME [SECTION]
 	MANPAGER=cat PAGER=cat MANWIDTH=100 LC_ALL=C man -M "$mandir" ${2:+"$2"} "$1" 2>&1

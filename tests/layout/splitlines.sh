@@ -2,14 +2,13 @@
 # tests/layout/splitlines.sh: a printed line reads as one line in the source. Counted in the C of
 # runtime/, apps/ and tests/, as the formatter leaves them: a line of a multi-line text (adjacent
 # string literals, some ending in \n) cut before its \n; and a message cut where its next piece
-# would still fit on the line of the first (100 columns). Each cut: file:line. Fails for runtime/
-# and tests/; apps/ and tests/oracle/ are only reported for now (issue 30: their pass is pending).
+# would still fit on the line of the first (100 columns). Each cut: file:line; any fails the test.
 src=${top_srcdir:-.}
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "1..0 # SKIP python3 not found"
 	exit 0
 fi
-echo "1..2"
+echo "1..1"
 out=$(python3 - "$src" <<'EOF'
 import os, re, sys
 
@@ -50,18 +49,14 @@ for d in ('runtime', 'tests', 'apps'):
                 continue
             path = os.path.join(root, name)
             rel = os.path.relpath(path, top)
-            pending = rel.startswith(('apps/', os.path.join('tests', 'oracle') + '/'))
             for line, why in cuts(path):
-                print('%s %s:%d: %s' % ('pending' if pending else 'cut', rel, line, why))
+                print('cut %s:%d: %s' % (rel, line, why))
 EOF
 )
 cut=$(echo "$out" | grep -c '^cut ')
-pending=$(echo "$out" | grep -c '^pending ')
 echo "$out" | grep '^cut ' | sed 's/^cut /# /'
 if [ "$cut" -eq 0 ]; then
-	echo "ok 1 - no printed line of runtime/ or tests/ is cut mid-line in the source"
+	echo "ok 1 - no printed line of runtime/, apps/ or tests/ is cut mid-line in the source"
 else
-	echo "not ok 1 - $cut printed lines of runtime/ and tests/ are cut mid-line (join them)"
+	echo "not ok 1 - $cut printed lines of runtime/, apps/ and tests/ are cut mid-line (join them)"
 fi
-echo "$out" | grep '^pending ' | sed 's/^pending /# /'
-echo "ok 2 - apps/ and tests/oracle/, reported only: $pending printed lines cut mid-line"

@@ -78,3 +78,21 @@ show_log() {
 	tail -n "${2:-20}" "$1" | sed 's/^/#   /'
 	tail -n "${2:-20}" "$1.err" 2>/dev/null | sed 's/^/#   (stderr) /'
 }
+
+# report STATUS NAME LOG: the TAP line of the next test (its number in i), ok where STATUS is 0,
+# else not ok and the end of LOG. why STATUS: what a run's status says, for the TAP line.
+report() {
+	i=$((${i:-0} + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $i - $2"
+	else
+		echo "not ok $i - $2"
+		show_log "$3"
+	fi
+}
+why() {
+	case $1 in
+	124 | 137) echo "did not end in ${limit} s (killed)" ;;
+	*) echo "mpirun exit status $1" ;;
+	esac
+}

@@ -17,23 +17,6 @@
 limit=${TSR_MPI_TIMEOUT:-$(scaled 300)}
 echo "1..11"
 i=0
-# ok/not ok line for a run; on failure the end of its log
-report() {   # status (0: passed), name, log
-	i=$((i + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $i - $2"
-	else
-		echo "not ok $i - $2"
-		show_log "$3"
-	fi
-}
-# what a run's status says, for the TAP line
-why() {
-	case $1 in
-	124 | 137) echo "did not end in ${limit} s (killed)" ;;
-	*) echo "mpirun exit status $1" ;;
-	esac
-}
 
 # Every rank passes (an app exits nonzero when its check fails, and so does mpirun then), and the
 # report is printed once: the pattern once by rank 0, nothing on the other ranks' standard output,

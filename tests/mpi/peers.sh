@@ -12,15 +12,6 @@
 limit=${TSR_MPI_TIMEOUT:-$(scaled 60)}
 echo "1..9"
 i=0
-report() {   # status (0: passed), description, log
-	i=$((i + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $i - $2"
-	else
-		echo "not ok $i - $2"
-		show_log "$3"
-	fi
-}
 
 for np in 1 3 4; do
 	log=$tmp/stencil$np

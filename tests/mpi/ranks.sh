@@ -17,21 +17,6 @@ cg_args="-n 16 -blocks 8"
 circuit_args="-p 8 -npp 64 -wpp 128 -l 3 -i 100"
 echo "1..12"
 i=0
-report() {   # status (0: passed), description, log
-	i=$((i + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $i - $2"
-	else
-		echo "not ok $i - $2"
-		show_log "$3"
-	fi
-}
-why() {
-	case $1 in
-	124 | 137) echo "did not end in ${limit} s (killed)" ;;
-	*) echo "exit status $1" ;;
-	esac
-}
 
 # The hex of a digest line: digest_of LOG NP SED-PATTERN (NP 0: one process's log; else rank 0's
 # lines of a job's).

@@ -407,8 +407,7 @@ START_TEST(dag_links_tiles_color_to_color)
 	setenv("TSR_NCPU", "2", 1);
 	CK_TSR(tsr_init(NULL));
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 15));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "q", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "q");
 	tsr_task_t tbump = tsr_test_task("bump", bump, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));
 	tsr_field_t fx = 0;

@@ -22,11 +22,9 @@ static void where(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static tsr_region_t grid(tsr_partition_t *tiles)
 {
 	tsr_field_t f;
-	tsr_fspace_t fs =
-		tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32}, (const char *const[]){"who"}, &f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("grid", tsr_box1(0, NCOLORS * TILE - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("grid", tsr_box1(0, NCOLORS * TILE - 1), 1,
+				(const tsr_type_t[]){TSR_I32}, (const char *const[]){"who"}, &f);
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NCOLORS - 1), "tiles", tiles));
 	return r;
 }
@@ -385,8 +383,7 @@ START_TEST(partition_owner_errors_name_the_partition)
 					   0),
 		   TSR_ESTALE, "tsr_partition_set_owner");
 	/* a destroyed partition is stale */
-	tsr_partition_t p2;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p2));
+	tsr_partition_t p2 = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	CK_TSR(tsr_partition_destroy(p2));
 	CK_TSR_ERR(tsr_partition_set_owner(p2, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE,
 		   "tsr_partition_set_owner");

@@ -93,8 +93,7 @@ static double run_stencil(const char *sched, int ncpu)
 	int32_t none = -1;
 	CK_TSR(tsr_fill(log, fw, &none, sizeof none));
 
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "relax", .cpu = step_task}, &t));
+	tsr_task_t t = tsr_test_task("relax", step_task, TSR_NONE);
 	for (int s = 0; s < NSTEPS; s++) {
 		struct step_args a = {s, fu[s % 2], fu[(s + 1) % 2]};
 		/* the written tiles come before the log: the policy's color is the first written
@@ -247,17 +246,15 @@ static void run_chains(const char *sched, int log_out[NTILES][NCHAIN])
 	obs_init(sched, 2, NULL, NULL, 0);
 	tsr_region_t line = tsr_test_region_f64("line", tsr_box1(0, NTILES * 16 - 1));
 	tsr_field_t fw;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_I32},
-					  (const char *const[]){"worker"}, &fw);
-	tsr_region_t log;
-	CK_TSR(tsr_region_create("log", tsr_box2(0, NTILES - 1, 0, NCHAIN - 1), fs, &log));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t log = tsr_test_region("log", tsr_box2(0, NTILES - 1, 0, NCHAIN - 1), 1,
+					   (const tsr_type_t[]){TSR_I32},
+					   (const char *const[]){"worker"}, &fw);
 	tsr_partition_t tiles, cols;
 	CK_TSR(tsr_partition_tiles(line, tsr_box1(0, NTILES - 1), "tiles", &tiles));
 	CK_TSR(tsr_partition_tiles(log, tsr_box2(0, NTILES - 1, 0, 0), "cols", &cols));
 	tsr_task_t tg, tc;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gate", .cpu = gate_task}, &tg));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "chain", .cpu = chain_task}, &tc));
+	tg = tsr_test_task("gate", gate_task, TSR_NONE);
+	tc = tsr_test_task("chain", chain_task, TSR_NONE);
 	/* make the partitions' plans active first, so that no runtime task is queued behind the
 	 * gates */
 	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(0)),

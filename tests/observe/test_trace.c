@@ -72,8 +72,7 @@ static void traced_program(struct observed *obs)
 	CK_TSR(tsr_fspace_add(fs, "worker", TSR_I32, 0, &fl));
 	CK_TSR(tsr_region_create("log", tsr_box1(0, NSOLO - 1), fs, &log));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(v, tsr_box1(0, NPOINTS - 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(v, tsr_box1(0, NPOINTS - 1), "tiles");
 
 	tsr_task_t tw = tsr_test_task("work", work, TSR_NONE),
 		   ts = tsr_test_task("solo", solo, TSR_NONE);
@@ -369,11 +368,7 @@ enum { NALPHA = 5, NBETA_POINTS = 7, NBETA_LAUNCHES = 2, SPIN_US = 300 };
 
 static void spin_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	tsr_accessor_t x;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) += 1.0;
+	tsr_test_add_one(ctx, args, arglen);
 	spin_us(SPIN_US);
 }
 
@@ -382,8 +377,7 @@ static void spin_task(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void stats_program(void)
 {
 	tsr_region_t r = tsr_test_region_f64("s", tsr_box1(0, NBETA_POINTS * 4 - 1));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NBETA_POINTS - 1), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, NBETA_POINTS - 1), "tiles");
 	tsr_task_t ta = tsr_test_task("alpha", spin_task, TSR_NONE),
 		   tb = tsr_test_task("beta", spin_task, TSR_NONE);
 	tsr_req_t qr = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0)),
@@ -610,15 +604,10 @@ START_TEST(timeline_shows_tessera_tasks_and_arrows)
 	CK_TSR(tsr_region_create("r", tsr_box1(0, N - 1), fs, &r));
 	CK_TSR(tsr_region_create("c", tsr_box1(0, N - 1), fs, &c));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, P - 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, P - 1), "tiles");
 	CK_TSR(tsr_fill(r, fx, &(double){1.0}, sizeof(double)));
 	CK_TSR(tsr_fill(r, fy, &(double){0.0}, sizeof(double)));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "add_one",
-						    .cpu = add_one,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("add_one", add_one, TSR_F64);
 	tsr_req_t q[2] = {tsr_req_part(tiles, TSR_READ, TSR_FIELDS(fx)),
 			  tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(fy))};
 	tsr_future_t total;

@@ -22,18 +22,8 @@ unset TSR_DEPS TSR_SCHED TSR_NCPU TSR_NOPENCL TSR_NCUDA
 libs=$(cd "$b/.libs" && pwd)
 defined() { grep -q "^#define $1 1" "$b/config.h"; }
 
-n=0
-failed=0
-report() { # name status
-	n=$((n + 1))
-	if [ "$2" = 0 ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		sed 's/^/# /' "$tmp/out" "$tmp/err" | tail -n 20
-		failed=1
-	fi
-}
+. "${top_srcdir:-.}/tests/common.sh"
+report_logs="$tmp/out $tmp/err"
 skip() { # name reason
 	n=$((n + 1))
 	echo "ok $n # SKIP $1: $2"

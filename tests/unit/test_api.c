@@ -21,18 +21,14 @@ static void describe(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_req_describes_each_requirement)
 {
 	tsr_field_t fid[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_I32},
-					  (const char *const[]){"u", "mask"}, fid);
-	tsr_region_t grid;
-	CK_TSR(tsr_region_create("grid", tsr_box1(0, 7), fs, &grid));
-	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(grid, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_region_t grid =
+		tsr_test_region("grid", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_I32},
+				(const char *const[]){"u", "mask"}, fid);
+	tsr_partition_t tiles = tsr_test_tiles(grid, tsr_box1(0, 1), "tiles");
 	tsr_future_t scale;
 	double two = 2.0;
 	CK_TSR(tsr_future_create(TSR_F64, 0, &two, &scale));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "describe", .cpu = describe}, &t));
+	tsr_task_t t = tsr_test_task("describe", describe, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
 				  .domain = tsr_box1(0, 1),
 				  .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ_WRITE,
@@ -71,8 +67,7 @@ END_TEST
 START_TEST(ctx_req_names_region_and_reduction)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box2(0, 3, 0, 2));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "describe", .cpu = describe}, &t));
+	tsr_task_t t = tsr_test_task("describe", describe, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(r, TSR_REDUCE(TSR_MAX),
 									  TSR_FIELDS(0)))}));
 	CK_TSR(tsr_fence());
@@ -109,17 +104,11 @@ static void fill_by_position(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_field_by_position_without_ids_in_args)
 {
 	tsr_field_t fid[3];
-	tsr_fspace_t fs =
-		tsr_test_fspace(3, (const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("r", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_by_position",
-						    .cpu = fill_by_position},
-				 &t));
+	tsr_region_t r =
+		tsr_test_region("r", tsr_box1(0, 9), 3,
+				(const tsr_type_t[]){TSR_F64, TSR_F64, TSR_F64}, NULL, fid);
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
+	tsr_task_t t = tsr_test_task("fill_by_position", fill_by_position, TSR_NONE);
 	/* fields 2 then 0: position 0 is f2, position 1 is f0; f1 is not requested */
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 2),
 					  .reqs = TSR_REQS(
@@ -147,9 +136,7 @@ static void third_field(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_field_position_out_of_range_fails_task)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 3));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "third_field", .cpu = third_field},
-				 &t));
+	tsr_task_t t = tsr_test_task("third_field", third_field, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
 				  .reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "third_field", "grid", "requirement 0", "position 2");
@@ -166,9 +153,7 @@ static void missing_req(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(ctx_req_out_of_range_fails_task)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 3));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "missing_req", .cpu = missing_req},
-				 &t));
+	tsr_task_t t = tsr_test_task("missing_req", missing_req, TSR_NONE);
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
 				  .reqs = TSR_REQS(tsr_req_region(r, TSR_READ, TSR_FIELDS(0)))}));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "missing_req", "requirement 3", "has 1");
@@ -199,13 +184,8 @@ START_TEST(run_index_launch_with_args_and_result)
 	tsr_region_t r = tsr_test_region_f64("values", tsr_box1(0, 7));
 	double init[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 	CK_TSR(tsr_region_write(r, 0, init, sizeof init));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "pairs", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
-						    .cpu = scaled_sum,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "pairs");
+	tsr_task_t t = tsr_test_task("scaled_sum", scaled_sum, TSR_F64);
 	struct scale_args args = {.factor = 0.5};
 	tsr_future_t largest;
 	CK_TSR(tsr_run(t, &(tsr_launch_t){
@@ -237,13 +217,8 @@ END_TEST
 START_TEST(run_result_without_operator_says_what_to_write)
 {
 	tsr_region_t r = tsr_test_region_f64("values", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "pairs", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "scaled_sum",
-						    .cpu = scaled_sum,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "pairs");
+	tsr_task_t t = tsr_test_task("scaled_sum", scaled_sum, TSR_F64);
 	struct scale_args args = {.factor = 1.0};
 	tsr_future_t f = {0};
 	CK_TSR_ERR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 3),
@@ -297,8 +272,7 @@ END_TEST
 START_TEST(region_write_read_round_trip_on_subregion)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 5, 0, 3));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quarters", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box2(0, 1, 0, 1), "quarters");
 	tsr_region_t q;
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 1, 0}, &q));
 	/* quarter (1,1) is [3..5]x[2..3]: 6 elements, row by row */
@@ -341,8 +315,7 @@ START_TEST(box_tile_matches_partition_tiles)
 	tsr_box_t bounds = tsr_box3(1, 10, -3, 3, 0, 4);
 	tsr_box_t colors = tsr_box3(0, 2, 0, 1, 1, 3);
 	tsr_region_t r = tsr_test_region_f64("cube", bounds);
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, colors, "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, colors, "tiles");
 	for (int64_t c = 0; c < tsr_box_volume(colors); c++) {
 		int64_t color[3] = {c % 3, (c / 3) % 2, 1 + c / 6};
 		tsr_region_t sub;

@@ -251,8 +251,7 @@ START_TEST(nested_write_then_root_halo_read)
 			w.mu[i] = i + base;
 		/* v through a fresh 4-tile partition, created and destroyed each round: u stays
 		 * open through "low" and "ghost" while v's plans come and go */
-		tsr_partition_t vt;
-		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "vtiles", &vt));
+		tsr_partition_t vt = tsr_test_tiles(w.r, tsr_box1(0, 3), "vtiles");
 		tsr_req_t qs4[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
 				    tsr_req_part(vt, TSR_WRITE, TSR_FIELDS(w.v))};
 		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs4, bounds, sizeof bounds,
@@ -325,21 +324,18 @@ START_TEST(stencil_2d_tiles_halo_whole)
 {
 	enum { NX = 9, NY = 7 };
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"u", "v"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("plane", tsr_box2(0, NX - 1, 0, NY - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("plane", tsr_box2(0, NX - 1, 0, NY - 1), 2,
+					 (const tsr_type_t[]){TSR_F64, TSR_F64},
+					 (const char *const[]){"u", "v"}, f);
 	tsr_partition_t tiles, ghost;
 	tsr_box_t colors = tsr_box2(0, 1, 0, 1);
 	CK_TSR(tsr_partition_tiles(r, colors, "tiles", &tiles));
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box2(0, NX - 1, 0, NY - 1), colors,
 					(const int64_t[3]){1, 1, 0}, "ghost", &ghost));
 	tsr_task_t ts, tf, tn;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_2d", .cpu = set_2d}, &ts));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "five_point", .cpu = five_point}, &tf));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "negate_whole", .cpu = negate_whole},
-				 &tn));
+	ts = tsr_test_task("set_2d", set_2d, TSR_NONE);
+	tf = tsr_test_task("five_point", five_point, TSR_NONE);
+	tn = tsr_test_task("negate_whole", negate_whole, TSR_NONE);
 	const int64_t ext[2] = {NX, NY};
 	double mu[NY][NX], mv[NY][NX];
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(f[0]));
@@ -485,10 +481,7 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 	tsr_partition_t tiles, ghost;
 	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
 		return;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold",
-						    .cpu = after_hold,
-						    .ret_type = TSR_F64},
-				 &ta));
+	ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
 	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
@@ -540,8 +533,7 @@ static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th,
 		return 0;
 	if (tsr_ncuda_workers() == 0)
 		ck_assert_str_eq(tsr_deps_name(), mode);
-	tsr_task_t ts;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_tiles", .cpu = fill_each}, &ts));
+	tsr_task_t ts = tsr_test_task("fill_tiles", fill_each, TSR_NONE);
 	double one = 1.0;
 	tsr_req_t qw = tsr_req_part(*tiles, TSR_WRITE, TSR_FIELDS(w->u));
 	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 3), 1, &qw, &one, sizeof one, TSR_REDOP_NONE,
@@ -571,10 +563,7 @@ START_TEST(refused_task_leaves_the_order_of_the_others_intact)
 		tsr_partition_t tiles, ghost;
 		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
 			return;
-		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold",
-							    .cpu = after_hold,
-							    .ret_type = TSR_F64},
-					 &ta));
+		ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only",
 							    .cuda = after_hold,
 							    .ret_type = TSR_F64},
@@ -617,10 +606,7 @@ START_TEST(partition_destroyed_while_its_reader_waits)
 		tsr_partition_t tiles, ghost, halves;
 		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
 			return;
-		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "after_hold",
-							    .cpu = after_hold,
-							    .ret_type = TSR_F64},
-					 &ta));
+		ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "halves", &halves));
 		tsr_future_t seen;
 		CK_TSR(tsr_run(ta,
@@ -771,11 +757,8 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 	tsr_partition_t tiles, ghost;
 	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
 		return;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fill_each", .cpu = fill_each}, &tf));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_sum",
-						    .cpu = slow_sum,
-						    .ret_type = TSR_F64},
-				 &ts));
+	tf = tsr_test_task("fill_each", fill_each, TSR_NONE);
+	ts = tsr_test_task("slow_sum", slow_sum, TSR_F64);
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
 	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
@@ -847,8 +830,7 @@ START_TEST(halo_read_after_the_pieces_change)
 {
 	struct world w;
 	world_init(&w);
-	tsr_task_t slow;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_bump", .cpu = slow_bump}, &slow));
+	tsr_task_t slow = tsr_test_task("slow_bump", slow_bump, TSR_NONE);
 	tsr_partition_t four, three, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "four", &four));
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "three", &three));
@@ -904,12 +886,9 @@ START_TEST(more_pieces_than_kept_collapse_and_stay_right)
 {
 	enum { M = 20000 };
 	tsr_field_t f;
-	tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, NULL, &f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("many", tsr_box1(0, M - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_task_t set;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "set_tiles", .cpu = set_tiles}, &set));
+	tsr_region_t r = tsr_test_region("many", tsr_box1(0, M - 1), 1,
+					 (const tsr_type_t[]){TSR_F64}, NULL, &f);
+	tsr_task_t set = tsr_test_task("set_tiles", set_tiles, TSR_NONE);
 	tsr_partition_t ones, halves;
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, M - 1), "ones", &ones));
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &halves));

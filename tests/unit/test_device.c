@@ -175,8 +175,7 @@ START_TEST(map_of_a_device_homed_field_gives_a_host_pointer)
 {
 	tsr_region_t r = tsr_test_region_f64("temperature", tsr_box1(0, N - 1));
 	write_ramp(r);
-	tsr_partition_t tiles;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, NTILES - 1), "tiles", &tiles));
+	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, NTILES - 1), "tiles");
 	tsr_task_t add = task_of("add", add_cpu, add_cl, TSR_NONE);
 	tsr_field_t x = 0;
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, 1, &x);

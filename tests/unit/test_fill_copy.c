@@ -5,13 +5,10 @@
 START_TEST(fill_every_type)
 {
 	tsr_field_t f[5];
-	tsr_fspace_t fs =
-		tsr_test_fspace(5,
+	tsr_region_t r =
+		tsr_test_region("all", tsr_box2(0, 3, 0, 2), 5,
 				(const tsr_type_t[]){TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES},
 				NULL, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("all", tsr_box2(0, 3, 0, 2), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
 	float vf = 1.5f;
 	double vd = -2.75;
 	int32_t vi = -7;
@@ -120,11 +117,9 @@ END_TEST
 START_TEST(copy_between_fields_and_subregions)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_I32, TSR_I32},
-					  (const char *const[]){"a", "b"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("ab", tsr_box2(0, 3, 0, 3), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("ab", tsr_box2(0, 3, 0, 3), 2,
+					 (const tsr_type_t[]){TSR_I32, TSR_I32},
+					 (const char *const[]){"a", "b"}, f);
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(r, f[0], TSR_WRITE, &a));
 	for (int64_t y = 0; y <= 3; y++)

@@ -42,13 +42,10 @@ END_TEST
 START_TEST(region_keeps_field_types_after_fspace_destroy)
 {
 	tsr_field_t fid[5];
-	tsr_fspace_t fs =
-		tsr_test_fspace(5,
+	tsr_region_t r =
+		tsr_test_region("typed", tsr_box1(0, 3), 5,
 				(const tsr_type_t[]){TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES},
 				NULL, fid);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("typed", tsr_box1(0, 3), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
 	static const tsr_type_t types[5] = {TSR_F32, TSR_F64, TSR_I32, TSR_I64, TSR_BYTES};
 	static const size_t sizes[5] = {4, 8, 4, 8, 16};
 	for (int i = 0; i < 5; i++) {

@@ -123,8 +123,7 @@ END_TEST
 START_TEST(index_launch_1d_each_point_writes_its_tile)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 9));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = tsr_test_task("stamp_point", stamp_point, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
@@ -142,8 +141,7 @@ END_TEST
 START_TEST(index_launch_over_part_of_color_space)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = tsr_test_task("stamp_point", stamp_point, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box1(1, 2), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
@@ -185,13 +183,10 @@ static void copy_from_proj(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(index_launch_with_projection_reads_neighbour_tile)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"x", "y"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("xy", tsr_box1(0, 7), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_region_t r =
+		tsr_test_region("xy", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"x", "y"}, f);
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
 		   tc = tsr_test_task("copy_from_proj", copy_from_proj, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
@@ -228,12 +223,9 @@ static void sum_into_tile(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(index_launch_passes_region_requirement_whole)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("xy", tsr_box1(1, 6), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
+	tsr_region_t r = tsr_test_region("xy", tsr_box1(1, 6), 2,
+					 (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
 		   ts = tsr_test_task("sum_into_tile", sum_into_tile, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
@@ -278,8 +270,7 @@ static void fill_2d(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(accessor_2d_strides_and_bounds)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(10, 15, 0, 3));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 2, 0, 1), "blocks", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box2(0, 2, 0, 1), "blocks");
 	tsr_task_t t = tsr_test_task("fill_2d", fill_2d, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	size_t nx = 6;
@@ -367,13 +358,10 @@ static void axpy(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(requirement_with_two_fields_of_different_types)
 {
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F32},
-					  (const char *const[]){"x", "y"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("xy", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_region_t r =
+		tsr_test_region("xy", tsr_box1(0, 9), 2, (const tsr_type_t[]){TSR_F64, TSR_F32},
+				(const char *const[]){"x", "y"}, f);
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	double x0 = 1.5;
 	float y0 = 1.0f;
 	CK_TSR(tsr_fill(r, f[0], &x0, sizeof x0));

@@ -34,8 +34,7 @@ START_TEST(map_read_waits_for_the_writer)
 {
 	atomic_store(&finished, 0);
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 99));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_write", .cpu = slow_write}, &t));
+	tsr_task_t t = tsr_test_task("slow_write", slow_write, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	double v = 4.0;
 	CK_TSR(tsr_launch(t, 1, &q, &v, sizeof v, NULL));
@@ -59,11 +58,7 @@ START_TEST(map_write_is_seen_by_later_tasks)
 	for (int64_t i = 1; i <= 10; i++)
 		TSR_AT1(&a, double, i) = (double)i;
 	CK_TSR(tsr_unmap(r, 0));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "sum_field",
-						    .cpu = sum_field,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("sum_field", sum_field, TSR_F64);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_field_t f = 0;
 	tsr_future_t fut;
@@ -89,11 +84,7 @@ START_TEST(map_read_write_round_trip)
 		TSR_AT1(&a, double, i) *= (double)i;
 	}
 	CK_TSR(tsr_unmap(r, 0));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "sum_field",
-						    .cpu = sum_field,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("sum_field", sum_field, TSR_F64);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_field_t f = 0;
 	tsr_future_t fut;
@@ -122,11 +113,8 @@ static void write_color(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(map_subregion_after_index_launch)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 7, 0, 3));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "quads", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_color", .cpu = write_color},
-				 &t));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box2(0, 1, 0, 1), "quads");
+	tsr_task_t t = tsr_test_task("write_color", write_color, TSR_NONE);
 	tsr_req_t q = tsr_req_part(p, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_index_launch(t, tsr_box2(0, 1, 0, 1), 1, &q, NULL, 0, TSR_REDOP_NONE, NULL));
 	tsr_region_t s;
@@ -161,15 +149,12 @@ START_TEST(map_waits_only_for_tasks_on_that_field)
 {
 	atomic_store(&finished, 0);
 	tsr_field_t f[2];
-	tsr_fspace_t fs = tsr_test_fspace(2, (const tsr_type_t[]){TSR_F64, TSR_F64},
-					  (const char *const[]){"slow", "fast"}, f);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("two", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("two", tsr_box1(0, 9), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+				(const char *const[]){"slow", "fast"}, f);
 	double seven = 7.0;
 	CK_TSR(tsr_fill(r, f[1], &seven, sizeof seven));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_write", .cpu = slow_write}, &t));
+	tsr_task_t t = tsr_test_task("slow_write", slow_write, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(f[0]));
 	double v = 1.0;
 	CK_TSR(tsr_launch(t, 1, &q, &v, sizeof v, NULL));
@@ -199,8 +184,7 @@ START_TEST(map_tile_waits_only_for_tasks_on_that_tile)
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &s1));
 	double two = 2.0, five = 5.0;
 	CK_TSR(tsr_fill(s1, 0, &two, sizeof two));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "slow_write", .cpu = slow_write}, &t));
+	tsr_task_t t = tsr_test_task("slow_write", slow_write, TSR_NONE);
 	tsr_req_t q = tsr_req_region(s0, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, &five, sizeof five, NULL));
 	tsr_accessor_t a;

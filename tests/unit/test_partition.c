@@ -26,8 +26,7 @@ static void ck_box(tsr_box_t got, tsr_box_t want)
 START_TEST(tiles_1d_give_remainder_to_first_tiles)
 {
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(0, 9));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	ck_box(sub_bounds(p, 0, 0, 0), tsr_box1(0, 3));
 	ck_box(sub_bounds(p, 1, 0, 0), tsr_box1(4, 6));
 	ck_box(sub_bounds(p, 2, 0, 0), tsr_box1(7, 9));
@@ -42,8 +41,7 @@ END_TEST
 START_TEST(tiles_color_space_may_start_anywhere)
 {
 	tsr_region_t r = tsr_test_region_f64("line", tsr_box1(100, 109));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(5, 6), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(5, 6), "halves");
 	ck_box(sub_bounds(p, 5, 0, 0), tsr_box1(100, 104));
 	ck_box(sub_bounds(p, 6, 0, 0), tsr_box1(105, 109));
 	CK_TSR(tsr_region_destroy(r));
@@ -53,8 +51,7 @@ END_TEST
 START_TEST(tiles_2d_bounds)
 {
 	tsr_region_t r = tsr_test_region_f64("plane", tsr_box2(0, 7, 0, 5));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 2), "blocks", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box2(0, 1, 0, 2), "blocks");
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 3; j++)
 			ck_box(sub_bounds(p, i, j, 0),
@@ -69,8 +66,7 @@ START_TEST(tiles_3d_cover_region_exactly_once)
 {
 	tsr_box_t rb = tsr_box3(0, 6, -1, 3, 2, 4); /* 7 x 5 x 3 */
 	tsr_region_t r = tsr_test_region_f64("cube", rb);
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box3(0, 2, 0, 1, 0, 2), "bricks", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box3(0, 2, 0, 1, 0, 2), "bricks");
 	int count[7][5][3] = {{{0}}};
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 2; j++)
@@ -277,8 +273,7 @@ END_TEST
 START_TEST(region_destroy_takes_its_partitions)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 15));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	CK_TSR(tsr_region_destroy(r));
 	ck_assert_int_eq(tsr_partition_is_disjoint(p), TSR_ESTALE);
 }

@@ -61,8 +61,7 @@ static void read_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 static tsr_task_t fold_task(void)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "fold_value", .cpu = fold_value}, &t));
+	tsr_task_t t = tsr_test_task("fold_value", fold_value, TSR_NONE);
 	return t;
 }
 
@@ -83,8 +82,7 @@ static void index_fold(tsr_task_t t, tsr_partition_t p, tsr_box_t dom, tsr_redop
 START_TEST(reduce_sum_through_disjoint_tiles)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	double ten = 10.0, v[12];
 	CK_TSR(tsr_fill(r, 0, &ten, sizeof ten));
 	index_fold(fold_task(), p, tsr_box1(0, 3), TSR_SUM, 1.0);
@@ -149,11 +147,7 @@ START_TEST(concurrent_reduce_launches_then_read_sees_total)
 		for (int i = 8; i <= 11; i++)
 			want[i] += 1000.0;
 	}
-	tsr_task_t rs;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum",
-						    .cpu = read_sum,
-						    .ret_type = TSR_F64},
-				 &rs));
+	tsr_task_t rs = tsr_test_task("read_sum", read_sum, TSR_F64);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_future_t f;
 	CK_TSR(tsr_launch(rs, 1, &q, NULL, 0, &f));
@@ -183,10 +177,9 @@ static void double_it(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(reduce_epochs_separated_by_read_write)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_task_t t = fold_task(), d;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "double_it", .cpu = double_it}, &d));
+	d = tsr_test_task("double_it", double_it, TSR_NONE);
 	tsr_req_t rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	single_fold(t, r, TSR_SUM, TSR_F64, 3.0);
 	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 1.0); /* +1 / +2 */
@@ -206,8 +199,7 @@ END_TEST
 START_TEST(reduce_with_different_ops_in_sequence)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 5));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	double five = 5.0, v[6];
 	CK_TSR(tsr_fill(r, 0, &five, sizeof five));
 	tsr_task_t t = fold_task();
@@ -260,8 +252,7 @@ static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double 
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("ops", tsr_box1(0, 5), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 2), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	int32_t i32 = (int32_t)init;
 	int64_t i64 = (int64_t)init;
 	CK_TSR(tsr_fill(r, f,
@@ -382,11 +373,7 @@ START_TEST(user_redop_on_region_and_future)
 	tsr_partition_t p;
 	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 9), tsr_box1(0, 4),
 					(const int64_t[3]){1, 0, 0}, "ghost", &p));
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "or_bits",
-						    .cpu = or_bits,
-						    .ret_type = TSR_I64},
-				 &t));
+	tsr_task_t t = tsr_test_task("or_bits", or_bits, TSR_I64);
 	tsr_req_t q = tsr_req_part(p, TSR_REDUCE(op), TSR_FIELDS(f));
 	tsr_future_t fut;
 	CK_TSR(tsr_index_launch(t, tsr_box1(0, 4), 1, &q, &op, sizeof op, op, &fut));
@@ -435,8 +422,7 @@ START_TEST(user_redop_on_bytes)
 	tsr_region_t r;
 	CK_TSR(tsr_region_create("pairs", tsr_box1(0, 7), fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "pair_point",
 						    .cpu = pair_point,
@@ -518,11 +504,7 @@ static void order_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 static tsr_task_t order_task(void)
 {
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "order_point",
-						    .cpu = order_point,
-						    .ret_type = TSR_F64},
-				 &t));
+	tsr_task_t t = tsr_test_task("order_point", order_point, TSR_F64);
 	return t;
 }
 
@@ -647,16 +629,11 @@ START_TEST(unordered_opt_out_still_reduces)
 	setenv("TSR_REDUX", "unordered", 1);
 	order_init("lws");
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
-	tsr_partition_t p;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &p));
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = fold_task();
 	for (int k = 0; k < 5; k++)
 		index_fold(t, p, tsr_box1(0, 3), TSR_SUM, 1.0);
-	tsr_task_t rs;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "read_sum",
-						    .cpu = read_sum,
-						    .ret_type = TSR_F64},
-				 &rs));
+	tsr_task_t rs = tsr_test_task("read_sum", read_sum, TSR_F64);
 	tsr_req_t q = tsr_req_part(p, TSR_READ, TSR_FIELDS(0));
 	tsr_future_t f;
 	CK_TSR(tsr_index_launch(rs, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));

@@ -101,10 +101,7 @@ static void count_wrong(tsr_ctx_t *ctx, const void *args, size_t arglen)
 static void check_region(tsr_box_t bounds, const char *name)
 {
 	tsr_field_t fid[NTYPES];
-	tsr_fspace_t fs = tsr_test_fspace(NTYPES, all_types, NULL, fid);
-	tsr_region_t r;
-	CK_TSR(tsr_region_create(name, bounds, fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region(name, bounds, NTYPES, all_types, NULL, fid);
 	ck_assert_str_eq(tsr_region_name(r), name);
 	tsr_box_t got;
 	CK_TSR(tsr_region_bounds(r, &got));
@@ -134,12 +131,8 @@ static void check_region(tsr_box_t bounds, const char *name)
 		CK_TSR(tsr_unmap(r, fid[f]));
 	}
 	tsr_task_t tw, tc;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "write_pattern", .cpu = write_pattern},
-				 &tw));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "count_wrong",
-						    .cpu = count_wrong,
-						    .ret_type = TSR_I64},
-				 &tc));
+	tw = tsr_test_task("write_pattern", write_pattern, TSR_NONE);
+	tc = tsr_test_task("count_wrong", count_wrong, TSR_I64);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0, 1, 2, 3, 4));
 	tsr_req_t rd = tsr_req_region(r, TSR_READ, TSR_FIELDS(0, 1, 2, 3, 4));
 	tsr_future_t fut;

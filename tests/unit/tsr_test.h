@@ -136,16 +136,33 @@ static inline tsr_fspace_t tsr_test_fspace(int n, const tsr_type_t *types, const
 	return fs;
 }
 
-/* A region `name` over `bounds` with one f64 field "x" (fid 0). */
-static inline tsr_region_t tsr_test_region_f64(const char *name, tsr_box_t bounds)
+/* A region `name` over `bounds` with the fields tsr_test_fspace makes of types and names; their
+ * ids in fids. The field space is destroyed: the region keeps its own copy. */
+static inline tsr_region_t tsr_test_region(const char *name, tsr_box_t bounds, int n,
+					   const tsr_type_t *types, const char *const *names,
+					   tsr_field_t *fids)
 {
-	tsr_field_t f;
-	tsr_fspace_t fs =
-		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	tsr_fspace_t fs = tsr_test_fspace(n, types, names, fids);
 	tsr_region_t r;
 	CK_TSR(tsr_region_create(name, bounds, fs, &r));
 	CK_TSR(tsr_fspace_destroy(fs));
 	return r;
+}
+
+/* A region `name` over `bounds` with one f64 field "x" (fid 0). */
+static inline tsr_region_t tsr_test_region_f64(const char *name, tsr_box_t bounds)
+{
+	tsr_field_t f;
+	return tsr_test_region(name, bounds, 1, (const tsr_type_t[]){TSR_F64},
+			       (const char *const[]){"x"}, &f);
+}
+
+/* Region r cut into tiles over the color space `colors` (tsr_partition_tiles), named `name`. */
+static inline tsr_partition_t tsr_test_tiles(tsr_region_t r, tsr_box_t colors, const char *name)
+{
+	tsr_partition_t p;
+	CK_TSR(tsr_partition_tiles(r, colors, name, &p));
+	return p;
 }
 
 /* Host view of a 1-D f64 field: copy it out through tsr_map (waits for the writers). */

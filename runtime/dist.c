@@ -501,6 +501,21 @@ struct rank_word {
 	char msg[512];
 };
 
+/* Wait for a collective request, testing it between short sleeps after the first `spins` tests,
+ * and at most `naps` sleeps (-1: no bound). */
+static void wait_request(MPI_Request *req, int spins, long naps)
+{
+	int done = 0;
+	for (long i = 0; !done; i++) {
+		MPI_Test(req, &done, MPI_STATUS_IGNORE);
+		if (done || i < spins)
+			continue;
+		if (naps >= 0 && i - spins >= naps)
+			break;
+		nanosleep(&gather_nap, NULL);
+	}
+}
+
 /* MPI_Allgather busy-polls until the last rank arrives, and the ranks that wait for a late one
  * take the core from that rank's own threads when ranks share cores (mpirun --oversubscribe, or
  * more ranks than cores): the late rank's worker and StarPU-MPI's thread then run in the slices
@@ -510,13 +525,7 @@ static void wait_allgather(const void *mine, void *all, int bytes)
 {
 	MPI_Request req;
 	MPI_Iallgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, coll_comm, &req);
-
-	int done = 0;
-	for (int spins = 0; !done; spins++) {
-		MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-		if (!done && spins >= GATHER_SPINS)
-			nanosleep(&gather_nap, NULL);
-	}
+	wait_request(&req, GATHER_SPINS, -1);
 }
 
 /* Every rank's word, gathered on every rank; NULL when out of memory (then nothing is compared). */
@@ -617,14 +626,8 @@ enum { ABORT_WAIT_NAPS = 100000 }; /* of gather_nap (50 us): 5 s at least */
 static void mpi_abort(void)
 {
 	MPI_Request req;
-	int done = 0;
-
 	MPI_Ibarrier(coll_comm, &req);
-	for (int naps = 0; !done && naps < ABORT_WAIT_NAPS; naps++) {
-		MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-		if (!done)
-			nanosleep(&gather_nap, NULL);
-	}
+	wait_request(&req, 0, ABORT_WAIT_NAPS);
 
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }

@@ -13,3 +13,27 @@ report() {
 		failed=1
 	fi
 }
+
+# install_prefix: sets prefix to TSR_PREFIX (an installation made before) or installs the build
+# tree ($builddir) into $tmp/prefix, and reports which as the next test (tests/install/).
+install_prefix() {
+	if [ -n "$TSR_PREFIX" ]; then
+		prefix=$TSR_PREFIX
+		echo "using the installation in $prefix" >"$tmp/log"
+		report "installed in $prefix by make install" 0
+		return
+	fi
+	prefix=$tmp/prefix
+	# A make of our own inside make check: it must not join the outer make's job server. That
+	# install writes the build tree's tessera.pc for DIR, which is then written back for the
+	# configured prefix; both scripts of tests/install do it, so they take turns (flock).
+	(
+		unset MAKEFLAGS MFLAGS MAKELEVEL
+		! command -v flock >/dev/null || flock 9
+		${MAKE:-make} -C "$builddir" install prefix="$prefix" >"$tmp/log" 2>&1
+		rc=$?
+		${MAKE:-make} -C "$builddir" tessera.pc >/dev/null 2>&1
+		exit $rc
+	) 9>"$builddir/tests/install/install.lock"
+	report "make install prefix=DIR" $?
+}

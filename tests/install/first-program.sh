@@ -20,25 +20,7 @@ starpu_pc=${TSR_STARPU_PCDIR:+:$TSR_STARPU_PCDIR}
 report_logs="$tmp/log"
 
 echo "1..9"
-if [ -n "$TSR_PREFIX" ]; then
-	prefix=$TSR_PREFIX
-	echo "using the installation in $prefix" >"$tmp/log"
-	report "installed in $prefix by make install" 0
-else
-	prefix=$tmp/prefix
-	# A make of our own inside make check: it must not join the outer make's job server. That
-	# install writes the build tree's tessera.pc for DIR, which is then written back for the
-	# configured prefix; tests/install/manual.sh does the same, so they take turns (flock).
-	(
-		unset MAKEFLAGS MFLAGS MAKELEVEL
-		! command -v flock >/dev/null || flock 9
-		${MAKE:-make} -C "$builddir" install prefix="$prefix" >"$tmp/log" 2>&1
-		rc=$?
-		${MAKE:-make} -C "$builddir" tessera.pc >/dev/null 2>&1
-		exit $rc
-	) 9>"$builddir/tests/install/install.lock"
-	report "make install prefix=DIR" $?
-fi
+install_prefix
 libdir=${TSR_LIBDIR:-$prefix/lib}
 bindir=${TSR_BINDIR:-$prefix/bin}
 pcdir=${TSR_PKGCONFIGDIR:-$libdir/pkgconfig}

@@ -220,7 +220,7 @@ START_TEST(mapper_refusal_runs_no_point)
 	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int32_t v = -7, who[NCOLORS];
 	CK_TSR(tsr_fill(r, 0, &v, sizeof v));
-	tsr_mapping_t bad = {TSR_WORKER_ANY, 99, 0};
+	tsr_mapping_t bad = {.kind = TSR_WORKER_ANY, .worker = 99, .priority = 0, .rank = 0};
 	CK_TSR(tsr_set_mapper(last_point_from_arg, &bad));
 	tsr_req_t q = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
@@ -230,7 +230,7 @@ START_TEST(mapper_refusal_runs_no_point)
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_msg(who[c] == -7, "color %d was written by a launch that failed", c);
 	/* no worker can run it: the task has no CUDA variant */
-	bad = (tsr_mapping_t){TSR_WORKER_CUDA, -1, 0};
+	bad = (tsr_mapping_t){.kind = TSR_WORKER_CUDA, .worker = -1, .priority = 0, .rank = 0};
 	CK_TSR_ERR(tsr_index_launch(t, tsr_box1(0, NCOLORS - 1), 1, &q, NULL, 0, TSR_REDOP_NONE,
 				    NULL),
 		   TSR_ENODEV, "where");

@@ -173,8 +173,8 @@ int tsr__config_resolve(const tsr_config_t *cfg, tsr_config_t *c)
 	    (rc = tsr__env_int("TSR_NCUDA", -1, 4096, &c->ncuda)) ||
 	    (rc = tsr__env_int("TSR_NOPENCL", -1, 4096, &c->nopencl)))
 		return rc;
-	if ((s = tsr__env("TSR_TRACE")))
-		c->trace_file = s;
+	if ((s = tsr__env("TSR_TIMELINE")))
+		c->timeline_file = s;
 	if ((s = tsr__env("TSR_DAG")))
 		c->dag_file = s;
 	if (tsr__env("TSR_STATS") && (rc = tsr__env_choice("TSR_STATS", "tsr_init", &c->stats)))
@@ -213,8 +213,8 @@ static const char *cfg_value(const tsr_config_t *cfg, const char *name, char *nu
 		return cfg_number(cfg->ncuda, d.ncuda, num, n);
 	if (!strcmp(name, "TSR_NOPENCL"))
 		return cfg_number(cfg->nopencl, d.nopencl, num, n);
-	if (!strcmp(name, "TSR_TRACE"))
-		return cfg->trace_file;
+	if (!strcmp(name, "TSR_TIMELINE"))
+		return cfg->timeline_file;
 	if (!strcmp(name, "TSR_DAG"))
 		return cfg->dag_file;
 	if (!strcmp(name, "TSR_STATS"))
@@ -295,8 +295,31 @@ static const char *device_reason(int opencl, int started)
 	return opencl ? "StarPU found no more OpenCL devices" : "StarPU found no more CUDA devices";
 }
 
+/* The switches renamed, newer name first: the older is still read, with a warning, because a
+ * "trace" now is a replayed loop body (tsr_trace_begin) and no longer the timeline file. */
+static const char *const renamed[][3] = {
+	{"TSR_TIMELINE", "TSR_TRACE", "the timeline file"},
+	{"TSR_TIMELINE_FLOWS", "TSR_TRACE_FLOWS", "the timeline's dependence arrows"},
+};
+
+/* A warning for each switch set by its older name. */
+static void warn_older_names(const tsr_config_t *c)
+{
+	int n = (int)(sizeof renamed / sizeof renamed[0]);
+	for (int k = 0; k < n; k++) {
+		const char *from = tsr__env_from(renamed[k][0]);
+		if (from && !strcmp(from, renamed[k][1]))
+			warn_once(4 + k, c,
+				  "%s is the older name of %s (%s): a trace now is a replayed "
+				  "loop body (tsr_trace_begin); set %s instead",
+				  renamed[k][1], renamed[k][0], renamed[k][2], renamed[k][0]);
+	}
+}
+
 void tsr__config_warn(const tsr_config_t *c)
 {
+	warn_older_names(c);
+
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int ncpu = starpu_cpu_worker_get_count();
 

@@ -2,7 +2,7 @@
  * dependencies itself from the accesses it submits, Tessera's own tasks (folds, syncs) included;
  * with costs from the perf models, the same graph feeds the critical-path policy (bottom levels
  * kept up to date as tasks are added, so a ready task's priority is its longest known path to the
- * end) and the timeline's dependence arrows (TSR_TRACE_FLOWS). The dot file is drawn for people:
+ * end) and the timeline's dependence arrows (TSR_TIMELINE_FLOWS). The dot file is drawn for people:
  * one edge per pair of tasks, labels on request, each launch a box inside its iteration's box. */
 #include <errno.h>
 #include <math.h>

@@ -68,7 +68,7 @@ static int check_tsr_mpi(void)
 	return tsr__env_choice("TSR_MPI", "tsr_init", &on);
 }
 
-/* The timeline's log of transfers (TSR_TRACE): StarPU-MPI's completion callbacks (its progress
+/* The timeline's log of transfers (TSR_TIMELINE): StarPU-MPI's completion callbacks (its progress
  * thread) append, the timeline copies. */
 int tsr__dist_log_on;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -70,17 +70,25 @@ static const struct row rows[] = {
 	 "1 runs one program on all ranks (StarPU-MPI); 0 makes every rank a separate one-process "
 	 "run",
 	 .flag = "--mpi"},
-	{"TSR_TRACE", "file", "none",
+	{"TSR_TIMELINE", "file", "none",
 	 "the run's timeline as trace events (JSON; open in Perfetto): each rank a process (pid "
 	 "rank+1), the host thread and each worker a named track of its tasks (Tessera's fills, "
 	 "copies, folds and syncs included), the data tasks fetched as slices on a track per bus, "
 	 "StarPU-MPI transfers per peer, numeric counters (tasks waiting and running, bytes per "
 	 "bus); written at tsr_finalize, or at exit without it; one file per rank "
 	 "(trace.rank0.json, ...)",
-	 .flag = "--trace"},
-	{"TSR_TRACE_FLOWS", "0|1", "0",
+	 .flag = "--timeline"},
+	{"TSR_TIMELINE_FLOWS", "0|1", "0",
 	 "1: the timeline also draws each dependence of the task graph as an arrow (flow events)",
-	 .flag = "--trace-flows"},
+	 .flag = "--timeline-flows"},
+	{"TSR_TRACE", "file", "unset",
+	 "the older name of TSR_TIMELINE, read when TSR_TIMELINE is not set, with a warning: a trace "
+	 "now is a replayed loop body (tsr_trace_begin, TSR_REPLAY)",
+	 .older_name_of = "TSR_TIMELINE"},
+	{"TSR_TRACE_FLOWS", "0|1", "0",
+	 "the older name of TSR_TIMELINE_FLOWS, read when TSR_TIMELINE_FLOWS is not set, with a "
+	 "warning",
+	 .older_name_of = "TSR_TIMELINE_FLOWS"},
 	{"TSR_DAG", "file", "none",
 	 "the dependency graph Tessera derived, as Graphviz dot (Tessera's folds and syncs "
 	 "included), drawn for people: one unlabelled edge per pair of tasks, none where a path "
@@ -290,7 +298,28 @@ int tsr__env_check_value(int i, const char *from, const char *v, const char *wha
 /* Flags given to tsr_args, by switch (copies: the program may reuse its argv). */
 static char *flag_values[NSWITCHES];
 
-/* The value that wins and where it came from; NULL when nothing sets it. */
+/* The value of switch i's older name (a row whose older_name_of is i), read when nothing else
+ * sets switch i; NULL when there is none or it is unset. */
+static const char *lookup_older(int i, const char **from)
+{
+	for (int k = 0; k < NSWITCHES; k++) {
+		const char *newer = rows[k].older_name_of;
+		if (!newer || strcmp(newer, rows[i].name))
+			continue;
+
+		const char *v = getenv(rows[k].name);
+		if (v && *v) {
+			*from = rows[k].name;
+			return v;
+		}
+	}
+
+	*from = NULL;
+	return NULL;
+}
+
+/* The value that wins and where it came from (a flag, the variable, StarPU's, the older name);
+ * NULL when nothing sets it. */
 static const char *lookup(int i, const char **from)
 {
 	if (flag_values[i]) {
@@ -312,8 +341,7 @@ static const char *lookup(int i, const char **from)
 		}
 	}
 
-	*from = NULL;
-	return NULL;
+	return lookup_older(i, from);
 }
 
 const char *tsr__env(const char *name)

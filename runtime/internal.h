@@ -517,7 +517,7 @@ void tsr__node_set_redux(struct tsr_node *n, tsr_type_t type, int op);
 void tsr__redops_reset(void);
 
 /* ===== floor: records ============================================================================
- * dag.c, trace.c */
+ * dag.c, records.c */
 
 /* ---- the task graph (dag.c): nodes in submission order, grouped by launch and iteration. */
 extern int tsr__dag_on, tsr__critpath_on;
@@ -540,7 +540,7 @@ void tsr__dag_done(int id);
 int tsr__dag_write(const char *file);
 void tsr__dag_free(void);
 
-/* ---- observation (trace.c) */
+/* ---- observation (records.c) */
 extern int tsr__obs_on;
 void tsr__obs_init(const tsr_config_t *c, int critpath);
 /* before starpu_init: TSR_EINVAL naming an unwritable path or a bad observation switch */

@@ -45,10 +45,9 @@ static int poller_nice;
 
 int tsr__nice_read(void)
 {
-	const char *name = tsr__env("TSR_NICE") ? "TSR_NICE" : "TSR_MPI_NICE";
-
 	poller_nice = NICE_DEFAULT;
-	return tsr__env_int(name, 0, 19, &poller_nice); /* the rule of env.c's table: 0..19 */
+	/* TSR_MPI_NICE comes through TSR_NICE: env.c reads an older name when the newer is unset */
+	return tsr__env_int("TSR_NICE", 0, 19, &poller_nice); /* the rule of env.c's table: 0..19 */
 }
 
 #ifdef __linux__

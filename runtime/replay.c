@@ -2,7 +2,7 @@
  * iterations without their dependence analysis: by hand (tsr_trace_begin / tsr_trace_end around
  * the body) or found by Tessera itself (TSR_REPLAY=auto, the default: a repeated sequence of
  * launches in a bounded window). "Trace" here is the replay's word (Legion's); the timeline file
- * TSR_TRACE writes is another thing (trace.c).
+ * TSR_TIMELINE writes is another thing (records.c).
  *
  * What is recorded. The first time a body runs, each launch is analysed as usual, and kept: what
  * the call named (task, domain, requirements with their handles, privileges, fields and

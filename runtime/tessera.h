@@ -151,12 +151,12 @@ const char *tsr_last_error(void);
 typedef struct tsr_config {
 	/** StarPU policy name ("eager", "lws", "dmda", ...) or Tessera's; NULL: StarPU default */
 	const char *sched;
-	int ncpu;               /**< CPU workers; -1: StarPU default */
-	int ncuda;              /**< CUDA workers; -1: StarPU default, 0: none */
-	const char *trace_file; /**< the run's timeline (trace events, Perfetto); NULL: none */
-	const char *dag_file;   /**< Graphviz dot of the derived task graph; NULL: none */
-	int stats;              /**< print per-task statistics at finalize */
-	int quiet;              /**< do not print warnings (live objects at finalize) on stderr */
+	int ncpu;                  /**< CPU workers; -1: StarPU default */
+	int ncuda;                 /**< CUDA workers; -1: StarPU default, 0: none */
+	const char *timeline_file; /**< the run's timeline (trace events, Perfetto); NULL: none */
+	const char *dag_file;      /**< Graphviz dot of the derived task graph; NULL: none */
+	int stats;                 /**< print per-task statistics at finalize */
+	int quiet; /**< do not print warnings (live objects at finalize) on stderr */
 	/** OpenCL workers; 0 (the default): none, -1: StarPU default. POCL's CPU devices count only
 	 * with STARPU_OPENCL_ON_CPUS=1 (StarPU skips them otherwise) */
 	int nopencl;
@@ -168,8 +168,8 @@ typedef struct tsr_config {
  * Any thread, before tsr_init() too. */
 void tsr_config_init(tsr_config_t *cfg);
 /** Start the runtime. Each setting comes from, first found first: its command-line flag
- * (tsr_args()), its TSR_ variable (TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TRACE, TSR_DAG,
- * TSR_STATS and the others of tsr_env_switches()), StarPU's variable for the same setting
+ * (tsr_args()), its TSR_ variable (TSR_SCHED, TSR_NCPU, TSR_NCUDA, TSR_NOPENCL, TSR_TIMELINE,
+ * TSR_DAG, TSR_STATS and the others of tsr_env_switches()), StarPU's variable for the same setting
  * (STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA, STARPU_NOPENCL), cfg, then the default; StarPU's other
  * STARPU_* variables keep working. Tessera's policies (tsr-locality, tsr-critpath) are reached by
  * every route. Where StarPU starts fewer workers than asked for (more CPU workers than the machine
@@ -182,7 +182,7 @@ void tsr_config_init(tsr_config_t *cfg);
  * @retval TSR_EINVAL  a flag or variable with a value outside its rule (the values column of
  *                     tsr_env_switches(): TSR_STATS=abc, TSR_NCPU=1x; the message names the switch
  *                     and what it takes), an unknown policy or `help` as the policy (the message
- *                     lists every policy), or a trace/graph file that cannot be created
+ *                     lists every policy), or a timeline/graph file that cannot be created
  * @retval TSR_ENODEV  StarPU found no worker (with OpenCL asked for: POCL's device also needs
  *                     STARPU_OPENCL_ON_CPUS=1, the message says so)
  * @retval TSR_ESTARPU StarPU failed to start
@@ -194,7 +194,8 @@ int tsr_init(const tsr_config_t *cfg);
 /** Take Tessera's own command-line flags out of argv, for every later tsr_init(), where they win
  * over everything else: one flag per switch of tsr_env_switches() (tsr_settings() gives its name):
  * --sched NAME, --ncpu N, --ncuda N, --nopencl N, --home WHERE, --redux, --deps, --coherence,
- * --mpi, --trace FILE, --dag FILE, --stats, --nice N. A value follows as the next argument or after
+ * --mpi, --timeline FILE, --dag FILE, --stats, --nice N. A value follows as the next argument or
+ * after
  * '=' (--ncpu 2, --ncpu=2); a 0|1 switch's flag alone means 1 (--stats) and takes a value after '='
  * only (--stats=0). Flags start with two dashes; "--" ends them (it stays in argv, with what
  * follows). The rest of argv is the program's, in order. Call it before tsr_init() and before
@@ -233,8 +234,8 @@ typedef struct tsr_setting {
  * Any thread, before tsr_init() too (not thread-safe). */
 int tsr_settings(const tsr_config_t *cfg, tsr_setting_t *rows, int max);
 /** Wait for every task, destroy what is still alive, stop StarPU. The runtime is stopped whatever
- * it returns; handles made before it are stale afterwards. TSR_TRACE, TSR_DAG and TSR_STATS are
- * written here (a program that exits without it still gets TSR_TRACE's and TSR_DAG's files, from
+ * it returns; handles made before it are stale afterwards. TSR_TIMELINE, TSR_DAG and TSR_STATS are
+ * written here (a program that exits without it still gets TSR_TIMELINE's and TSR_DAG's files, from
  * an exit handler, with what was recorded by then).
  * @retval TSR_OK       nothing was left alive
  * @retval TSR_ETASK    a task variant reported an error since the last fence (its message; with
@@ -242,7 +243,7 @@ int tsr_settings(const tsr_config_t *cfg, tsr_setting_t *rows, int max);
  * @retval TSR_ELIVE    regions, futures, field spaces or host mappings were still alive: they
  *                      were destroyed (the message names them, and is printed on stderr unless
  *                      tsr_config_t.quiet)
- * @retval TSR_EINVAL   the trace or graph file could not be written (the runtime is stopped
+ * @retval TSR_EINVAL   the timeline or graph file could not be written (the runtime is stopped
  *                      anyway)
  * @retval TSR_EDIVERGE several ranks made different calls: the job is ended
  * @retval TSR_ESTATE   not initialized, or not the host thread
@@ -457,7 +458,7 @@ typedef struct {
 /** Create a root region. It is the box `bounds` times the fields fs has at this moment (fs may be
  * destroyed afterwards), every element zero. Where its fields live (host RAM or a device) follows
  * TSR_HOME, read here.
- * @param name   names the region in messages, traces and graphs (copied); NULL: "region"
+ * @param name   names the region in messages, timelines and graphs (copied); NULL: "region"
  * @param bounds its index space
  * @param fs     its fields
  * @param r      the new region; destroy it with tsr_region_destroy()
@@ -516,7 +517,7 @@ typedef struct {
  * r); the remainder goes to the first tiles. Disjoint.
  * @param r      the region (or subregion) cut
  * @param colors the color box: one tile per color
- * @param name   names it in subregion names, messages and traces (copied); NULL: "tiles"
+ * @param name   names it in subregion names, messages and timelines (copied); NULL: "tiles"
  * @param p      the new partition; its lifetime is r's (or tsr_partition_destroy())
  * @retval TSR_OK      *p is the partition
  * @retval TSR_EINVAL  p is NULL, or colors are not 1-3 dimensional
@@ -740,7 +741,7 @@ typedef struct {
 
 /** What tsr_task_register() makes a task of. */
 typedef struct tsr_task_desc {
-	const char *name;    /**< names the task in errors, traces, perf models */
+	const char *name;    /**< names the task in errors, timelines, perf models */
 	tsr_variant_fn cpu;  /**< CPU variant (may be NULL if a device variant is set) */
 	tsr_variant_fn cuda; /**< CUDA variant, called on the worker's stream; NULL: none */
 	tsr_type_t ret_type; /**< type of the returned value; TSR_NONE: returns nothing */
@@ -1439,7 +1440,7 @@ int tsr_index_launch(tsr_task_t task, tsr_box_t domain, int nreqs, const tsr_req
  * A loop body between tsr_trace_begin() and tsr_trace_end() is analysed once and recorded; later
  * iterations replay the recording instead of working out again what each point waits for (the
  * launches' dependence analysis), as Legion's traces do. "Trace" is this word only: the timeline
- * TSR_TRACE writes (see Observation) is another thing.
+ * of a run is TSR_TIMELINE's (see Observation; TSR_TRACE is that switch's older name).
  *
  * A replay never changes what the program computes: each launch is still checked (an error is
  * reported as without a trace), and the recorded dependences are used only while the launches
@@ -1760,15 +1761,15 @@ tsr_worker_kind_t tsr_worker_kind(int worker);
 
 /* ------------------------------------------------------------ observation */
 /** @defgroup tessera_observation Observation
- * TSR_TRACE=trace.json (the run's timeline in the Trace Event Format, for Perfetto: each rank a
+ * TSR_TIMELINE=timeline.json (the run's timeline in the Trace Event Format, for Perfetto: each rank a
  * process, the host thread and each worker a named track of its tasks, Tessera's own fills,
  * copies, folds and syncs included, the data tasks fetched on a track per bus, numeric counters;
- * TSR_TRACE_FLOWS=1 adds an arrow per dependence), TSR_DAG=graph.dot (the dependencies Tessera
+ * TSR_TIMELINE_FLOWS=1 adds an arrow per dependence), TSR_DAG=graph.dot (the dependencies Tessera
  * derived, drawn for people: one edge per pair of tasks, each launch boxed inside its iteration;
  * TSR_DAG_LABELS=1 puts region, field and privileges on every edge, TSR_DAG_ITERS=N writes the
  * first N iterations), TSR_STATS=1 (per task and worker kind: count, total and mean time,
- * printed at finalize). TSR_TRACE, TSR_DAG and TSR_STATS also exist in tsr_config_t; the README's
- * "Seeing a run" says more.
+ * printed at finalize). TSR_TIMELINE, TSR_DAG and TSR_STATS also exist in tsr_config_t; the
+ * README's "Seeing a run" says more.
  * @{ */
 /** One row of the statistics: a task name on one kind of worker. */
 typedef struct tsr_task_stats {

@@ -1,4 +1,4 @@
-/* text.c: text for people and tools, shared by the timeline (trace.c) and the task graph (dag.c):
+/* text.c: text for people and tools, shared by the timeline (records.c) and the task graph (dag.c):
  * a point's label, strings escaped for JSON and dot, and files that must be written whole. */
 #include <stdio.h>
 #include "internal.h"

@@ -1,4 +1,4 @@
-/* timeline.c: TSR_TRACE's file, in the Trace Event Format (JSON) that Perfetto and
+/* timeline.c: TSR_TIMELINE's file, in the Trace Event Format (JSON) that Perfetto and
  * chrome://tracing read. One process per rank (pid rank + 1), named; one named thread track for
  * the host thread, one per worker, one per bus (the data tasks fetched over it); slices ("X") on
  * them, split over numbered overlap tracks where two would overlap on one track (Perfetto nests
@@ -582,7 +582,7 @@ int tsr__timeline_write(const char *file, const struct tl_run *run)
 	if (!w.task_slice || gather_slices(&w)) {
 		writer_free(&w);
 		return tsr__err(TSR_ENOMEM,
-				"tsr_finalize: timeline file (TSR_TRACE) '%s': out of memory",
+				"tsr_finalize: timeline file (TSR_TIMELINE) '%s': out of memory",
 				file);
 	}
 	assign_tids(&w);
@@ -591,11 +591,11 @@ int tsr__timeline_write(const char *file, const struct tl_run *run)
 	if (!w.f) {
 		writer_free(&w);
 		return tsr__err(TSR_EINVAL,
-				"tsr_finalize: cannot write timeline file (TSR_TRACE) '%s': %s",
+				"tsr_finalize: cannot write timeline file (TSR_TIMELINE) '%s': %s",
 				file, strerror(errno));
 	}
 
 	write_events(&w);
 	writer_free(&w);
-	return tsr__close_written(w.f, file, "timeline file (TSR_TRACE)");
+	return tsr__close_written(w.f, file, "timeline file (TSR_TIMELINE)");
 }

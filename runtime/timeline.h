@@ -1,4 +1,4 @@
-/* timeline.h: what trace.c records of a run and timeline.c writes as trace events (TSR_TRACE):
+/* timeline.h: what records.c records of a run and timeline.c writes as trace events (TSR_TIMELINE):
  * the tasks that ran, the data they moved, the launches on the host thread. Times are ns on
  * StarPU's clock (its profiling's). */
 #ifndef TSR_TIMELINE_H
@@ -49,7 +49,7 @@ struct tl_run {
 	const struct bus_row *bus;
 	int nbus;
 	int64_t t0;   /* tsr_init: the timeline's 0 */
-	int flows;    /* dependence arrows from the task graph (TSR_TRACE_FLOWS) */
+	int flows;    /* dependence arrows from the task graph (TSR_TIMELINE_FLOWS) */
 	int complete; /* 0: written at exit, tsr_finalize never came */
 };
 

@@ -43,7 +43,7 @@ def run(a, app, n, rank):
     cmd = [os.path.join(a.builddir, "apps/bench/fake-ranks"), "--app", app, "--reps", str(a.reps),
            "--min-time", str(a.min_time), "--ncpu", str(a.ncpu)]
     env = dict(os.environ, TSR_FAKE_NRANKS=str(n), TSR_FAKE_RANK=str(rank), STARPU_SILENT="1")
-    for v in ("TSR_MPI", "TSR_STATS", "TSR_TRACE", "TSR_DAG"):
+    for v in ("TSR_MPI", "TSR_STATS", "TSR_TIMELINE", "TSR_DAG"):
         env.pop(v, None)
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True, timeout=a.timeout)

@@ -91,7 +91,7 @@ command -v gnuplot >/dev/null 2>&1 || echo "policies.sh: gnuplot not found (apt-
 mkdir -p "$out/logs" "$out/starpu-home"
 out=$(cd "$out" && pwd)
 # The policy and worker count come from here only; no GPU, so that "1 and 2 workers" means that.
-unset TSR_SCHED STARPU_SCHED TSR_TRACE TSR_DAG STARPU_NCPU STARPU_NCPUS 2>/dev/null || true
+unset TSR_SCHED STARPU_SCHED TSR_TIMELINE TSR_DAG STARPU_NCPU STARPU_NCPUS 2>/dev/null || true
 export STARPU_HOME="$out/starpu-home" STARPU_SILENT=1 TSR_NCUDA=0 STARPU_NCUDA=0
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 
@@ -249,8 +249,8 @@ END {
 }' "$out/raw.csv" >"$out/tables.md"
 
 # 5. tsr-locality against eager on the stencil with 16 tiles and 2 workers: time, how often a
-# tile's task ran on the same worker as that tile's previous task (from TSR_TRACE), and the bytes
-# StarPU moved between memory nodes (the trace's bus counters). The two policies run in pairs,
+# tile's task ran on the same worker as that tile's previous task (from TSR_TIMELINE), and the bytes
+# StarPU moved between memory nodes (the timeline's bus counters). The two policies run in pairs,
 # back to back (which goes first alternates), and the ratio is taken within each pair.
 median() {   # of the numbers on stdin
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -271,8 +271,8 @@ for size in $loc_sizes; do
 		if [ $((r % 2)) = 1 ]; then pair="eager tsr-locality"; else pair="tsr-locality eager"; fi
 		te="" tl=""
 		for p in $pair; do
-			log="$out/logs/loc-$size-$p-$r.log" trace="$out/logs/loc-$size-$p-$r.json"
-			if env TSR_NCPU=2 TSR_TRACE="$trace" timeout "$RUN_TIMEOUT" "$builddir/apps/stencil/stencil" \
+			log="$out/logs/loc-$size-$p-$r.log" timeline="$out/logs/loc-$size-$p-$r.json"
+			if env TSR_NCPU=2 TSR_TIMELINE="$timeline" timeout "$RUN_TIMEOUT" "$builddir/apps/stencil/stencil" \
 				-nx "$nx" -ny "$ny" -nz "$nz" -iter "$iter" -tiles 16 --sched "$p" >"$log" 2>&1; then
 				t=$(parse_time stencil "$log" | cut -d' ' -f1)
 				echo "$t" >>"$out/loc-$p.times"
@@ -283,14 +283,14 @@ for size in $loc_sizes; do
 					match($0, /"tid":[0-9]+/); w = substr($0, RSTART + 6, RLENGTH - 6)
 					if (key in last) { n++; if (last[key] == w) same++ }
 					last[key] = w
-				} END { if (n) printf "%.3f\n", same / n }' "$trace" >>"$out/loc-$p.same"
+				} END { if (n) printf "%.3f\n", same / n }' "$timeline" >>"$out/loc-$p.same"
 				# StarPU's own total per bus: its counter's last (largest) sample
 				awk '/"ph":"C"/ && /"name":"StarPU bus [0-9]+->[0-9]+ total"/ {
 					match($0, /"name":"[^"]*"/); k = substr($0, RSTART, RLENGTH)
 					match($0, /"bytes":[0-9]+/); v = substr($0, RSTART + 8, RLENGTH - 8) + 0
 					if (v > tot[k]) tot[k] = v; n++
-				} END { for (k in tot) b += tot[k]; print n ? b : "none" }' "$trace" >>"$out/loc-$p.bytes"
-				[ $r = 1 ] || rm -f "$trace"   # keep the first pair's traces only (a few MB each)
+				} END { for (k in tot) b += tot[k]; print n ? b : "none" }' "$timeline" >>"$out/loc-$p.bytes"
+				[ $r = 1 ] || rm -f "$timeline"   # keep the first pair's timelines only (a few MB each)
 			else
 				echo "policies.sh: stencil $size under $p failed (see $log)" >&2
 			fi
@@ -337,8 +337,8 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -
 	echo
 	echo "$loc_reps pairs of runs, the two policies back to back (above 1: tsr-locality is faster)."
 	echo "\"Same worker\": among the point tasks of a tile, the share that ran on the worker of that"
-	echo "tile's previous task (from TSR_TRACE; median over the runs). Bytes: StarPU's bus counters in"
-	echo "the trace; with CPU workers only there is one memory node and nothing to move."
+	echo "tile's previous task (from TSR_TIMELINE; median over the runs). Bytes: StarPU's bus counters in"
+	echo "the timeline; with CPU workers only there is one memory node and nothing to move."
 	echo
 	cat "$loc_md"
 } >"$out/results.md"

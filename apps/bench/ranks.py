@@ -53,7 +53,7 @@ BAR_CMD = ["apps/cg/cg", "-n", "64", "-dim", "2", "-tol", "1e-10", "--verify"]
 def environment():
     """Quiet StarPU, Open MPI as root; the options choose the workers, not the environment."""
     env = dict(os.environ, STARPU_SILENT="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    for v in ("TSR_NCPU", "STARPU_NCPU", "TSR_SCHED", "STARPU_SCHED", "TSR_STATS", "TSR_TRACE"):
+    for v in ("TSR_NCPU", "STARPU_NCPU", "TSR_SCHED", "STARPU_SCHED", "TSR_STATS", "TSR_TIMELINE"):
         env.pop(v, None)
     return env
 

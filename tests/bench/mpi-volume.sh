@@ -23,7 +23,7 @@ if [ ! -x "$build/apps/bench/overhead-mpi" ] || ! command -v mpirun >/dev/null 2
 	exit 0
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_SILENT=1
-unset TSR_SCHED TSR_NCPU TSR_TRACE TSR_DAG TSR_MPI
+unset TSR_SCHED TSR_NCPU TSR_TIMELINE TSR_DAG TSR_MPI
 out=$(mktemp -d "${TMPDIR:-/tmp}/mpi-volume.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
 small="--builddir $build --tilings 1x4 --nx 32 --ny 32 --nz 2 --iters 1,3 --expect-min-halo --pairs"

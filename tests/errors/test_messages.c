@@ -273,10 +273,11 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
 	cfg.quiet = 1;
-	cfg.trace_file = "/nonexistent-tessera-dir/trace.json";
-	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/trace.json", "TSR_TRACE");
+	cfg.timeline_file = "/nonexistent-tessera-dir/trace.json";
+	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/trace.json",
+		   "TSR_TIMELINE");
 	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence");
-	cfg.trace_file = NULL;
+	cfg.timeline_file = NULL;
 	cfg.dag_file = "/nonexistent-tessera-dir/graph.dot";
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/graph.dot", "TSR_DAG");
 	/* a directory is not a file */
@@ -284,9 +285,9 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "'/tmp'", "directory");
 	/* the environment variable is checked the same way */
 	cfg.dag_file = NULL;
-	setenv("TSR_TRACE", "/nonexistent-tessera-dir/env.json", 1);
+	setenv("TSR_TIMELINE", "/nonexistent-tessera-dir/env.json", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/env.json");
-	unsetenv("TSR_TRACE");
+	unsetenv("TSR_TIMELINE");
 	/* so is the reduction order switch: a typo must not silently keep a mode */
 	setenv("TSR_REDUX", "unorderd", 1);
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_REDUX", "'unorderd'");
@@ -325,7 +326,7 @@ START_TEST(unwritable_trace_or_graph_path_fails_init)
 	char path[] = "/tmp/tsr-msg-XXXXXX";
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
-	cfg.trace_file = path;
+	cfg.timeline_file = path;
 	CK_TSR(tsr_init(&cfg));
 	CK_TSR(tsr_finalize());
 	unlink(path);

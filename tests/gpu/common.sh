@@ -26,7 +26,7 @@ fi
 
 # The environment must not change what a test asks for; StarPU's calibration goes to a private
 # STARPU_HOME (1.3 and 1.4 files differ) unless the caller gave one.
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TRACE TSR_DAG TSR_STATS TSR_HOME STARPU_SCHED STARPU_NCPU \
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TIMELINE TSR_DAG TSR_STATS TSR_HOME STARPU_SCHED STARPU_NCPU \
 	STARPU_NCUDA STARPU_NOPENCL
 tsr_device=${TSR_DEVICE:-cuda}
 case $tsr_device in

@@ -12,7 +12,7 @@ if [ ! -x "$hd" ]; then
 	exit 0
 fi
 # The environment chooses the workers here: start from none of the user's choices.
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_HOME TSR_TRACE TSR_DAG TSR_STATS STARPU_SCHED \
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_HOME TSR_TIMELINE TSR_DAG TSR_STATS STARPU_SCHED \
 	STARPU_NCPU STARPU_NOPENCL STARPU_OPENCL_ON_CPUS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hello-device.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/mpi/timeline.sh: TSR_TRACE on 2 ranks. Each rank writes its own file (heat.rank0.json,
+# tests/mpi/timeline.sh: TSR_TIMELINE on 2 ranks. Each rank writes its own file (heat.rank0.json,
 # heat.rank1.json), a process of its own (pid rank + 1, named with its rank), whose StarPU-MPI
 # sends and receives are async slices with a byte counter; both pass the Trace Event Format's
 # rules (tests/observe/timeline_check.py). Then the same program exiting without tsr_finalize:
@@ -31,8 +31,8 @@ sys.exit(0 if ($4) else 1)" "$tmp/summary" $r; then
 	fi
 }
 
-mpi_run 2 "$limit" "$tmp/run" -x TSR_NCPU=1 -x TSR_TRACE="$tmp/heat.json" \
-	-x TSR_TRACE_FLOWS=1 "$b/tests/observe/heat" 3
+mpi_run 2 "$limit" "$tmp/run" -x TSR_NCPU=1 -x TSR_TIMELINE="$tmp/heat.json" \
+	-x TSR_TIMELINE_FLOWS=1 "$b/tests/observe/heat" 3
 rc=$?
 if [ $rc -ne 0 ]; then
 	show_log "$tmp/run"
@@ -44,7 +44,7 @@ else
 fi
 
 rm -f "$tmp"/exit.rank*.json
-mpi_run 2 "$limit" "$tmp/exit" -x TSR_NCPU=1 -x TSR_TRACE="$tmp/exit.json" \
+mpi_run 2 "$limit" "$tmp/exit" -x TSR_NCPU=1 -x TSR_TIMELINE="$tmp/exit.json" \
 	"$b/tests/observe/heat" 3 --exit
 ok_lines=$(grep -c "exiting without tsr_finalize" "$tmp/exit")
 if [ "$ok_lines" -ne 2 ]; then

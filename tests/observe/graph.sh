@@ -13,7 +13,7 @@
 # at all (it ran for minutes): a 120-second guard, and the time it took as a comment.
 b=${top_builddir:-.}
 heat=$b/tests/observe/heat
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TRACE TSR_TRACE_FLOWS TSR_DAG TSR_DAG_LABELS \
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TIMELINE TSR_TIMELINE_FLOWS TSR_DAG TSR_DAG_LABELS \
 	TSR_DAG_ITERS TSR_STATS STARPU_SCHED STARPU_NCPU
 STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-graph.XXXXXX") || exit 1
 export STARPU_HOME STARPU_SILENT=1

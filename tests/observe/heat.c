@@ -1,8 +1,8 @@
-/* heat.c: the 2-D heat program of issue 29, whose task graph (TSR_DAG) and timeline (TSR_TRACE)
+/* heat.c: the 2-D heat program of issue 29, whose task graph (TSR_DAG) and timeline (TSR_TIMELINE)
  * the observation tests read: a 32x32 grid in 4x4 tiles, each step a Jacobi sweep reading u
  * through a halo partition and writing v through the tiles, then u and v swap roles; the last
  * launch sums the grid into a future. Public API only; checked against plain C.
- * usage: heat STEPS [--exit] (the runtime is set by the environment: TSR_DAG, TSR_TRACE, ...);
+ * usage: heat STEPS [--exit] (the runtime is set by the environment: TSR_DAG, TSR_TIMELINE, ...);
  * --exit ends the program with exit(0) after the result, without tsr_finalize, as a program that
  * forgets it would: the trace and graph must be written all the same. */
 #include <math.h>

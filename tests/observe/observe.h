@@ -14,10 +14,19 @@
  * override the configuration these tests depend on; each test runs forked, so clearing is local. */
 static inline void obs_clean_env(void)
 {
-	static const char *const vars[] =
-		{"TSR_SCHED", "TSR_NCPU",       "TSR_NCUDA",     "TSR_TRACE", "TSR_TRACE_FLOWS",
-		 "TSR_DAG",   "TSR_DAG_LABELS", "TSR_DAG_ITERS", "TSR_STATS", "STARPU_SCHED",
-		 NULL};
+	static const char *const vars[] = {"TSR_SCHED",
+					   "TSR_NCPU",
+					   "TSR_NCUDA",
+					   "TSR_TIMELINE",
+					   "TSR_TIMELINE_FLOWS",
+					   "TSR_TRACE",
+					   "TSR_TRACE_FLOWS",
+					   "TSR_DAG",
+					   "TSR_DAG_LABELS",
+					   "TSR_DAG_ITERS",
+					   "TSR_STATS",
+					   "STARPU_SCHED",
+					   NULL};
 	for (int i = 0; vars[i]; i++)
 		unsetenv(vars[i]);
 }
@@ -33,7 +42,7 @@ static inline void obs_start(const char *sched, int ncpu, const char *trace, con
 	cfg.sched = sched;
 	cfg.ncpu = ncpu;
 	cfg.ncuda = 0;
-	cfg.trace_file = trace;
+	cfg.timeline_file = trace;
 	cfg.dag_file = dag;
 	cfg.stats = stats;
 	cfg.quiet = 1;

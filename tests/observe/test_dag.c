@@ -1,6 +1,6 @@
 /* test_dag.c: TSR_DAG writes the dependency graph Tessera derived. On small programs whose graph
  * is worked out by hand, the .dot file must hold exactly the expected nodes and edges, each edge
- * labelled "<region>.<field> <earlier privilege>-><later privilege>". The rule (runtime/trace.c):
+ * labelled "<region>.<field> <earlier privilege>-><later privilege>". The rule (runtime/records.c):
  * an access depends on every earlier conflicting access to an overlapping box of the same field,
  * newest first, down to the first earlier write (WRITE or READ_WRITE) that covers its box; READ
  * after READ and REDUCE after REDUCE with the same operator do not conflict; a write hides the

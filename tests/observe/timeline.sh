@@ -1,9 +1,9 @@
 #!/bin/sh
-# tests/observe/timeline.sh: TSR_TRACE files that Perfetto reads. Every file must pass
+# tests/observe/timeline.sh: TSR_TIMELINE files that Perfetto reads. Every file must pass
 # tests/observe/timeline_check.py (the Trace Event Format's rules: pid and tid >= 1, named
 # processes and threads, numeric counters, nested slices, matched flows), and show what the run
 # did: the heat program of heat.c on CPU workers (its tasks, Tessera's future fold, the counters,
-# an arrow per dependence with TSR_TRACE_FLOWS=1), the same program exiting without tsr_finalize
+# an arrow per dependence with TSR_TIMELINE_FLOWS=1), the same program exiting without tsr_finalize
 # (both files are written at exit; one it cannot write is said on stderr), bad switch values
 # refused at tsr_init, and apps/stencil's OpenCL variants on POCL's device with the fields in
 # host RAM (each task fetches its data: the slices on the bus tracks, at most StarPU's own total
@@ -13,7 +13,7 @@ src=${top_srcdir:-.}
 heat=$b/tests/observe/heat
 st=$b/apps/stencil/stencil
 py=/usr/bin/python3
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TRACE TSR_TRACE_FLOWS TSR_DAG TSR_DAG_LABELS \
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TIMELINE TSR_TIMELINE_FLOWS TSR_DAG TSR_DAG_LABELS \
 	TSR_DAG_ITERS TSR_STATS TSR_HOME STARPU_SCHED STARPU_NCPU
 STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tsr-timeline.XXXXXX") || exit 1
 export STARPU_HOME STARPU_SILENT=1
@@ -37,7 +37,7 @@ sys.exit(0 if ($4) else 1)" "$tmp/summary"; then
 }
 
 # 1: 4 steps on 2 CPU workers: 16 init, 64 step and 16 sum points, the future's fold, arrows.
-if TSR_NCPU=2 TSR_TRACE="$tmp/heat.json" TSR_TRACE_FLOWS=1 "$heat" 4 >"$tmp/out" 2>&1; then
+if TSR_NCPU=2 TSR_TIMELINE="$tmp/heat.json" TSR_TIMELINE_FLOWS=1 "$heat" 4 >"$tmp/out" 2>&1; then
 	expect 1 "heat, 2 CPU workers: Perfetto's rules, named tracks, counters, folds, arrows" \
 		"$tmp/heat.json" \
 		"s['pids'] == [1] and s['slices'].get('task') == 96 and s['flows'] > 0 and
@@ -53,7 +53,7 @@ fi
 # 2: exit(0) without tsr_finalize: both files are written at exit, the timeline says so. One
 # worker runs each task's callback (which records it) before its next task, so all 80 points are
 # in (the future's fold, the last task, may not be).
-if TSR_NCPU=1 TSR_TRACE="$tmp/exit.json" TSR_DAG="$tmp/exit.dot" "$heat" 3 --exit >"$tmp/out" 2>&1 &&
+if TSR_NCPU=1 TSR_TIMELINE="$tmp/exit.json" TSR_DAG="$tmp/exit.dot" "$heat" 3 --exit >"$tmp/out" 2>&1 &&
 	grep -q "^}" "$tmp/exit.dot" && grep -q "tooltip=\"79: sum(3,3)\"" "$tmp/exit.dot"; then
 	expect 2 "exit without tsr_finalize: timeline and graph written at exit" "$tmp/exit.json" \
 		"s['otherData']['complete'] is False and s['slices'].get('task', 0) >= 80"
@@ -63,8 +63,8 @@ else
 fi
 
 # 3: at exit, a file that cannot be written is said on stderr.
-if TSR_NCPU=1 TSR_TRACE=/dev/full "$heat" 1 --exit >"$tmp/out" 2>&1 &&
-	grep -q "^tessera: at exit: .*TSR_TRACE.*'/dev/full' could not be written" "$tmp/out"; then
+if TSR_NCPU=1 TSR_TIMELINE=/dev/full "$heat" 1 --exit >"$tmp/out" 2>&1 &&
+	grep -q "^tessera: at exit: .*TSR_TIMELINE.*'/dev/full' could not be written" "$tmp/out"; then
 	echo "ok 3 - at exit, an unwritable timeline file is said on stderr"
 else
 	sed 's/^/# /' "$tmp/out"
@@ -73,15 +73,15 @@ fi
 
 # 4: a bad value of a new switch fails tsr_init, naming the switch and its words.
 bad=0
-for sw in TSR_TRACE_FLOWS=yes TSR_DAG_LABELS=2 TSR_DAG_ITERS=-1 TSR_DAG_ITERS=many; do
-	if env "$sw" TSR_TRACE="$tmp/bad.json" "$heat" 1 >"$tmp/out" 2>&1 ||
+for sw in TSR_TIMELINE_FLOWS=yes TSR_DAG_LABELS=2 TSR_DAG_ITERS=-1 TSR_DAG_ITERS=many; do
+	if env "$sw" TSR_TIMELINE="$tmp/bad.json" "$heat" 1 >"$tmp/out" 2>&1 ||
 		! grep -q "${sw%%=*}" "$tmp/out"; then
 		sed 's/^/# /' "$tmp/out"
 		bad=$((bad + 1))
 	fi
 done
 if [ $bad -eq 0 ]; then
-	echo "ok 4 - bad values of TSR_TRACE_FLOWS, TSR_DAG_LABELS, TSR_DAG_ITERS refused by name"
+	echo "ok 4 - bad values of TSR_TIMELINE_FLOWS, TSR_DAG_LABELS, TSR_DAG_ITERS refused by name"
 else
 	echo "not ok 4 - $bad bad switch values not refused by name"
 fi
@@ -90,7 +90,7 @@ fi
 ocl="STARPU_OPENCL_ON_CPUS=1 STARPU_HOSTNAME=opencl-on-cpus TSR_NCUDA=0 TSR_NCPU=0 TSR_NOPENCL=1"
 if [ ! -x "$st" ]; then
 	echo "ok 5 # SKIP $st not built"
-elif ! env $ocl TSR_HOME=host TSR_TRACE="$tmp/ocl.json" "$st" -nx 16 -ny 16 -nz 2 -iter 2 \
+elif ! env $ocl TSR_HOME=host TSR_TIMELINE="$tmp/ocl.json" "$st" -nx 16 -ny 16 -nz 2 -iter 2 \
 	-tiles 2 --verify >"$tmp/out" 2>&1; then
 	if grep -q "^workers: .* 0 OpenCL\|: tsr_init: " "$tmp/out"; then
 		echo "ok 5 # SKIP no OpenCL device ($(grep -m 1 "^workers:\|: tsr_init: " "$tmp/out" | tr -d '#'))"

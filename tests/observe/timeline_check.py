@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""timeline_check.py FILE...: check TSR_TRACE files against the Trace Event Format's rules, the
+"""timeline_check.py FILE...: check TSR_TIMELINE files against the Trace Event Format's rules, the
 ones Perfetto's JSON importer and chrome://tracing rely on, and print a summary of each file (one
 JSON line) for the tests to read. Exit status 1, with the rule and the event, on the first file
 that breaks one.

@@ -13,7 +13,7 @@ if [ ! -x "$st" ]; then
 	exit 0
 fi
 # Options, not the environment, choose the scheduler and the workers here.
-unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TRACE TSR_DAG TSR_STATS STARPU_SCHED STARPU_NCPU
+unset TSR_SCHED TSR_NCPU TSR_NCUDA TSR_NOPENCL TSR_TIMELINE TSR_DAG TSR_STATS STARPU_SCHED STARPU_NCPU
 # dmda writes performance models: keep them out of the user's ~/.starpu and away from other runs.
 STARPU_HOME=$(mktemp -d "${TMPDIR:-/tmp}/stencil-verify.XXXXXX") || exit 1
 export STARPU_HOME STARPU_SILENT=1

@@ -167,7 +167,7 @@ START_TEST(settings_name_their_source)
 	cfg.stats = 1;
 	setenv("STARPU_NCUDA", "0", 1);
 	setenv("TSR_HOME", "host", 1);
-	char **argv = ARGV("--sched", "eager", "--trace", "t.json");
+	char **argv = ARGV("--sched", "eager", "--timeline", "t.json");
 	int argc = 5;
 	CK_TSR(tsr_args(&argc, argv));
 
@@ -180,7 +180,7 @@ START_TEST(settings_name_their_source)
 		{"TSR_NCPU", "--ncpu", "3", "tsr_config_t"},
 		{"TSR_NCUDA", "--ncuda", "0", "STARPU_NCUDA"},
 		{"TSR_HOME", "--home", "host", "TSR_HOME"},
-		{"TSR_TRACE", "--trace", "t.json", "--trace"},
+		{"TSR_TIMELINE", "--timeline", "t.json", "--timeline"},
 		{"TSR_STATS", "--stats", "1", "tsr_config_t"},
 		{"TSR_REDUX", "--redux", "ordered", "default"},
 		{"TSR_MPI_NICE", NULL, "unset", "default"},
@@ -241,9 +241,9 @@ START_TEST(args_refuse_a_wrong_flag_and_leave_argv_alone)
 	ck_assert_str_eq(argv[1], "--sched");
 	ck_assert_str_eq(argv[4], "1x");
 
-	char *missing[] = {"prog", "--trace", NULL};
+	char *missing[] = {"prog", "--timeline", NULL};
 	argc = 2;
-	CK_TSR_ERR(tsr_args(&argc, missing), TSR_EINVAL, "--trace", "needs a value");
+	CK_TSR_ERR(tsr_args(&argc, missing), TSR_EINVAL, "--timeline", "needs a value");
 	char *stats[] = {"prog", "--stats=yes", NULL};
 	argc = 2;
 	CK_TSR_ERR(tsr_args(&argc, stats), TSR_EINVAL, "--stats", "'yes'", "0|1");
@@ -395,7 +395,7 @@ START_TEST(messages_are_never_cut)
 		strcat(path, "abcdefghij");
 	strcat(path, "/end.json");
 	unsetenv("TSR_SCHED");
-	setenv("TSR_TRACE", path, 1);
+	setenv("TSR_TIMELINE", path, 1);
 	CK_TSR_ERR(init_quiet(&cfg), TSR_EINVAL, path);
 }
 END_TEST

@@ -22,7 +22,7 @@ START_TEST(config_init_sets_starpu_defaults)
 	ck_assert_ptr_null(cfg.sched);
 	ck_assert_int_eq(cfg.ncpu, -1);
 	ck_assert_int_eq(cfg.ncuda, -1);
-	ck_assert_ptr_null(cfg.trace_file);
+	ck_assert_ptr_null(cfg.timeline_file);
 	ck_assert_ptr_null(cfg.dag_file);
 	ck_assert_int_eq(cfg.stats, 0);
 	ck_assert_int_eq(cfg.quiet, 0);

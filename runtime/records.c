@@ -1,9 +1,9 @@
-/* trace.c: what a run shows of itself. The observation switches (TSR_TRACE, TSR_TRACE_FLOWS,
- * TSR_STATS, TSR_DAG) and the records behind them: each task that ran, a point's or one of
- * Tessera's own (fills, copies, folds, syncs), from StarPU's profiling, with the data its fetch
- * waited for; each launch on the host thread. The statistics (stats.c), the task graph (dag.c)
- * and the timeline (timeline.c) are made from them; tsr_finalize writes the files asked for, and
- * so does a run that exits without it (an atexit handler). */
+/* records.c: what a run shows of itself. The observation switches (TSR_TIMELINE,
+ * TSR_TIMELINE_FLOWS, TSR_STATS, TSR_DAG) and the records behind them: each task that ran, a
+ * point's or one of Tessera's own (fills, copies, folds, syncs), from StarPU's profiling, with the
+ * data its fetch waited for; each launch on the host thread. The statistics (stats.c), the task
+ * graph (dag.c) and the timeline (timeline.c) are made from them; tsr_finalize writes the files
+ * asked for, and so does a run that exits without it (an atexit handler). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -18,8 +18,8 @@
 /* ------------------------------------------------------------------ switches */
 
 int tsr__obs_on;   /* statistics or timeline: every task's profiling is recorded */
-static int tl_on;  /* the timeline (TSR_TRACE) */
-static int flows;  /* its dependence arrows (TSR_TRACE_FLOWS) */
+static int tl_on;  /* the timeline (TSR_TIMELINE) */
+static int flows;  /* its dependence arrows (TSR_TIMELINE_FLOWS) */
 static int64_t t0; /* tsr_init, on StarPU's clock */
 /* The files asked for, copied: the exit handler may run after the caller's strings are gone. */
 static char *timeline_path, *dag_path;
@@ -345,7 +345,7 @@ int tsr__region_point(const struct tsr_region *r, int64_t point[3])
 
 /* ------------------------------------------------------------ start and end */
 
-/* Can `path` be created or overwritten? Checked at tsr_init, so that a typo in TSR_TRACE fails
+/* Can `path` be created or overwritten? Checked at tsr_init, so that a typo in TSR_TIMELINE fails
  * at once and not after the run; `kind` names the switch in the message. */
 static int check_path(const char *path, const char *kind)
 {
@@ -378,16 +378,25 @@ static int check_path(const char *path, const char *kind)
 	return TSR_OK;
 }
 
-/* The files' paths, and the switches that shape them (TSR_TRACE_FLOWS, TSR_DAG_*). */
+/* The timeline's path, named by what set it (its flag, TSR_TIMELINE or its older name). */
+static int check_timeline_path(const char *path)
+{
+	const char *from = tsr__env_from("TSR_TIMELINE");
+	char what[64];
+	snprintf(what, sizeof what, "timeline file (%s)", from ? from : "TSR_TIMELINE");
+	return check_path(path, what);
+}
+
+/* The files' paths, and the switches that shape them (TSR_TIMELINE_FLOWS, TSR_DAG_*). */
 int tsr__obs_check_paths(const tsr_config_t *c)
 {
-	enum { NO_ARROWS, ARROWS }; /* TSR_TRACE_FLOWS's words (env.c) */
+	enum { NO_ARROWS, ARROWS }; /* TSR_TIMELINE_FLOWS's words (env.c) */
 	int arrows;
-	int rc = tsr__env_choice("TSR_TRACE_FLOWS", "tsr_init", &arrows);
+	int rc = tsr__env_choice("TSR_TIMELINE_FLOWS", "tsr_init", &arrows);
 	if (!rc)
 		rc = tsr__dag_switches();
-	if (!rc && c->trace_file)
-		rc = check_path(c->trace_file, "trace file (TSR_TRACE)");
+	if (!rc && c->timeline_file)
+		rc = check_timeline_path(c->timeline_file);
 	if (!rc && c->dag_file)
 		rc = check_path(c->dag_file, "graph file (TSR_DAG)");
 
@@ -420,7 +429,7 @@ void tsr__obs_init(const tsr_config_t *c, int critpath)
 {
 	static int handler;
 
-	tl_on = c->trace_file != NULL;
+	tl_on = c->timeline_file != NULL;
 	tsr__obs_on = tl_on || c->stats;
 	tsr__dag_on = c->dag_file != NULL || critpath || (tl_on && flows);
 	tsr__critpath_on = critpath;
@@ -430,7 +439,7 @@ void tsr__obs_init(const tsr_config_t *c, int critpath)
 
 	t0 = now_ns();
 	launch_seq = -1;
-	timeline_path = c->trace_file ? strdup(c->trace_file) : NULL;
+	timeline_path = c->timeline_file ? strdup(c->timeline_file) : NULL;
 	dag_path = c->dag_file ? strdup(c->dag_file) : NULL;
 	files_pending = timeline_path || dag_path;
 	if (files_pending && !handler)

@@ -1,7 +1,7 @@
-/* test_trace.c: TSR_TRACE (Chrome trace events: one "X" event per task with its name, color,
- * worker, start and end) and TSR_STATS / tsr_stats_get (exact counts per task name, times, the
- * table and the idle fraction printed at finalize), on small programs whose tasks are known in
- * advance. */
+/* test_timeline.c: TSR_TIMELINE (the timeline: Chrome trace events, one "X" event per task with its
+ * name, color, worker, start and end) and TSR_STATS / tsr_stats_get (exact counts per task name,
+ * times, the table and the idle fraction printed at finalize), on small programs whose tasks are
+ * known in advance. */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include "observe.h"
@@ -265,7 +265,7 @@ static void check_trace(const char *trace, const struct observed *obs, int nwork
 		ck_assert_int_eq(solo_ev[k]->worker, obs->solo_worker[k]);
 }
 
-START_TEST(trace_file_from_config_has_one_event_per_task)
+START_TEST(timeline_file_from_config_has_one_event_per_task)
 {
 	obs_mkdir();
 	obs_init("eager", 2, obs_path("trace.json"), NULL, 0);
@@ -278,11 +278,11 @@ START_TEST(trace_file_from_config_has_one_event_per_task)
 }
 END_TEST
 
-START_TEST(trace_file_from_env_has_one_event_per_task)
+START_TEST(timeline_file_from_env_has_one_event_per_task)
 {
 	obs_mkdir();
 	obs_clean_env();
-	setenv("TSR_TRACE", obs_path("env-trace.json"), 1);
+	setenv("TSR_TIMELINE", obs_path("env-trace.json"), 1);
 	setenv("TSR_NCPU", "1", 1);
 	CK_TSR(tsr_init(NULL));
 	int nw = tsr_worker_count();
@@ -294,8 +294,71 @@ START_TEST(trace_file_from_env_has_one_event_per_task)
 }
 END_TEST
 
+/* tsr_init with the environment as it is, its stderr into file `err`. */
+static void init_capturing_stderr(const char *err)
+{
+	fflush(stderr);
+	int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	int saved = dup(2);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	close(fd);
+	int rc = tsr_init(NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_msg(rc == TSR_OK, "tsr_init: %s", tsr_last_error());
+}
+
+/* TSR_TRACE, the timeline's older name (a trace now is a replayed loop body), still writes the
+ * timeline, with one warning that names TSR_TIMELINE; TSR_TIMELINE wins when both are set. */
+START_TEST(older_name_trace_writes_the_timeline_with_a_warning)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_TRACE", obs_path("older.json"), 1);
+	setenv("TSR_NCPU", "1", 1);
+	init_capturing_stderr(obs_path("older-stderr.txt"));
+	int nw = tsr_worker_count();
+	struct observed obs;
+	traced_program(&obs);
+	CK_TSR(tsr_finalize());
+	unsetenv("TSR_TRACE");
+	check_trace(obs_path("older.json"), &obs, nw);
+	char *text = obs_slurp(obs_path("older-stderr.txt"));
+	ck_assert_msg(strstr(text, "TSR_TRACE is the older name of TSR_TIMELINE"),
+		      "no warning about TSR_TRACE in: %s", text);
+	free(text);
+	obs_rmdir();
+}
+END_TEST
+
+START_TEST(timeline_wins_over_its_older_name)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_TRACE", obs_path("older.json"), 1);
+	setenv("TSR_TIMELINE", obs_path("newer.json"), 1);
+	setenv("TSR_NCPU", "1", 1);
+	init_capturing_stderr(obs_path("both-stderr.txt"));
+	int nw = tsr_worker_count();
+	struct observed obs;
+	traced_program(&obs);
+	CK_TSR(tsr_finalize());
+	unsetenv("TSR_TRACE");
+	unsetenv("TSR_TIMELINE");
+	check_trace(obs_path("newer.json"), &obs, nw);
+	ck_assert_int_ne(access(obs_path("older.json"), F_OK), 0);
+	char *text = obs_slurp(obs_path("both-stderr.txt"));
+	ck_assert_msg(!strstr(text, "older name"), "a warning although TSR_TIMELINE is set: %s",
+		      text);
+	free(text);
+	obs_rmdir();
+}
+END_TEST
+
 /* With no trace asked for, no file appears and tasks run as usual. */
-START_TEST(no_trace_file_unless_asked)
+START_TEST(no_timeline_file_unless_asked)
 {
 	obs_mkdir();
 	ck_assert_int_eq(chdir(obs_dir), 0);
@@ -321,7 +384,7 @@ static void touch(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x);
 }
 
-START_TEST(trace_and_graph_escape_names)
+START_TEST(timeline_and_graph_escape_names)
 {
 	obs_mkdir();
 	obs_clean_env();
@@ -455,7 +518,7 @@ START_TEST(stats_count_every_task_by_name)
 END_TEST
 
 /* The trace needs the same measurements: tsr_stats_get works with only a trace asked for. */
-START_TEST(stats_gathered_when_only_tracing)
+START_TEST(stats_gathered_when_only_the_timeline_is_asked)
 {
 	obs_mkdir();
 	obs_init("eager", 1, obs_path("t.json"), NULL, 0);
@@ -584,7 +647,7 @@ static void add_one(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 /* Fills, a reduction through private buffers (one fold per point), a reduced future (one fold
  * of the points' values) and a copy: each of Tessera's own tasks is a slice of its own, a row
- * of the statistics, and, with TSR_TRACE_FLOWS=1, every dependence of the task graph is one
+ * of the statistics, and, with TSR_TIMELINE_FLOWS=1, every dependence of the task graph is one
  * arrow (as many as the graph's edges with labels, which draws them all). The copy's bytes are
  * a transfer slice on its node's copy track. */
 START_TEST(timeline_shows_tessera_tasks_and_arrows)
@@ -592,7 +655,7 @@ START_TEST(timeline_shows_tessera_tasks_and_arrows)
 	enum { N = 16, P = 4 };
 	obs_mkdir();
 	obs_clean_env();
-	setenv("TSR_TRACE_FLOWS", "1", 1);
+	setenv("TSR_TIMELINE_FLOWS", "1", 1);
 	setenv("TSR_DAG_LABELS", "1", 1);
 	obs_start("eager", 2, obs_path("own.json"), obs_path("own.dot"), 1);
 	tsr_fspace_t fs;
@@ -667,7 +730,7 @@ START_TEST(unwritable_files_fail_finalize_by_name)
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR(tsr_region_destroy(r));
 	/* both files fail: the message names both */
-	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "/dev/full", "TSR_TRACE", "graph file",
+	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "/dev/full", "TSR_TIMELINE", "graph file",
 		   "could not be written");
 	CK_TSR_ERR(tsr_fence(), TSR_ESTATE, "tsr_fence"); /* stopped */
 
@@ -677,7 +740,7 @@ START_TEST(unwritable_files_fail_finalize_by_name)
 	snprintf(cmd, sizeof cmd, "%s/t.json", dir);
 	obs_init("eager", 1, cmd, NULL, 0);
 	ck_assert_int_eq(rmdir(dir), 0);
-	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "gone/t.json", "TSR_TRACE", "cannot write");
+	CK_TSR_ERR(tsr_finalize(), TSR_EINVAL, "gone/t.json", "TSR_TIMELINE", "cannot write");
 	obs_rmdir();
 }
 END_TEST
@@ -685,7 +748,7 @@ END_TEST
 /* A bad value of the timeline's and the graph's switches fails tsr_init, naming it. */
 START_TEST(observation_switches_refused_by_name)
 {
-	static const char *const bad[][2] = {{"TSR_TRACE_FLOWS", "2"},
+	static const char *const bad[][2] = {{"TSR_TIMELINE_FLOWS", "2"},
 					     {"TSR_DAG_LABELS", "yes"},
 					     {"TSR_DAG_ITERS", "-1"},
 					     {"TSR_DAG_ITERS", "ten"}};
@@ -699,19 +762,21 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("trace");
-	TCase *tc = tsr_test_tcase("trace", 0);
-	tcase_add_test(tc, trace_file_from_config_has_one_event_per_task);
-	tcase_add_test(tc, trace_file_from_env_has_one_event_per_task);
-	tcase_add_test(tc, no_trace_file_unless_asked);
-	tcase_add_test(tc, trace_and_graph_escape_names);
+	Suite *s = suite_create("timeline");
+	TCase *tc = tsr_test_tcase("timeline", 0);
+	tcase_add_test(tc, timeline_file_from_config_has_one_event_per_task);
+	tcase_add_test(tc, timeline_file_from_env_has_one_event_per_task);
+	tcase_add_test(tc, no_timeline_file_unless_asked);
+	tcase_add_test(tc, older_name_trace_writes_the_timeline_with_a_warning);
+	tcase_add_test(tc, timeline_wins_over_its_older_name);
+	tcase_add_test(tc, timeline_and_graph_escape_names);
 	tcase_add_test(tc, timeline_shows_tessera_tasks_and_arrows);
 	tcase_add_test(tc, observation_switches_refused_by_name);
 	tcase_add_test(tc, unwritable_files_fail_finalize_by_name);
 	suite_add_tcase(s, tc);
 	tc = tsr_test_tcase("stats", 0);
 	tcase_add_test(tc, stats_count_every_task_by_name);
-	tcase_add_test(tc, stats_gathered_when_only_tracing);
+	tcase_add_test(tc, stats_gathered_when_only_the_timeline_is_asked);
 	tcase_add_test(tc, stats_empty_when_not_asked);
 	tcase_add_test(tc, stats_table_printed_at_finalize);
 	suite_add_tcase(s, tc);

@@ -240,4 +240,61 @@ static inline void tsr_test_add_one(tsr_ctx_t *ctx, const void *args, size_t arg
 		TSR_AT1(&a, double, i) += 1.0;
 }
 
+/* ---- helpers shared by unit and observe tests */
+
+/* tsr_init, quiet, with the scheduling policy `sched` and ncpu CPU workers. */
+static inline void tsr_test_init_with(const char *sched, int ncpu)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	cfg.sched = sched;
+	cfg.ncpu = ncpu;
+	CK_TSR(tsr_init(&cfg));
+}
+
+/* In a variant: *sum := the sum of the 1-D f64 field f of requirement req (READ). Returns the
+ * accessor's code; where it is not TSR_OK the task has failed already and *sum is unset. */
+static inline int tsr_test_sum1(tsr_ctx_t *ctx, int req, tsr_field_t f, double *sum)
+{
+	tsr_accessor_t a;
+	int rc = tsr_ctx_accessor(ctx, req, f, TSR_F64, TSR_READ, &a);
+	if (rc != TSR_OK)
+		return rc;
+	*sum = 0;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		*sum += TSR_AT1(&a, double, i);
+	return TSR_OK;
+}
+
+/* Variant: returns the sum of requirement 0's f64 field 0 (1-D, READ) as an f64. */
+static inline void tsr_test_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	double s;
+	if (tsr_test_sum1(ctx, 0, 0, &s) == TSR_OK)
+		tsr_ctx_return(ctx, &s);
+}
+
+/* Variant: every element of requirement 1's f64 field 1 (WRITE) := the sum of requirement 0's
+ * f64 field 0 (READ), both 1-D. */
+static inline void tsr_test_sum_into(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	double s;
+	tsr_accessor_t out;
+	if (tsr_test_sum1(ctx, 0, 0, &s) != TSR_OK ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &out) != TSR_OK)
+		return;
+	for (int64_t i = out.lo[0]; i <= out.hi[0]; i++)
+		TSR_AT1(&out, double, i) = s;
+}
+
+/* The f64 a future holds, once it is ready; the future is destroyed. */
+static inline double tsr_test_take_f64(tsr_future_t f)
+{
+	double v;
+	CK_TSR(tsr_future_wait(f, &v, sizeof v));
+	CK_TSR(tsr_future_destroy(f));
+	return v;
+}
+
 #endif

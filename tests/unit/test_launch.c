@@ -3,18 +3,8 @@
  * bounds and strides address 2-D and 3-D subregions inside their parent's storage. */
 #include "tsr_test.h"
 
-/* Tasks report a wrong observation with tsr_ctx_error: tsr_fence then fails the test. */
-
-/* iota: x[i] = scale * i + offset over the accessor's bounds (WRITE). args: double[2]. */
-static void iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	const double *a = args;
-	tsr_accessor_t x;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = a[0] * (double)i + a[1];
-}
+/* Tasks report a wrong observation with tsr_ctx_error: tsr_fence then fails the test. "iota"
+ * (tsr_test_iota) writes x[i] = scale * i + offset over the accessor's bounds, args double[2]. */
 
 /* add: x[i] += delta (READ_WRITE). args: double. */
 static void add(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -44,7 +34,7 @@ static void stamp_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(single_launch_writes_whole_region)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 9));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){2.0, 1.0}, 2 * sizeof(double), NULL));
 	double v[10];
@@ -59,7 +49,7 @@ END_TEST
 START_TEST(single_launches_run_in_program_order)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 7));
-	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
 		   ta = tsr_test_task("add", add, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
 		  rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
@@ -83,7 +73,7 @@ END_TEST
 START_TEST(launch_copies_arguments)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 3));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	double *args = malloc(2 * sizeof *args);
 	args[0] = 3.0;
@@ -109,7 +99,7 @@ START_TEST(single_launch_on_subregion_touches_only_it)
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &s));
 	double minus = -1.0;
 	CK_TSR(tsr_fill(r, 0, &minus, sizeof minus));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(s, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	double v[12];
@@ -187,7 +177,7 @@ START_TEST(index_launch_with_projection_reads_neighbour_tile)
 		tsr_test_region("xy", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
 				(const char *const[]){"x", "y"}, f);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
-	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
 		   tc = tsr_test_task("copy_from_proj", copy_from_proj, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
@@ -226,7 +216,7 @@ START_TEST(index_launch_passes_region_requirement_whole)
 	tsr_region_t r = tsr_test_region("xy", tsr_box1(1, 6), 2,
 					 (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
-	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
 		   ts = tsr_test_task("sum_into_tile", sum_into_tile, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));

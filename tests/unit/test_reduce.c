@@ -151,25 +151,17 @@ START_TEST(concurrent_reduce_launches_then_read_sees_total)
 END_TEST
 
 /* A reduction epoch ends at a READ_WRITE task; a second epoch starts from its result. */
-static void double_it(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) *= 2.0;
-}
-
 START_TEST(reduce_epochs_separated_by_read_write)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_task_t t = fold_task(), d;
-	d = tsr_test_task("double_it", double_it, TSR_NONE);
+	d = tsr_test_task("double_it", tsr_test_affine, TSR_NONE);
 	tsr_req_t rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	single_fold(t, r, TSR_SUM, TSR_F64, 3.0);
 	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 1.0); /* +1 / +2 */
-	CK_TSR(tsr_launch(d, 1, &rw, NULL, 0, NULL));   /* x2 */
+	/* x2 */
+	CK_TSR(tsr_launch(d, 1, &rw, (const double[2]){2.0, 0.0}, 2 * sizeof(double), NULL));
 	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 0.0); /* +0 / +1 */
 	single_fold(t, r, TSR_SUM, TSR_F64, 0.5);
 	double v[8];

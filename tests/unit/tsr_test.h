@@ -297,4 +297,26 @@ static inline double tsr_test_take_f64(tsr_future_t f)
 	return v;
 }
 
+/* Variants over requirement 0's 1-D f64 field 0, args double[2] {a, b}: x[i] := a * i + b
+ * (iota, WRITE), or x[i] := a * x[i] + b (affine, READ_WRITE). */
+static inline void tsr_test_iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const double *ab = args;
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
+		TSR_AT1(&x, double, i) = ab[0] * (double)i + ab[1];
+}
+
+static inline void tsr_test_affine(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const double *ab = args;
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
+		TSR_AT1(&x, double, i) = ab[0] * TSR_AT1(&x, double, i) + ab[1];
+}
+
 #endif

@@ -245,10 +245,7 @@ static void small_program(void)
 	CK_TSR(tsr_future_wait(f2, &v2, sizeof v2));
 	ck_assert_double_eq(v1, 48.0);
 	ck_assert_double_eq(v2, 80.0);
-	double b[8];
-	tsr_test_read1(g, fb, b, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(b[i], 100.0);
+	tsr_test_ck_all1(g, fb, 8, 100.0);
 	CK_TSR(tsr_future_destroy(f1));
 	CK_TSR(tsr_future_destroy(f2));
 	CK_TSR(tsr_region_destroy(g));
@@ -414,10 +411,7 @@ START_TEST(dag_links_tiles_color_to_color)
 	for (int i = 0; i < 3; i++)
 		CK_TSR(tsr_index_launch(tbump, tsr_box1(0, 3), 1, &q, &fx, sizeof fx,
 					TSR_REDOP_NONE, NULL));
-	double v[16];
-	tsr_test_read1(r, 0, v, 16);
-	for (int i = 0; i < 16; i++)
-		ck_assert_double_eq(v[i], 3.0);
+	tsr_test_ck_all1(r, 0, 16, 3.0);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
 	const char *nodes[12];

@@ -75,9 +75,7 @@ START_TEST(fill_is_ordered_with_tasks)
 	ck_assert_double_eq(v[9], 7.0);
 	CK_TSR(tsr_fill(r, 0, &b, sizeof b));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
-	tsr_test_read1(r, 0, v, 10);
-	for (int i = 0; i < 10; i++)
-		ck_assert_double_eq(v[i], 21.0);
+	tsr_test_ck_all1(r, 0, 10, 21.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST

@@ -61,10 +61,7 @@ START_TEST(single_launches_run_in_program_order)
 	/* a WRITE after the chain discards it */
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){0.0, 5.0}, 2 * sizeof(double), NULL));
 	CK_TSR(tsr_launch(ta, 1, &rw, &(double){0.5}, sizeof(double), NULL));
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(v[i], 5.5);
+	tsr_test_ck_all1(r, 0, 8, 5.5);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -223,10 +220,7 @@ START_TEST(index_launch_passes_region_requirement_whole)
 	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)),
 			  tsr_req_part(p, TSR_WRITE, TSR_FIELDS(1))};
 	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL));
-	double y[6];
-	tsr_test_read1(r, f[1], y, 6);
-	for (int i = 0; i < 6; i++)
-		ck_assert_double_eq(y[i], 21.0);
+	tsr_test_ck_all1(r, f[1], 6, 21.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST

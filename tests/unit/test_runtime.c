@@ -141,10 +141,7 @@ static void run_once(void)
 	tsr_req_t req = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
 	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(v[i], 2.0);
+	tsr_test_ck_all1(r, 0, 8, 2.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 

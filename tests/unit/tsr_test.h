@@ -297,26 +297,39 @@ static inline double tsr_test_take_f64(tsr_future_t f)
 	return v;
 }
 
-/* Variants over requirement 0's 1-D f64 field 0, args double[2] {a, b}: x[i] := a * i + b
- * (iota, WRITE), or x[i] := a * x[i] + b (affine, READ_WRITE). */
+/* Requirement 0's 1-D f64 field 0, x[i] := ab[0] * y + ab[1], where y is x[i] (`keep`,
+ * READ_WRITE) or i (WRITE). */
+static inline void tsr_test_affine1(tsr_ctx_t *ctx, const double *ab, int keep)
+{
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, keep ? TSR_READ_WRITE : TSR_WRITE, &x))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++) {
+		double y = keep ? TSR_AT1(&x, double, i) : (double)i;
+		TSR_AT1(&x, double, i) = ab[0] * y + ab[1];
+	}
+}
+
+/* Variants, args double[2] {a, b}: x[i] := a * i + b (iota), x[i] := a * x[i] + b (affine). */
 static inline void tsr_test_iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const double *ab = args;
-	tsr_accessor_t x;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = ab[0] * (double)i + ab[1];
+	tsr_test_affine1(ctx, args, 0);
 }
 
 static inline void tsr_test_affine(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	const double *ab = args;
-	tsr_accessor_t x;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = ab[0] * TSR_AT1(&x, double, i) + ab[1];
+	tsr_test_affine1(ctx, args, 1);
+}
+
+/* Every one of the n elements of r's 1-D f64 field f is `want`. */
+enum { TSR_TEST_ALL1_MAX = 64 };
+static inline void tsr_test_ck_all1(tsr_region_t r, tsr_field_t f, int n, double want)
+{
+	double v[TSR_TEST_ALL1_MAX];
+	ck_assert_int_le(n, TSR_TEST_ALL1_MAX);
+	tsr_test_read1(r, f, v, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(v[i] == want, "element %d is %g, want %g", i, v[i], want);
 }
 
 #endif

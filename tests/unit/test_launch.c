@@ -193,20 +193,8 @@ START_TEST(index_launch_with_projection_reads_neighbour_tile)
 }
 END_TEST
 
-/* A region requirement in an index launch is passed whole to every point. */
-static void sum_into_tile(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t all, mine;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &all) ||
-	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &mine))
-		return;
-	double s = 0;
-	for (int64_t i = all.lo[0]; i <= all.hi[0]; i++)
-		s += TSR_AT1(&all, double, i);
-	for (int64_t i = mine.lo[0]; i <= mine.hi[0]; i++)
-		TSR_AT1(&mine, double, i) = s;
-}
-
+/* A region requirement in an index launch is passed whole to every point: each point's tile of
+ * field 1 gets the sum of the whole field 0 (tsr_test_sum_into). */
 START_TEST(index_launch_passes_region_requirement_whole)
 {
 	tsr_field_t f[2];
@@ -214,7 +202,7 @@ START_TEST(index_launch_passes_region_requirement_whole)
 					 (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
-		   ts = tsr_test_task("sum_into_tile", sum_into_tile, TSR_NONE);
+		   ts = tsr_test_task("sum_into_tile", tsr_test_sum_into, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)),

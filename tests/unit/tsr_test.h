@@ -332,9 +332,21 @@ static inline void tsr_test_ck_all1(tsr_region_t r, tsr_field_t f, int n, double
 		ck_assert_msg(v[i] == want, "element %d is %g, want %g", i, v[i], want);
 }
 
+/* The n elements of r's 1-D f64 field 0 are want[0..n-1]; a failure names TSR_HOME=home and
+ * what r is. */
+enum { TSR_TEST_HOME_MAX = 64 };
+static inline void tsr_test_ck_home_values(tsr_region_t r, int n, const double *want,
+					   const char *home, const char *what)
+{
+	double v[TSR_TEST_HOME_MAX];
+	tsr_test_read1(r, 0, v, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(v[i] == want[i], "TSR_HOME=%s: %s[%d] = %g, expected %g", home, what,
+			      i, v[i], want[i]);
+}
+
 /* Regions a and b of n f64 elements made under TSR_HOME=home: a fresh region is zero, and takes a
  * fill, a copy and a host write (through tsr_map, which must give a pointer), wherever it lives. */
-enum { TSR_TEST_HOME_MAX = 64 };
 static inline void tsr_test_home_round_trip(const char *home, int n)
 {
 	ck_assert_int_le(n, TSR_TEST_HOME_MAX);
@@ -342,30 +354,24 @@ static inline void tsr_test_home_round_trip(const char *home, int n)
 	tsr_region_t a = tsr_test_region_f64("a", tsr_box1(0, n - 1));
 	tsr_region_t b = tsr_test_region_f64("b", tsr_box1(0, n - 1));
 	unsetenv("TSR_HOME");
-	double v[TSR_TEST_HOME_MAX];
-	tsr_test_read1(a, 0, v, n);
-	for (int i = 0; i < n; i++)
-		ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%d] = %g, expected 0", home,
-			      i, v[i]);
+	double want[TSR_TEST_HOME_MAX] = {0};
+	tsr_test_ck_home_values(a, n, want, home, "new region a");
 	double seven = 7.25;
 	CK_TSR(tsr_fill(a, 0, &seven, sizeof seven));
 	CK_TSR(tsr_copy(a, 0, b, 0));
-	tsr_test_read1(b, 0, v, n);
 	for (int i = 0; i < n; i++)
-		ck_assert_msg(v[i] == 7.25,
-			      "TSR_HOME=%s: b[%d] = %g after fill and copy, expected 7.25", home, i,
-			      v[i]);
+		want[i] = seven;
+	tsr_test_ck_home_values(b, n, want, home, "b after fill and copy");
 	tsr_accessor_t x;
 	CK_TSR(tsr_map(a, 0, TSR_WRITE, &x));
 	ck_assert_msg(x.ptr != NULL, "TSR_HOME=%s: tsr_map gave a NULL pointer", home);
-	for (int i = 0; i < n; i++)
-		TSR_AT1(&x, double, i) = -(double)i;
+	for (int i = 0; i < n; i++) {
+		want[i] = -(double)i;
+		TSR_AT1(&x, double, i) = want[i];
+	}
 	CK_TSR(tsr_unmap(a, 0));
 	CK_TSR(tsr_copy(a, 0, b, 0));
-	tsr_test_read1(b, 0, v, n);
-	for (int i = 0; i < n; i++)
-		ck_assert_msg(v[i] == -(double)i,
-			      "TSR_HOME=%s: b[%d] = %g after host write and copy", home, i, v[i]);
+	tsr_test_ck_home_values(b, n, want, home, "b after host write and copy");
 	CK_TSR(tsr_region_destroy(a));
 	CK_TSR(tsr_region_destroy(b));
 }

@@ -447,11 +447,11 @@ static void after_hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_ctx_return(ctx, &v);
 }
 
-/* What the tests where hold and release must run at the same time work on: a world, hold and
- * release registered, and tiles and ghost (4 tiles of the world, grown by one element). */
+/* What the tests where hold and release must run at the same time work on: a world, hold, release
+ * and after_hold registered, and tiles and ghost (4 tiles of the world, grown by one element). */
 struct hold_world {
 	struct world w;
-	tsr_task_t hold, release;
+	tsr_task_t hold, release, after;
 	tsr_partition_t tiles, ghost;
 };
 
@@ -469,6 +469,7 @@ static int hold_world(struct hold_world *h)
 	released = hold_done = hold_gave_up = 0;
 	h->hold = tsr_test_task("hold", hold, TSR_NONE);
 	h->release = tsr_test_task("release", release, TSR_NONE);
+	h->after = tsr_test_task("after_hold", after_hold, TSR_F64);
 	CK_TSR(tsr_partition_tiles(h->w.r, tsr_box1(0, 3), "tiles", &h->tiles));
 	CK_TSR(tsr_partition_tiles_halo(h->w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
 					(const int64_t[3]){1, 0, 0}, "ghost", &h->ghost));
@@ -480,7 +481,6 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 	struct hold_world h;
 	if (!hold_world(&h))
 		return;
-	tsr_task_t ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 	double base = 1.0;
 	tsr_req_t qw = tsr_req_part(h.tiles, TSR_WRITE, TSR_FIELDS(h.w.u));
 	CK_TSR(tsr_index_launch(h.w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
@@ -493,9 +493,9 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 	CK_TSR(tsr_run(h.hold,
 		       &(tsr_launch_t){.reqs = TSR_REQS(
 					       tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(h.w.u)))}));
-	CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(
-						   tsr_req_region(g1, TSR_READ, TSR_FIELDS(h.w.u))),
-					   .result = &seen}));
+	CK_TSR(tsr_run(h.after, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g1, TSR_READ,
+										TSR_FIELDS(h.w.u))),
+						.result = &seen}));
 	CK_TSR(tsr_run(h.release,
 		       &(tsr_launch_t){
 			       .reqs = TSR_REQS(tsr_req_region(g3, TSR_READ, TSR_FIELDS(h.w.u)))}));
@@ -582,7 +582,6 @@ START_TEST(refused_task_leaves_the_order_of_the_others_intact)
 	struct hold_world h;
 	if (!hold_world_ordered(mode, &h))
 		return;
-	tsr_task_t ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 	tsr_task_t tg;
 	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only",
 						    .cuda = after_hold,
@@ -594,7 +593,7 @@ START_TEST(refused_task_leaves_the_order_of_the_others_intact)
 		CK_TSR_ERR(tsr_run(tg, &read_g1), TSR_ENODEV, "gpu_only", "no worker can run it");
 	tsr_future_t seen;
 	read_g1.result = &seen;
-	CK_TSR(tsr_run(ta, &read_g1));
+	CK_TSR(tsr_run(h.after, &read_g1));
 	run_release(&h);
 	ck_release_then_seen_hold(mode, seen, "tile 1's halo");
 	CK_TSR(tsr_region_destroy(h.w.r));
@@ -610,14 +609,13 @@ START_TEST(partition_destroyed_while_its_reader_waits)
 	struct hold_world h;
 	if (!hold_world_ordered(mode, &h))
 		return;
-	tsr_task_t ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 	tsr_partition_t halves;
 	CK_TSR(tsr_partition_tiles(h.w.r, tsr_box1(0, 1), "halves", &halves));
 	tsr_future_t seen;
-	CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0),
-									   TSR_READ,
-									   TSR_FIELDS(h.w.u))),
-					   .result = &seen}));
+	CK_TSR(tsr_run(h.after, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0),
+										TSR_READ,
+										TSR_FIELDS(h.w.u))),
+						.result = &seen}));
 	CK_TSR(tsr_partition_destroy(halves));
 	ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
 		      "%s: destroying the partition waited for hold", mode);

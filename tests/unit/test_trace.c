@@ -446,6 +446,11 @@ static TCase *world_tcase(const char *name, void (*setup)(void), void (*teardown
 int main(void)
 {
 	Suite *s = suite_create("trace");
+	TCase *bare = tsr_test_tcase("trace-bare", 0);
+	tcase_add_test(bare, api_needs_the_runtime);
+	tcase_add_test(bare, bad_switch_value);
+	suite_add_tcase(s, bare);
+
 	TCase *tc = world_tcase("trace", world_setup, world_teardown);
 	tcase_add_test(tc, traced_loop_replays);
 	tcase_add_test(tc, automatic_mode_finds_the_loop);
@@ -462,17 +467,13 @@ int main(void)
 	tcase_add_test(api, api_from_another_thread_is_refused);
 	suite_add_tcase(s, api);
 
-	TCase *off = world_tcase("trace-off", setup_off, teardown_off);
-	tcase_add_test(off, automatic_mode_off);
-	suite_add_tcase(s, off);
-
-	TCase *bare = tsr_test_tcase("trace-bare", 0);
-	tcase_add_test(bare, api_needs_the_runtime);
-	tcase_add_test(bare, bad_switch_value);
-	suite_add_tcase(s, bare);
-
-	TCase *flag = world_tcase("trace-flag-off", setup_flag_off, teardown_off);
-	tcase_add_test(flag, automatic_mode_off);
-	suite_add_tcase(s, flag);
+	/* replay switched off by TSR_REPLAY, and by the flag that wins over it */
+	const char *const off_names[] = {"trace-off", "trace-flag-off"};
+	void (*const off_setups[])(void) = {setup_off, setup_flag_off};
+	for (int k = 0; k < 2; k++) {
+		TCase *off = world_tcase(off_names[k], off_setups[k], teardown_off);
+		tcase_add_test(off, automatic_mode_off);
+		suite_add_tcase(s, off);
+	}
 	return tsr_test_run(s);
 }

@@ -29,30 +29,13 @@ static void bump(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		TSR_AT1(&x, double, i) += 1.0;
 }
 
-/* smooth: b (req 1, a tile) = sum of a over the tile's halo box (req 0). */
-static void smooth(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a, b;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a) ||
-	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &b))
-		return;
-	double s = 0;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		s += TSR_AT1(&a, double, i);
-	for (int64_t i = b.lo[0]; i <= b.hi[0]; i++)
-		TSR_AT1(&b, double, i) = s;
-}
-
 /* look: READ of fields a and b; returns the sum of both (checked by the host). */
 static void look(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	tsr_accessor_t a, b;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a) ||
-	    tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_READ, &b))
+	double a, b;
+	if (tsr_test_sum1(ctx, 0, 0, &a) != TSR_OK || tsr_test_sum1(ctx, 0, 1, &b) != TSR_OK)
 		return;
-	double s = 0;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		s += TSR_AT1(&a, double, i) + TSR_AT1(&b, double, i);
+	double s = a + b;
 	tsr_ctx_return(ctx, &s);
 }
 
@@ -172,27 +155,30 @@ static void check_graph(const char *path, int nwant_nodes, const char *const *wa
 	free(w);
 }
 
+/* A region `name` over `bounds` with two f64 fields, "a" and "b" (ids in ab). */
+static tsr_region_t ab_region(const char *name, tsr_box_t bounds, tsr_field_t ab[2])
+{
+	return tsr_test_region(name, bounds, 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
+			       (const char *const[]){"a", "b"}, ab);
+}
+
 /* Region g = [0,7] with f64 fields a and b; tiles = {[0,3], [4,7]}; halo = {[0,4], [3,7]}.
  * Node numbers are submission order (one node per point task, one per fold task). The comments
  * list, for each access, the earlier accesses it meets newest first and why each gives an edge
  * or stops. */
 static void small_program(void)
 {
-	tsr_fspace_t fs;
-	tsr_field_t fa, fb;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "a", TSR_F64, 0, &fa));
-	CK_TSR(tsr_fspace_add(fs, "b", TSR_F64, 0, &fb));
-	tsr_region_t g;
-	CK_TSR(tsr_region_create("g", tsr_box1(0, 7), fs, &g));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_field_t ab[2];
+	tsr_region_t g = ab_region("g", tsr_box1(0, 7), ab);
+	tsr_field_t fa = ab[0], fb = ab[1];
 	tsr_partition_t tiles, halo;
 	CK_TSR(tsr_partition_tiles(g, tsr_box1(0, 1), "tiles", &tiles));
 	CK_TSR(tsr_partition_tiles_halo(g, tsr_box1(0, 7), tsr_box1(0, 1),
 					(const int64_t[3]){1, 0, 0}, "halo", &halo));
 	tsr_task_t tset = tsr_test_task("set", set, TSR_NONE),
 		   tbump = tsr_test_task("bump", bump, TSR_NONE);
-	tsr_task_t tsmooth = tsr_test_task("smooth", smooth, TSR_NONE),
+	/* smooth: b (req 1, a tile) = sum of a over the tile's halo box (req 0) */
+	tsr_task_t tsmooth = tsr_test_task("smooth", tsr_test_sum_into, TSR_NONE),
 		   tlook = tsr_test_task("look", look, TSR_F64);
 	tsr_task_t tfold = tsr_test_task("fold", fold, TSR_NONE);
 	tsr_box_t two = tsr_box1(0, 1);
@@ -245,10 +231,7 @@ static void small_program(void)
 	CK_TSR(tsr_future_wait(f2, &v2, sizeof v2));
 	ck_assert_double_eq(v1, 48.0);
 	ck_assert_double_eq(v2, 80.0);
-	double b[8];
-	tsr_test_read1(g, fb, b, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(b[i], 100.0);
+	tsr_test_ck_all1(g, fb, 8, 100.0);
 	CK_TSR(tsr_future_destroy(f1));
 	CK_TSR(tsr_future_destroy(f2));
 	CK_TSR(tsr_region_destroy(g));
@@ -347,14 +330,9 @@ START_TEST(dag_of_chains_and_fan_out)
 	obs_clean_env();
 	setenv("TSR_DAG_LABELS", "1", 1); /* the reasons are checked */
 	obs_start("lws", 2, NULL, obs_path("c.dot"), 0);
-	tsr_fspace_t fs;
-	tsr_field_t fa, fb;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "a", TSR_F64, 0, &fa));
-	CK_TSR(tsr_fspace_add(fs, "b", TSR_F64, 0, &fb));
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("r", tsr_box1(0, 3), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_field_t ab[2];
+	tsr_region_t r = ab_region("r", tsr_box1(0, 3), ab);
+	tsr_field_t fa = ab[0], fb = ab[1];
 	tsr_task_t tbump = tsr_test_task("bump", bump, TSR_NONE),
 		   tlook = tsr_test_task("look", look, TSR_F64);
 	tsr_req_t qa = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(fa));
@@ -414,10 +392,7 @@ START_TEST(dag_links_tiles_color_to_color)
 	for (int i = 0; i < 3; i++)
 		CK_TSR(tsr_index_launch(tbump, tsr_box1(0, 3), 1, &q, &fx, sizeof fx,
 					TSR_REDOP_NONE, NULL));
-	double v[16];
-	tsr_test_read1(r, 0, v, 16);
-	for (int i = 0; i < 16; i++)
-		ck_assert_double_eq(v[i], 3.0);
+	tsr_test_ck_all1(r, 0, 16, 3.0);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
 	const char *nodes[12];

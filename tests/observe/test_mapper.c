@@ -29,6 +29,20 @@ static tsr_region_t grid(tsr_partition_t *tiles)
 	return r;
 }
 
+/* The runtime under policy sched with ncpu CPU workers, and a grid on it. */
+static tsr_region_t grid_start(const char *sched, int ncpu, tsr_partition_t *tiles)
+{
+	obs_init(sched, ncpu, NULL, NULL, 0);
+	return grid(tiles);
+}
+
+/* The grid destroyed, then the runtime stopped: tsr_finalize must find nothing alive. */
+static void grid_end(tsr_region_t r)
+{
+	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_finalize());
+}
+
 /* Worker recorded by each color's tile (every element of a tile must agree). */
 static void read_workers(tsr_region_t r, int *who)
 {
@@ -100,8 +114,7 @@ START_TEST(mapper_pins_each_point_to_its_worker)
 	launch_where(t, tiles);
 	CK_TSR(tsr_fence());
 	ck_assert_int_eq(s.calls, 4 * NCOLORS);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 
@@ -116,9 +129,8 @@ static void pin_last(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 
 START_TEST(mapper_pins_single_launches)
 {
-	obs_init("eager", 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
-	tsr_region_t r = grid(&tiles);
+	tsr_region_t r = grid_start("eager", 2, &tiles);
 	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int calls = 0;
 	CK_TSR(tsr_set_mapper(pin_last, &calls));
@@ -133,23 +145,28 @@ START_TEST(mapper_pins_single_launches)
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_int_eq(who[c], tsr_worker_count() - 1);
 	ck_assert_int_eq(calls, NCOLORS);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 
+/* Mappers that set one field of the mapping from what arg points to: the worker kind, or the
+ * worker. */
 static void kind_from_arg(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 {
 	m->kind = *(const tsr_worker_kind_t *)arg;
+}
+
+static void worker_from_arg(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
+{
+	m->worker = *(const int *)arg;
 }
 
 /* Restricting to CPU workers keeps tasks on CPU workers; restricting a task that has only a CPU
  * variant to CUDA workers leaves no worker able to run it: TSR_ENODEV naming the task. */
 START_TEST(mapper_restricts_worker_kind)
 {
-	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
-	tsr_region_t r = grid(&tiles);
+	tsr_region_t r = grid_start(NULL, 2, &tiles);
 	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	tsr_worker_kind_t kind = TSR_WORKER_CPU;
 	CK_TSR(tsr_set_mapper(kind_from_arg, &kind));
@@ -165,22 +182,15 @@ START_TEST(mapper_restricts_worker_kind)
 	int again[NCOLORS];
 	read_workers(r, again);
 	ck_assert_int_eq(memcmp(who, again, sizeof who), 0);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
-
-static void worker_from_arg(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
-{
-	m->worker = *(const int *)arg;
-}
 
 /* A worker that does not exist is a launch error that names the task and the worker. */
 START_TEST(mapper_invalid_worker_fails_the_launch)
 {
-	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
-	tsr_region_t r = grid(&tiles);
+	tsr_region_t r = grid_start(NULL, 2, &tiles);
 	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int bad = 99;
 	CK_TSR(tsr_set_mapper(worker_from_arg, &bad));
@@ -198,8 +208,7 @@ START_TEST(mapper_invalid_worker_fails_the_launch)
 	bad = -1;
 	launch_where(t, tiles);
 	CK_TSR(tsr_fence());
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 
@@ -214,9 +223,8 @@ static void last_point_from_arg(const tsr_map_query_t *q, tsr_mapping_t *m, void
 
 START_TEST(mapper_refusal_runs_no_point)
 {
-	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
-	tsr_region_t r = grid(&tiles);
+	tsr_region_t r = grid_start(NULL, 2, &tiles);
 	tsr_task_t t = tsr_test_task("where", where, TSR_NONE);
 	int32_t v = -7, who[NCOLORS];
 	CK_TSR(tsr_fill(r, 0, &v, sizeof v));
@@ -237,8 +245,7 @@ START_TEST(mapper_refusal_runs_no_point)
 	read_workers(r, who);
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_msg(who[c] == -7, "color %d was written by a launch that failed", c);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 
@@ -274,9 +281,8 @@ static void prio_by_point(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 
 START_TEST(mapper_priority_orders_ready_tasks)
 {
-	obs_init("prio", 1, NULL, NULL, 0);
 	tsr_partition_t tiles;
-	tsr_region_t r = grid(&tiles);
+	tsr_region_t r = grid_start("prio", 1, &tiles);
 	tsr_task_t tg = tsr_test_task("gate", gate, TSR_NONE),
 		   tr = tsr_test_task("rank", rank, TSR_NONE);
 	/* a first launch through the tiles, so that no partitioning work is pending later */
@@ -295,8 +301,7 @@ START_TEST(mapper_priority_orders_ready_tasks)
 	for (int c = 0; c < 5; c++)
 		ck_assert_msg(pos[c] == 4 - c, "point %d (priority %d) ran in position %d", c, c,
 			      pos[c]);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 
@@ -358,16 +363,14 @@ START_TEST(partition_owner_pins_colors)
 	read_workers(r, who);
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_int_eq(who[c], c % nw);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 
 START_TEST(partition_owner_errors_name_the_partition)
 {
-	obs_init(NULL, 2, NULL, NULL, 0);
 	tsr_partition_t tiles;
-	tsr_region_t r = grid(&tiles);
+	tsr_region_t r = grid_start(NULL, 2, &tiles);
 	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){NCOLORS, 0, 0}, 0),
 		   TSR_EBOUNDS, "tiles", "(8)");
 	CK_TSR_ERR(tsr_partition_set_owner(tiles, (const int64_t[3]){-1, 0, 0}, 0), TSR_EBOUNDS,
@@ -394,8 +397,7 @@ START_TEST(partition_owner_errors_name_the_partition)
 	CK_TSR(tsr_fence());
 	for (int c = 0; c < NCOLORS; c++)
 		ck_assert_int_eq(s.owner[c], -1);
-	CK_TSR(tsr_region_destroy(r));
-	CK_TSR(tsr_finalize());
+	grid_end(r);
 }
 END_TEST
 

@@ -447,57 +447,58 @@ static void after_hold(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	tsr_ctx_return(ctx, &v);
 }
 
-/* The tests where hold and release must run at the same time: Tessera again with two workers and
- * one shared queue (with per-worker queues, release could sit behind hold on hold's worker while
- * the other sleeps, and the test would measure the scheduler instead), a world, hold and release
- * registered in *th and *tr, and tiles and ghost (4 tiles of the world, grown by one element).
- * Returns 0 where StarPU gave fewer than two workers: nothing to test. */
-static int hold_world(struct world *w, tsr_task_t *th, tsr_task_t *tr, tsr_partition_t *tiles,
-		      tsr_partition_t *ghost)
+/* What the tests where hold and release must run at the same time work on: a world, hold, release
+ * and after_hold registered, and tiles and ghost (4 tiles of the world, grown by one element). */
+struct hold_world {
+	struct world w;
+	tsr_task_t hold, release, after;
+	tsr_partition_t tiles, ghost;
+};
+
+/* Tessera again with two workers and one shared queue (with per-worker queues, release could sit
+ * behind hold on hold's worker while the other sleeps, and the test would measure the scheduler
+ * instead), and a hold world in *h. Returns 0 where StarPU gave fewer than two workers: nothing
+ * to test. */
+static int hold_world(struct hold_world *h)
 {
 	CK_TSR(tsr_finalize());
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
-	cfg.sched = "eager";
-	cfg.ncpu = 2;
-	CK_TSR(tsr_init(&cfg));
+	tsr_test_init_with("eager", 2);
 	if (tsr_ncpu_workers() < 2)
 		return 0;
-	world_init(w);
+	world_init(&h->w);
 	released = hold_done = hold_gave_up = 0;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "hold", .cpu = hold}, th));
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "release", .cpu = release}, tr));
-	CK_TSR(tsr_partition_tiles(w->r, tsr_box1(0, 3), "tiles", tiles));
-	CK_TSR(tsr_partition_tiles_halo(w->r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", ghost));
+	h->hold = tsr_test_task("hold", hold, TSR_NONE);
+	h->release = tsr_test_task("release", release, TSR_NONE);
+	h->after = tsr_test_task("after_hold", after_hold, TSR_F64);
+	CK_TSR(tsr_partition_tiles(h->w.r, tsr_box1(0, 3), "tiles", &h->tiles));
+	CK_TSR(tsr_partition_tiles_halo(h->w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &h->ghost));
 	return 1;
 }
 
 START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 {
-	struct world w;
-	tsr_task_t th, tr, ta;
-	tsr_partition_t tiles, ghost;
-	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
+	struct hold_world h;
+	if (!hold_world(&h))
 		return;
-	ta = tsr_test_task("after_hold", after_hold, TSR_F64);
 	double base = 1.0;
-	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+	tsr_req_t qw = tsr_req_part(h.tiles, TSR_WRITE, TSR_FIELDS(h.w.u));
+	CK_TSR(tsr_index_launch(h.w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
 				NULL));
 	tsr_region_t t0, g1, g3;
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
-	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){1, 0, 0}, &g1));
-	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){3, 0, 0}, &g3));
+	CK_TSR(tsr_partition_subregion(h.tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_partition_subregion(h.ghost, (const int64_t[3]){1, 0, 0}, &g1));
+	CK_TSR(tsr_partition_subregion(h.ghost, (const int64_t[3]){3, 0, 0}, &g3));
 	tsr_future_t seen;
-	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE,
-									   TSR_FIELDS(w.u)))}));
-	CK_TSR(tsr_run(ta, &(tsr_launch_t){.reqs = TSR_REQS(
-						   tsr_req_region(g1, TSR_READ, TSR_FIELDS(w.u))),
-					   .result = &seen}));
-	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g3, TSR_READ,
-									   TSR_FIELDS(w.u)))}));
+	CK_TSR(tsr_run(h.hold,
+		       &(tsr_launch_t){.reqs = TSR_REQS(
+					       tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(h.w.u)))}));
+	CK_TSR(tsr_run(h.after, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(g1, TSR_READ,
+										TSR_FIELDS(h.w.u))),
+						.result = &seen}));
+	CK_TSR(tsr_run(h.release,
+		       &(tsr_launch_t){
+			       .reqs = TSR_REQS(tsr_req_region(g3, TSR_READ, TSR_FIELDS(h.w.u)))}));
 	double v = 0;
 	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
 	CK_TSR(tsr_fence());
@@ -507,13 +508,14 @@ START_TEST(halo_read_waits_only_for_the_writers_it_overlaps)
 		      "wrote",
 		      v);
 	CK_TSR(tsr_future_destroy(seen));
-	CK_TSR(tsr_region_destroy(w.r));
+	CK_TSR(tsr_region_destroy(h.w.r));
 }
 END_TEST
 
 /* The ordering of the views' tasks is Tessera's own (TSR_DEPS=explicit, the default here) or
- * StarPU's (implicit): the tests below run under both. Each starts a hold world with TSR_DEPS=mode,
- * its 4 tiles written (1.0), and hold running on tile 0 until release runs. */
+ * StarPU's (implicit): the tests below run under both, one Check test per mode (_i). Each starts a
+ * hold world with TSR_DEPS=mode, its 4 tiles written (1.0), and hold running on tile 0 until
+ * release runs. */
 static const char *const dep_modes[] = {
 #ifdef TSR_STARPU_NOTIFY_FIXED
 	"explicit", /* refused on a StarPU 1.4 without the notify fix (runtime/order.c) */
@@ -523,11 +525,10 @@ static const char *const dep_modes[] = {
 
 static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen);
 
-static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th, tsr_task_t *tr,
-			      tsr_partition_t *tiles, tsr_partition_t *ghost)
+static int hold_world_ordered(const char *mode, struct hold_world *h)
 {
 	setenv("TSR_DEPS", mode, 1);
-	int ok = hold_world(w, th, tr, tiles, ghost);
+	int ok = hold_world(h);
 	unsetenv("TSR_DEPS");
 	if (!ok)
 		return 0;
@@ -535,13 +536,14 @@ static int hold_world_ordered(const char *mode, struct world *w, tsr_task_t *th,
 		ck_assert_str_eq(tsr_deps_name(), mode);
 	tsr_task_t ts = tsr_test_task("fill_tiles", fill_each, TSR_NONE);
 	double one = 1.0;
-	tsr_req_t qw = tsr_req_part(*tiles, TSR_WRITE, TSR_FIELDS(w->u));
+	tsr_req_t qw = tsr_req_part(h->tiles, TSR_WRITE, TSR_FIELDS(h->w.u));
 	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 3), 1, &qw, &one, sizeof one, TSR_REDOP_NONE,
 				NULL));
 	tsr_region_t t0;
-	CK_TSR(tsr_partition_subregion(*tiles, (const int64_t[3]){0, 0, 0}, &t0));
-	CK_TSR(tsr_run(*th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE,
-									    TSR_FIELDS(w->u)))}));
+	CK_TSR(tsr_partition_subregion(h->tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_run(h->hold,
+		       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE,
+								       TSR_FIELDS(h->w.u)))}));
 	return 1;
 }
 
@@ -552,46 +554,49 @@ static tsr_region_t color_of(tsr_partition_t p, int64_t c)
 	return s;
 }
 
+/* release, through tile 3's halo: it overlaps tiles 2 and 3 only, so it must not wait for hold. */
+static void run_release(const struct hold_world *h)
+{
+	tsr_req_t q = tsr_req_region(color_of(h->ghost, 3), TSR_READ, TSR_FIELDS(h->w.u));
+	CK_TSR(tsr_run(h->release, &(tsr_launch_t){.reqs = TSR_REQS(q)}));
+}
+
+/* After release: everything ends (hold did not give up waiting for release), and `seen`, what
+ * after_hold read through `through` at its first element, is the 7 hold wrote there. */
+static void ck_release_then_seen_hold(const char *mode, tsr_future_t seen, const char *through)
+{
+	double v = tsr_test_take_f64(seen);
+	CK_TSR(tsr_fence());
+	ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", mode);
+	ck_assert_msg(v == 7.0,
+		      "%s: the read through %s saw %g at its first element, not the 7 hold wrote",
+		      mode, through, v);
+}
+
 /* A task StarPU refuses (a CUDA variant only, on CPU workers) after the task it waits for was
  * named: the launch fails and names the task, and everything else keeps its order (Tessera had
  * already made the refused task a successor of hold: it must still end, as an empty task). */
 START_TEST(refused_task_leaves_the_order_of_the_others_intact)
 {
-	for (int m = 0; m < NMODES; m++) {
-		struct world w;
-		tsr_task_t th, tr, ta, tg;
-		tsr_partition_t tiles, ghost;
-		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
-			return;
-		ta = tsr_test_task("after_hold", after_hold, TSR_F64);
-		CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only",
-							    .cuda = after_hold,
-							    .ret_type = TSR_F64},
-					 &tg));
-		tsr_launch_t read_g1 = {
-			.reqs = TSR_REQS(
-				tsr_req_region(color_of(ghost, 1), TSR_READ, TSR_FIELDS(w.u)))};
-		if (tsr_ncuda_workers() == 0)
-			CK_TSR_ERR(tsr_run(tg, &read_g1), TSR_ENODEV, "gpu_only",
-				   "no worker can run it");
-		tsr_future_t seen;
-		read_g1.result = &seen;
-		CK_TSR(tsr_run(ta, &read_g1));
-		CK_TSR(tsr_run(tr,
-			       &(tsr_launch_t){
-				       .reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ,
-								       TSR_FIELDS(w.u)))}));
-		double v = 0;
-		CK_TSR(tsr_future_wait(seen, &v, sizeof v));
-		CK_TSR(tsr_fence());
-		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0",
-			      dep_modes[m]);
-		ck_assert_msg(v == 7.0,
-			      "%s: the read through tile 1's halo saw %g, not the 7 hold wrote",
-			      dep_modes[m], v);
-		CK_TSR(tsr_future_destroy(seen));
-		CK_TSR(tsr_region_destroy(w.r));
-	}
+	const char *mode = dep_modes[_i];
+	struct hold_world h;
+	if (!hold_world_ordered(mode, &h))
+		return;
+	tsr_task_t tg;
+	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = "gpu_only",
+						    .cuda = after_hold,
+						    .ret_type = TSR_F64},
+				 &tg));
+	tsr_launch_t read_g1 = {.reqs = TSR_REQS(tsr_req_region(color_of(h.ghost, 1), TSR_READ,
+								TSR_FIELDS(h.w.u)))};
+	if (tsr_ncuda_workers() == 0)
+		CK_TSR_ERR(tsr_run(tg, &read_g1), TSR_ENODEV, "gpu_only", "no worker can run it");
+	tsr_future_t seen;
+	read_g1.result = &seen;
+	CK_TSR(tsr_run(h.after, &read_g1));
+	run_release(&h);
+	ck_release_then_seen_hold(mode, seen, "tile 1's halo");
+	CK_TSR(tsr_region_destroy(h.w.r));
 }
 END_TEST
 
@@ -600,39 +605,23 @@ END_TEST
  * has run. */
 START_TEST(partition_destroyed_while_its_reader_waits)
 {
-	for (int m = 0; m < NMODES; m++) {
-		struct world w;
-		tsr_task_t th, tr, ta;
-		tsr_partition_t tiles, ghost, halves;
-		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
-			return;
-		ta = tsr_test_task("after_hold", after_hold, TSR_F64);
-		CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "halves", &halves));
-		tsr_future_t seen;
-		CK_TSR(tsr_run(ta,
-			       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0),
-									       TSR_READ,
-									       TSR_FIELDS(w.u))),
-					       .result = &seen}));
-		CK_TSR(tsr_partition_destroy(halves));
-		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
-			      "%s: destroying the partition waited for hold", dep_modes[m]);
-		CK_TSR(tsr_run(tr,
-			       &(tsr_launch_t){
-				       .reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ,
-								       TSR_FIELDS(w.u)))}));
-		double v = 0;
-		CK_TSR(tsr_future_wait(seen, &v, sizeof v));
-		CK_TSR(tsr_fence());
-		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0",
-			      dep_modes[m]);
-		ck_assert_msg(v == 7.0,
-			      "%s: the read through the destroyed half saw %g, not the 7 hold "
-			      "wrote",
-			      dep_modes[m], v);
-		CK_TSR(tsr_future_destroy(seen));
-		CK_TSR(tsr_region_destroy(w.r));
-	}
+	const char *mode = dep_modes[_i];
+	struct hold_world h;
+	if (!hold_world_ordered(mode, &h))
+		return;
+	tsr_partition_t halves;
+	CK_TSR(tsr_partition_tiles(h.w.r, tsr_box1(0, 1), "halves", &halves));
+	tsr_future_t seen;
+	CK_TSR(tsr_run(h.after, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(halves, 0),
+										TSR_READ,
+										TSR_FIELDS(h.w.u))),
+						.result = &seen}));
+	CK_TSR(tsr_partition_destroy(halves));
+	ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
+		      "%s: destroying the partition waited for hold", mode);
+	run_release(&h);
+	ck_release_then_seen_hold(mode, seen, "the destroyed half");
+	CK_TSR(tsr_region_destroy(h.w.r));
 }
 END_TEST
 
@@ -640,35 +629,28 @@ END_TEST
  * through tile 1's halo, after release, sees what hold wrote. */
 START_TEST(map_waits_only_for_the_writers_it_overlaps)
 {
-	for (int m = 0; m < NMODES; m++) {
-		struct world w;
-		tsr_task_t th, tr;
-		tsr_partition_t tiles, ghost;
-		if (!hold_world_ordered(dep_modes[m], &w, &th, &tr, &tiles, &ghost))
-			return;
-		tsr_accessor_t a;
-		tsr_region_t t3 = color_of(tiles, 3);
-		CK_TSR(tsr_map(t3, w.u, TSR_READ, &a));
-		ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
-			      "%s: mapping tile 3 waited for tile 0's writer", dep_modes[m]);
-		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 1.0, "%s: tile 3 mapped %g, not 1",
-			      dep_modes[m], TSR_AT1(&a, double, a.lo[0]));
-		CK_TSR(tsr_unmap(t3, w.u));
-		CK_TSR(tsr_run(tr,
-			       &(tsr_launch_t){
-				       .reqs = TSR_REQS(tsr_req_region(color_of(ghost, 3), TSR_READ,
-								       TSR_FIELDS(w.u)))}));
-		tsr_region_t g1 = color_of(ghost, 1);
-		CK_TSR(tsr_map(g1, w.u, TSR_READ, &a));
-		ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 7.0,
-			      "%s: tile 1's halo mapped %g at tile 0's end, not 7", dep_modes[m],
-			      TSR_AT1(&a, double, a.lo[0]));
-		CK_TSR(tsr_unmap(g1, w.u));
-		CK_TSR(tsr_fence());
-		ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0",
-			      dep_modes[m]);
-		CK_TSR(tsr_region_destroy(w.r));
-	}
+	const char *mode = dep_modes[_i];
+	struct hold_world h;
+	if (!hold_world_ordered(mode, &h))
+		return;
+	tsr_accessor_t a;
+	tsr_region_t t3 = color_of(h.tiles, 3);
+	CK_TSR(tsr_map(t3, h.w.u, TSR_READ, &a));
+	ck_assert_msg(!__atomic_load_n(&hold_done, __ATOMIC_ACQUIRE),
+		      "%s: mapping tile 3 waited for tile 0's writer", mode);
+	ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 1.0, "%s: tile 3 mapped %g, not 1", mode,
+		      TSR_AT1(&a, double, a.lo[0]));
+	CK_TSR(tsr_unmap(t3, h.w.u));
+	run_release(&h);
+	tsr_region_t g1 = color_of(h.ghost, 1);
+	CK_TSR(tsr_map(g1, h.w.u, TSR_READ, &a));
+	ck_assert_msg(TSR_AT1(&a, double, a.lo[0]) == 7.0,
+		      "%s: tile 1's halo mapped %g at tile 0's end, not 7", mode,
+		      TSR_AT1(&a, double, a.lo[0]));
+	CK_TSR(tsr_unmap(g1, h.w.u));
+	CK_TSR(tsr_fence());
+	ck_assert_msg(!hold_gave_up, "%s: release did not run while hold held tile 0", mode);
+	CK_TSR(tsr_region_destroy(h.w.r));
 }
 END_TEST
 
@@ -682,11 +664,9 @@ END_TEST
 START_TEST(disjoint_writes_after_a_whole_write_run_together)
 {
 	for (int how = 0; how < 2; how++) {
-		struct world w;
-		tsr_task_t th, tr;
-		tsr_partition_t tiles, ghost;
+		struct hold_world h;
 		setenv("TSR_DEPS", "explicit", 1);
-		int ok = hold_world(&w, &th, &tr, &tiles, &ghost);
+		int ok = hold_world(&h);
 		unsetenv("TSR_DEPS");
 		if (!ok)
 			return;
@@ -694,26 +674,28 @@ START_TEST(disjoint_writes_after_a_whole_write_run_together)
 		for (int i = 0; i < N; i++)
 			whole[i] = 2.0;
 		if (how == 0)
-			CK_TSR(tsr_fill(w.r, w.u, &whole[0], sizeof whole[0]));
+			CK_TSR(tsr_fill(h.w.r, h.w.u, &whole[0], sizeof whole[0]));
 		else
-			CK_TSR(tsr_region_write(w.r, w.u, whole, sizeof whole));
-		CK_TSR(tsr_run(th,
-			       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(tiles, 0),
-									       TSR_WRITE,
-									       TSR_FIELDS(w.u)))}));
-		CK_TSR(tsr_run(tr,
-			       &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(color_of(tiles, 1),
-									       TSR_READ_WRITE,
-									       TSR_FIELDS(w.u)))}));
+			CK_TSR(tsr_region_write(h.w.r, h.w.u, whole, sizeof whole));
+		CK_TSR(tsr_run(h.hold,
+			       &(tsr_launch_t){
+				       .reqs = TSR_REQS(tsr_req_region(color_of(h.tiles, 0),
+								       TSR_WRITE,
+								       TSR_FIELDS(h.w.u)))}));
+		CK_TSR(tsr_run(h.release,
+			       &(tsr_launch_t){
+				       .reqs = TSR_REQS(tsr_req_region(color_of(h.tiles, 1),
+								       TSR_READ_WRITE,
+								       TSR_FIELDS(h.w.u)))}));
 		CK_TSR(tsr_fence());
 		ck_assert_msg(!hold_gave_up,
 			      "%s: the write of tile 1 waited for the write of tile 0 (disjoint)",
 			      how == 0 ? "after a fill" : "after a host write");
 		double v[N];
-		tsr_test_read1(w.r, w.u, v, N);
+		tsr_test_read1(h.w.r, h.w.u, v, N);
 		for (int i = 0; i < N; i++)
 			ck_assert_msg(v[i] == (i < N / 4 ? 7.0 : 2.0), "u[%d] = %g", i, v[i]);
-		CK_TSR(tsr_region_destroy(w.r));
+		CK_TSR(tsr_region_destroy(h.w.r));
 	}
 }
 END_TEST
@@ -735,14 +717,8 @@ static void fill_each(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * wait for it changes what it reads. */
 static void slow_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	tsr_accessor_t u;
 	usleep(20000);
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &u))
-		return;
-	double sum = 0;
-	for (int64_t i = u.lo[0]; i <= u.hi[0]; i++)
-		sum += TSR_AT1(&u, double, i);
-	tsr_ctx_return(ctx, &sum);
+	tsr_test_sum(ctx, args, arglen);
 }
 
 /* A task that writes tiles 1 and 3 leaves one token for both, tile 1's (group tokens,
@@ -752,52 +728,52 @@ static void slow_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * token before hold (else slow_sum sees the new values). */
 START_TEST(group_token_stands_for_its_task_only_until_written_again)
 {
-	struct world w;
-	tsr_task_t th, tr, tf, ts;
-	tsr_partition_t tiles, ghost;
-	if (!hold_world(&w, &th, &tr, &tiles, &ghost))
+	struct hold_world h;
+	if (!hold_world(&h))
 		return;
-	tf = tsr_test_task("fill_each", fill_each, TSR_NONE);
-	ts = tsr_test_task("slow_sum", slow_sum, TSR_F64);
+	tsr_task_t tf = tsr_test_task("fill_each", fill_each, TSR_NONE);
+	tsr_task_t ts = tsr_test_task("slow_sum", slow_sum, TSR_F64);
 	double base = 1.0;
-	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+	tsr_req_t qw = tsr_req_part(h.tiles, TSR_WRITE, TSR_FIELDS(h.w.u));
+	CK_TSR(tsr_index_launch(h.w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
 				NULL));
 	for (int i = 0; i < N; i++)
-		w.mu[i] = i + base;
+		h.w.mu[i] = i + base;
 	tsr_region_t t1, t3, g3;
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){3, 0, 0}, &t3));
-	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){3, 0, 0}, &g3));
+	CK_TSR(tsr_partition_subregion(h.tiles, (const int64_t[3]){1, 0, 0}, &t1));
+	CK_TSR(tsr_partition_subregion(h.tiles, (const int64_t[3]){3, 0, 0}, &t3));
+	CK_TSR(tsr_partition_subregion(h.ghost, (const int64_t[3]){3, 0, 0}, &g3));
 	const int q = N / 4;
 	double five = 5.0, nine = 9.0;
 	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE,
-									   TSR_FIELDS(w.u)),
+									   TSR_FIELDS(h.w.u)),
 							    tsr_req_region(t3, TSR_WRITE,
-									   TSR_FIELDS(w.u))),
+									   TSR_FIELDS(h.w.u))),
 					   TSR_ARGS(five)}));
 	for (int i = q; i < 2 * q; i++)
-		w.mu[i] = five;
+		h.w.mu[i] = five;
 	for (int i = 3 * q; i < N; i++)
-		w.mu[i] = five;
+		h.w.mu[i] = five;
 	double want = 0;
 	for (int i = 3 * q - 1; i < N; i++)
-		want += w.mu[i];
+		want += h.w.mu[i];
 	tsr_future_t seen;
 	CK_TSR(tsr_run(ts, &(tsr_launch_t){.reqs = TSR_REQS(
-						   tsr_req_region(g3, TSR_READ, TSR_FIELDS(w.u))),
+						   tsr_req_region(g3, TSR_READ, TSR_FIELDS(h.w.u))),
 					   .result = &seen}));
-	CK_TSR(tsr_run(th, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t1, TSR_WRITE,
-									   TSR_FIELDS(w.u)))}));
-	CK_TSR(tsr_run(tr, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_READ,
-									   TSR_FIELDS(w.u)))}));
-	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(
-						   tsr_req_region(t3, TSR_WRITE, TSR_FIELDS(w.u))),
+	CK_TSR(tsr_run(h.hold,
+		       &(tsr_launch_t){.reqs = TSR_REQS(
+					       tsr_req_region(t1, TSR_WRITE, TSR_FIELDS(h.w.u)))}));
+	CK_TSR(tsr_run(h.release,
+		       &(tsr_launch_t){
+			       .reqs = TSR_REQS(tsr_req_region(t3, TSR_READ, TSR_FIELDS(h.w.u)))}));
+	CK_TSR(tsr_run(tf, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t3, TSR_WRITE,
+									   TSR_FIELDS(h.w.u))),
 					   TSR_ARGS(nine)}));
 	for (int i = q; i < 2 * q; i++)
-		w.mu[i] = 7.0;
+		h.w.mu[i] = 7.0;
 	for (int i = 3 * q; i < N; i++)
-		w.mu[i] = nine;
+		h.w.mu[i] = nine;
 	double v = 0;
 	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
 	CK_TSR(tsr_fence());
@@ -807,11 +783,11 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 		      "the read through tile 3's halo summed %g, not the %g written before it", v,
 		      want);
 	double u[N];
-	tsr_test_read1(w.r, w.u, u, N);
+	tsr_test_read1(h.w.r, h.w.u, u, N);
 	for (int i = 0; i < N; i++)
-		ck_assert_msg(u[i] == w.mu[i], "u[%d] = %g, sequential %g", i, u[i], w.mu[i]);
+		ck_assert_msg(u[i] == h.w.mu[i], "u[%d] = %g, sequential %g", i, u[i], h.w.mu[i]);
 	CK_TSR(tsr_future_destroy(seen));
-	CK_TSR(tsr_region_destroy(w.r));
+	CK_TSR(tsr_region_destroy(h.w.r));
 }
 END_TEST
 
@@ -932,9 +908,10 @@ int main(void)
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
 	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
 	tcase_add_test(tc, group_token_stands_for_its_task_only_until_written_again);
-	tcase_add_test(tc, refused_task_leaves_the_order_of_the_others_intact);
-	tcase_add_test(tc, partition_destroyed_while_its_reader_waits);
-	tcase_add_test(tc, map_waits_only_for_the_writers_it_overlaps);
+	/* one test per ordering of the views' tasks (dep_modes) */
+	tcase_add_loop_test(tc, refused_task_leaves_the_order_of_the_others_intact, 0, NMODES);
+	tcase_add_loop_test(tc, partition_destroyed_while_its_reader_waits, 0, NMODES);
+	tcase_add_loop_test(tc, map_waits_only_for_the_writers_it_overlaps, 0, NMODES);
 #ifdef TSR_STARPU_NOTIFY_FIXED
 	tcase_add_test(tc, disjoint_writes_after_a_whole_write_run_together);
 #endif

@@ -231,30 +231,9 @@ END_TEST
  * is). */
 START_TEST(fill_copy_and_host_writes_on_either_home)
 {
-	const char *homes[] = {"device", "host", "cuda"};
-	for (int h = 0; h < 3; h++) {
-		setenv("TSR_HOME", homes[h], 1);
-		tsr_region_t a = tsr_test_region_f64("a", tsr_box1(0, N - 1));
-		tsr_region_t b = tsr_test_region_f64("b", tsr_box1(0, N - 1));
-		unsetenv("TSR_HOME");
-		double v[N];
-		tsr_test_read1(a, 0, v, N);
-		for (int64_t i = 0; i < N; i++)
-			ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%lld] = %g", homes[h],
-				      (long long)i, v[i]);
-		double seven = 7.25;
-		CK_TSR(tsr_fill(a, 0, &seven, sizeof seven));
-		CK_TSR(tsr_copy(a, 0, b, 0));
-		tsr_test_read1(b, 0, v, N);
-		for (int64_t i = 0; i < N; i++)
-			ck_assert_msg(v[i] == 7.25, "TSR_HOME=%s: b[%lld] = %g after fill and copy",
-				      homes[h], (long long)i, v[i]);
-		write_ramp(a);
-		CK_TSR(tsr_copy(a, 0, b, 0));
-		check_values(b, 0.0, homes[h]);
-		CK_TSR(tsr_region_destroy(a));
-		CK_TSR(tsr_region_destroy(b));
-	}
+	tsr_test_home_round_trip("device", N);
+	tsr_test_home_round_trip("host", N);
+	tsr_test_home_round_trip("cuda", N);
 }
 END_TEST
 

@@ -75,21 +75,10 @@ START_TEST(fill_is_ordered_with_tasks)
 	ck_assert_double_eq(v[9], 7.0);
 	CK_TSR(tsr_fill(r, 0, &b, sizeof b));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
-	tsr_test_read1(r, 0, v, 10);
-	for (int i = 0; i < 10; i++)
-		ck_assert_double_eq(v[i], 21.0);
+	tsr_test_ck_all1(r, 0, 10, 21.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
-
-static void iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) = (double)i;
-}
 
 /* Copy between two regions of the same extents but different bounds: element order is kept,
  * and a later write to the source does not reach the copy. */
@@ -97,9 +86,9 @@ START_TEST(copy_between_regions_with_shifted_bounds)
 {
 	tsr_region_t src = tsr_test_region_f64("src", tsr_box1(0, 9)),
 		     dst = tsr_test_region_f64("dst", tsr_box1(100, 109));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(src, TSR_WRITE, TSR_FIELDS(0));
-	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	CK_TSR(tsr_copy(src, 0, dst, 0));
 	double zero = 0.0, v[10];
 	CK_TSR(tsr_fill(src, 0, &zero, sizeof zero));

@@ -233,10 +233,7 @@ START_TEST(future_feeds_later_tasks_without_host_wait)
 	int64_t v;
 	CK_TSR(tsr_future_wait(c, &v, sizeof v));
 	ck_assert_int_eq(v, 2 * 2 * 21 + 3);
-	double x[6];
-	tsr_test_read1(r, 0, x, 6);
-	for (int i = 0; i < 6; i++)
-		ck_assert_double_eq(x[i], 87.0);
+	tsr_test_ck_all1(r, 0, 6, 87.0);
 	CK_TSR(tsr_fence());
 	CK_TSR(tsr_future_destroy(a));
 	CK_TSR(tsr_future_destroy(b));

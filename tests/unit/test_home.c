@@ -26,60 +26,38 @@ static void check_witness(tsr_region_t w)
 			      (long long)i, v[i], (double)i + 0.5);
 }
 
-/* A fresh region is zero, takes a fill, a copy and a host write, wherever it lives. */
-static void round_trip(const char *home)
+/* A region `name` asked for under TSR_HOME=value is refused with `code`, by a message that names
+ * every string of `names` (NULL-terminated); no region is made. */
+static void ck_home_refused(const char *value, const char *name, int code, const char *const *names)
 {
-	setenv("TSR_HOME", home, 1);
-	tsr_region_t a = tsr_test_region_f64("a", tsr_box1(0, N - 1));
-	tsr_region_t b = tsr_test_region_f64("b", tsr_box1(0, N - 1));
+	tsr_field_t f;
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
+	tsr_region_t r = {0};
+	setenv("TSR_HOME", value, 1);
+	int rc = tsr_region_create(name, tsr_box1(0, 9), fs, &r);
 	unsetenv("TSR_HOME");
-	double v[64];
-	tsr_test_read1(a, 0, v, N);
-	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == 0.0, "TSR_HOME=%s: new region a[%lld] = %g, expected 0", home,
-			      (long long)i, v[i]);
-	double seven = 7.25;
-	CK_TSR(tsr_fill(a, 0, &seven, sizeof seven));
-	CK_TSR(tsr_copy(a, 0, b, 0));
-	tsr_test_read1(b, 0, v, N);
-	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == 7.25,
-			      "TSR_HOME=%s: b[%lld] = %g after fill and copy, expected 7.25", home,
-			      (long long)i, v[i]);
-	for (int64_t i = 0; i < N; i++)
-		v[i] = -(double)i;
-	tsr_test_write1(a, 0, v, N);
-	CK_TSR(tsr_copy(a, 0, b, 0));
-	tsr_test_read1(b, 0, v, N);
-	for (int64_t i = 0; i < N; i++)
-		ck_assert_msg(v[i] == -(double)i,
-			      "TSR_HOME=%s: b[%lld] = %g after host write and copy", home,
-			      (long long)i, v[i]);
-	CK_TSR(tsr_region_destroy(a));
-	CK_TSR(tsr_region_destroy(b));
+	ck_assert_msg(rc == code, "TSR_HOME=%s: tsr_region_create returned %s (%s), expected %s",
+		      value, tsr_err_name(rc), tsr_last_error(), tsr_err_name(code));
+	tsr_test_names(tsr_last_error(), "tsr_region_create", names);
+	ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
+	CK_TSR(tsr_fspace_destroy(fs));
 }
 
 START_TEST(home_host_and_auto)
 {
-	round_trip("host");
-	round_trip("auto");
-	round_trip("");
+	tsr_test_home_round_trip("host", N);
+	tsr_test_home_round_trip("auto", N);
+	tsr_test_home_round_trip("", N);
 }
 END_TEST
 
 START_TEST(home_unknown_value)
 {
 	tsr_region_t w = witness();
-	setenv("TSR_HOME", "gpu0", 1);
-	tsr_field_t f;
-	tsr_fspace_t fs =
-		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
-	tsr_region_t r = {0};
-	CK_TSR_ERR(tsr_region_create("temperature", tsr_box1(0, 9), fs, &r), TSR_EINVAL,
-		   "temperature", "TSR_HOME", "gpu0", "host|device|auto|cuda");
-	unsetenv("TSR_HOME");
-	ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
-	CK_TSR(tsr_fspace_destroy(fs));
+	ck_home_refused("gpu0", "temperature", TSR_EINVAL,
+			(const char *const[]){"temperature", "TSR_HOME", "gpu0",
+					      "host|device|auto|cuda", NULL});
 	check_witness(w);
 	CK_TSR(tsr_region_destroy(w));
 }
@@ -92,19 +70,12 @@ START_TEST(home_device)
 {
 	tsr_region_t w = witness();
 	if (tsr_ncuda_workers() + tsr_nopencl_workers() > 0) {
-		round_trip("device");
-		round_trip("cuda");
+		tsr_test_home_round_trip("device", N);
+		tsr_test_home_round_trip("cuda", N);
 	} else {
-		setenv("TSR_HOME", "cuda", 1);
-		tsr_field_t f;
-		tsr_fspace_t fs = tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64},
-						  (const char *const[]){"x"}, &f);
-		tsr_region_t r = {0};
-		CK_TSR_ERR(tsr_region_create("pressure", tsr_box1(0, 9), fs, &r), TSR_ENODEV,
-			   "pressure", "TSR_HOME=cuda", "no device worker");
-		unsetenv("TSR_HOME");
-		ck_assert_msg(tsr_region_name(r) == NULL, "a refused region must not exist");
-		CK_TSR(tsr_fspace_destroy(fs));
+		ck_home_refused("cuda", "pressure", TSR_ENODEV,
+				(const char *const[]){"pressure", "TSR_HOME=cuda",
+						      "no device worker", NULL});
 	}
 	check_witness(w);
 	CK_TSR(tsr_region_destroy(w));

@@ -3,18 +3,8 @@
  * bounds and strides address 2-D and 3-D subregions inside their parent's storage. */
 #include "tsr_test.h"
 
-/* Tasks report a wrong observation with tsr_ctx_error: tsr_fence then fails the test. */
-
-/* iota: x[i] = scale * i + offset over the accessor's bounds (WRITE). args: double[2]. */
-static void iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	const double *a = args;
-	tsr_accessor_t x;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = a[0] * (double)i + a[1];
-}
+/* Tasks report a wrong observation with tsr_ctx_error: tsr_fence then fails the test. "iota"
+ * (tsr_test_iota) writes x[i] = scale * i + offset over the accessor's bounds, args double[2]. */
 
 /* add: x[i] += delta (READ_WRITE). args: double. */
 static void add(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -44,7 +34,7 @@ static void stamp_point(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(single_launch_writes_whole_region)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 9));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){2.0, 1.0}, 2 * sizeof(double), NULL));
 	double v[10];
@@ -59,7 +49,7 @@ END_TEST
 START_TEST(single_launches_run_in_program_order)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 7));
-	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
 		   ta = tsr_test_task("add", add, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
 		  rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
@@ -71,10 +61,7 @@ START_TEST(single_launches_run_in_program_order)
 	/* a WRITE after the chain discards it */
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){0.0, 5.0}, 2 * sizeof(double), NULL));
 	CK_TSR(tsr_launch(ta, 1, &rw, &(double){0.5}, sizeof(double), NULL));
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(v[i], 5.5);
+	tsr_test_ck_all1(r, 0, 8, 5.5);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -83,7 +70,7 @@ END_TEST
 START_TEST(launch_copies_arguments)
 {
 	tsr_region_t r = tsr_test_region_f64("v", tsr_box1(0, 3));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	double *args = malloc(2 * sizeof *args);
 	args[0] = 3.0;
@@ -109,7 +96,7 @@ START_TEST(single_launch_on_subregion_touches_only_it)
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &s));
 	double minus = -1.0;
 	CK_TSR(tsr_fill(r, 0, &minus, sizeof minus));
-	tsr_task_t t = tsr_test_task("iota", iota, TSR_NONE);
+	tsr_task_t t = tsr_test_task("iota", tsr_test_iota, TSR_NONE);
 	tsr_req_t q = tsr_req_region(s, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	double v[12];
@@ -187,7 +174,7 @@ START_TEST(index_launch_with_projection_reads_neighbour_tile)
 		tsr_test_region("xy", tsr_box1(0, 7), 2, (const tsr_type_t[]){TSR_F64, TSR_F64},
 				(const char *const[]){"x", "y"}, f);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
-	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
+	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
 		   tc = tsr_test_task("copy_from_proj", copy_from_proj, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
@@ -206,37 +193,22 @@ START_TEST(index_launch_with_projection_reads_neighbour_tile)
 }
 END_TEST
 
-/* A region requirement in an index launch is passed whole to every point. */
-static void sum_into_tile(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t all, mine;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &all) ||
-	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &mine))
-		return;
-	double s = 0;
-	for (int64_t i = all.lo[0]; i <= all.hi[0]; i++)
-		s += TSR_AT1(&all, double, i);
-	for (int64_t i = mine.lo[0]; i <= mine.hi[0]; i++)
-		TSR_AT1(&mine, double, i) = s;
-}
-
+/* A region requirement in an index launch is passed whole to every point: each point's tile of
+ * field 1 gets the sum of the whole field 0 (tsr_test_sum_into). */
 START_TEST(index_launch_passes_region_requirement_whole)
 {
 	tsr_field_t f[2];
 	tsr_region_t r = tsr_test_region("xy", tsr_box1(1, 6), 2,
 					 (const tsr_type_t[]){TSR_F64, TSR_F64}, NULL, f);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
-	tsr_task_t ti = tsr_test_task("iota", iota, TSR_NONE),
-		   ts = tsr_test_task("sum_into_tile", sum_into_tile, TSR_NONE);
+	tsr_task_t ti = tsr_test_task("iota", tsr_test_iota, TSR_NONE),
+		   ts = tsr_test_task("sum_into_tile", tsr_test_sum_into, TSR_NONE);
 	tsr_req_t w = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(ti, 1, &w, (const double[2]){1.0, 0.0}, 2 * sizeof(double), NULL));
 	tsr_req_t q[2] = {tsr_req_region(r, TSR_READ, TSR_FIELDS(0)),
 			  tsr_req_part(p, TSR_WRITE, TSR_FIELDS(1))};
 	CK_TSR(tsr_index_launch(ts, tsr_box1(0, 2), 2, q, NULL, 0, TSR_REDOP_NONE, NULL));
-	double y[6];
-	tsr_test_read1(r, f[1], y, 6);
-	for (int i = 0; i < 6; i++)
-		ck_assert_double_eq(y[i], 21.0);
+	tsr_test_ck_all1(r, f[1], 6, 21.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST

@@ -18,16 +18,14 @@ static void slow_write(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	atomic_store(&finished, 1);
 }
 
-/* sum_field: returns the sum of requirement 0, field given in args. */
-static void sum_field(tsr_ctx_t *ctx, const void *args, size_t arglen)
+/* The sum of r's field 0 as a task ("sum_field", READ) sees it. */
+static double task_sum(tsr_region_t r)
 {
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, *(const tsr_field_t *)args, TSR_F64, TSR_READ, &a))
-		return;
-	double s = 0;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		s += TSR_AT1(&a, double, i);
-	tsr_ctx_return(ctx, &s);
+	tsr_task_t t = tsr_test_task("sum_field", tsr_test_sum, TSR_F64);
+	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
+	tsr_future_t fut;
+	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, &fut));
+	return tsr_test_take_f64(fut);
 }
 
 START_TEST(map_read_waits_for_the_writer)
@@ -58,15 +56,7 @@ START_TEST(map_write_is_seen_by_later_tasks)
 	for (int64_t i = 1; i <= 10; i++)
 		TSR_AT1(&a, double, i) = (double)i;
 	CK_TSR(tsr_unmap(r, 0));
-	tsr_task_t t = tsr_test_task("sum_field", sum_field, TSR_F64);
-	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
-	tsr_field_t f = 0;
-	tsr_future_t fut;
-	CK_TSR(tsr_launch(t, 1, &q, &f, sizeof f, &fut));
-	double s;
-	CK_TSR(tsr_future_wait(fut, &s, sizeof s));
-	ck_assert_double_eq(s, 55.0);
-	CK_TSR(tsr_future_destroy(fut));
+	ck_assert_double_eq(task_sum(r), 55.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -84,15 +74,7 @@ START_TEST(map_read_write_round_trip)
 		TSR_AT1(&a, double, i) *= (double)i;
 	}
 	CK_TSR(tsr_unmap(r, 0));
-	tsr_task_t t = tsr_test_task("sum_field", sum_field, TSR_F64);
-	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
-	tsr_field_t f = 0;
-	tsr_future_t fut;
-	CK_TSR(tsr_launch(t, 1, &q, &f, sizeof f, &fut));
-	double s;
-	CK_TSR(tsr_future_wait(fut, &s, sizeof s));
-	ck_assert_double_eq(s, 135.0);
-	CK_TSR(tsr_future_destroy(fut));
+	ck_assert_double_eq(task_sum(r), 135.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST

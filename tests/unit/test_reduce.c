@@ -47,18 +47,6 @@ static void fold_value(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		}
 }
 
-/* read_sum: returns the sum of requirement 0, field 0 (f64) as an f64. */
-static void read_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ, &a))
-		return;
-	double s = 0;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		s += TSR_AT1(&a, double, i);
-	tsr_ctx_return(ctx, &s);
-}
-
 static tsr_task_t fold_task(void)
 {
 	tsr_task_t t = tsr_test_task("fold_value", fold_value, TSR_NONE);
@@ -147,43 +135,33 @@ START_TEST(concurrent_reduce_launches_then_read_sees_total)
 		for (int i = 8; i <= 11; i++)
 			want[i] += 1000.0;
 	}
-	tsr_task_t rs = tsr_test_task("read_sum", read_sum, TSR_F64);
+	tsr_task_t rs = tsr_test_task("read_sum", tsr_test_sum, TSR_F64);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	tsr_future_t f;
 	CK_TSR(tsr_launch(rs, 1, &q, NULL, 0, &f));
-	double total = 0, got, v[16];
+	double total = 0, v[16];
 	for (int i = 0; i < 16; i++)
 		total += want[i];
-	CK_TSR(tsr_future_wait(f, &got, sizeof got));
-	ck_assert_double_eq(got, total);
+	ck_assert_double_eq(tsr_test_take_f64(f), total);
 	tsr_test_read1(r, 0, v, 16);
 	for (int i = 0; i < 16; i++)
 		ck_assert_msg(v[i] == want[i], "element %d: %g, want %g", i, v[i], want[i]);
-	CK_TSR(tsr_future_destroy(f));
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
 
 /* A reduction epoch ends at a READ_WRITE task; a second epoch starts from its result. */
-static void double_it(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t a;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) *= 2.0;
-}
-
 START_TEST(reduce_epochs_separated_by_read_write)
 {
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_task_t t = fold_task(), d;
-	d = tsr_test_task("double_it", double_it, TSR_NONE);
+	d = tsr_test_task("double_it", tsr_test_affine, TSR_NONE);
 	tsr_req_t rw = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	single_fold(t, r, TSR_SUM, TSR_F64, 3.0);
 	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 1.0); /* +1 / +2 */
-	CK_TSR(tsr_launch(d, 1, &rw, NULL, 0, NULL));   /* x2 */
+	/* x2 */
+	CK_TSR(tsr_launch(d, 1, &rw, (const double[2]){2.0, 0.0}, 2 * sizeof(double), NULL));
 	index_fold(t, p, tsr_box1(0, 1), TSR_SUM, 0.0); /* +0 / +1 */
 	single_fold(t, r, TSR_SUM, TSR_F64, 0.5);
 	double v[8];
@@ -245,13 +223,9 @@ END_TEST
 static void check_op(tsr_type_t type, tsr_redop_t op, double init, const double *vals, int n,
 		     double want_base)
 {
-	tsr_fspace_t fs;
 	tsr_field_t f;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "acc", type, 0, &f));
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("ops", tsr_box1(0, 5), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r =
+		tsr_test_region("ops", tsr_box1(0, 5), 1, &type, (const char *const[]){"acc"}, &f);
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 2), "tiles");
 	int32_t i32 = (int32_t)init;
 	int64_t i64 = (int64_t)init;
@@ -361,13 +335,9 @@ START_TEST(user_redop_on_region_and_future)
 	tsr_redop_t op;
 	CK_TSR(tsr_redop_register("bitor", TSR_I64, 0, or_identity, or_fold, &op));
 	ck_assert_int_ge(op.id, TSR_REDOP_USER);
-	tsr_fspace_t fs;
 	tsr_field_t f;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "bits", TSR_I64, 0, &f));
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("mask", tsr_box1(0, 9), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("mask", tsr_box1(0, 9), 1, (const tsr_type_t[]){TSR_I64},
+					 (const char *const[]){"bits"}, &f);
 	int64_t init = INT64_C(1) << 40;
 	CK_TSR(tsr_fill(r, f, &init, sizeof init));
 	tsr_partition_t p;
@@ -450,23 +420,13 @@ START_TEST(user_redop_on_bytes)
 }
 END_TEST
 
-/* ---- color order: reductions give the same bits whatever the workers, policy and timing */
+/* ---- color order: reductions give the same bits whatever the workers, policy and timing; each
+ * test starts the runtime itself (2 CPU workers under one policy) in its forked process */
 
 /* Values whose sum depends on the order it is taken in (1e16 + 1 rounds back to 1e16). */
 static const double order_values[8] = {1e16, 1.0, -1e16, 1.0, 0.1, 3.0, -0.7, 2.5e15};
 static const char *const order_policies[] = {"eager", "lws", "dmda", "tsr-locality",
 					     "tsr-critpath"};
-
-/* Runtime with 2 CPU workers under one policy, started inside the (forked) test itself. */
-static void order_init(const char *sched)
-{
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.sched = sched;
-	cfg.ncpu = 2;
-	cfg.quiet = 1;
-	CK_TSR(tsr_init(&cfg));
-}
 
 /* The value point p of launch `launch` contributes to element i. */
 static double order_value(int launch, int64_t p, int64_t i)
@@ -512,7 +472,7 @@ static tsr_task_t order_task(void)
  * future holds the same bits, those of the sequential fold identity + v(0) + v(1) + ... + v(7). */
 START_TEST(future_sum_is_the_color_order_fold_under_every_policy)
 {
-	order_init(order_policies[_i]);
+	tsr_test_init_with(order_policies[_i], 2);
 	tsr_task_t t = order_task();
 	volatile double want = 0.0;
 	for (int64_t p = 0; p < 8; p++)
@@ -555,7 +515,7 @@ static void order_model(double *x, int launch, int npoints, const tsr_box_t *box
  * folded one after another, each one's points in color order. */
 START_TEST(reduce_privilege_is_the_color_order_fold_under_every_policy)
 {
-	order_init(order_policies[_i]);
+	tsr_test_init_with(order_policies[_i], 2);
 	tsr_task_t t = order_task();
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
 	tsr_partition_t tiles, ghost;
@@ -605,7 +565,7 @@ END_TEST
 /* A single launch reduces into private storage at the identity, folded into the field after it. */
 START_TEST(single_launch_reduce_folds_its_partial_into_the_field)
 {
-	order_init("lws");
+	tsr_test_init_with("lws", 2);
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 7));
 	double big = 1e16, got[8];
 	CK_TSR(tsr_fill(r, 0, &big, sizeof big));
@@ -627,21 +587,18 @@ END_TEST
 START_TEST(unordered_opt_out_still_reduces)
 {
 	setenv("TSR_REDUX", "unordered", 1);
-	order_init("lws");
+	tsr_test_init_with("lws", 2);
 	tsr_region_t r = tsr_test_region_f64("acc", tsr_box1(0, 11));
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 3), "tiles");
 	tsr_task_t t = fold_task();
 	for (int k = 0; k < 5; k++)
 		index_fold(t, p, tsr_box1(0, 3), TSR_SUM, 1.0);
-	tsr_task_t rs = tsr_test_task("read_sum", read_sum, TSR_F64);
+	tsr_task_t rs = tsr_test_task("read_sum", tsr_test_sum, TSR_F64);
 	tsr_req_t q = tsr_req_part(p, TSR_READ, TSR_FIELDS(0));
 	tsr_future_t f;
 	CK_TSR(tsr_index_launch(rs, tsr_box1(0, 3), 1, &q, NULL, 0, TSR_SUM, &f));
-	double total;
-	CK_TSR(tsr_future_wait(f, &total, sizeof total));
 	/* 5 launches of (1 + color) into 3 elements per tile: 5 * 3 * (1 + 2 + 3 + 4) */
-	ck_assert_double_eq(total, 150.0);
-	CK_TSR(tsr_future_destroy(f));
+	ck_assert_double_eq(tsr_test_take_f64(f), 150.0);
 	CK_TSR(tsr_region_destroy(r));
 	CK_TSR(tsr_finalize());
 	unsetenv("TSR_REDUX");

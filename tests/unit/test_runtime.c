@@ -93,42 +93,37 @@ START_TEST(init_with_null_config_uses_starpu_defaults)
 }
 END_TEST
 
-START_TEST(env_tsr_sched_and_ncpu_override_config)
+/* Where the policy and the CPU worker count come from when the environment names them: TSR_SCHED
+ * and TSR_NCPU override the config, apply without one, and StarPU's own STARPU_SCHED and
+ * STARPU_NCPU still work where Tessera sets nothing. One Check test per row. */
+static const struct env_case {
+	const char *name;
+	const char *env[2][2]; /* {variable, value} */
+	int with_config;       /* tsr_init gets {sched "eager", ncpu 1}, else NULL */
+	const char *sched;     /* what runs */
+	int ncpu;
+} env_cases[] = {
+	{"TSR_* over the config", {{"TSR_SCHED", "lws"}, {"TSR_NCPU", "2"}}, 1, "lws", 2},
+	{"TSR_* without a config", {{"TSR_SCHED", "dmda"}, {"TSR_NCPU", "1"}}, 0, "dmda", 1},
+	{"STARPU_* alone", {{"STARPU_SCHED", "eager"}, {"STARPU_NCPU", "1"}}, 0, "eager", 1},
+};
+
+START_TEST(env_names_sched_and_ncpu)
 {
+	const struct env_case *c = &env_cases[_i];
 	clean_env();
-	setenv("TSR_SCHED", "lws", 1);
-	setenv("TSR_NCPU", "2", 1);
+	for (int k = 0; k < 2; k++)
+		setenv(c->env[k][0], c->env[k][1], 1);
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
 	cfg.sched = "eager";
 	cfg.ncpu = 1;
-	CK_TSR(tsr_init(&cfg));
-	ck_assert_str_eq(tsr_sched_name(), "lws");
-	ck_assert_int_eq(tsr_ncpu_workers(), 2);
-	CK_TSR(tsr_finalize());
-}
-END_TEST
-
-START_TEST(env_tsr_sched_applies_with_null_config)
-{
-	clean_env();
-	setenv("TSR_SCHED", "dmda", 1);
-	setenv("TSR_NCPU", "1", 1);
-	CK_TSR(tsr_init(NULL));
-	ck_assert_str_eq(tsr_sched_name(), "dmda");
-	ck_assert_int_eq(tsr_ncpu_workers(), 1);
-	CK_TSR(tsr_finalize());
-}
-END_TEST
-
-START_TEST(starpu_env_still_works_where_tessera_sets_nothing)
-{
-	clean_env();
-	setenv("STARPU_SCHED", "eager", 1);
-	setenv("STARPU_NCPU", "1", 1);
-	CK_TSR(tsr_init(NULL));
-	ck_assert_str_eq(tsr_sched_name(), "eager");
-	ck_assert_int_eq(tsr_ncpu_workers(), 1);
+	CK_TSR(tsr_init(c->with_config ? &cfg : NULL));
+	const char *sched = tsr_sched_name();
+	ck_assert_msg(sched && !strcmp(sched, c->sched), "%s: policy %s, want %s", c->name,
+		      sched ? sched : "(none)", c->sched);
+	ck_assert_msg(tsr_ncpu_workers() == c->ncpu, "%s: %d CPU workers, want %d", c->name,
+		      tsr_ncpu_workers(), c->ncpu);
 	CK_TSR(tsr_finalize());
 }
 END_TEST
@@ -141,10 +136,7 @@ static void run_once(void)
 	tsr_req_t req = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
 	CK_TSR(tsr_launch(t, 1, &req, NULL, 0, NULL));
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(v[i], 2.0);
+	tsr_test_ck_all1(r, 0, 8, 2.0);
 	CK_TSR(tsr_region_destroy(r));
 }
 
@@ -249,9 +241,8 @@ int main(void)
 	tcase_add_test(own, init_with_config_uses_its_sched_and_ncpu);
 	tcase_add_test(own, init_with_null_config_uses_starpu_defaults);
 	tcase_add_test(own, deps_explicit_by_default_implicit_where_asked_or_needed);
-	tcase_add_test(own, env_tsr_sched_and_ncpu_override_config);
-	tcase_add_test(own, env_tsr_sched_applies_with_null_config);
-	tcase_add_test(own, starpu_env_still_works_where_tessera_sets_nothing);
+	tcase_add_loop_test(own, env_names_sched_and_ncpu, 0,
+			    (int)(sizeof env_cases / sizeof env_cases[0]));
 	tcase_add_test(own, runtime_restarts_after_finalize);
 	tcase_add_test(own, error_codes_have_names_and_messages);
 	tcase_add_test(own, type_sizes_and_names);

@@ -93,6 +93,21 @@ static void world_free(struct world *w)
 	CK_TSR(tsr_region_destroy(w->r));
 }
 
+/* The world of the loop tests: made once the runtime runs, destroyed before it stops (fixture). */
+static struct world w;
+
+static void world_setup(void)
+{
+	tsr_test_setup();
+	world_init(&w);
+}
+
+static void world_teardown(void)
+{
+	world_free(&w);
+	tsr_test_teardown();
+}
+
 /* One step on Tessera and on the model: field `from` through the halo into field 1 - from. */
 static void launch_step(struct world *w, int from, double arg, tsr_future_t *sum)
 {
@@ -138,6 +153,16 @@ static void iteration(struct world *w, int it)
 	model_step(w, 1, 1.0);
 }
 
+/* Iterations from .. to - 1 of the loop, each one inside trace `id`. */
+static void traced_iterations(int id, int from, int to)
+{
+	for (int it = from; it < to; it++) {
+		CK_TSR(tsr_trace_begin(id));
+		iteration(&w, it);
+		CK_TSR(tsr_trace_end(id));
+	}
+}
+
 static tsr_trace_stats_t stats(void)
 {
 	tsr_trace_stats_t s;
@@ -147,13 +172,7 @@ static tsr_trace_stats_t stats(void)
 
 START_TEST(traced_loop_replays)
 {
-	struct world w;
-	world_init(&w);
-	for (int it = 0; it < 20; it++) {
-		CK_TSR(tsr_trace_begin(7));
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(7));
-	}
+	traced_iterations(7, 0, 20);
 	check_fields(&w, "after 20 traced iterations");
 
 	/* iteration 0 records; iteration 1 starts from the data the steps wrote, not from the
@@ -166,14 +185,11 @@ START_TEST(traced_loop_replays)
 	ck_assert_int_eq(s.recorded, 4);
 	ck_assert_int_eq(s.rerecorded, 1);
 	ck_assert_int_eq(s.fallbacks, 0);
-	world_free(&w);
 }
 END_TEST
 
 START_TEST(automatic_mode_finds_the_loop)
 {
-	struct world w;
-	world_init(&w);
 	for (int it = 0; it < 40; it++)
 		iteration(&w, it);
 	check_fields(&w, "after 40 iterations without trace calls");
@@ -183,7 +199,6 @@ START_TEST(automatic_mode_finds_the_loop)
 	ck_assert_int_ge(s.iterations, 30);
 	ck_assert_int_ge(s.replayed, 60);
 	ck_assert_int_eq(s.fallbacks, 0);
-	world_free(&w);
 }
 END_TEST
 
@@ -191,32 +206,25 @@ END_TEST
  * again, and later iterations replay again. */
 START_TEST(another_launch_falls_back)
 {
-	struct world w;
-	world_init(&w);
-	for (int it = 0; it < 20; it++) {
-		CK_TSR(tsr_trace_begin(1));
-		if (it == 9) {
-			launch_step(&w, 1, 2.0, NULL);
-			model_step(&w, 1, 2.0);
-		}
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(1));
-	}
+	traced_iterations(1, 0, 9);
+	CK_TSR(tsr_trace_begin(1));
+	launch_step(&w, 1, 2.0, NULL);
+	model_step(&w, 1, 2.0);
+	iteration(&w, 9);
+	CK_TSR(tsr_trace_end(1));
+	traced_iterations(1, 10, 20);
 	check_fields(&w, "after a different iteration");
 
 	tsr_trace_stats_t s = stats();
 	ck_assert_int_eq(s.fallbacks, 1);
 	ck_assert_int_ge(s.rerecorded, 2);
 	ck_assert_int_ge(s.iterations, 14);
-	world_free(&w);
 }
 END_TEST
 
 /* A host write in the middle of an iteration: the launch after it must see the new values. */
 START_TEST(host_map_in_the_body_falls_back)
 {
-	struct world w;
-	world_init(&w);
 	for (int it = 0; it < 12; it++) {
 		CK_TSR(tsr_trace_begin(2));
 		launch_step(&w, 0, 1.0, NULL);
@@ -238,7 +246,6 @@ START_TEST(host_map_in_the_body_falls_back)
 	}
 	check_fields(&w, "after a host write inside the body");
 	ck_assert_int_eq(stats().fallbacks, 1);
-	world_free(&w);
 }
 END_TEST
 
@@ -246,25 +253,15 @@ END_TEST
  * partition and the pieces were handed back to the root, so the body records again. */
 START_TEST(new_partition_records_again)
 {
-	struct world w;
-	world_init(&w);
-	for (int it = 0; it < 12; it++) {
-		if (it == 6) {
-			CK_TSR(tsr_partition_destroy(w.halo));
-			CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1),
-							tsr_box1(0, TILES - 1),
-							(const int64_t[3]){1, 0, 0}, "halo2",
-							&w.halo));
-		}
-		CK_TSR(tsr_trace_begin(3));
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(3));
-	}
+	traced_iterations(3, 0, 6);
+	CK_TSR(tsr_partition_destroy(w.halo));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, TILES - 1),
+					(const int64_t[3]){1, 0, 0}, "halo2", &w.halo));
+	traced_iterations(3, 6, 12);
 	check_fields(&w, "after a new partition");
 	tsr_trace_stats_t s = stats();
 	ck_assert_int_eq(s.fallbacks, 1);
 	ck_assert_int_ge(s.iterations, 7);
-	world_free(&w);
 }
 END_TEST
 
@@ -273,18 +270,12 @@ END_TEST
  * rewriting both fields heals them, and the loop goes on replaying with the right values. */
 START_TEST(failed_task_poisons_inside_traces)
 {
-	struct world w;
-	world_init(&w);
-	for (int it = 0; it < 6; it++) {
-		CK_TSR(tsr_trace_begin(4));
-		if (it == 4) {
-			launch_step(&w, 0, -1.0, NULL); /* point 1 fails */
-			launch_step(&w, 1, 1.0, NULL);
-		} else {
-			iteration(&w, it);
-		}
-		CK_TSR(tsr_trace_end(4));
-	}
+	traced_iterations(4, 0, 4);
+	CK_TSR(tsr_trace_begin(4));
+	launch_step(&w, 0, -1.0, NULL); /* point 1 fails */
+	launch_step(&w, 1, 1.0, NULL);
+	CK_TSR(tsr_trace_end(4));
+	traced_iterations(4, 5, 6);
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "step told to fail at point 1");
 	double got[N];
 	CK_TSR_ERR(tsr_region_read(w.r, w.f[0], got, sizeof got), TSR_ETASK, "step");
@@ -293,14 +284,9 @@ START_TEST(failed_task_poisons_inside_traces)
 		w.m[0][i] = w.m[1][i] = i % 2;
 	CK_TSR(tsr_region_write(w.r, w.f[0], w.m[0], sizeof w.m[0]));
 	CK_TSR(tsr_region_write(w.r, w.f[1], w.m[1], sizeof w.m[1]));
-	for (int it = 6; it < 16; it++) {
-		CK_TSR(tsr_trace_begin(4));
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(4));
-	}
+	traced_iterations(4, 6, 16);
 	check_fields(&w, "after healing");
 	ck_assert_int_ge(stats().iterations, 10);
-	world_free(&w);
 }
 END_TEST
 
@@ -308,8 +294,6 @@ END_TEST
  * for: futures keep their meaning, and fences and waits inside the body do not stop replays. */
 START_TEST(futures_fences_and_waits_inside)
 {
-	struct world w;
-	world_init(&w);
 	for (int it = 0; it < 12; it++) {
 		CK_TSR(tsr_trace_begin(5));
 		tsr_future_t sum;
@@ -335,7 +319,6 @@ START_TEST(futures_fences_and_waits_inside)
 	tsr_trace_stats_t s = stats();
 	ck_assert_int_eq(s.fallbacks, 0);
 	ck_assert_int_ge(s.iterations, 9);
-	world_free(&w);
 }
 END_TEST
 
@@ -343,13 +326,7 @@ END_TEST
  * stops that iteration's replay, and the loop replays again once the field is unmapped. */
 START_TEST(mapped_field_refused_in_a_replay)
 {
-	struct world w;
-	world_init(&w);
-	for (int it = 0; it < 5; it++) {
-		CK_TSR(tsr_trace_begin(6));
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(6));
-	}
+	traced_iterations(6, 0, 5);
 	tsr_accessor_t a;
 	CK_TSR(tsr_map(w.r, w.f[1], TSR_READ, &a));
 	CK_TSR(tsr_trace_begin(6));
@@ -361,13 +338,8 @@ START_TEST(mapped_field_refused_in_a_replay)
 		   TSR_EBUSY, "v", "grid");
 	CK_TSR(tsr_trace_end(6));
 	CK_TSR(tsr_unmap(w.r, w.f[1]));
-	for (int it = 5; it < 12; it++) {
-		CK_TSR(tsr_trace_begin(6));
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(6));
-	}
+	traced_iterations(6, 5, 12);
 	check_fields(&w, "after a refused launch");
-	world_free(&w);
 }
 END_TEST
 
@@ -416,26 +388,19 @@ END_TEST
 static void setup_off(void)
 {
 	setenv("TSR_REPLAY", "off", 1);
-	tsr_test_setup();
+	world_setup();
 }
 
 START_TEST(automatic_mode_off)
 {
-	struct world w;
-	world_init(&w);
 	for (int it = 0; it < 20; it++)
 		iteration(&w, it);
 	ck_assert_int_eq(stats().launches, 0);
-	for (int it = 20; it < 30; it++) {
-		CK_TSR(tsr_trace_begin(8));
-		iteration(&w, it);
-		CK_TSR(tsr_trace_end(8));
-	}
+	traced_iterations(8, 20, 30);
 	check_fields(&w, "with TSR_REPLAY=off");
 	tsr_trace_stats_t s = stats();
 	ck_assert_int_eq(s.auto_found, 0);
 	ck_assert_int_ge(s.iterations, 7);
-	world_free(&w);
 }
 END_TEST
 
@@ -447,13 +412,13 @@ static void setup_flag_off(void)
 	int argc = 3;
 	CK_TSR(tsr_args(&argc, argv));
 	ck_assert_int_eq(argc, 1);
-	tsr_test_setup();
+	world_setup();
 }
 
 /* Leave no switch behind for the next test (check-valgrind runs them in one process). */
 static void teardown_off(void)
 {
-	tsr_test_teardown();
+	world_teardown();
 	tsr_args(NULL, NULL);
 	unsetenv("TSR_REPLAY");
 }
@@ -470,10 +435,23 @@ START_TEST(bad_switch_value)
 }
 END_TEST
 
+/* A test case whose every test gets the runtime and the world, made by setup. */
+static TCase *world_tcase(const char *name, void (*setup)(void), void (*teardown)(void))
+{
+	TCase *tc = tsr_test_tcase(name, 0);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	return tc;
+}
+
 int main(void)
 {
 	Suite *s = suite_create("trace");
-	TCase *tc = tsr_test_tcase("trace", 1);
+	TCase *bare = tsr_test_tcase("trace-bare", 0);
+	tcase_add_test(bare, api_needs_the_runtime);
+	tcase_add_test(bare, bad_switch_value);
+	suite_add_tcase(s, bare);
+
+	TCase *tc = world_tcase("trace", world_setup, world_teardown);
 	tcase_add_test(tc, traced_loop_replays);
 	tcase_add_test(tc, automatic_mode_finds_the_loop);
 	tcase_add_test(tc, another_launch_falls_back);
@@ -482,23 +460,20 @@ int main(void)
 	tcase_add_test(tc, failed_task_poisons_inside_traces);
 	tcase_add_test(tc, futures_fences_and_waits_inside);
 	tcase_add_test(tc, mapped_field_refused_in_a_replay);
-	tcase_add_test(tc, api_misuse_is_refused);
-	tcase_add_test(tc, api_from_another_thread_is_refused);
 	suite_add_tcase(s, tc);
 
-	TCase *bare = tsr_test_tcase("trace-bare", 0);
-	tcase_add_test(bare, api_needs_the_runtime);
-	tcase_add_test(bare, bad_switch_value);
-	suite_add_tcase(s, bare);
+	TCase *api = tsr_test_tcase("trace-api", 1);
+	tcase_add_test(api, api_misuse_is_refused);
+	tcase_add_test(api, api_from_another_thread_is_refused);
+	suite_add_tcase(s, api);
 
-	TCase *off = tsr_test_tcase("trace-off", 0);
-	tcase_add_checked_fixture(off, setup_off, teardown_off);
-	tcase_add_test(off, automatic_mode_off);
-	suite_add_tcase(s, off);
-
-	TCase *flag = tsr_test_tcase("trace-flag-off", 0);
-	tcase_add_checked_fixture(flag, setup_flag_off, teardown_off);
-	tcase_add_test(flag, automatic_mode_off);
-	suite_add_tcase(s, flag);
+	/* replay switched off by TSR_REPLAY, and by the flag that wins over it */
+	const char *const off_names[] = {"trace-off", "trace-flag-off"};
+	void (*const off_setups[])(void) = {setup_off, setup_flag_off};
+	for (int k = 0; k < 2; k++) {
+		TCase *off = world_tcase(off_names[k], off_setups[k], teardown_off);
+		tcase_add_test(off, automatic_mode_off);
+		suite_add_tcase(s, off);
+	}
 	return tsr_test_run(s);
 }

@@ -240,4 +240,140 @@ static inline void tsr_test_add_one(tsr_ctx_t *ctx, const void *args, size_t arg
 		TSR_AT1(&a, double, i) += 1.0;
 }
 
+/* ---- helpers shared by unit and observe tests */
+
+/* tsr_init, quiet, with the scheduling policy `sched` and ncpu CPU workers. */
+static inline void tsr_test_init_with(const char *sched, int ncpu)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	cfg.sched = sched;
+	cfg.ncpu = ncpu;
+	CK_TSR(tsr_init(&cfg));
+}
+
+/* In a variant: *sum := the sum of the 1-D f64 field f of requirement req (READ). Returns the
+ * accessor's code; where it is not TSR_OK the task has failed already and *sum is unset. */
+static inline int tsr_test_sum1(tsr_ctx_t *ctx, int req, tsr_field_t f, double *sum)
+{
+	tsr_accessor_t a;
+	int rc = tsr_ctx_accessor(ctx, req, f, TSR_F64, TSR_READ, &a);
+	if (rc != TSR_OK)
+		return rc;
+	*sum = 0;
+	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+		*sum += TSR_AT1(&a, double, i);
+	return TSR_OK;
+}
+
+/* Variant: returns the sum of requirement 0's f64 field 0 (1-D, READ) as an f64. */
+static inline void tsr_test_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	double s;
+	if (tsr_test_sum1(ctx, 0, 0, &s) == TSR_OK)
+		tsr_ctx_return(ctx, &s);
+}
+
+/* Variant: every element of requirement 1's f64 field 1 (WRITE) := the sum of requirement 0's
+ * f64 field 0 (READ), both 1-D. */
+static inline void tsr_test_sum_into(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	double s;
+	tsr_accessor_t out;
+	if (tsr_test_sum1(ctx, 0, 0, &s) != TSR_OK ||
+	    tsr_ctx_accessor(ctx, 1, 1, TSR_F64, TSR_WRITE, &out) != TSR_OK)
+		return;
+	for (int64_t i = out.lo[0]; i <= out.hi[0]; i++)
+		TSR_AT1(&out, double, i) = s;
+}
+
+/* The f64 a future holds, once it is ready; the future is destroyed. */
+static inline double tsr_test_take_f64(tsr_future_t f)
+{
+	double v;
+	CK_TSR(tsr_future_wait(f, &v, sizeof v));
+	CK_TSR(tsr_future_destroy(f));
+	return v;
+}
+
+/* Requirement 0's 1-D f64 field 0, x[i] := ab[0] * y + ab[1], where y is x[i] (`keep`,
+ * READ_WRITE) or i (WRITE). */
+static inline void tsr_test_affine1(tsr_ctx_t *ctx, const double *ab, int keep)
+{
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, keep ? TSR_READ_WRITE : TSR_WRITE, &x))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++) {
+		double y = keep ? TSR_AT1(&x, double, i) : (double)i;
+		TSR_AT1(&x, double, i) = ab[0] * y + ab[1];
+	}
+}
+
+/* Variants, args double[2] {a, b}: x[i] := a * i + b (iota), x[i] := a * x[i] + b (affine). */
+static inline void tsr_test_iota(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_test_affine1(ctx, args, 0);
+}
+
+static inline void tsr_test_affine(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_test_affine1(ctx, args, 1);
+}
+
+/* Every one of the n elements of r's 1-D f64 field f is `want`. */
+enum { TSR_TEST_ALL1_MAX = 64 };
+static inline void tsr_test_ck_all1(tsr_region_t r, tsr_field_t f, int n, double want)
+{
+	double v[TSR_TEST_ALL1_MAX];
+	ck_assert_int_le(n, TSR_TEST_ALL1_MAX);
+	tsr_test_read1(r, f, v, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(v[i] == want, "element %d is %g, want %g", i, v[i], want);
+}
+
+/* The n elements of r's 1-D f64 field 0 are want[0..n-1]; a failure names TSR_HOME=home and
+ * what r is. */
+enum { TSR_TEST_HOME_MAX = 64 };
+static inline void tsr_test_ck_home_values(tsr_region_t r, int n, const double *want,
+					   const char *home, const char *what)
+{
+	double v[TSR_TEST_HOME_MAX];
+	tsr_test_read1(r, 0, v, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(v[i] == want[i], "TSR_HOME=%s: %s[%d] = %g, expected %g", home, what,
+			      i, v[i], want[i]);
+}
+
+/* Regions a and b of n f64 elements made under TSR_HOME=home: a fresh region is zero, and takes a
+ * fill, a copy and a host write (through tsr_map, which must give a pointer), wherever it lives. */
+static inline void tsr_test_home_round_trip(const char *home, int n)
+{
+	ck_assert_int_le(n, TSR_TEST_HOME_MAX);
+	setenv("TSR_HOME", home, 1);
+	tsr_region_t a = tsr_test_region_f64("a", tsr_box1(0, n - 1));
+	tsr_region_t b = tsr_test_region_f64("b", tsr_box1(0, n - 1));
+	unsetenv("TSR_HOME");
+	double want[TSR_TEST_HOME_MAX] = {0};
+	tsr_test_ck_home_values(a, n, want, home, "new region a");
+	double seven = 7.25;
+	CK_TSR(tsr_fill(a, 0, &seven, sizeof seven));
+	CK_TSR(tsr_copy(a, 0, b, 0));
+	for (int i = 0; i < n; i++)
+		want[i] = seven;
+	tsr_test_ck_home_values(b, n, want, home, "b after fill and copy");
+	tsr_accessor_t x;
+	CK_TSR(tsr_map(a, 0, TSR_WRITE, &x));
+	ck_assert_msg(x.ptr != NULL, "TSR_HOME=%s: tsr_map gave a NULL pointer", home);
+	for (int i = 0; i < n; i++) {
+		want[i] = -(double)i;
+		TSR_AT1(&x, double, i) = want[i];
+	}
+	CK_TSR(tsr_unmap(a, 0));
+	CK_TSR(tsr_copy(a, 0, b, 0));
+	tsr_test_ck_home_values(b, n, want, home, "b after host write and copy");
+	CK_TSR(tsr_region_destroy(a));
+	CK_TSR(tsr_region_destroy(b));
+}
+
 #endif

@@ -1761,8 +1761,8 @@ tsr_worker_kind_t tsr_worker_kind(int worker);
 
 /* ------------------------------------------------------------ observation */
 /** @defgroup tessera_observation Observation
- * TSR_TIMELINE=timeline.json (the run's timeline in the Trace Event Format, for Perfetto: each rank a
- * process, the host thread and each worker a named track of its tasks, Tessera's own fills,
+ * TSR_TIMELINE=timeline.json (the run's timeline in the Trace Event Format, for Perfetto: each rank
+ * a process, the host thread and each worker a named track of its tasks, Tessera's own fills,
  * copies, folds and syncs included, the data tasks fetched on a track per bus, numeric counters;
  * TSR_TIMELINE_FLOWS=1 adds an arrow per dependence), TSR_DAG=graph.dot (the dependencies Tessera
  * derived, drawn for people: one edge per pair of tasks, each launch boxed inside its iteration;

@@ -415,15 +415,20 @@ static int reserve_readers(struct starpu_task *task)
 		if (need <= s->cap)
 			continue;
 
+		/* grow unless pruning freed half the array: a handle many live tasks read would
+		 * otherwise be pruned (a lock per reader in starpu_task_finished) at every
+		 * submission that reads it */
 		prune_readers(s);
 		need = s->nreaders + task->nbuffers;
-		if (need <= s->cap)
+		if (2 * need <= s->cap)
 			continue;
 
 		int ncap = s->cap ? 2 * s->cap : 4;
 		while (ncap < need)
 			ncap *= 2;
 		struct tsr_oref **nv = realloc(s->readers, (size_t)ncap * sizeof *nv);
+		if (!nv && need <= s->cap)
+			continue; /* growing was only ahead of time */
 		if (!nv)
 			return TSR_ENOMEM;
 		s->readers = nv;

@@ -120,10 +120,10 @@ int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req 
  * joined: that deadlocked an oracle program on 2 ranks (seed 40884), cause not yet found. */
 struct sym_move {
 	tsr_box_t box;
-	int peer;     /* the rank at the other end */
-	int send;     /* this rank's side: 1 sends, 0 receives */
-	int64_t pi;   /* the reader point (its index in the launch's domain) */
-	int cw;       /* the written color */
+	int peer;   /* the rank at the other end */
+	int send;   /* this rank's side: 1 sends, 0 receives */
+	int64_t pi; /* the reader point (its index in the launch's domain) */
+	int cw;     /* the written color */
 	int64_t tag;
 };
 
@@ -133,8 +133,12 @@ static int nsmoves, capsmoves;
 static void gather(const tsr_box_t *y, int peer, int send, int64_t pi, int cw, int64_t tag)
 {
 	TSR_GROW(smoves, nsmoves, capsmoves, 32);
-	smoves[nsmoves++] = (struct sym_move){
-		.box = *y, .peer = peer, .send = send, .pi = pi, .cw = cw, .tag = tag};
+	smoves[nsmoves++] = (struct sym_move){.box = *y,
+					      .peer = peer,
+					      .send = send,
+					      .pi = pi,
+					      .cw = cw,
+					      .tag = tag};
 }
 
 static int by_pair_then_point(const void *a, const void *b)

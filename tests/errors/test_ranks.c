@@ -154,9 +154,7 @@ END_TEST
 START_TEST(tsr_mpi_banana_refused)
 {
 	setenv("TSR_MPI", "banana", 1);
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_MPI", "banana");
 	setenv("TSR_MPI", "0", 1);
 	CK_TSR(tsr_init(&cfg));
@@ -183,9 +181,7 @@ static void fake_env(const char *nranks, const char *rank)
 
 static int fake_init(void)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	return tsr_init(&cfg);
 }
 

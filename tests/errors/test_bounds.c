@@ -33,15 +33,15 @@ static struct bad_partition bad_partition(int i)
 {
 	const struct bad_partition cases[] = {
 		/* more tiles than points */
-		{"nine", TILES, tsr_box1(0, 8)},
+		{.name = "nine", .kind = TILES, .a = tsr_box1(0, 8)},
 		/* colors of the wrong dimension, or none */
-		{"square", TILES, tsr_box2(0, 1, 0, 1)},
-		{"none", TILES, tsr_box1(1, 0)},
+		{.name = "square", .kind = TILES, .a = tsr_box2(0, 1, 0, 1)},
+		{.name = "none", .kind = TILES, .a = tsr_box1(1, 0)},
 		/* a halo domain outside the region */
-		{"ghost", HALO, tsr_box1(2, 8), tsr_box1(0, 1)},
+		{.name = "ghost", .kind = HALO, .a = tsr_box1(2, 8), .b = tsr_box1(0, 1)},
 		/* a box outside the region, an empty box */
-		{"spill", BOXES, tsr_box1(0, 3), tsr_box1(4, 8)},
-		{"hollow", BOXES, tsr_box1(0, 3), tsr_box1(5, 4)},
+		{.name = "spill", .kind = BOXES, .a = tsr_box1(0, 3), .b = tsr_box1(4, 8)},
+		{.name = "hollow", .kind = BOXES, .a = tsr_box1(0, 3), .b = tsr_box1(5, 4)},
 	};
 	_Static_assert(sizeof cases / sizeof cases[0] == N_BAD_PARTITIONS, "one row per case");
 	return cases[i];

@@ -70,16 +70,6 @@ START_TEST(set_rank_refused)
 }
 END_TEST
 
-/* A task that would overwrite the witness: it must never run when its launch is refused. */
-static void spoil(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t x;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_WRITE_DISCARD, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = -1.0;
-}
-
 /* A mapper that sends point 1 (or a single launch) to *arg, every other point to rank 0. */
 static void rank_mapper(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 {
@@ -87,11 +77,13 @@ static void rank_mapper(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 		m->rank = *(const int *)arg;
 }
 
+/* The task "spoil" (tsr_test_overwrite) would overwrite the witness: it must never run when its
+ * launch is refused. */
 START_TEST(mapper_rank_out_of_range_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	tsr_task_t t = tsr_test_task("spoil", spoil, TSR_NONE);
+	tsr_task_t t = tsr_test_task("spoil", tsr_test_overwrite, TSR_NONE);
 	const int bad[] = {1, -1, 7};
 	for (int k = 0; k < 3; k++) {
 		char rank[16];
@@ -128,7 +120,7 @@ START_TEST(other_colors_keep_their_rank)
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 5), "sixths");
 	CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
 	int seen[6] = {-1, -1, -1, -1, -1, -1};
-	tsr_task_t t = tsr_test_task("spoil", spoil, TSR_NONE);
+	tsr_task_t t = tsr_test_task("spoil", tsr_test_overwrite, TSR_NONE);
 	CK_TSR(tsr_set_mapper(record_rank, seen));
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 5),
 					  .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD,
@@ -188,7 +180,7 @@ static int variant_runs;
 static void counted_spoil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	__atomic_add_fetch(&variant_runs, 1, __ATOMIC_RELAXED);
-	spoil(ctx, args, arglen);
+	tsr_test_overwrite(ctx, args, arglen);
 }
 
 /* The sum of a tile's values as its point's return value (a fake rank runs none). */
@@ -340,14 +332,15 @@ int main(void)
 	tcase_add_test(tc, other_colors_keep_their_rank);
 	tcase_add_loop_test(tc, set_rank_refused, 0, N_SET_RANK_CASES);
 	suite_add_tcase(s, tc);
+	/* no fixture: these start the runtime themselves */
 	TCase *env = tsr_test_tcase("environment", 0);
-	tcase_add_test(env, tsr_mpi_banana_refused);
-	suite_add_tcase(s, env);
 	TCase *fake = tsr_test_tcase("fake ranks", 0);
+	tcase_add_test(env, tsr_mpi_banana_refused);
 	tcase_add_test(fake, fake_rank_plays_its_rank_without_variants);
 	tcase_add_test(fake, fake_rank_of_one);
 	tcase_add_test(fake, fake_rank_mistakes_refused);
 	tcase_add_test(fake, fake_ranks_beyond_64_take_the_structured_path);
+	suite_add_tcase(s, env);
 	suite_add_tcase(s, fake);
 	return tsr_test_run(s);
 }

@@ -158,13 +158,10 @@ OR_HD static int64_t fold_int(tsr_redop_t op, int64_t a, int64_t b)
  * float rounds as the float sum does (53 >= 2 * 24 + 2 bits); min and max pick one of them. */
 OR_HD static double fold_float(tsr_redop_t op, double a, double b)
 {
-	if (op.id == TSR_SUM.id)
-		return a + b;
-	if (op.id == TSR_PROD.id)
-		return a * b;
-	if (op.id == TSR_MIN.id)
-		return b < a ? b : a;
-	return b > a ? b : a;
+	return op.id == TSR_SUM.id    ? a + b
+	       : op.id == TSR_PROD.id ? a * b
+	       : op.id == TSR_MIN.id  ? (b < a ? b : a)
+				      : (b > a ? b : a);
 }
 
 /* *acc = *acc op *val in the element type (every integer type read exactly by or_to_i64). */

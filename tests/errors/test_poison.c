@@ -192,14 +192,8 @@ START_TEST(poison_flows_through_futures_and_skips_consumers)
 }
 END_TEST
 
-/* The tile of color c. */
-static tsr_region_t tile(tsr_partition_t tiles, int64_t c)
-{
-	tsr_region_t t;
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){c, 0, 0}, &t));
-	return t;
-}
-
+/* What a failed point task wrote is refused to tsr_map (the region, and the point's tile) until
+ * something replaces it; what healthy points wrote is not. */
 START_TEST(map_of_data_a_failed_task_wrote)
 {
 	tsr_partition_t tiles;
@@ -211,7 +205,7 @@ START_TEST(map_of_data_a_failed_task_wrote)
 	/* the region, and the tile the failed point owned, are refused for READ and READ_WRITE */
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "tsr_map", "'u'", "'grid'", "residual",
 		   "point (3)");
-	tsr_region_t t3 = tile(tiles, 3), t0 = tile(tiles, 0);
+	tsr_region_t t3 = tsr_test_subregion(tiles, 3), t0 = tsr_test_subregion(tiles, 0);
 	CK_TSR_ERR(tsr_map(t3, 0, TSR_READ_WRITE, &a), TSR_ETASK, "'u'", "grid/tiles(3)",
 		   "residual", "point (3)");
 	/* a tile a healthy point wrote, and the field nobody wrote, are fine */
@@ -232,7 +226,7 @@ START_TEST(readers_of_poisoned_data_do_not_run)
 	atomic_store(&ran, 0);
 	/* a reader of the whole region and a reader of the poisoned tile: skipped, their futures
 	 * poisoned */
-	tsr_region_t t0 = tile(tiles, 0), t1 = tile(tiles, 1);
+	tsr_region_t t0 = tsr_test_subregion(tiles, 0), t1 = tsr_test_subregion(tiles, 1);
 	tsr_task_t sum = tsr_test_task("sum_u", sum_u, TSR_F64);
 	tsr_future_t whole, tile0, tile1;
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
@@ -279,7 +273,7 @@ START_TEST(a_full_write_heals_poisoned_data)
 	f = launch_residual(tiles, 1);
 	CK_TSR(tsr_future_destroy(f));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
-	tsr_region_t t0 = tile(tiles, 0);
+	tsr_region_t t0 = tsr_test_subregion(tiles, 0);
 	q = tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(tsr_test_task("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0},
 			  sizeof(double), NULL));

@@ -249,6 +249,14 @@ static inline void tsr_test_fence_ck_witness(tsr_region_t r, int n)
 	tsr_test_ck_witness(r, n);
 }
 
+/* The subregion of p of the 1-D color c. */
+static inline tsr_region_t tsr_test_subregion(tsr_partition_t p, int64_t c)
+{
+	tsr_region_t s;
+	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){c, 0, 0}, &s));
+	return s;
+}
+
 /* Task t over every color of p's color space [0..ncolors-1], on field 0 with privilege priv. */
 static inline void tsr_test_run_part(tsr_task_t t, tsr_partition_t p, int64_t ncolors,
 				     tsr_privilege_t priv)

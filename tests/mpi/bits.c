@@ -16,10 +16,9 @@
 #include "rank_prog.h"
 
 /* what --help prints */
-static const char usage[] =
-	"usage: bits    (under mpirun -np N, or alone)\n"
-	"Runs a halo loop, an aliased REDUCE and a future SUM; prints 'bits rank R of N: HASH' of "
-	"the final state.\n";
+static const char usage[] = "usage: bits    (under mpirun -np N, or alone)\n"
+			    "Runs a halo loop, an aliased REDUCE and a future SUM; prints\n"
+			    "'bits rank R of N: HASH' of the final state.\n";
 
 #define NX 24
 #define NY 18

@@ -10,8 +10,8 @@
 /* what --help prints */
 static const char usage[] =
 	"usage: mpirun -np N diverge    (N >= 2)\n"
-	"Rank 1 launches one task more than the others: tsr_fence must fail with TSR_EDIVERGE on "
-	"every rank.\n";
+	"Rank 1 launches one task more than the others: tsr_fence must fail with\n"
+	"TSR_EDIVERGE on every rank.\n";
 
 /* Writes its tile's points: something for the extra launch to do on one rank only. */
 static void touch(tsr_ctx_t *ctx, const void *args, size_t arglen)

@@ -13,9 +13,8 @@
 /* what --help prints */
 static const char usage[] =
 	"usage: mpirun -np N taskfail    (N >= 2)\n"
-	"A task fails on rank 1's tile: tsr_map of its field must fail with TSR_ETASK on every "
-	"rank, and the\n"
-	"program must go on to tsr_finalize without TSR_EDIVERGE.\n";
+	"A task fails on rank 1's tile: tsr_map of its field must fail with TSR_ETASK on\n"
+	"every rank, and the program must go on to tsr_finalize without TSR_EDIVERGE.\n";
 
 #define SAID "spoiled on purpose"
 

@@ -56,16 +56,23 @@ static struct grid grid_make(void)
 	return g;
 }
 
+/* jacobi over the 4 tiles: u read through `neighbours`, v written through the tiles. */
+static void run_jacobi(const struct grid *g, tsr_partition_t neighbours)
+{
+	int64_t last = 15;
+	CK_TSR(tsr_run(g->jacobi,
+		       &(tsr_launch_t){.domain = tsr_box1(0, 3),
+				       .reqs = TSR_REQS(tsr_req_part(neighbours, TSR_READ,
+								     TSR_FIELDS(g->u)),
+							tsr_req_part(g->tiles, TSR_WRITE,
+								     TSR_FIELDS(g->v))),
+				       TSR_ARGS(last)}));
+}
+
 START_TEST(read_through_halo_partition_is_in_bounds)
 {
 	struct grid g = grid_make();
-	int64_t last = 15;
-	CK_TSR(tsr_run(g.jacobi, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-						 .reqs = TSR_REQS(tsr_req_part(g.halo, TSR_READ,
-									       TSR_FIELDS(g.u)),
-								  tsr_req_part(g.tiles, TSR_WRITE,
-									       TSR_FIELDS(g.v))),
-						 TSR_ARGS(last)}));
+	run_jacobi(&g, g.halo);
 	CK_TSR(tsr_fence());
 	double v[16];
 	CK_TSR(tsr_region_read(g.r, g.v, v, sizeof v));
@@ -80,14 +87,8 @@ END_TEST
 START_TEST(read_through_disjoint_tiles_is_reported)
 {
 	struct grid g = grid_make();
-	int64_t last = 15;
 	/* the mistake of the issue: neighbours read through the disjoint tiles, not the halo */
-	CK_TSR(tsr_run(g.jacobi, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-						 .reqs = TSR_REQS(tsr_req_part(g.tiles, TSR_READ,
-									       TSR_FIELDS(g.u)),
-								  tsr_req_part(g.tiles, TSR_WRITE,
-									       TSR_FIELDS(g.v))),
-						 TSR_ARGS(last)}));
+	run_jacobi(&g, g.tiles);
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "task 'jacobi' point (", "requirement 0", "field 'u'",
 		   "region 'grid", "outside the requested bounds");
 	/* u, which the tasks only read, is unchanged */

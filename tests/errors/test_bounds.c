@@ -18,48 +18,55 @@ START_TEST(region_with_empty_bounds_refused)
 }
 END_TEST
 
-START_TEST(more_tiles_than_points_refused)
-{
-	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(0, 8), "nine", &p), TSR_EBOUNDS, "nine", "line");
-	tsr_test_ck_line_intact(r);
-	CK_TSR(tsr_region_destroy(r));
-}
-END_TEST
+/* A partition of the witness "line" [0..7] that does not fit it: made by tiling (colors a), tiling
+ * with a halo of 1 (domain a, colors b) or two boxes (a and b). The message names the partition
+ * (the case) and the region. */
+enum part_kind { TILES, HALO, BOXES };
+struct bad_partition {
+	const char *name;
+	enum part_kind kind;
+	tsr_box_t a, b;
+};
+enum { N_BAD_PARTITIONS = 6 };
 
-START_TEST(tile_colors_of_wrong_dimension_refused)
+static struct bad_partition bad_partition(int i)
 {
-	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box2(0, 1, 0, 1), "square", &p), TSR_EBOUNDS,
-		   "square", "line");
-	CK_TSR_ERR(tsr_partition_tiles(r, tsr_box1(1, 0), "none", &p), TSR_EBOUNDS, "none", "line");
-	tsr_test_ck_line_intact(r);
-	CK_TSR(tsr_region_destroy(r));
+	const struct bad_partition cases[] = {
+		/* more tiles than points */
+		{.name = "nine", .kind = TILES, .a = tsr_box1(0, 8)},
+		/* colors of the wrong dimension, or none */
+		{.name = "square", .kind = TILES, .a = tsr_box2(0, 1, 0, 1)},
+		{.name = "none", .kind = TILES, .a = tsr_box1(1, 0)},
+		/* a halo domain outside the region */
+		{.name = "ghost", .kind = HALO, .a = tsr_box1(2, 8), .b = tsr_box1(0, 1)},
+		/* a box outside the region, an empty box */
+		{.name = "spill", .kind = BOXES, .a = tsr_box1(0, 3), .b = tsr_box1(4, 8)},
+		{.name = "hollow", .kind = BOXES, .a = tsr_box1(0, 3), .b = tsr_box1(5, 4)},
+	};
+	_Static_assert(sizeof cases / sizeof cases[0] == N_BAD_PARTITIONS, "one row per case");
+	return cases[i];
 }
-END_TEST
 
-START_TEST(halo_domain_outside_region_refused)
+static int make_partition(const struct bad_partition *c, tsr_region_t r, tsr_partition_t *p)
 {
-	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p;
-	CK_TSR_ERR(tsr_partition_tiles_halo(r, tsr_box1(2, 8), tsr_box1(0, 1),
-					    (const int64_t[3]){1, 0, 0}, "ghost", &p),
-		   TSR_EBOUNDS, "ghost", "line");
-	tsr_test_ck_line_intact(r);
-	CK_TSR(tsr_region_destroy(r));
+	switch (c->kind) {
+	case TILES:
+		return tsr_partition_tiles(r, c->a, c->name, p);
+	case HALO:
+		return tsr_partition_tiles_halo(r, c->a, c->b, (const int64_t[3]){1, 0, 0}, c->name,
+						p);
+	default:
+		return tsr_partition_boxes(r, 2, (const tsr_box_t[]){c->a, c->b}, c->name, p);
+	}
 }
-END_TEST
 
-START_TEST(box_list_with_box_outside_region_refused)
+START_TEST(partition_outside_region_refused)
 {
+	struct bad_partition c = bad_partition(_i);
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p;
-	const tsr_box_t boxes[] = {tsr_box1(0, 3), tsr_box1(4, 8)};
-	CK_TSR_ERR(tsr_partition_boxes(r, 2, boxes, "spill", &p), TSR_EBOUNDS, "spill", "line");
-	const tsr_box_t empty[] = {tsr_box1(0, 3), tsr_box1(5, 4)};
-	CK_TSR_ERR(tsr_partition_boxes(r, 2, empty, "hollow", &p), TSR_EBOUNDS, "hollow", "line");
+	tsr_test_ck_refused(c.name, make_partition(&c, r, &p), TSR_EBOUNDS,
+			    (const char *[]){c.name, "line", NULL});
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
@@ -170,10 +177,7 @@ int main(void)
 	Suite *s = suite_create("errors_bounds");
 	TCase *tc = tsr_test_tcase("bounds", 1);
 	tcase_add_test(tc, region_with_empty_bounds_refused);
-	tcase_add_test(tc, more_tiles_than_points_refused);
-	tcase_add_test(tc, tile_colors_of_wrong_dimension_refused);
-	tcase_add_test(tc, halo_domain_outside_region_refused);
-	tcase_add_test(tc, box_list_with_box_outside_region_refused);
+	tcase_add_loop_test(tc, partition_outside_region_refused, 0, N_BAD_PARTITIONS);
 	tcase_add_test(tc, box_of_nested_partition_outside_subregion_refused);
 	tcase_add_test(tc, subregion_color_outside_partition_refused);
 	tcase_add_test(tc, index_launch_domain_outside_colors_refused);

@@ -31,12 +31,19 @@ static tsr_task_t incr_task(void)
 	return t;
 }
 
+/* Field "u" mapped for reading on the host: what the calls below must not touch. */
+static tsr_accessor_t map_u(tsr_region_t r)
+{
+	tsr_accessor_t a;
+	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
+	return a;
+}
+
 START_TEST(launch_on_mapped_field_refused)
 {
 	tsr_region_t r = line();
 	tsr_task_t t = incr_task();
-	tsr_accessor_t a;
-	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
+	tsr_accessor_t a = map_u(r);
 	tsr_req_t qu = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_launch(t, 1, &qu, NULL, 0, NULL), TSR_EBUSY, "incr", "line", "u");
 	/* read-only use is refused too: the host may hold the mapping for writing next */
@@ -65,14 +72,12 @@ END_TEST
 START_TEST(mapping_blocks_parents_and_children)
 {
 	tsr_region_t r = line();
-	tsr_partition_t p;
+	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_region_t s0, s1;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &s0));
 	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &s1));
 	tsr_task_t t = incr_task();
-	tsr_accessor_t a;
-	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
+	tsr_accessor_t a = map_u(r);
 	tsr_req_t q0 = tsr_req_region(s0, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR_ERR(tsr_launch(t, 1, &q0, NULL, 0, NULL), TSR_EBUSY, "incr", "line", "u");
 	tsr_req_t qp = tsr_req_part(p, TSR_READ_WRITE, TSR_FIELDS(0));

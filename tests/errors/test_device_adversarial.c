@@ -23,11 +23,9 @@ static int ncpu_of_tcase, nopencl_of_tcase;
 
 static void setup(void)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
+	tsr_config_t cfg = tsr_test_config();
 	cfg.ncpu = ncpu_of_tcase;
 	cfg.nopencl = nopencl_of_tcase;
-	cfg.quiet = 1;
 	int rc = tsr_init(&cfg);
 	ck_assert_msg(rc == TSR_OK, "tsr_init: %s: %s", tsr_err_name(rc), tsr_last_error());
 }
@@ -417,10 +415,9 @@ END_TEST
 /* A region made from a destroyed field space: the message names the region. */
 START_TEST(a_region_of_a_destroyed_field_space_is_named)
 {
-	tsr_fspace_t fs;
 	tsr_field_t f;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f));
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 	CK_TSR(tsr_fspace_destroy(fs));
 	tsr_region_t r;
 	CK_TSR_ERR(tsr_region_create("orphan", tsr_box1(0, 3), fs, &r), TSR_ESTALE, "'orphan'",
@@ -531,6 +528,14 @@ static struct spec put_spec(double v)
 	return s;
 }
 
+/* put of 99 with one mistake. */
+static struct spec put_fault(int fault)
+{
+	struct spec s = put_spec(99.0);
+	s.fault = fault;
+	return s;
+}
+
 static tsr_task_t writer(void)
 {
 	return task_of("writer", NULL, writer_cl, NULL, TSR_NONE);
@@ -563,6 +568,13 @@ static struct pair pair_make(void)
 	return p;
 }
 
+/* The program of kernels built, then the pair (most tests start so). */
+static struct pair adversary_pair(void)
+{
+	CK_TSR(tsr_opencl_program("adversary", kernels, NULL));
+	return pair_make();
+}
+
 static void pair_free(struct pair *p)
 {
 	CK_TSR(tsr_region_destroy(p->a));
@@ -587,8 +599,7 @@ static void ck_refused(struct pair *p, const struct spec *s, const char *what1, 
  * put with 0 arguments used to write 7s into A through them). */
 START_TEST(a_launch_with_the_wrong_argument_count_fails_and_writes_nothing)
 {
-	CK_TSR(tsr_opencl_program("adversary", kernels, NULL));
-	struct pair p = pair_make();
+	struct pair p = adversary_pair();
 	for (int nargs = 0; nargs <= 5; nargs++) {
 		if (nargs == 4)
 			continue;
@@ -601,8 +612,7 @@ START_TEST(a_launch_with_the_wrong_argument_count_fails_and_writes_nothing)
 	struct spec neg = put_spec(99.0);
 	neg.nargs = -1;
 	ck_refused(&p, &neg, "kernel 'put'", "negative count");
-	struct spec nul = put_spec(99.0);
-	nul.fault = F_NULL_ARGS;
+	struct spec nul = put_fault(F_NULL_ARGS);
 	ck_refused(&p, &nul, "kernel 'put'", "null array");
 	pair_free(&p);
 }
@@ -611,10 +621,8 @@ END_TEST
 /* Arguments of the wrong kind (where the platform says each argument's address space). */
 START_TEST(arguments_of_the_wrong_kind_fail_by_position)
 {
-	CK_TSR(tsr_opencl_program("adversary", kernels, NULL));
-	struct pair p = pair_make();
-	struct spec s = put_spec(99.0);
-	s.fault = F_BUFFER_SIZE;
+	struct pair p = adversary_pair();
+	struct spec s = put_fault(F_BUFFER_SIZE);
 	ck_refused(&p, &s, "kernel 'put': argument 0", "global buffer");
 	s.fault = F_NULL_BUFFER;
 	ck_refused(&p, &s, "kernel 'put': argument 0", "cl_mem");
@@ -638,8 +646,7 @@ END_TEST
  * of the task that used it before (put_if then writes nothing, instead of into A). */
 START_TEST(a_kernel_handed_to_a_variant_holds_no_other_tasks_buffer)
 {
-	CK_TSR(tsr_opencl_program("adversary", kernels, NULL));
-	struct pair p = pair_make();
+	struct pair p = adversary_pair();
 	struct spec s = put_spec(5.0);
 	snprintf(s.kernel, sizeof s.kernel, "put_if");
 	write_with(p.t, p.a, &s); /* put_if now holds A's buffer */
@@ -673,8 +680,7 @@ static void ck_sizes(struct pair *p, int dims, const size_t *global, const size_
  * the kernel and the sizes. */
 START_TEST(work_sizes_beyond_the_device_fail_the_task)
 {
-	CK_TSR(tsr_opencl_program("adversary", kernels, NULL));
-	struct pair p = pair_make();
+	struct pair p = adversary_pair();
 	const size_t big = (size_t)1 << 33;
 	ck_sizes(&p, 2, (const size_t[3]){big, big, 1}, NULL, "kernel 'put'", "size_t");
 	ck_sizes(&p, 3, (const size_t[3]){SIZE_MAX / 2, 2, 2}, NULL, "kernel 'put'", "work-items");
@@ -813,10 +819,8 @@ static int opencl_device_present(void)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		tsr_config_t cfg;
-		tsr_config_init(&cfg);
+		tsr_config_t cfg = tsr_test_config();
 		cfg.nopencl = 1;
-		cfg.quiet = 1;
 		int ok = tsr_init(&cfg) == TSR_OK && tsr_nopencl_workers() == 1;
 		if (tsr_ncpu_workers() >= 0)
 			tsr_finalize();

@@ -132,8 +132,8 @@ static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, ts
 	const int w[3] = {field, (int)type, want};
 	CK_TSR(tsr_launch(t, 1, &q, w, sizeof w, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, name, field_name, "line");
-	ck_assert_msg(atomic_load(&seen_rc) == code, "accessor returned %s, expected %s",
-		      tsr_err_name(atomic_load(&seen_rc)), tsr_err_name(code));
+	ck_assert_msg(atomic_load(&seen_rc) == code, "task '%s': accessor returned %s, expected %s",
+		      name, tsr_err_name(atomic_load(&seen_rc)), tsr_err_name(code));
 	/* reported once: the next fence is clean */
 	CK_TSR(tsr_fence());
 	/* what the failed task could write is poisoned: reading it is refused, naming the task */
@@ -152,51 +152,48 @@ static void in_task(tsr_region_t r, const char *name, tsr_req_t q, int field, ts
 	ck_intact(r);
 }
 
-START_TEST(accessor_type_mismatch_in_task)
-{
-	tsr_field_t x, n;
-	tsr_region_t r = line(&x, &n);
-	in_task(r, "typo", tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(x)), x, TSR_F32,
-		TSR_READ_WRITE, TSR_ETYPE, "x");
-	in_task(r, "typo_n", tsr_req_region(r, TSR_READ, TSR_FIELDS(n)), n, TSR_I64, TSR_READ,
-		TSR_ETYPE, "n");
-	CK_TSR(tsr_region_destroy(r));
-}
-END_TEST
+/* One wrong access inside a task: the launch's requirement (privilege req on field x or n),
+ * what the variant asks (field, type, privilege), the accessor's code. The task's name (its
+ * message names it, the field and the region) shows which case failed. */
+struct access_case {
+	const char *task;
+	int req_on_n;
+	tsr_privilege_t req;
+	int on_n;
+	tsr_type_t type;
+	tsr_privilege_t want;
+	int code;
+};
+enum { N_ACCESS_CASES = 8 };
 
-START_TEST(accessor_for_field_not_requested_in_task)
+static struct access_case access_case(int i)
 {
-	tsr_field_t x, n;
-	tsr_region_t r = line(&x, &n);
-	in_task(r, "greedy", tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(x)), n, TSR_I32, TSR_READ,
-		TSR_ENOFIELD, "n");
-	CK_TSR(tsr_region_destroy(r));
+	const struct access_case cases[] = {
+		/* the type does not match */
+		{"typo", 0, TSR_READ_WRITE, 0, TSR_F32, TSR_READ_WRITE, TSR_ETYPE},
+		{"typo_n", 1, TSR_READ, 1, TSR_I64, TSR_READ, TSR_ETYPE},
+		/* a field the launch did not request */
+		{"greedy", 0, TSR_READ_WRITE, 1, TSR_I32, TSR_READ, TSR_ENOFIELD},
+		/* a write on a read requirement; WRITE does not cover READ (Legion's write-discard)
+		 */
+		{"sneaky", 0, TSR_READ, 0, TSR_F64, TSR_WRITE, TSR_EPRIV},
+		{"sneaky_rw", 0, TSR_READ, 0, TSR_F64, TSR_READ_WRITE, TSR_EPRIV},
+		{"peek", 1, TSR_WRITE, 1, TSR_I32, TSR_READ, TSR_EPRIV},
+		/* a reduce requirement read, or folded with another operator */
+		{"reader", 0, TSR_REDUCE(TSR_SUM), 0, TSR_F64, TSR_READ, TSR_EPRIV},
+		{"other_op", 0, TSR_REDUCE(TSR_SUM), 0, TSR_F64, TSR_REDUCE(TSR_MAX), TSR_EPRIV},
+	};
+	_Static_assert(sizeof cases / sizeof cases[0] == N_ACCESS_CASES, "one row per case");
+	return cases[i];
 }
-END_TEST
 
-START_TEST(write_accessor_on_read_requirement_in_task)
+START_TEST(wrong_access_in_task)
 {
-	tsr_field_t x, n;
-	tsr_region_t r = line(&x, &n);
-	in_task(r, "sneaky", tsr_req_region(r, TSR_READ, TSR_FIELDS(x)), x, TSR_F64, TSR_WRITE,
-		TSR_EPRIV, "x");
-	in_task(r, "sneaky_rw", tsr_req_region(r, TSR_READ, TSR_FIELDS(x)), x, TSR_F64,
-		TSR_READ_WRITE, TSR_EPRIV, "x");
-	/* WRITE does not cover READ (Legion's write-discard) */
-	in_task(r, "peek", tsr_req_region(r, TSR_WRITE, TSR_FIELDS(n)), n, TSR_I32, TSR_READ,
-		TSR_EPRIV, "n");
-	CK_TSR(tsr_region_destroy(r));
-}
-END_TEST
-
-START_TEST(wrong_access_on_reduce_requirement_in_task)
-{
-	tsr_field_t x, n;
-	tsr_region_t r = line(&x, &n);
-	in_task(r, "reader", tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(x)), x, TSR_F64,
-		TSR_READ, TSR_EPRIV, "x");
-	in_task(r, "other_op", tsr_req_region(r, TSR_REDUCE(TSR_SUM), TSR_FIELDS(x)), x, TSR_F64,
-		TSR_REDUCE(TSR_MAX), TSR_EPRIV, "x");
+	struct access_case c = access_case(_i);
+	tsr_field_t f[2];
+	tsr_region_t r = line(&f[0], &f[1]);
+	in_task(r, c.task, tsr_req_region(r, c.req, TSR_FIELDS(f[c.req_on_n])), f[c.on_n], c.type,
+		c.want, c.code, c.on_n ? "n" : "x");
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -264,10 +261,7 @@ int main(void)
 	tcase_add_test(tc, host_calls_with_field_not_in_region_refused);
 	tcase_add_test(tc, host_calls_with_wrong_type_refused);
 	tcase_add_test(tc, duplicate_field_name_refused);
-	tcase_add_test(tc, accessor_type_mismatch_in_task);
-	tcase_add_test(tc, accessor_for_field_not_requested_in_task);
-	tcase_add_test(tc, write_accessor_on_read_requirement_in_task);
-	tcase_add_test(tc, wrong_access_on_reduce_requirement_in_task);
+	tcase_add_loop_test(tc, wrong_access_in_task, 0, N_ACCESS_CASES);
 	tcase_add_test(tc, accessor_error_in_index_launch_names_point);
 	tcase_add_test(tc, reduce_on_field_of_wrong_type_refused);
 	tcase_add_test(tc, future_wait_with_wrong_size_refused);

@@ -42,13 +42,20 @@ START_TEST(region_use_after_destroy)
 }
 END_TEST
 
-START_TEST(partition_and_subregion_use_after_destroy)
+/* Region "grid" [0..7] cut in "halves" (*p); *s is the half of color c. */
+static tsr_region_t grid_halves(tsr_partition_t *p, int64_t c, tsr_region_t *s)
 {
 	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 7));
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", p));
+	CK_TSR(tsr_partition_subregion(*p, (const int64_t[3]){c, 0, 0}, s));
+	return r;
+}
+
+START_TEST(partition_and_subregion_use_after_destroy)
+{
 	tsr_partition_t p;
 	tsr_region_t s;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
-	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){1, 0, 0}, &s));
+	tsr_region_t r = grid_halves(&p, 1, &s);
 	CK_TSR(tsr_partition_destroy(p));
 	tsr_box_t b;
 	CK_TSR_ERR(tsr_partition_colors(p, &b), TSR_ESTALE, "tsr_partition_colors", "partition");
@@ -112,10 +119,9 @@ END_TEST
 
 START_TEST(double_destroy_is_stale_not_a_crash)
 {
-	tsr_fspace_t fs;
 	tsr_field_t f;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "x", TSR_F64, 0, &f));
+	tsr_fspace_t fs =
+		tsr_test_fspace(1, (const tsr_type_t[]){TSR_F64}, (const char *const[]){"x"}, &f);
 	tsr_region_t r, r2;
 	CK_TSR(tsr_region_create("twice", tsr_box1(0, 3), fs, &r));
 	CK_TSR(tsr_region_create("other", tsr_box1(0, 3), fs, &r2));
@@ -143,11 +149,9 @@ END_TEST
 /* Subregions die with their partition; destroying one directly is refused. */
 START_TEST(destroying_a_subregion_refused)
 {
-	tsr_region_t r = tsr_test_region_f64("grid", tsr_box1(0, 7));
 	tsr_partition_t p;
 	tsr_region_t s;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 1), "halves", &p));
-	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){0, 0, 0}, &s));
+	tsr_region_t r = grid_halves(&p, 0, &s);
 	CK_TSR_ERR(tsr_region_destroy(s), TSR_EINVAL, "grid", "halves");
 	tsr_box_t b;
 	CK_TSR(tsr_region_bounds(s, &b));
@@ -174,9 +178,7 @@ END_TEST
 
 START_TEST(finalize_with_live_objects_reports_and_cleans)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	CK_TSR(tsr_init(&cfg));
 	tsr_fspace_t fs;
 	tsr_field_t f;
@@ -208,9 +210,7 @@ END_TEST
 /* A field still mapped on the host at finalize is unmapped and reported, not waited on forever. */
 START_TEST(finalize_with_mapped_field)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	CK_TSR(tsr_init(&cfg));
 	tsr_region_t r = tsr_test_region_f64("mapped", tsr_box1(0, 15));
 	tsr_accessor_t a;

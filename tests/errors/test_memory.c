@@ -88,20 +88,10 @@ static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_parti
 			 int iters, double *expect)
 {
 	for (int i = 0; i < iters; i++) {
-		CK_TSR(tsr_run(ta, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-						   .reqs = TSR_REQS(tsr_req_part(parts[0],
-										 TSR_READ_WRITE,
-										 TSR_FIELDS(0)))}));
-		CK_TSR(tsr_run(tl, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-						   .reqs = TSR_REQS(tsr_req_part(parts[1], TSR_READ,
-										 TSR_FIELDS(0)))}));
-		CK_TSR(tsr_run(ta, &(tsr_launch_t){.domain = tsr_box1(0, 6),
-						   .reqs = TSR_REQS(tsr_req_part(parts[2],
-										 TSR_READ_WRITE,
-										 TSR_FIELDS(0)))}));
-		CK_TSR(tsr_run(tl, &(tsr_launch_t){.domain = tsr_box1(0, 2),
-						   .reqs = TSR_REQS(tsr_req_part(parts[3], TSR_READ,
-										 TSR_FIELDS(0)))}));
+		tsr_test_run_part(ta, parts[0], 4, TSR_READ_WRITE);
+		tsr_test_run_part(tl, parts[1], 4, TSR_READ);
+		tsr_test_run_part(ta, parts[2], 7, TSR_READ_WRITE);
+		tsr_test_run_part(tl, parts[3], 3, TSR_READ);
 	}
 	*expect += 2.0 * iters;
 	double v[MEM_N];

@@ -10,19 +10,6 @@
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include "tsr_test.h"
 
-static void ck_intact(tsr_region_t r)
-{
-	CK_TSR(tsr_fence());
-	tsr_test_ck_witness(r, 8);
-}
-
-static tsr_task_t task(const char *name, tsr_variant_fn fn)
-{
-	tsr_task_t t;
-	CK_TSR(tsr_task_register(&(tsr_task_desc_t){.name = name, .cpu = fn}, &t));
-	return t;
-}
-
 START_TEST(task_register_null_output_names_the_task)
 {
 	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = "orphan",
@@ -44,7 +31,7 @@ END_TEST
 START_TEST(interference_names_the_field)
 {
 	tsr_region_t r = tsr_test_witness("strip", 8);
-	tsr_task_t t = task("twice", tsr_test_overwrite);
+	tsr_task_t t = tsr_test_task("twice", tsr_test_overwrite, TSR_NONE);
 	/* one launch writing one field of one region twice */
 	tsr_req_t q2[2] = {tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0)),
 			   tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0))};
@@ -70,7 +57,7 @@ START_TEST(interference_names_the_field)
 		   TSR_EINTERFERE, "twice", "tiles", "ghost", "field 'x'");
 	CK_TSR(tsr_partition_destroy(g));
 	CK_TSR(tsr_partition_destroy(tiles));
-	ck_intact(r);
+	tsr_test_fence_ck_witness(r, 8);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -124,16 +111,12 @@ static void read_only(tsr_ctx_t *ctx, const void *args, size_t arglen)
 
 START_TEST(reduce_privileges_print_their_operator)
 {
-	tsr_fspace_t fs;
 	tsr_field_t f;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "hits", TSR_I64, 0, &f));
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("counts", tsr_box1(0, 3), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_region_t r = tsr_test_region("counts", tsr_box1(0, 3), 1, (const tsr_type_t[]){TSR_I64},
+					 (const char *const[]){"hits"}, &f);
 	tsr_redop_t big;
 	CK_TSR(tsr_redop_register("biggest", TSR_I64, 0, id_max, fold_max, &big));
-	tsr_task_t t = task("peek", read_only);
+	tsr_task_t t = tsr_test_task("peek", read_only, TSR_NONE);
 	/* inside the task: the requested privilege is printed with its operator */
 	tsr_req_t q = tsr_req_region(r, TSR_REDUCE(TSR_MAX), TSR_FIELDS(f));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
@@ -160,7 +143,7 @@ static void null_ctx(tsr_ctx_t *ctx, const void *args, size_t arglen)
 START_TEST(null_context_inside_a_task_names_the_task)
 {
 	tsr_region_t r = tsr_test_witness("strip", 8);
-	tsr_task_t t = task("careless", null_ctx);
+	tsr_task_t t = tsr_test_task("careless", null_ctx, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(t, 1, &q, NULL, 0, NULL));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "careless", "tsr_ctx_accessor", "null context");
@@ -174,7 +157,7 @@ START_TEST(null_context_inside_a_task_names_the_task)
 	CK_TSR_ERR(tsr_ctx_accessor(NULL, 0, 0, TSR_F64, TSR_READ, &a), TSR_EINVAL,
 		   "tsr_ctx_accessor", "null context");
 	CK_TSR(tsr_partition_destroy(tiles));
-	ck_intact(r);
+	tsr_test_fence_ck_witness(r, 8);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -217,7 +200,7 @@ START_TEST(names_with_format_directives_printed_verbatim)
 	/* task: a NULL output, a bad requirement, then an error from inside the variant */
 	CK_TSR_ERR(tsr_task_register(&(tsr_task_desc_t){.name = EVIL_TASK, .cpu = bad_type}, NULL),
 		   TSR_EINVAL, EVIL_TASK);
-	tsr_task_t t = task(EVIL_TASK, bad_type);
+	tsr_task_t t = tsr_test_task(EVIL_TASK, bad_type, TSR_NONE);
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(7));
 	CK_TSR_ERR(tsr_launch(t, 1, &q, NULL, 0, NULL), TSR_ENOFIELD, EVIL_TASK, EVIL_REGION);
 	q = tsr_req_part(p, TSR_READ, TSR_FIELDS(f));
@@ -236,7 +219,7 @@ START_TEST(bogus_reduction_operator_refused_without_result)
 {
 	tsr_region_t r = tsr_test_witness("strip", 8);
 	tsr_partition_t tiles = tsr_test_tiles(r, tsr_box1(0, 1), "tiles");
-	tsr_task_t t = task("sloppy", tsr_test_overwrite);
+	tsr_task_t t = tsr_test_task("sloppy", tsr_test_overwrite, TSR_NONE);
 	tsr_req_t q = tsr_req_part(tiles, TSR_READ, TSR_FIELDS(0));
 	/* TSR_REDUCE(TSR_MAX) where an operator belongs no longer compiles
 	 * (tests/errors/operator_mix.sh); an id forced through TSR_REDOP_ID is still checked at run
@@ -251,16 +234,14 @@ START_TEST(bogus_reduction_operator_refused_without_result)
 				    TSR_REDOP_ID(TSR_REDOP_USER + 3), NULL),
 		   TSR_EINVAL, "sloppy", "operator 19");
 	CK_TSR(tsr_partition_destroy(tiles));
-	ck_intact(r);
+	tsr_test_fence_ck_witness(r, 8);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
 
 START_TEST(unknown_policy_lists_every_policy)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	cfg.sched = "fastest";
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "fastest", "tsr-locality", "tsr-critpath", "eager",
 		   "dmda");
@@ -270,9 +251,7 @@ END_TEST
 
 START_TEST(unwritable_trace_or_graph_path_fails_init)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	cfg.timeline_file = "/nonexistent-tessera-dir/trace.json";
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "/nonexistent-tessera-dir/trace.json",
 		   "TSR_TIMELINE");
@@ -351,10 +330,11 @@ START_TEST(null_and_misplaced_arguments_name_the_object)
 		   TSR_EINVAL, "rim", "pressure", "negative halo");
 	tsr_partition_t halves = tsr_test_tiles(r, tsr_box1(0, 1), "halves");
 	tsr_req_t q = tsr_req_part(halves, TSR_READ, 1, &f);
-	CK_TSR_ERR(tsr_launch(task("reader", tsr_test_overwrite), 1, &q, NULL, 0, NULL), TSR_EINVAL,
-		   "reader", "halves", "single launch");
+	CK_TSR_ERR(tsr_launch(tsr_test_task("reader", tsr_test_overwrite, TSR_NONE), 1, &q, NULL, 0,
+			      NULL),
+		   TSR_EINVAL, "reader", "halves", "single launch");
 	CK_TSR(tsr_partition_destroy(halves));
-	ck_intact(r);
+	tsr_test_fence_ck_witness(r, 8);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -372,7 +352,7 @@ START_TEST(finalize_reports_a_failed_task_before_what_was_alive)
 	tsr_region_t r = tsr_test_witness("leftover", 8);
 	tsr_field_t f = 0;
 	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, 1, &f);
-	CK_TSR(tsr_launch(task("probe", fail_now), 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_launch(tsr_test_task("probe", fail_now, TSR_NONE), 1, &q, NULL, 0, NULL));
 	int rc = tsr_finalize();
 	ck_assert_msg(rc == TSR_ETASK, "tsr_finalize returned %s (%s), expected TSR_ETASK",
 		      tsr_err_name(rc), tsr_last_error());

@@ -192,6 +192,8 @@ START_TEST(poison_flows_through_futures_and_skips_consumers)
 }
 END_TEST
 
+/* What a failed point task wrote is refused to tsr_map (the region, and the point's tile) until
+ * something replaces it; what healthy points wrote is not. */
 START_TEST(map_of_data_a_failed_task_wrote)
 {
 	tsr_partition_t tiles;
@@ -203,9 +205,7 @@ START_TEST(map_of_data_a_failed_task_wrote)
 	/* the region, and the tile the failed point owned, are refused for READ and READ_WRITE */
 	CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "tsr_map", "'u'", "'grid'", "residual",
 		   "point (3)");
-	tsr_region_t t3, t0;
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){3, 0, 0}, &t3));
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	tsr_region_t t3 = tsr_test_subregion(tiles, 3), t0 = tsr_test_subregion(tiles, 0);
 	CK_TSR_ERR(tsr_map(t3, 0, TSR_READ_WRITE, &a), TSR_ETASK, "'u'", "grid/tiles(3)",
 		   "residual", "point (3)");
 	/* a tile a healthy point wrote, and the field nobody wrote, are fine */
@@ -226,9 +226,7 @@ START_TEST(readers_of_poisoned_data_do_not_run)
 	atomic_store(&ran, 0);
 	/* a reader of the whole region and a reader of the poisoned tile: skipped, their futures
 	 * poisoned */
-	tsr_region_t t0, t1;
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
+	tsr_region_t t0 = tsr_test_subregion(tiles, 0), t1 = tsr_test_subregion(tiles, 1);
 	tsr_task_t sum = tsr_test_task("sum_u", sum_u, TSR_F64);
 	tsr_future_t whole, tile0, tile1;
 	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
@@ -275,8 +273,7 @@ START_TEST(a_full_write_heals_poisoned_data)
 	f = launch_residual(tiles, 1);
 	CK_TSR(tsr_future_destroy(f));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
-	tsr_region_t t0;
-	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	tsr_region_t t0 = tsr_test_subregion(tiles, 0);
 	q = tsr_req_region(t0, TSR_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_launch(tsr_test_task("write_u", write_u, TSR_NONE), 1, &q, &(double){9.0},
 			  sizeof(double), NULL));
@@ -293,18 +290,23 @@ START_TEST(a_full_write_heals_poisoned_data)
 }
 END_TEST
 
-/* gate: spins 50 ms, then WRITEs field v of requirement 0 with 2: a task that a reader of v waits
- * for, long enough for a later task to run and fail before the reader starts. */
-static void gate(tsr_ctx_t *ctx, const void *args, size_t arglen)
+/* gate_field: spins 50 ms, then WRITEs field f of requirement 0 with 2: a task that a reader of f
+ * waits for, long enough for a later task to run and fail before the reader starts. gate: on v. */
+static void gate_field(tsr_ctx_t *ctx, tsr_field_t f)
 {
 	tsr_accessor_t a;
 	double t0 = tsr_test_now();
 	while (tsr_test_now() - t0 < 0.05)
 		;
-	if (tsr_ctx_accessor(ctx, 0, 1, TSR_F64, TSR_WRITE, &a))
+	if (tsr_ctx_accessor(ctx, 0, f, TSR_F64, TSR_WRITE, &a))
 		return;
 	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
 		TSR_AT1(&a, double, i) = 2.0;
+}
+
+static void gate(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	gate_field(ctx, 1);
 }
 
 /* sum_uv: returns the sum of u over requirement 0 (READ) after reading v of requirement 1. */
@@ -348,14 +350,7 @@ END_TEST
 /* gate_u: as gate, on field u. */
 static void gate_u(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
-	tsr_accessor_t a;
-	double t0 = tsr_test_now();
-	while (tsr_test_now() - t0 < 0.05)
-		;
-	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
-		return;
-	for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
-		TSR_AT1(&a, double, i) = 2.0;
+	gate_field(ctx, 0);
 }
 
 /* A WRITE heals what failed before it, not a REDUCE point submitted after it that ran ahead of it

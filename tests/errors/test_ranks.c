@@ -20,68 +20,55 @@ START_TEST(one_process_is_rank_0_of_1)
 }
 END_TEST
 
-START_TEST(rank_minus_one_refused)
+/* One refused tsr_partition_set_rank on "halves": the color given (NULL: none), the rank, whether
+ * the partition was destroyed first (or is the zero handle), the code and what the message names.
+ * Colors are left on their ranks: rank 0 still works. */
+struct set_rank_case {
+	const char *what;
+	const int64_t *color;
+	int rank;
+	enum { LIVE, GONE, ZERO } partition;
+	int code;
+	const char *names[5];
+};
+enum { N_SET_RANK_CASES = 7 };
+
+static struct set_rank_case set_rank_case(int i)
 {
+	static const int64_t c0[3] = {0, 0, 0}, c1[3] = {1, 0, 0}, c2[3] = {2, 0, 0},
+			     cminus[3] = {-1, 0, 0};
+	const struct set_rank_case cases[] = {
+		{"rank -1", c1, -1, LIVE, TSR_EBOUNDS, {"rank -1", "halves", "(1)"}},
+		/* one process has rank 0 only: rank 1 is the first rank that does not exist */
+		{"no process", c0, 1, LIVE, TSR_EBOUNDS, {"rank 1", "halves", "(0)", "1 rank"}},
+		/* colors outside the partition, or none */
+		{"color 2", c2, 0, LIVE, TSR_EBOUNDS, {"(2)", "halves"}},
+		{"color -1", cminus, 0, LIVE, TSR_EBOUNDS, {"(-1)", "halves"}},
+		{"no color", NULL, 0, LIVE, TSR_EINVAL, {"color", "halves"}},
+		/* a stale partition: destroyed, or the zero handle */
+		{"destroyed", c0, 0, GONE, TSR_ESTALE, {"partition", "tsr_partition_set_rank"}},
+		{"zero", c0, 0, ZERO, TSR_ESTALE, {"partition", "tsr_partition_set_rank"}},
+	};
+	_Static_assert(sizeof cases / sizeof cases[0] == N_SET_RANK_CASES, "one row per case");
+	return cases[i];
+}
+
+START_TEST(set_rank_refused)
+{
+	struct set_rank_case c = set_rank_case(_i);
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){1, 0, 0}, -1), TSR_EBOUNDS,
-		   "halves", "(1)", "rank -1");
+	if (c.partition == GONE)
+		CK_TSR(tsr_partition_destroy(p));
+	tsr_partition_t target = c.partition == ZERO ? (tsr_partition_t){0} : p;
+	tsr_test_ck_refused(c.what, tsr_partition_set_rank(target, c.color, c.rank), c.code,
+			    c.names);
+	if (c.partition == LIVE)
+		CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
 	tsr_test_ck_line_intact(r);
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
-
-/* One process has rank 0 only: rank 1 is the first rank that does not exist. */
-START_TEST(rank_of_missing_process_refused)
-{
-	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p = halves_of(r);
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 1), TSR_EBOUNDS, "halves",
-		   "(0)", "rank 1", "1 rank");
-	/* rank 0 is the one that exists */
-	CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
-	tsr_test_ck_line_intact(r);
-	CK_TSR(tsr_region_destroy(r));
-}
-END_TEST
-
-START_TEST(rank_of_color_outside_partition_refused)
-{
-	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p = halves_of(r);
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){2, 0, 0}, 0), TSR_EBOUNDS, "halves",
-		   "(2)");
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){-1, 0, 0}, 0), TSR_EBOUNDS,
-		   "halves", "(-1)");
-	CK_TSR_ERR(tsr_partition_set_rank(p, NULL, 0), TSR_EINVAL, "halves", "color");
-	tsr_test_ck_line_intact(r);
-	CK_TSR(tsr_region_destroy(r));
-}
-END_TEST
-
-START_TEST(rank_of_stale_partition_refused)
-{
-	tsr_region_t r = tsr_test_line();
-	tsr_partition_t p = halves_of(r);
-	CK_TSR(tsr_partition_destroy(p));
-	CK_TSR_ERR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0), TSR_ESTALE,
-		   "tsr_partition_set_rank", "partition");
-	CK_TSR_ERR(tsr_partition_set_rank((tsr_partition_t){0}, (const int64_t[3]){0, 0, 0}, 0),
-		   TSR_ESTALE, "tsr_partition_set_rank", "partition");
-	tsr_test_ck_line_intact(r);
-	CK_TSR(tsr_region_destroy(r));
-}
-END_TEST
-
-/* A task that would overwrite the witness: it must never run when its launch is refused. */
-static void spoil(tsr_ctx_t *ctx, const void *args, size_t arglen)
-{
-	tsr_accessor_t x;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_WRITE_DISCARD, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = -1.0;
-}
 
 /* A mapper that sends point 1 (or a single launch) to *arg, every other point to rank 0. */
 static void rank_mapper(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
@@ -90,11 +77,13 @@ static void rank_mapper(const tsr_map_query_t *q, tsr_mapping_t *m, void *arg)
 		m->rank = *(const int *)arg;
 }
 
+/* The task "spoil" (tsr_test_overwrite) would overwrite the witness: it must never run when its
+ * launch is refused. */
 START_TEST(mapper_rank_out_of_range_refused)
 {
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t p = halves_of(r);
-	tsr_task_t t = tsr_test_task("spoil", spoil, TSR_NONE);
+	tsr_task_t t = tsr_test_task("spoil", tsr_test_overwrite, TSR_NONE);
 	const int bad[] = {1, -1, 7};
 	for (int k = 0; k < 3; k++) {
 		char rank[16];
@@ -131,7 +120,7 @@ START_TEST(other_colors_keep_their_rank)
 	tsr_partition_t p = tsr_test_tiles(r, tsr_box1(0, 5), "sixths");
 	CK_TSR(tsr_partition_set_rank(p, (const int64_t[3]){0, 0, 0}, 0));
 	int seen[6] = {-1, -1, -1, -1, -1, -1};
-	tsr_task_t t = tsr_test_task("spoil", spoil, TSR_NONE);
+	tsr_task_t t = tsr_test_task("spoil", tsr_test_overwrite, TSR_NONE);
 	CK_TSR(tsr_set_mapper(record_rank, seen));
 	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, 5),
 					  .reqs = TSR_REQS(tsr_req_part(p, TSR_WRITE_DISCARD,
@@ -154,9 +143,7 @@ END_TEST
 START_TEST(tsr_mpi_banana_refused)
 {
 	setenv("TSR_MPI", "banana", 1);
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	CK_TSR_ERR(tsr_init(&cfg), TSR_EINVAL, "TSR_MPI", "banana");
 	setenv("TSR_MPI", "0", 1);
 	CK_TSR(tsr_init(&cfg));
@@ -183,9 +170,7 @@ static void fake_env(const char *nranks, const char *rank)
 
 static int fake_init(void)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	return tsr_init(&cfg);
 }
 
@@ -195,7 +180,7 @@ static int variant_runs;
 static void counted_spoil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 	__atomic_add_fetch(&variant_runs, 1, __ATOMIC_RELAXED);
-	spoil(ctx, args, arglen);
+	tsr_test_overwrite(ctx, args, arglen);
 }
 
 /* The sum of a tile's values as its point's return value (a fake rank runs none). */
@@ -204,6 +189,35 @@ static void tile_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	__atomic_add_fetch(&variant_runs, 1, __ATOMIC_RELAXED);
 	double s = 1.0;
 	tsr_ctx_return(ctx, &s);
+}
+
+/* The tiles of r over colors [0..n-1] (named `name`) and their halo of one element. */
+static void tiles_and_halo(tsr_region_t r, int64_t n, const char *name, tsr_partition_t *tiles,
+			   tsr_partition_t *halo)
+{
+	tsr_box_t colors = tsr_box1(0, n - 1);
+	tsr_box_t bounds;
+	CK_TSR(tsr_region_bounds(r, &bounds));
+	CK_TSR(tsr_partition_tiles(r, colors, name, tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, bounds, colors, (const int64_t[3]){1}, "halo", halo));
+}
+
+/* One step on the n tiles: spoiler (counted_spoil) writes each tile (privilege priv), then sum
+ * (tile_sum) reads each halo and the returns are folded by SUM; the folded value. */
+static double spoil_and_sum(tsr_task_t spoiler, tsr_task_t sum, tsr_partition_t tiles,
+			    tsr_partition_t halo, int64_t n, tsr_privilege_t priv)
+{
+	tsr_test_run_part(spoiler, tiles, n, priv);
+	tsr_future_t total;
+	CK_TSR(tsr_run(sum, &(tsr_launch_t){.domain = tsr_box1(0, n - 1),
+					    .reqs = TSR_REQS(
+						    tsr_req_part(halo, TSR_READ, TSR_FIELDS(0))),
+					    .redop = TSR_SUM,
+					    .result = &total}));
+	double value = -1.0;
+	CK_TSR(tsr_future_wait(total, &value, sizeof value));
+	CK_TSR(tsr_future_destroy(total));
+	return value;
 }
 
 /* Rank 2 of 4: tsr_rank and tsr_nranks say so; the points of every rank are analysed, but no
@@ -218,26 +232,10 @@ START_TEST(fake_rank_plays_its_rank_without_variants)
 
 	tsr_region_t r = tsr_test_line();
 	tsr_partition_t tiles, halo;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "quarters", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 7), tsr_box1(0, 3), (const int64_t[3]){1},
-					"halo", &halo));
-	tsr_task_t spoiler, sum;
-	spoiler = tsr_test_task("spoil", counted_spoil, TSR_NONE);
-	sum = tsr_test_task("tile_sum", tile_sum, TSR_F64);
-
-	CK_TSR(tsr_run(spoiler,
-		       &(tsr_launch_t){.domain = tsr_box1(0, 3),
-				       .reqs = TSR_REQS(tsr_req_part(tiles, TSR_WRITE_DISCARD,
-								     TSR_FIELDS(0)))}));
-	tsr_future_t total;
-	CK_TSR(tsr_run(sum, &(tsr_launch_t){.domain = tsr_box1(0, 3),
-					    .reqs = TSR_REQS(
-						    tsr_req_part(halo, TSR_READ, TSR_FIELDS(0))),
-					    .redop = TSR_SUM,
-					    .result = &total}));
-	double value = -1.0;
-	CK_TSR(tsr_future_wait(total, &value, sizeof value));
-	CK_TSR(tsr_future_destroy(total));
+	tiles_and_halo(r, 4, "quarters", &tiles, &halo);
+	tsr_task_t spoiler = tsr_test_task("spoil", counted_spoil, TSR_NONE);
+	tsr_task_t sum = tsr_test_task("tile_sum", tile_sum, TSR_F64);
+	double value = spoil_and_sum(spoiler, sum, tiles, halo, 4, TSR_WRITE_DISCARD);
 	CK_TSR(tsr_fence());
 
 	ck_assert_int_eq(__atomic_load_n(&variant_runs, __ATOMIC_RELAXED), 0);
@@ -305,28 +303,11 @@ START_TEST(fake_ranks_beyond_64_take_the_structured_path)
 	double three = 3.0;
 	CK_TSR(tsr_fill(r, 0, &three, sizeof three));
 	tsr_partition_t tiles, halo;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 99), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, 399), tsr_box1(0, 99), (const int64_t[3]){1},
-					"halo", &halo));
-	tsr_task_t spoiler, sum;
-	spoiler = tsr_test_task("spoil", counted_spoil, TSR_NONE);
-	sum = tsr_test_task("tile_sum", tile_sum, TSR_F64);
-
-	for (int it = 0; it < 2; it++) {
-		CK_TSR(tsr_run(spoiler,
-			       &(tsr_launch_t){.domain = tsr_box1(0, 99),
-					       .reqs = TSR_REQS(tsr_req_part(tiles, TSR_READ_WRITE,
-									     TSR_FIELDS(0)))}));
-		tsr_future_t total;
-		CK_TSR(tsr_run(sum, &(tsr_launch_t){.domain = tsr_box1(0, 99),
-						    .reqs = TSR_REQS(tsr_req_part(halo, TSR_READ,
-										  TSR_FIELDS(0))),
-						    .redop = TSR_SUM,
-						    .result = &total}));
-		double value = -1.0;
-		CK_TSR(tsr_future_wait(total, &value, sizeof value));
-		CK_TSR(tsr_future_destroy(total));
-	}
+	tiles_and_halo(r, 100, "tiles", &tiles, &halo);
+	tsr_task_t spoiler = tsr_test_task("spoil", counted_spoil, TSR_NONE);
+	tsr_task_t sum = tsr_test_task("tile_sum", tile_sum, TSR_F64);
+	for (int it = 0; it < 2; it++)
+		spoil_and_sum(spoiler, sum, tiles, halo, 100, TSR_READ_WRITE);
 	CK_TSR(tsr_fence());
 	ck_assert_int_eq(__atomic_load_n(&variant_runs, __ATOMIC_RELAXED), 0);
 
@@ -347,21 +328,19 @@ int main(void)
 	Suite *s = suite_create("ranks");
 	TCase *tc = tsr_test_tcase("ranks", 1);
 	tcase_add_test(tc, one_process_is_rank_0_of_1);
-	tcase_add_test(tc, rank_minus_one_refused);
-	tcase_add_test(tc, rank_of_missing_process_refused);
-	tcase_add_test(tc, rank_of_color_outside_partition_refused);
-	tcase_add_test(tc, rank_of_stale_partition_refused);
 	tcase_add_test(tc, mapper_rank_out_of_range_refused);
 	tcase_add_test(tc, other_colors_keep_their_rank);
+	tcase_add_loop_test(tc, set_rank_refused, 0, N_SET_RANK_CASES);
 	suite_add_tcase(s, tc);
+	/* no fixture: these start the runtime themselves */
 	TCase *env = tsr_test_tcase("environment", 0);
-	tcase_add_test(env, tsr_mpi_banana_refused);
-	suite_add_tcase(s, env);
 	TCase *fake = tsr_test_tcase("fake ranks", 0);
+	tcase_add_test(env, tsr_mpi_banana_refused);
 	tcase_add_test(fake, fake_rank_plays_its_rank_without_variants);
 	tcase_add_test(fake, fake_rank_of_one);
 	tcase_add_test(fake, fake_rank_mistakes_refused);
 	tcase_add_test(fake, fake_ranks_beyond_64_take_the_structured_path);
+	suite_add_tcase(s, env);
 	suite_add_tcase(s, fake);
 	return tsr_test_run(s);
 }

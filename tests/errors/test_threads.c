@@ -87,6 +87,21 @@ static void noop(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
 }
 
+/* After the refused calls: the 4 elements of r still hold `value` and f holds `result`; both are
+ * then destroyed (the runtime still works). */
+static void ck_untouched_and_destroy(tsr_region_t r, double value, tsr_future_t f, double result)
+{
+	double d[4];
+	tsr_test_read1(r, 0, d, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_double_eq(d[i], value);
+	double x = 0;
+	CK_TSR(tsr_future_wait(f, &x, sizeof x));
+	ck_assert_double_eq(x, result);
+	CK_TSR(tsr_future_destroy(f));
+	CK_TSR(tsr_region_destroy(r));
+}
+
 START_TEST(blocking_and_submitting_calls_inside_a_task_are_refused)
 {
 	struct victims v;
@@ -108,15 +123,7 @@ START_TEST(blocking_and_submitting_calls_inside_a_task_are_refused)
 			       (const char *[]){call_name[k], "task 'nested'", NULL});
 	}
 	/* nothing was done: the data, the future and the runtime are as before */
-	double d[4];
-	tsr_test_read1(v.r, 0, d, 4);
-	for (int i = 0; i < 4; i++)
-		ck_assert_double_eq(d[i], 4.0);
-	double x = 0;
-	CK_TSR(tsr_future_wait(v.f, &x, sizeof x));
-	ck_assert_double_eq(x, 2.0);
-	CK_TSR(tsr_future_destroy(v.f));
-	CK_TSR(tsr_region_destroy(v.r));
+	ck_untouched_and_destroy(v.r, 4.0, v.f, 2.0);
 }
 END_TEST
 
@@ -176,15 +183,7 @@ START_TEST(calls_from_a_second_thread_are_refused)
 	tsr_test_names(in.msg[7], "tsr_init",
 		       (const char *[]){"tsr_init", "already initialized", NULL});
 	/* the owner's data, future and runtime are untouched */
-	double d[4];
-	tsr_test_read1(in.r, 0, d, 4);
-	for (int i = 0; i < 4; i++)
-		ck_assert_double_eq(d[i], 1.0);
-	double x = 0;
-	CK_TSR(tsr_future_wait(in.f, &x, sizeof x));
-	ck_assert_double_eq(x, 3.0);
-	CK_TSR(tsr_future_destroy(in.f));
-	CK_TSR(tsr_region_destroy(in.r));
+	ck_untouched_and_destroy(in.r, 1.0, in.f, 3.0);
 	CK_TSR(tsr_fence());
 }
 END_TEST
@@ -210,9 +209,7 @@ static int init_rc[NRACERS], finalize_rc[NRACERS];
 static void *race(void *arg)
 {
 	int me = (int)(intptr_t)arg;
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	pthread_barrier_wait(&start);
 	init_rc[me] = tsr_init(&cfg);
 	pthread_barrier_wait(&tried);

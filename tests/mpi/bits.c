@@ -12,23 +12,17 @@
  *   bits rank R of N: HASH
  * where HASH (FNV-1a, 64 bits) covers every element of every field and every future's value. */
 #include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <tessera.h>
+#define RANK_PROG "bits"
+#include "rank_prog.h"
+
+/* what --help prints */
+static const char usage[] = "usage: bits    (under mpirun -np N, or alone)\n"
+			    "Runs a halo loop, an aliased REDUCE and a future SUM; prints\n"
+			    "'bits rank R of N: HASH' of the final state.\n";
 
 #define NX 24
 #define NY 18
 #define STEPS 6
-
-static void check(int rc, const char *what)
-{
-	if (rc == TSR_OK)
-		return;
-	fprintf(stderr, "bits (rank %d): %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc),
-		tsr_last_error());
-	exit(1);
-}
 
 /* u -> v over a tile: a 5-point average plus a little of the point's color, so that rounding
  * differs from element to element. Reads u through the halo tile (req 0), writes v (req 1). */
@@ -119,13 +113,8 @@ static uint64_t hash_field(uint64_t h, tsr_region_t r, tsr_field_t f, const char
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--help")) {
-		puts("usage: bits    (under mpirun -np N, or alone)");
-		puts("Runs a halo loop, an aliased REDUCE and a future SUM; prints 'bits rank R of "
-		     "N: HASH' of the final state.");
+	if (help_or_init(argc, argv, usage))
 		return 0;
-	}
-	check(tsr_init(NULL), "tsr_init");
 	tsr_fspace_t fs;
 	tsr_field_t u, v, q;
 	check(tsr_fspace_create(&fs), "tsr_fspace_create");

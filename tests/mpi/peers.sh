@@ -44,21 +44,23 @@ for args in "-n 24 -dim 2 -tol 1e-10 --csr" "-n 10 -dim 3 --stencil"; do
 	done
 done
 
+# refused NP AT_MOST PEER ARGS...: apps/bench/PEER ARGS on NP ranks exits 2 saying "use at most
+# AT_MOST ranks" on stderr.
+refused() {
+	np=$1
+	most=$2
+	peer=$3
+	shift 3
+	log=$tmp/many$np
+	mpi_run $np "$limit" "$log" "$b/apps/bench/$peer" "$@"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "use at most $most ranks" "$log.err"; then
+		report 0 "np $np: $peer $* refused (exit 2, at most $most ranks)" "$log"
+	else
+		report 1 "np $np: $peer $*: exit status $rc, expected 2 with 'use at most $most ranks' on stderr" "$log"
+	fi
+}
 # Too many ranks: a usage error that says the limit, not a hang or a wrong answer. (mpirun's
 # status is the failed ranks' own.)
-log=$tmp/many
-mpi_run 5 "$limit" "$log" "$b/apps/bench/mpi-cg" -n 4
-rc=$?
-if [ $rc -eq 2 ] && grep -q "use at most 4 ranks" "$log.err"; then
-	report 0 "np 5: mpi-cg -n 4 refused (exit 2, at most 4 ranks)" "$log"
-else
-	report 1 "np 5: mpi-cg -n 4: exit status $rc, expected 2 with 'use at most 4 ranks' on stderr" "$log"
-fi
-log=$tmp/many2
-mpi_run 3 "$limit" "$log" "$b/apps/bench/mpi-stencil" -ny 5
-rc=$?
-if [ $rc -eq 2 ] && grep -q "use at most 2 ranks" "$log.err"; then
-	report 0 "np 3: mpi-stencil -ny 5 refused (exit 2, at most 2 ranks)" "$log"
-else
-	report 1 "np 3: mpi-stencil -ny 5: exit status $rc, expected 2 with 'use at most 2 ranks' on stderr" "$log"
-fi
+refused 5 4 mpi-cg -n 4
+refused 3 2 mpi-stencil -ny 5

@@ -45,23 +45,36 @@ else
 	report 1 "one process: stencil $stencil_args: $(why $rc), or not bit-identical" "$tmp/stencil1"
 fi
 
-one "$tmp/cg1" "$b/apps/cg/cg" $cg_args --verify
-rc=$?
-cg_ref=$(digest_of "$tmp/cg1" 0 "$cg_digest")
-if [ $rc -eq 0 ] && [ -n "$cg_ref" ]; then
-	report 0 "one process: cg $cg_args: passed, digest $cg_ref" "$tmp/cg1"
-else
-	report 1 "one process: cg $cg_args: $(why $rc), digest '$cg_ref'" "$tmp/cg1"
-fi
+# reference APP ARGS PATTERN: one process's apps/APP ARGS --verify, reported; the hex of its
+# digest line (PATTERN) in $ref.
+reference() {
+	one "$tmp/${1}1" "$b/apps/$1/$1" $2 --verify
+	rc=$?
+	ref=$(digest_of "$tmp/${1}1" 0 "$3")
+	if [ $rc -eq 0 ] && [ -n "$ref" ]; then
+		report 0 "one process: $1 $2: passed, digest $ref" "$tmp/${1}1"
+	else
+		report 1 "one process: $1 $2: $(why $rc), digest '$ref'" "$tmp/${1}1"
+	fi
+}
+reference cg "$cg_args" "$cg_digest"
+cg_ref=$ref
+reference circuit "$circuit_args" "$circuit_digest"
+circuit_ref=$ref
 
-one "$tmp/circuit1" "$b/apps/circuit/circuit" $circuit_args --verify
-rc=$?
-circuit_ref=$(digest_of "$tmp/circuit1" 0 "$circuit_digest")
-if [ $rc -eq 0 ] && [ -n "$circuit_ref" ]; then
-	report 0 "one process: circuit $circuit_args: passed, digest $circuit_ref" "$tmp/circuit1"
-else
-	report 1 "one process: circuit $circuit_args: $(why $rc), digest '$circuit_ref'" "$tmp/circuit1"
-fi
+# same_digest NP APP ARGS PATTERN REF: apps/APP ARGS --verify on NP ranks prints the digest REF of
+# one process, reported.
+same_digest() {
+	log=$tmp/$2$1
+	mpi_run $1 "$limit" "$log" "$b/apps/$2/$2" $3 --verify
+	rc=$?
+	got=$(digest_of "$log" $1 "$4")
+	if [ $rc -eq 0 ] && [ -n "$5" ] && [ "$got" = "$5" ]; then
+		report 0 "np $1: $2: the digest of one process ($5)" "$log"
+	else
+		report 1 "np $1: $2: $(why $rc), digest '$got' against one process's '$5'" "$log"
+	fi
+}
 
 # ---- each rank count: the same bits
 for np in 2 4 8; do
@@ -75,23 +88,6 @@ for np in 2 4 8; do
 		report 1 "np $np: stencil: $(why $rc); field: $(cmp "$tmp/stencil1.npy" "$tmp/stencil$np.npy" 2>&1 || :)" "$log"
 	fi
 
-	log=$tmp/cg$np
-	mpi_run $np "$limit" "$log" "$b/apps/cg/cg" $cg_args --verify
-	rc=$?
-	got=$(digest_of "$log" $np "$cg_digest")
-	if [ $rc -eq 0 ] && [ -n "$cg_ref" ] && [ "$got" = "$cg_ref" ]; then
-		report 0 "np $np: cg: the digest of one process ($cg_ref)" "$log"
-	else
-		report 1 "np $np: cg: $(why $rc), digest '$got' against one process's '$cg_ref'" "$log"
-	fi
-
-	log=$tmp/circuit$np
-	mpi_run $np "$limit" "$log" "$b/apps/circuit/circuit" $circuit_args --verify
-	rc=$?
-	got=$(digest_of "$log" $np "$circuit_digest")
-	if [ $rc -eq 0 ] && [ -n "$circuit_ref" ] && [ "$got" = "$circuit_ref" ]; then
-		report 0 "np $np: circuit: the digest of one process ($circuit_ref)" "$log"
-	else
-		report 1 "np $np: circuit: $(why $rc), digest '$got' against one process's '$circuit_ref'" "$log"
-	fi
+	same_digest $np cg "$cg_args" "$cg_digest" "$cg_ref"
+	same_digest $np circuit "$circuit_args" "$circuit_digest" "$circuit_ref"
 done

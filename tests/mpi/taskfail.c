@@ -7,23 +7,18 @@
  *    tsr_fspace_destroy and tsr_finalize succeed (a diverged job would end in MPI_Abort).
  * Each rank prints what every call returned and "taskfail rank R: PASS" (exit 0) or
  * "taskfail rank R: FAIL ..." (exit 1). tests/mpi/taskfail.sh runs it on 2 and 4 ranks. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <tessera.h>
+#define RANK_PROG "taskfail"
+#include "rank_prog.h"
+
+/* what --help prints */
+static const char usage[] =
+	"usage: mpirun -np N taskfail    (N >= 2)\n"
+	"A task fails on rank 1's tile: tsr_map of its field must fail with TSR_ETASK on\n"
+	"every rank, and the program must go on to tsr_finalize without TSR_EDIVERGE.\n";
 
 #define SAID "spoiled on purpose"
 
 static int failed;
-
-static void check(int rc, const char *what)
-{
-	if (rc == TSR_OK)
-		return;
-	printf("taskfail rank %d: FAIL %s: %s: %s\n", tsr_rank(), what, tsr_err_name(rc),
-	       tsr_last_error());
-	exit(1);
-}
 
 static void fail(const char *why, int rc)
 {
@@ -41,44 +36,25 @@ static void spoil(tsr_ctx_t *ctx, const void *args, size_t arglen)
 		tsr_ctx_error(ctx, SAID);
 		return;
 	}
-	tsr_accessor_t x;
-	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_WRITE_DISCARD, &x))
-		return;
-	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
-		TSR_AT1(&x, double, i) = (double)i;
+	write_index(ctx);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--help")) {
-		puts("usage: mpirun -np N taskfail    (N >= 2)");
-		puts("A task fails on rank 1's tile: tsr_map of its field must fail with TSR_ETASK "
-		     "on every rank, and the");
-		puts("program must go on to tsr_finalize without TSR_EDIVERGE.");
+	if (help_or_init(argc, argv, usage))
 		return 0;
-	}
-	check(tsr_init(NULL), "tsr_init");
 	int me = tsr_rank();
-	if (tsr_nranks() < 2) {
-		printf("taskfail: needs 2 ranks or more (mpirun -np 2), skipped\n");
-		check(tsr_finalize(), "tsr_finalize");
+	if (one_rank_only())
 		return 77;
-	}
-	tsr_fspace_t fs;
-	tsr_field_t x;
-	check(tsr_fspace_create(&fs), "tsr_fspace_create");
-	check(tsr_fspace_add(fs, "x", TSR_F64, 0, &x), "tsr_fspace_add");
-	tsr_region_t line;
-	check(tsr_region_create("line", tsr_box1(0, 15), fs, &line), "tsr_region_create");
-	tsr_partition_t halves;
-	check(tsr_partition_tiles(line, tsr_box1(0, 1), "halves", &halves), "tsr_partition_tiles");
+	struct line_tiles lt = line_in_tiles(2, "halves");
+	tsr_region_t line = lt.line;
+	tsr_field_t x = lt.x;
+	tsr_partition_t halves = lt.tiles;
 	check(tsr_partition_set_rank(halves, (const int64_t[3]){0, 0, 0}, 0),
 	      "tsr_partition_set_rank");
 	check(tsr_partition_set_rank(halves, (const int64_t[3]){1, 0, 0}, 1),
 	      "tsr_partition_set_rank");
-	tsr_task_t t;
-	check(tsr_task_register(&(tsr_task_desc_t){.name = "spoil", .cpu = spoil}, &t),
-	      "tsr_task_register");
+	tsr_task_t t = register_task("spoil", spoil);
 	tsr_launch_t how = {.domain = tsr_box1(0, 1),
 			    .reqs = TSR_REQS(
 				    tsr_req_part(halves, TSR_WRITE_DISCARD, TSR_FIELDS(x)))};
@@ -110,7 +86,7 @@ int main(int argc, char **argv)
 	printf("taskfail rank %d: tsr_region_destroy: %s\n", me, tsr_err_name(rc));
 	if (rc)
 		fail("tsr_region_destroy", rc);
-	rc = tsr_fspace_destroy(fs);
+	rc = tsr_fspace_destroy(lt.fs);
 	printf("taskfail rank %d: tsr_fspace_destroy: %s\n", me, tsr_err_name(rc));
 	if (rc)
 		fail("tsr_fspace_destroy", rc);

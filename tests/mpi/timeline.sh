@@ -9,21 +9,24 @@ src=${top_srcdir:-.}
 limit=${TSR_MPI_TIMEOUT:-$(scaled 150)}
 echo "1..2"
 
-# check N NAME STEM EXPR: ok when both ranks' files pass and EXPR (Python, over rank r's summary s)
-# holds for each.
-check() {
-	bad=0
-	for r in 0 1; do
-		if ! /usr/bin/python3 "$src/tests/observe/timeline_check.py" "$3.rank$r.json" \
-			>"$tmp/summary" 2>"$tmp/why" ||
-			! /usr/bin/python3 -c "import json, sys
+# rank_passes R STEM EXPR: rank R's file passes and EXPR (Python, over its summary s, with r = R)
+# holds; else what went wrong, as comments.
+rank_passes() {
+	/usr/bin/python3 "$src/tests/observe/timeline_check.py" "$2.rank$1.json" >"$tmp/summary" \
+		2>"$tmp/why" &&
+		/usr/bin/python3 -c "import json, sys
 s = json.load(open(sys.argv[1])); r = int(sys.argv[2])
-sys.exit(0 if ($4) else 1)" "$tmp/summary" $r; then
-			sed 's/^/# /' "$tmp/why" "$tmp/summary" | cut -c1-400
-			bad=$((bad + 1))
-		fi
-	done
-	if [ $bad -eq 0 ]; then
+sys.exit(0 if ($3) else 1)" "$tmp/summary" "$1" && return 0
+	sed 's/^/# /' "$tmp/why" "$tmp/summary" | cut -c1-400
+	return 1
+}
+
+# check N NAME STEM EXPR: ok when both ranks' files pass and EXPR holds for each (both checked).
+check() {
+	rank_passes 0 "$3" "$4"
+	bad0=$?
+	rank_passes 1 "$3" "$4"
+	if [ $? -eq 0 ] && [ $bad0 -eq 0 ]; then
 		echo "ok $1 - $2"
 	else
 		echo "# expected of each rank r: $4"

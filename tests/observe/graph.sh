@@ -26,45 +26,54 @@ edges() { grep -c ' -> ' "$1"; }
 # edge lines that repeat a pair
 repeats() { grep ' -> ' "$1" | sed 's/ \[.*//' | sort | uniq -d | wc -l; }
 
-TSR_NCPU=2 TSR_DAG="$tmp/h2.dot" "$heat" 2 >"$tmp/out" 2>&1 || sed 's/^/# /' "$tmp/out"
+# heat_dag DOT STEPS [VAR=VALUE...]: the heat program on 2 CPU workers, its graph written to DOT
+# (its output as comments where it fails).
+heat_dag() {
+	dag=$1
+	steps=$2
+	shift 2
+	env TSR_NCPU=2 "$@" TSR_DAG="$dag" "$heat" "$steps" >"$tmp/out" 2>&1 || sed 's/^/# /' "$tmp/out"
+}
+# tap N STATUS NAME FAILURE: test N's line, ok NAME where STATUS is 0, else not ok FAILURE.
+tap() {
+	if [ "$2" -eq 0 ]; then
+		echo "ok $1 - $3"
+	else
+		echo "not ok $1 - $4"
+	fi
+}
+
+heat_dag "$tmp/h2.dot" 2
 n=$(nodes "$tmp/h2.dot")
 e=$(edges "$tmp/h2.dot")
 labelled=$(grep ' -> ' "$tmp/h2.dot" | grep -c 'label=')
 boxes=$(grep -c '^subgraph cluster_' "$tmp/h2.dot")
-if [ "$n" -eq 65 ] && [ "$e" -eq 232 ] && [ "$labelled" -eq 0 ] && [ "$(repeats "$tmp/h2.dot")" -eq 0 ] &&
+[ "$n" -eq 65 ] && [ "$e" -eq 232 ] && [ "$labelled" -eq 0 ] && [ "$(repeats "$tmp/h2.dot")" -eq 0 ] &&
 	[ "$boxes" -eq 6 ] && grep -q 'label="launch 2: step";' "$tmp/h2.dot" &&
-	grep -q 'label="iteration 2";' "$tmp/h2.dot"; then
-	echo "ok 1 - 2 steps: 65 tasks, 232 unlabelled edges, one per pair, 4 launches in 2 iterations"
-else
-	echo "not ok 1 - 2 steps: $n tasks, $e edges ($labelled labelled), $boxes boxes"
-fi
+	grep -q 'label="iteration 2";' "$tmp/h2.dot"
+tap 1 $? "2 steps: 65 tasks, 232 unlabelled edges, one per pair, 4 launches in 2 iterations" \
+	"2 steps: $n tasks, $e edges ($labelled labelled), $boxes boxes"
 
-TSR_NCPU=2 TSR_DAG_LABELS=1 TSR_DAG="$tmp/l2.dot" "$heat" 2 >"$tmp/out" 2>&1 ||
-	sed 's/^/# /' "$tmp/out"
+heat_dag "$tmp/l2.dot" 2 TSR_DAG_LABELS=1
 e=$(edges "$tmp/l2.dot")
 labelled=$(grep ' -> ' "$tmp/l2.dot" | grep -c 'label="[^"]')
 # the second step's pairs each have two reasons: it reads what the first wrote, and overwrites
 # what the first read (t16 is step 1's point (0,0), t32 step 2's; t0 init's (0,0))
 two=$(grep ' -> ' "$tmp/l2.dot" | grep -c 'WRITE->READ\\nu/tiles')
-if [ "$e" -eq 248 ] && [ "$labelled" -eq 248 ] && [ "$two" -eq 100 ] &&
+[ "$e" -eq 248 ] && [ "$labelled" -eq 248 ] && [ "$two" -eq 100 ] &&
 	[ "$(repeats "$tmp/l2.dot")" -eq 0 ] &&
 	grep -qxF '  t16 -> t32 [label="v/halo(0,0).x WRITE->READ\nu/tiles(0,0).x READ->WRITE"];' \
 		"$tmp/l2.dot" &&
-	grep -qxF '  t0 -> t32 [label="u/tiles(0,0).x WRITE->WRITE"];' "$tmp/l2.dot"; then
-	echo "ok 2 - TSR_DAG_LABELS=1: every dependence, each pair one edge with its reasons"
-else
-	echo "not ok 2 - TSR_DAG_LABELS=1: $e edges, $labelled labelled, $two with two reasons"
-fi
+	grep -qxF '  t0 -> t32 [label="u/tiles(0,0).x WRITE->WRITE"];' "$tmp/l2.dot"
+tap 2 $? "TSR_DAG_LABELS=1: every dependence, each pair one edge with its reasons" \
+	"TSR_DAG_LABELS=1: $e edges, $labelled labelled, $two with two reasons"
 
-TSR_NCPU=2 TSR_DAG_ITERS=3 TSR_DAG="$tmp/i100.dot" "$heat" 100 >"$tmp/out" 2>&1 ||
-	sed 's/^/# /' "$tmp/out"
+heat_dag "$tmp/i100.dot" 100 TSR_DAG_ITERS=3
 n=$(nodes "$tmp/i100.dot")
-if [ "$n" -eq 64 ] && grep -q 'label="iteration 3";' "$tmp/i100.dot" &&
-	grep -q 'iterations 4 to 100 not written (TSR_DAG_ITERS=3): 64 of 1633 tasks shown' "$tmp/i100.dot"; then
-	echo "ok 3 - TSR_DAG_ITERS=3: 3 iterations of 100 written, and the graph says so"
-else
-	echo "not ok 3 - TSR_DAG_ITERS=3: $n tasks written"
-fi
+[ "$n" -eq 64 ] && grep -q 'label="iteration 3";' "$tmp/i100.dot" &&
+	grep -q 'iterations 4 to 100 not written (TSR_DAG_ITERS=3): 64 of 1633 tasks shown' "$tmp/i100.dot"
+tap 3 $? "TSR_DAG_ITERS=3: 3 iterations of 100 written, and the graph says so" \
+	"TSR_DAG_ITERS=3: $n tasks written"
 
 if ! command -v dot >/dev/null 2>&1; then
 	echo "ok 4 # SKIP graphviz's dot not installed"
@@ -86,7 +95,7 @@ else
 	echo "not ok 4 - dot failed on the 2-step graph"
 fi
 
-TSR_NCPU=2 TSR_DAG="$tmp/h100.dot" "$heat" 100 >"$tmp/out" 2>&1 || sed 's/^/# /' "$tmp/out"
+heat_dag "$tmp/h100.dot" 100
 t0=$(date +%s.%N)
 if timeout 120 dot -Tsvg "$tmp/h100.dot" -o "$tmp/h100.svg" 2>"$tmp/why"; then
 	t1=$(date +%s.%N)

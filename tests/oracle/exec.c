@@ -193,13 +193,9 @@ static int same_box(tsr_box_t a, tsr_box_t b)
 
 static void point_str(int dim, const int64_t x[3], char *buf, size_t len)
 {
-	if (dim == 1)
-		snprintf(buf, len, "(%lld)", (long long)x[0]);
-	else if (dim == 2)
-		snprintf(buf, len, "(%lld,%lld)", (long long)x[0], (long long)x[1]);
-	else
-		snprintf(buf, len, "(%lld,%lld,%lld)", (long long)x[0], (long long)x[1],
-			 (long long)x[2]);
+	char coords[62]; /* the caller's 64 bytes less the parentheses */
+	or_color_str(dim, x, coords, sizeof coords);
+	snprintf(buf, len, "(%s)", coords);
 }
 
 /* Compare what Tessera mapped for field f of node n with the interpreter's array, bit for bit. */

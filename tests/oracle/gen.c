@@ -59,7 +59,7 @@ void or_box_str(tsr_box_t b, char *buf, size_t len)
 				      (long long)b.lo[d], (long long)b.hi[d]);
 }
 
-static void color_str(int dim, const int64_t c[3], char *buf, size_t len)
+void or_color_str(int dim, const int64_t c[3], char *buf, size_t len)
 {
 	if (dim == 1)
 		snprintf(buf, len, "%lld", (long long)c[0]);
@@ -80,7 +80,7 @@ void or_node_name(const or_prog_t *p, int n, char *buf, size_t len)
 	char parent[160], cs[48];
 	const or_part_t *pt = &p->part[nd->part];
 	or_node_name(p, pt->parent, parent, sizeof parent);
-	color_str(pt->colors.dim, nd->color, cs, sizeof cs);
+	or_color_str(pt->colors.dim, nd->color, cs, sizeof cs);
 	snprintf(buf, len, "%s/p%d[%s]", parent, nd->part, cs);
 }
 
@@ -631,22 +631,24 @@ static int rnd_node(gen_t *g, int prefer_sub, int max_depth)
 	return cand[rnd(g, n)];
 }
 
+/* One of the n objects whose state is 1 (alive), or -1 where none is. */
+static int rnd_alive(gen_t *g, const unsigned char *state, int n)
+{
+	int cand[OR_MAXPART > OR_MAXFUT ? OR_MAXPART : OR_MAXFUT], nc = 0;
+	for (int i = 0; i < n; i++)
+		if (state[i] == 1)
+			cand[nc++] = i;
+	return nc ? cand[rnd(g, nc)] : -1;
+}
+
 static int rnd_alive_part(gen_t *g)
 {
-	int cand[OR_MAXPART], n = 0;
-	for (int i = 0; i < g->p->npart; i++)
-		if (g->sim->part_state[i] == 1)
-			cand[n++] = i;
-	return n ? cand[rnd(g, n)] : -1;
+	return rnd_alive(g, g->sim->part_state, g->p->npart);
 }
 
 static int rnd_alive_fut(gen_t *g)
 {
-	int cand[OR_MAXFUT], n = 0;
-	for (int i = 0; i < g->p->nfut; i++)
-		if (g->sim->fut_state[i] == 1)
-			cand[n++] = i;
-	return n ? cand[rnd(g, n)] : -1;
+	return rnd_alive(g, g->sim->fut_state, g->p->nfut);
 }
 
 static tsr_box_t rnd_subbox(gen_t *g, tsr_box_t b)
@@ -853,27 +855,41 @@ static void set_result(gen_t *g, or_op_t *op, int is_index)
 	g->p->fut_type[op->fut] = op->ret_type;
 }
 
+/* A region requirement of a classic launch: a live node (rnd_node, prefer_sub) and some of its
+ * fields; 0 where none fits. Its privilege may write where may_write and the node is writable. */
+static int region_req(gen_t *g, or_req_t *q, int prefer_sub, unsigned used[], int may_write)
+{
+	q->kind = RQ_REGION;
+	q->obj = rnd_node(g, prefer_sub, OR_MAXDEPTH);
+	if (q->obj < 0 || !pick_fields(g, g->p->node[q->obj].root, used, q))
+		return 0;
+	q->priv = rnd_priv(g, may_write && writable(g->p, q->obj));
+	return 1;
+}
+
+/* What a classic launch draws last: its futures, its result (index: 1 for an index launch), its
+ * argument, a delay and whether its float folds may show their order. */
+static void classic_tail(gen_t *g, or_op_t *op, int index)
+{
+	add_futures(g, op);
+	set_result(g, op, index);
+	op->ival = rnd(g, 201) - 100;
+	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
+	op->fp_order = chance(g, 1, 2);
+}
+
 static int gen_launch(gen_t *g, or_op_t *op)
 {
-	or_prog_t *p = g->p;
 	unsigned used[OR_MAXROOT] = {0};
 	op->kind = OP_LAUNCH;
 	int k = rnd(g, 20), nreg = k < 2 ? 0 : k < 11 ? 1 : k < 17 ? 2 : 3;
 	for (int i = 0; i < nreg; i++) {
 		or_req_t *q = &op->req[op->nreq];
 		memset(q, 0, sizeof *q);
-		q->kind = RQ_REGION;
-		q->obj = rnd_node(g, chance(g, 2, 3), OR_MAXDEPTH);
-		if (q->obj < 0 || !pick_fields(g, p->node[q->obj].root, used, q))
-			continue;
-		q->priv = rnd_priv(g, writable(p, q->obj));
-		op->nreq++;
+		if (region_req(g, q, chance(g, 2, 3), used, 1))
+			op->nreq++;
 	}
-	add_futures(g, op);
-	set_result(g, op, 0);
-	op->ival = rnd(g, 201) - 100;
-	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
-	op->fp_order = chance(g, 1, 2);
+	classic_tail(g, op, 0);
 	return 1;
 }
 
@@ -920,19 +936,12 @@ static int gen_index(gen_t *g, or_op_t *op)
 			if (!pick_fields(g, p->node[pt->parent].root, used, q))
 				continue;
 		} else {
-			q->kind = RQ_REGION;
-			q->obj = rnd_node(g, chance(g, 1, 2), OR_MAXDEPTH);
-			if (q->obj < 0 || !pick_fields(g, p->node[q->obj].root, used, q))
+			if (!region_req(g, q, chance(g, 1, 2), used, 0))
 				continue;
-			q->priv = rnd_priv(g, 0);
 		}
 		op->nreq++;
 	}
-	add_futures(g, op);
-	set_result(g, op, 1);
-	op->ival = rnd(g, 201) - 100;
-	op->delay_us = chance(g, 1, 4) ? 1 + rnd(g, 300) : 0;
-	op->fp_order = chance(g, 1, 2);
+	classic_tail(g, op, 1);
 	return 1;
 }
 

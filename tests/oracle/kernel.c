@@ -84,131 +84,112 @@ double or_type_limit(tsr_type_t t)
 	}
 }
 
-void or_identity(tsr_type_t t, tsr_redop_t op, void *out)
+OR_HD static int is_float(tsr_type_t t)
 {
-	switch (t) {
-	case TSR_I32: {
-		int32_t x = op.id == TSR_SUM.id    ? 0
-			    : op.id == TSR_PROD.id ? 1
-			    : op.id == TSR_MIN.id  ? INT32_MAX
-						   : INT32_MIN;
+	return t == TSR_F32 || t == TSR_F64;
+}
+
+OR_HD static void from_double(tsr_type_t t, double v, void *out)
+{
+	if (t == TSR_F32) {
+		float x = (float)v;
 		memcpy(out, &x, 4);
-		break;
-	}
-	case TSR_I64: {
-		int64_t x = op.id == TSR_SUM.id    ? 0
-			    : op.id == TSR_PROD.id ? 1
-			    : op.id == TSR_MIN.id  ? INT64_MAX
-						   : INT64_MIN;
-		memcpy(out, &x, 8);
-		break;
-	}
-	case TSR_F32: {
-		float x = op.id == TSR_SUM.id    ? 0.0f
-			  : op.id == TSR_PROD.id ? 1.0f
-			  : op.id == TSR_MIN.id  ? INFINITY
-						 : -INFINITY;
-		memcpy(out, &x, 4);
-		break;
-	}
-	case TSR_F64: {
-		double x = op.id == TSR_SUM.id    ? 0.0
-			   : op.id == TSR_PROD.id ? 1.0
-			   : op.id == TSR_MIN.id  ? INFINITY
-						  : -INFINITY;
-		memcpy(out, &x, 8);
-		break;
-	}
-	default:
-		break;
+	} else {
+		memcpy(out, &v, 8);
 	}
 }
 
-/* *acc = *acc op *val in the element type; integer sums and products wrap (unsigned arithmetic)
- * so that even a wrong input never makes the oracle itself undefined. */
+OR_HD static double to_double(tsr_type_t t, const void *v)
+{
+	if (t == TSR_F32) {
+		float x;
+		memcpy(&x, v, 4);
+		return x;
+	}
+	double x;
+	memcpy(&x, v, 8);
+	return x;
+}
+
+/* The identities: 0, 1, the type's largest value (min) and its smallest (max). */
+static int64_t int_identity(tsr_type_t t, tsr_redop_t op)
+{
+	int64_t top = t == TSR_I32 ? INT32_MAX : INT64_MAX;
+	if (op.id == TSR_SUM.id)
+		return 0;
+	if (op.id == TSR_PROD.id)
+		return 1;
+	return op.id == TSR_MIN.id ? top : -top - 1;
+}
+
+static double float_identity(tsr_redop_t op)
+{
+	if (op.id == TSR_SUM.id)
+		return 0.0;
+	if (op.id == TSR_PROD.id)
+		return 1.0;
+	return op.id == TSR_MIN.id ? INFINITY : -INFINITY;
+}
+
+void or_identity(tsr_type_t t, tsr_redop_t op, void *out)
+{
+	if (is_float(t))
+		from_double(t, float_identity(op), out);
+	else
+		or_from_i64(t, int_identity(t, op), out);
+}
+
+/* a op b on integers: sums and products wrap (unsigned arithmetic) so that even a wrong input
+ * never makes the oracle itself undefined. An int32's wrapped sum or product is the low half of
+ * the int64 one, so one function serves both (or_from_i64 keeps that half). */
+OR_HD static int64_t fold_int(tsr_redop_t op, int64_t a, int64_t b)
+{
+	if (op.id == TSR_SUM.id)
+		return (int64_t)((uint64_t)a + (uint64_t)b);
+	if (op.id == TSR_PROD.id)
+		return (int64_t)((uint64_t)a * (uint64_t)b);
+	if (op.id == TSR_MIN.id)
+		return b < a ? b : a;
+	return b > a ? b : a;
+}
+
+/* a op b on floats, in double. For two floats this is the float result bit for bit: their
+ * product is exact in a double and rounds once, and their sum rounded to a double and then to a
+ * float rounds as the float sum does (53 >= 2 * 24 + 2 bits); min and max pick one of them. */
+OR_HD static double fold_float(tsr_redop_t op, double a, double b)
+{
+	return op.id == TSR_SUM.id    ? a + b
+	       : op.id == TSR_PROD.id ? a * b
+	       : op.id == TSR_MIN.id  ? (b < a ? b : a)
+				      : (b > a ? b : a);
+}
+
+/* *acc = *acc op *val in the element type (every integer type read exactly by or_to_i64). */
 OR_HD void or_fold(tsr_type_t t, tsr_redop_t op, void *acc, const void *val)
 {
-	switch (t) {
-	case TSR_I32: {
-		int32_t a, b;
-		memcpy(&a, acc, 4);
-		memcpy(&b, val, 4);
-		uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-		int32_t r = op.id == TSR_SUM.id    ? (int32_t)(ua + ub)
-			    : op.id == TSR_PROD.id ? (int32_t)(ua * ub)
-			    : op.id == TSR_MIN.id  ? (b < a ? b : a)
-						   : (b > a ? b : a);
-		memcpy(acc, &r, 4);
-		break;
-	}
-	case TSR_I64: {
-		int64_t a, b;
-		memcpy(&a, acc, 8);
-		memcpy(&b, val, 8);
-		uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-		int64_t r = op.id == TSR_SUM.id    ? (int64_t)(ua + ub)
-			    : op.id == TSR_PROD.id ? (int64_t)(ua * ub)
-			    : op.id == TSR_MIN.id  ? (b < a ? b : a)
-						   : (b > a ? b : a);
-		memcpy(acc, &r, 8);
-		break;
-	}
-	case TSR_F32: {
-		float a, b;
-		memcpy(&a, acc, 4);
-		memcpy(&b, val, 4);
-		float r = op.id == TSR_SUM.id    ? a + b
-			  : op.id == TSR_PROD.id ? a * b
-			  : op.id == TSR_MIN.id  ? (b < a ? b : a)
-						 : (b > a ? b : a);
-		memcpy(acc, &r, 4);
-		break;
-	}
-	case TSR_F64: {
-		double a, b;
-		memcpy(&a, acc, 8);
-		memcpy(&b, val, 8);
-		double r = op.id == TSR_SUM.id    ? a + b
-			   : op.id == TSR_PROD.id ? a * b
-			   : op.id == TSR_MIN.id  ? (b < a ? b : a)
-						  : (b > a ? b : a);
-		memcpy(acc, &r, 8);
-		break;
-	}
-	default:
-		break;
-	}
+	if (is_float(t))
+		from_double(t, fold_float(op, to_double(t, acc), to_double(t, val)), acc);
+	else if (t == TSR_I32 || t == TSR_I64)
+		or_from_i64(t, fold_int(op, or_to_i64(t, acc), or_to_i64(t, val)), acc);
 }
 
 void or_value_str(tsr_type_t t, const void *v, char *buf, size_t len)
 {
 	switch (t) {
-	case TSR_I32: {
-		int32_t x;
-		memcpy(&x, v, 4);
-		snprintf(buf, len, "%d", x);
+	case TSR_I32:
+	case TSR_I64:
+		snprintf(buf, len, "%lld", (long long)or_to_i64(t, v));
 		break;
-	}
-	case TSR_I64: {
-		int64_t x;
-		memcpy(&x, v, 8);
-		snprintf(buf, len, "%lld", (long long)x);
-		break;
-	}
 	case TSR_F32: {
-		float x;
 		uint32_t b;
-		memcpy(&x, v, 4);
 		memcpy(&b, v, 4);
-		snprintf(buf, len, "%.9g (0x%08x)", x, b);
+		snprintf(buf, len, "%.9g (0x%08x)", to_double(t, v), b);
 		break;
 	}
 	case TSR_F64: {
-		double x;
 		uint64_t b;
-		memcpy(&x, v, 8);
 		memcpy(&b, v, 8);
-		snprintf(buf, len, "%.17g (0x%016llx)", x, (unsigned long long)b);
+		snprintf(buf, len, "%.17g (0x%016llx)", to_double(t, v), (unsigned long long)b);
 		break;
 	}
 	default:
@@ -299,21 +280,6 @@ OR_HD static int64_t contribution(tsr_redop_t op, tsr_type_t t, uint64_t h)
 		return 1;
 	}
 	return (int64_t)(h % 1000) - 500;
-}
-
-OR_HD static int is_float(tsr_type_t t)
-{
-	return t == TSR_F32 || t == TSR_F64;
-}
-
-OR_HD static void from_double(tsr_type_t t, double v, void *out)
-{
-	if (t == TSR_F32) {
-		float x = (float)v;
-		memcpy(out, &x, 4);
-	} else {
-		memcpy(out, &v, 8);
-	}
 }
 
 /* Float contribution of an fp_order launch: fractions of very different scales, so that folds

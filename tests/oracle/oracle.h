@@ -181,6 +181,8 @@ int or_validate(const or_prog_t *p, char *msg, size_t len);
 void or_print_prog(FILE *out, const or_prog_t *p);
 void or_print_op(FILE *out, const or_prog_t *p, int i);
 void or_node_name(const or_prog_t *p, int n, char *buf, size_t len);
+/* A color or point of `dim` coordinates as "1,2,3". */
+void or_color_str(int dim, const int64_t c[3], char *buf, size_t len);
 void or_box_str(tsr_box_t b, char *buf, size_t len);
 const char *or_priv_str(tsr_privilege_t priv);
 const char *or_redop_str(tsr_redop_t op);

@@ -375,12 +375,45 @@ static int same_listing(const or_prog_t *a, const or_prog_t *b)
 }
 
 /* A launch whose argument matters: it writes, reduces or returns a future. */
+/* Runs p again as a parallel runtime may (run_interp's shuffle_rs, fold_rs): 1 if the results
+ * differ from s1's, else 0. */
+static int differs_from(const or_prog_t *p, const or_interp_t *s1, uint64_t *shuffle_rs,
+			uint64_t *fold_rs)
+{
+	or_interp_t s2;
+	run_interp(p, &s2, shuffle_rs, fold_rs);
+	int differs = !same_results(p, s1, &s2);
+	or_interp_free(&s2);
+	return differs;
+}
+
 static int launch_with_effect(const or_op_t *op)
 {
 	int effect = op->fut >= 0;
 	for (int r = 0; r < op->nreq; r++)
 		effect |= op->req[r].kind != RQ_FUTURE && op->req[r].priv != TSR_READ;
 	return (op->kind == OP_LAUNCH || op->kind == OP_INDEX) && effect;
+}
+
+/* Changes the argument of one launch of b (a's copy) that writes, picked by seed, and runs b:
+ * 1 if its results differ from a's (s1), 0 if not, -1 where b has no such launch. The results
+ * should change, or the comparison would be blind to wrong inputs. */
+static int perturbed_differs(const or_prog_t *a, or_prog_t *b, const or_interp_t *s1, uint64_t seed)
+{
+	int launches[OR_MAXOP], nl = 0;
+	for (int i = 0; i < b->nop; i++)
+		/* a launch that only reads changes nothing */
+		if (launch_with_effect(&b->op[i]))
+			launches[nl++] = i;
+	if (!nl)
+		return -1;
+	b->op[launches[seed % (uint64_t)nl]].ival += 1;
+	/* b's results against a's */
+	or_interp_t s2;
+	run_interp(b, &s2, NULL, NULL);
+	int differs = !same_results(a, s1, &s2);
+	or_interp_free(&s2);
+	return differs;
 }
 
 /* Loops (shape repeat): deterministic and valid, results independent of the order points run
@@ -417,13 +450,11 @@ static void repeat_cases(FILE *out)
 			fails |= a->op[i].fail;
 		if (fails)
 			continue; /* the point-shuffling executor does not model poison */
-		or_interp_t s1, s2;
+		or_interp_t s1;
 		uint64_t rs = seed;
 		run_interp(a, &s1, NULL, NULL);
-		run_interp(a, &s2, &rs, NULL);
-		order_bad += !same_results(a, &s1, &s2);
+		order_bad += differs_from(a, &s1, &rs, NULL);
 		or_interp_free(&s1);
-		or_interp_free(&s2);
 	}
 	fprintf(out,
 		"# self-test: shape repeat: %llu programs, %ld ops, %ld repetitions (%ld inside "
@@ -485,23 +516,13 @@ static void shape_cases(FILE *out)
 			}
 			or_stats_add(&st, a);
 			nops += a->nop;
-			or_interp_t s1, s2;
+			or_interp_t s1;
 			uint64_t rs = seed;
 			run_interp(a, &s1, NULL, NULL);
-			run_interp(a, &s2, &rs, NULL);
-			order_bad += !same_results(a, &s1, &s2);
-			or_interp_free(&s2);
-			int launches[OR_MAXOP], nl = 0;
-			for (int i = 0; i < b->nop; i++)
-				if (launch_with_effect(&b->op[i]))
-					launches[nl++] = i;
-			if (nl) {
-				b->op[launches[seed % (uint64_t)nl]].ival += 1;
-				run_interp(b, &s2, NULL, NULL);
-				perturbed++;
-				sensitive += !same_results(a, &s1, &s2);
-				or_interp_free(&s2);
-			}
+			order_bad += differs_from(a, &s1, &rs, NULL);
+			int differs = perturbed_differs(a, b, &s1, seed);
+			perturbed += differs >= 0;
+			sensitive += differs > 0;
 			or_interp_free(&s1);
 		}
 		long feature = fam[k].shape == OR_SHAPE_ALTERNATE ? st.switches
@@ -580,34 +601,19 @@ int or_selftest(FILE *out)
 		or_stats_add(&st, a);
 		nops += a->nop;
 		/* the same program, run as a parallel runtime may run it */
-		or_interp_t s1, s2;
-		uint64_t rs = seed;
+		or_interp_t s1;
 		run_interp(a, &s1, NULL, NULL);
-		run_interp(a, &s2, &rs, NULL);
-		if (!same_results(a, &s1, &s2) && order_bad++ < 3)
+		uint64_t rs = seed; /* shuffles the points, then the folds */
+		if (differs_from(a, &s1, &rs, NULL) && order_bad++ < 3)
 			fprintf(out,
 				"# seed %llu: results depend on the order in which points run\n",
 				(unsigned long long)seed);
-		or_interp_free(&s2);
 		/* folds in another order than color order must show in some programs' bits */
 		uint64_t frs = seed * 7919;
-		run_interp(a, &s2, &rs, &frs);
-		order_seen += !same_results(a, &s1, &s2);
-		or_interp_free(&s2);
-		/* change the argument of one launch that writes: the results should change, or the
-		 * comparison would be blind to wrong inputs */
-		int launches[OR_MAXOP], nl = 0;
-		for (int i = 0; i < b->nop; i++)
-			/* a launch that only reads changes nothing */
-			if (launch_with_effect(&b->op[i]))
-				launches[nl++] = i;
-		if (nl) {
-			b->op[launches[seed % (uint64_t)nl]].ival += 1;
-			run_interp(b, &s2, NULL, NULL);
-			perturbed++;
-			sensitive += !same_results(a, &s1, &s2);
-			or_interp_free(&s2);
-		}
+		order_seen += differs_from(a, &s1, &rs, &frs);
+		int differs = perturbed_differs(a, b, &s1, seed);
+		perturbed += differs >= 0;
+		sensitive += differs > 0;
 		or_interp_free(&s1);
 	}
 	check(out, order_bad == 0,

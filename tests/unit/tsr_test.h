@@ -220,6 +220,51 @@ static inline void tsr_test_ck_line_intact(tsr_region_t r)
 	tsr_test_ck_witness(r, 8);
 }
 
+/* ---- helpers shared by the error tests */
+
+/* A refused call: its status rc must be `code` and tsr_last_error() must name every string of the
+ * NULL-terminated `names`; `what` (the case of a table, or the call) heads any failure. */
+static inline void tsr_test_ck_refused(const char *what, int rc, int code, const char *const *names)
+{
+	ck_assert_msg(rc == code, "%s: returned %s (%s), expected %s", what, tsr_err_name(rc),
+		      tsr_last_error(), tsr_err_name(code));
+	tsr_test_names(tsr_last_error(), what, names);
+}
+
+/* tsr_test_setup's configuration (the defaults, quiet) for a test that starts the runtime itself.
+ */
+static inline tsr_config_t tsr_test_config(void)
+{
+	tsr_config_t cfg;
+	tsr_config_init(&cfg);
+	cfg.quiet = 1;
+	return cfg;
+}
+
+/* After a fence (every task launched before ended, none failed) the witness of n elements still
+ * holds 3.0 everywhere. */
+static inline void tsr_test_fence_ck_witness(tsr_region_t r, int n)
+{
+	CK_TSR(tsr_fence());
+	tsr_test_ck_witness(r, n);
+}
+
+/* The subregion of p of the 1-D color c. */
+static inline tsr_region_t tsr_test_subregion(tsr_partition_t p, int64_t c)
+{
+	tsr_region_t s;
+	CK_TSR(tsr_partition_subregion(p, (const int64_t[3]){c, 0, 0}, &s));
+	return s;
+}
+
+/* Task t over every color of p's color space [0..ncolors-1], on field 0 with privilege priv. */
+static inline void tsr_test_run_part(tsr_task_t t, tsr_partition_t p, int64_t ncolors,
+				     tsr_privilege_t priv)
+{
+	CK_TSR(tsr_run(t, &(tsr_launch_t){.domain = tsr_box1(0, ncolors - 1),
+					  .reqs = TSR_REQS(tsr_req_part(p, priv, TSR_FIELDS(0)))}));
+}
+
 /* Variants over requirement 0's f64 field 0, 1-D: set every element to -1 (what a refused
  * launch must never get to do), or add 1 to every element. */
 static inline void tsr_test_overwrite(tsr_ctx_t *ctx, const void *args, size_t arglen)

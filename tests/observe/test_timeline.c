@@ -310,6 +310,23 @@ static void init_capturing_stderr(const char *err)
 	ck_assert_msg(rc == TSR_OK, "tsr_init: %s", tsr_last_error());
 }
 
+/* The traced program on one CPU worker with the timeline switches the caller set: its timeline
+ * must be `want`, and tsr_init's stderr is returned (the caller frees it). The switches are unset
+ * afterwards. */
+static char *run_with_timeline_switches(const char *want)
+{
+	setenv("TSR_NCPU", "1", 1);
+	init_capturing_stderr(obs_path("stderr.txt"));
+	int nw = tsr_worker_count();
+	struct observed obs;
+	traced_program(&obs);
+	CK_TSR(tsr_finalize());
+	unsetenv("TSR_TRACE");
+	unsetenv("TSR_TIMELINE");
+	check_trace(want, &obs, nw);
+	return obs_slurp(obs_path("stderr.txt"));
+}
+
 /* TSR_TRACE, the timeline's older name (a trace now is a replayed loop body), still writes the
  * timeline, with one warning that names TSR_TIMELINE; TSR_TIMELINE wins when both are set. */
 START_TEST(older_name_trace_writes_the_timeline_with_a_warning)
@@ -317,15 +334,7 @@ START_TEST(older_name_trace_writes_the_timeline_with_a_warning)
 	obs_mkdir();
 	obs_clean_env();
 	setenv("TSR_TRACE", obs_path("older.json"), 1);
-	setenv("TSR_NCPU", "1", 1);
-	init_capturing_stderr(obs_path("older-stderr.txt"));
-	int nw = tsr_worker_count();
-	struct observed obs;
-	traced_program(&obs);
-	CK_TSR(tsr_finalize());
-	unsetenv("TSR_TRACE");
-	check_trace(obs_path("older.json"), &obs, nw);
-	char *text = obs_slurp(obs_path("older-stderr.txt"));
+	char *text = run_with_timeline_switches(obs_path("older.json"));
 	ck_assert_msg(strstr(text, "TSR_TRACE is the older name of TSR_TIMELINE"),
 		      "no warning about TSR_TRACE in: %s", text);
 	free(text);
@@ -339,17 +348,8 @@ START_TEST(timeline_wins_over_its_older_name)
 	obs_clean_env();
 	setenv("TSR_TRACE", obs_path("older.json"), 1);
 	setenv("TSR_TIMELINE", obs_path("newer.json"), 1);
-	setenv("TSR_NCPU", "1", 1);
-	init_capturing_stderr(obs_path("both-stderr.txt"));
-	int nw = tsr_worker_count();
-	struct observed obs;
-	traced_program(&obs);
-	CK_TSR(tsr_finalize());
-	unsetenv("TSR_TRACE");
-	unsetenv("TSR_TIMELINE");
-	check_trace(obs_path("newer.json"), &obs, nw);
+	char *text = run_with_timeline_switches(obs_path("newer.json"));
 	ck_assert_int_ne(access(obs_path("older.json"), F_OK), 0);
-	char *text = obs_slurp(obs_path("both-stderr.txt"));
 	ck_assert_msg(!strstr(text, "older name"), "a warning although TSR_TIMELINE is set: %s",
 		      text);
 	free(text);

@@ -8,7 +8,8 @@
 # through arrows), and the largest; exits 1 when a file has no floor, when a file is listed before
 # one it calls (outside a circle: PLAN is a complete bottom-up order), when the largest circle has
 # more than MAX_CIRCLE files or more than MAX_UP arrows run up. OBJDIR holds the library's objects
-# (libtool's .libs/ or not); "-": none, the sources only.
+# (libtool's .libs/ or not; an object whose source is not beside PLAN is skipped); "-": none, the
+# sources only.
 set -eu
 plan=$1
 objdir=$2
@@ -24,6 +25,11 @@ fi
 {
 	for o in $objects; do
 		f=$(basename "$o" .o)
+		# an object left by a source that was renamed or removed (a build tree older than the
+		# sources) is not part of the library any more
+		if [ ! -e "$(dirname "$plan")/$f.c" ] && [ ! -e "$(dirname "$plan")/$f.cu" ]; then
+			continue
+		fi
 		nm -P "$o" | awk -v f="$f" '$2 == "U" { print "U", f, $1 } $2 ~ /^[TDBRGSCVW]$/ { print "D", f, $1 }'
 	done
 	if [ -n "$srcdir" ]; then

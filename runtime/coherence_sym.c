@@ -154,14 +154,20 @@ static int by_pair_then_point(const void *a, const void *b)
 	return x->cw - y->cw;
 }
 
+/* Widen *u to the bounding box of *u and b. */
+static void widen(tsr_box_t *u, const tsr_box_t *b)
+{
+	for (int d = 0; d < b->dim; d++) {
+		u->lo[d] = b->lo[d] < u->lo[d] ? b->lo[d] : u->lo[d];
+		u->hi[d] = b->hi[d] > u->hi[d] ? b->hi[d] : u->hi[d];
+	}
+}
+
 /* Whether a and b together are one box (*u, their bounding box). */
 static int joins(const tsr_box_t *a, const tsr_box_t *b, tsr_box_t *u)
 {
 	*u = *a;
-	for (int d = 0; d < a->dim; d++) {
-		u->lo[d] = b->lo[d] < u->lo[d] ? b->lo[d] : u->lo[d];
-		u->hi[d] = b->hi[d] > u->hi[d] ? b->hi[d] : u->hi[d];
-	}
+	widen(u, b);
 
 	tsr_box_t in;
 	int64_t both = tsr_box_intersect(*a, *b, &in) ? tsr_box_volume(in) : 0;
@@ -224,7 +230,6 @@ static int make_gathered(struct tsr_node *root)
 		i = j;
 	}
 
-	nsmoves = 0;
 	return rc;
 }
 
@@ -444,7 +449,7 @@ int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_
 		rc = send_all_written(root, r, base);
 	if (!rc)
 		rc = make_gathered(root);
-	nsmoves = 0;
+	nsmoves = 0; /* made, or dropped with the launch's failure */
 	if (!rc && reads_outside(root, r))
 		rc = send_outside(root, r, base);
 
@@ -486,10 +491,7 @@ int tsr__coh_sym_cover(const struct tsr_partition *p, tsr_box_t domain, tsr_box_
 
 		if (i == 0)
 			*cover = *b;
-		for (int d = 0; d < b->dim; d++) {
-			cover->lo[d] = b->lo[d] < cover->lo[d] ? b->lo[d] : cover->lo[d];
-			cover->hi[d] = b->hi[d] > cover->hi[d] ? b->hi[d] : cover->hi[d];
-		}
+		widen(cover, b);
 	}
 
 	return sum == tsr_box_volume(*cover);

@@ -295,24 +295,22 @@ static const char *device_reason(int opencl, int started)
 	return opencl ? "StarPU found no more OpenCL devices" : "StarPU found no more CUDA devices";
 }
 
-/* The switches renamed, newer name first: the older is still read, with a warning, because a
- * "trace" now is a replayed loop body (tsr_trace_begin) and no longer the timeline file. */
-static const char *const renamed[][3] = {
-	{"TSR_TIMELINE", "TSR_TRACE", "the timeline file"},
-	{"TSR_TIMELINE_FLOWS", "TSR_TRACE_FLOWS", "the timeline's dependence arrows"},
-};
-
-/* A warning for each switch set by its older name. */
+/* A warning for each switch set by an older name that env.c's table says to warn about. */
 static void warn_older_names(const tsr_config_t *c)
 {
-	int n = (int)(sizeof renamed / sizeof renamed[0]);
-	for (int k = 0; k < n; k++) {
-		const char *from = tsr__env_from(renamed[k][0]);
-		if (from && !strcmp(from, renamed[k][1]))
-			warn_once(4 + k, c,
-				  "%s is the older name of %s (%s): a trace now is a replayed "
-				  "loop body (tsr_trace_begin); set %s instead",
-				  renamed[k][1], renamed[k][0], renamed[k][2], renamed[k][0]);
+	int kind = 4; /* warn_once's kinds after the worker counts' */
+	for (int i = 0; i < tsr__env_count(); i++) {
+		const char *because;
+		const char *newer = tsr__env_renamed(i, &because);
+		if (!newer)
+			continue;
+
+		const char *older = tsr__env_name(i);
+		const char *from = tsr__env_from(newer);
+		if (from && !strcmp(from, older))
+			warn_once(kind, c, "%s is the older name of %s: %s; set %s instead", older,
+				  newer, because, newer);
+		kind++;
 	}
 }
 

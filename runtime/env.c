@@ -24,6 +24,8 @@ struct row {
 	const char *starpu[2];
 	/* an older name: the switch it names, which wins when both are set */
 	const char *older_name_of;
+	/* an older name read with a warning: why the name changed; NULL: read silently */
+	const char *renamed_because;
 };
 
 static const struct row rows[] = {
@@ -84,11 +86,15 @@ static const struct row rows[] = {
 	{"TSR_TRACE", "file", "unset",
 	 "the older name of TSR_TIMELINE, read when TSR_TIMELINE is not set, with a warning: a trace "
 	 "now is a replayed loop body (tsr_trace_begin, TSR_REPLAY)",
-	 .older_name_of = "TSR_TIMELINE"},
+	 .older_name_of = "TSR_TIMELINE",
+	 .renamed_because =
+		 "the timeline file; a trace now is a replayed loop body (tsr_trace_begin)"},
 	{"TSR_TRACE_FLOWS", "0|1", "0",
 	 "the older name of TSR_TIMELINE_FLOWS, read when TSR_TIMELINE_FLOWS is not set, with a "
 	 "warning",
-	 .older_name_of = "TSR_TIMELINE_FLOWS"},
+	 .older_name_of = "TSR_TIMELINE_FLOWS",
+	 .renamed_because = "the timeline's dependence arrows; a trace now is a replayed loop body "
+			    "(tsr_trace_begin)"},
 	{"TSR_DAG", "file", "none",
 	 "the dependency graph Tessera derived, as Graphviz dot (Tessera's folds and syncs "
 	 "included), drawn for people: one unlabelled edge per pair of tasks, none where a path "
@@ -190,6 +196,12 @@ const char *tsr__env_flag(int i)
 const char *tsr__env_fallback(int i)
 {
 	return rows[i].fallback;
+}
+
+const char *tsr__env_renamed(int i, const char **because)
+{
+	*because = rows[i].renamed_because;
+	return rows[i].renamed_because ? rows[i].older_name_of : NULL;
 }
 
 /* ------------------------------------------------------------------ rules */

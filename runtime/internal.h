@@ -171,6 +171,9 @@ int tsr__env_count(void);
 const char *tsr__env_name(int i);
 const char *tsr__env_flag(int i); /* NULL: the switch has no flag */
 const char *tsr__env_fallback(int i);
+/* Row i as an older name read with a warning: the newer name, and why it changed in *because;
+ * NULL for every other row. */
+const char *tsr__env_renamed(int i, const char **because);
 /* A switch's values column read as its rule. */
 enum tsr__rule_kind {
 	TSR_RULE_NONE,

@@ -506,6 +506,9 @@ static int run_config(int tapno, const opts_t *base, const char *sched, int ncpu
 		pid_t pid = fork();
 		if (pid < 0) {
 			printf("# fork failed: %s\n", strerror(errno));
+			if (errfd >= 0)
+				close(errfd);
+			echo_child_stderr(errpath); /* removes the file */
 			break;
 		}
 		if (pid == 0) {

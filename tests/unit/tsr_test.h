@@ -37,12 +37,20 @@ static inline void tsr_test_names(const char *msg, const char *call, const char 
 			      "%s: message \"%s\" does not name '%s'", call, msg, names[i]);
 }
 
-/* Fixture: the runtime with the defaults (TSR_* and STARPU_* environment still apply). */
-static inline void tsr_test_setup(void)
+/* The defaults, quiet: tsr_test_setup's configuration, and a start point for a test that starts
+ * the runtime itself. */
+static inline tsr_config_t tsr_test_config(void)
 {
 	tsr_config_t cfg;
 	tsr_config_init(&cfg);
 	cfg.quiet = 1;
+	return cfg;
+}
+
+/* Fixture: the runtime with the defaults (TSR_* and STARPU_* environment still apply). */
+static inline void tsr_test_setup(void)
+{
+	tsr_config_t cfg = tsr_test_config();
 	int rc = tsr_init(&cfg);
 	ck_assert_msg(rc == TSR_OK, "tsr_init: %s: %s", tsr_err_name(rc), tsr_last_error());
 }
@@ -231,16 +239,6 @@ static inline void tsr_test_ck_refused(const char *what, int rc, int code, const
 	tsr_test_names(tsr_last_error(), what, names);
 }
 
-/* tsr_test_setup's configuration (the defaults, quiet) for a test that starts the runtime itself.
- */
-static inline tsr_config_t tsr_test_config(void)
-{
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
-	return cfg;
-}
-
 /* After a fence (every task launched before ended, none failed) the witness of n elements still
  * holds 3.0 everywhere. */
 static inline void tsr_test_fence_ck_witness(tsr_region_t r, int n)
@@ -290,9 +288,7 @@ static inline void tsr_test_add_one(tsr_ctx_t *ctx, const void *args, size_t arg
 /* tsr_init, quiet, with the scheduling policy `sched` and ncpu CPU workers. */
 static inline void tsr_test_init_with(const char *sched, int ncpu)
 {
-	tsr_config_t cfg;
-	tsr_config_init(&cfg);
-	cfg.quiet = 1;
+	tsr_config_t cfg = tsr_test_config();
 	cfg.sched = sched;
 	cfg.ncpu = ncpu;
 	CK_TSR(tsr_init(&cfg));

@@ -33,7 +33,8 @@
  * writes, a destroyed partition, a launch not in the recording): the recorded dependences were
  * derived from another state; the state at the start differs (the first iteration after the
  * fields were filled, say): ditto, so the iteration is recorded again; a launch failed, or its
- * recording was cut by a foreign change: nothing recorded after that point is replayed. Several
+ * recording was cut by a foreign change, or memory ran out while recording a launch: nothing
+ * recorded after that point is replayed (a recording never aborts the program). Several
  * memory nodes (devices) and several ranks are analysed in full inside traces for now: there the
  * analysis also submits syncs and transfers (coherence.c, coherence_ranks.c), which a recording of
  * lists cannot stand for; TSR_STATS counts those launches. A later version may record them (a
@@ -58,6 +59,7 @@ struct rec_launch {
 	struct tsr_dep *deps;
 	int ndeps, capdeps;
 	int complete; /* analysed and submitted whole: it may be replayed */
+	int lost;     /* out of memory while recording it: it is dropped at its end */
 };
 
 /* A root field the recording touched, and its pieces' prints at the start. */
@@ -113,20 +115,25 @@ static int auto_on;           /* TSR_REPLAY=auto */
 static struct tsr_piece_print *scratch;
 static int capscratch;
 
-static void *grow(void *v, int *cap, int need, size_t elem)
+/* Room for `need` elements in *v. 0, or TSR_ENOMEM with *v and *cap unchanged: a recording that
+ * cannot grow is given up (the launch is analysed in full), never the program. */
+static int grow(void **v, int *cap, int need, size_t elem)
 {
 	if (need <= *cap)
-		return v;
+		return TSR_OK;
 
 	int ncap = *cap ? *cap : 8;
 	while (ncap < need)
 		ncap *= 2;
-	void *nv = realloc(v, (size_t)ncap * elem);
+	void *nv = realloc(*v, (size_t)ncap * elem);
 	if (!nv)
-		abort(); /* as TSR_GROW: a recording that cannot grow is Tessera's memory gone */
+		return TSR_ENOMEM;
+	*v = nv;
 	*cap = ncap;
-	return nv;
+	return TSR_OK;
 }
+
+#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
 static void rec_clear(struct rec_launch *r)
 {
@@ -251,32 +258,38 @@ static int root_alive(const struct touched *t)
 }
 
 /* Recording: the first time a launch touches a root field, its pieces as they are (no launch of
- * this iteration changed them yet, or it would have touched the field first). */
-static void touch(struct trace *tr, struct tsr_node *root)
+ * this iteration changed them yet, or it would have touched the field first). TSR_ENOMEM leaves
+ * the fields touched so far as they were. */
+static int touch(struct trace *tr, struct tsr_node *root)
 {
 	for (int i = 0; i < tr->ntouched; i++)
 		if (tr->touched[i].root == root)
-			return;
+			return TSR_OK;
 
 	int n = tsr__coh_print(root, NULL, 0);
-	tr->prints = grow(tr->prints, &tr->capprints, tr->nprints + n, sizeof *tr->prints);
-	tsr__coh_print(root, tr->prints + tr->nprints, n);
+	if (GROW(tr->prints, tr->capprints, tr->nprints + n) ||
+	    GROW(tr->touched, tr->captouched, tr->ntouched + 1))
+		return TSR_ENOMEM;
 
-	tr->touched = grow(tr->touched, &tr->captouched, tr->ntouched + 1, sizeof *tr->touched);
+	tsr__coh_print(root, tr->prints + tr->nprints, n);
 	tr->touched[tr->ntouched++] =
 		(struct touched){root, root->region, root->region->id, tr->nprints, n};
 	tr->nprints += n;
+	return TSR_OK;
 }
 
-static void touch_launch(struct trace *tr, const struct resolved_req *q, int n)
+static int touch_launch(struct trace *tr, const struct resolved_req *q, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (tsr__uses_tree(&q[i]) || q[i].private_redop)
 			for (int k = 0; k < q[i].nfields; k++)
-				touch(tr, &q[i].root->nodes[q[i].fields[k]]);
+				if (touch(tr, &q[i].root->nodes[q[i].fields[k]]))
+					return TSR_ENOMEM;
+	return TSR_OK;
 }
 
-/* Every field the recording touched is as it was when the recording started. */
+/* Every field the recording touched is as it was when the recording started (0 when that cannot
+ * be told for want of memory: the body is recorded again). */
 static int state_matches(struct trace *tr)
 {
 	for (int i = 0; i < tr->ntouched; i++) {
@@ -287,7 +300,8 @@ static int state_matches(struct trace *tr)
 		int n = tsr__coh_print(t->root, NULL, 0);
 		if (n != t->n)
 			return 0;
-		scratch = grow(scratch, &capscratch, n, sizeof *scratch);
+		if (GROW(scratch, capscratch, n))
+			return 0;
 		tsr__coh_print(t->root, scratch, n);
 		for (int k = 0; k < n; k++)
 			if (!same_print(&scratch[k], &tr->prints[t->first + k]))
@@ -462,20 +476,37 @@ static int auto_follow(uint64_t h)
 
 /* ------------------------------------------------------------------ a launch */
 
+/* The launch appended to the recording, or NULL when out of memory (nothing appended). */
 static struct rec_launch *record_call(struct trace *tr, const struct launch_call *c, uint64_t h)
 {
-	tr->v = grow(tr->v, &tr->cap, tr->n + 1, sizeof *tr->v);
+	tsr_req_t *reqs = malloc((size_t)(c->n ? c->n : 1) * sizeof *reqs);
+	if (!reqs || GROW(tr->v, tr->cap, tr->n + 1)) {
+		free(reqs);
+		return NULL;
+	}
+
 	struct rec_launch *r = &tr->v[tr->n++];
 	memset(r, 0, sizeof *r);
-
 	r->hash = h;
 	r->call = *c;
-	r->reqs = malloc((size_t)(c->n ? c->n : 1) * sizeof *r->reqs);
-	if (!r->reqs)
-		abort();
+	r->reqs = reqs;
 	memcpy(r->reqs, c->reqs, (size_t)c->n * sizeof *r->reqs);
 	r->call.reqs = r->reqs;
 	return r;
+}
+
+/* Out of memory while recording task `name`'s launch: the recording stops before it, and this
+ * launch and the rest of the iteration are analysed in full. The next iteration replays what was
+ * recorded and records the body whole again after it (replay_one: past `usable`); nothing is
+ * replayed from a recording that lacks a launch. */
+static void record_lost(const char *name)
+{
+	char why[TSR_NAME_MAX + 64];
+
+	snprintf(why, sizeof why, "out of memory while recording a launch of task '%s'", name);
+	warn(cur.tr, why);
+	tsr__replay_counts.fallbacks++;
+	cur.mode = ITER_FULL;
 }
 
 /* The launch's fields mapped on the host: the launch itself refuses them (TSR_EBUSY). */
@@ -541,8 +572,12 @@ static void record_one(struct replay_step *s, const struct launch_call *c, uint6
 		return;
 	}
 
-	s->mode = REPLAY_RECORD;
 	s->rec = record_call(cur.tr, c, h);
+	if (!s->rec) {
+		record_lost(c->t->name);
+		return;
+	}
+	s->mode = REPLAY_RECORD;
 }
 
 void tsr__replay_step(struct replay_step *s, const struct launch_call *c)
@@ -569,25 +604,46 @@ void tsr__replay_step(struct replay_step *s, const struct launch_call *c)
 	cur.pos++;
 }
 
+/* Recording: what the launch resolved to, and the state of the fields it touches first. */
+static int record_resolved(struct rec_launch *r, const struct resolved_req *q, int n,
+			   const int *colors, int64_t npoints)
+{
+	size_t bytes = colors ? (size_t)npoints * (size_t)n * sizeof *colors : 0;
+	r->q = malloc((size_t)(n ? n : 1) * sizeof *r->q);
+	r->dep_first = calloc((size_t)npoints + 1, sizeof *r->dep_first);
+	r->colors = colors ? malloc(bytes ? bytes : 1) : NULL;
+	if (!r->q || !r->dep_first || (colors && !r->colors))
+		return TSR_ENOMEM;
+
+	memcpy(r->q, q, (size_t)n * sizeof *r->q);
+	r->npoints = npoints;
+	if (colors)
+		memcpy(r->colors, colors, bytes);
+	return touch_launch(cur.tr, q, n);
+}
+
+/* The launch being recorded is dropped (out of memory): the rest of the iteration is analysed in
+ * full, this launch included. */
+static void drop_last(struct replay_step *s)
+{
+	struct trace *tr = cur.tr;
+	const char *name = s->rec->call.t->name;
+
+	tsr__assert(tr->n > 0 && s->rec == &tr->v[tr->n - 1]);
+	rec_clear(&tr->v[--tr->n]);
+	s->mode = REPLAY_NONE;
+	s->rec = NULL;
+	record_lost(name);
+}
+
 void tsr__replay_resolved(struct replay_step *s, const struct resolved_req *q, int n,
 			  const int *colors, int64_t npoints)
 {
 	struct rec_launch *r = s->rec;
 
 	if (s->mode == REPLAY_RECORD) {
-		r->q = malloc((size_t)(n ? n : 1) * sizeof *r->q);
-		r->dep_first = calloc((size_t)npoints + 1, sizeof *r->dep_first);
-		if (!r->q || !r->dep_first)
-			abort();
-		memcpy(r->q, q, (size_t)n * sizeof *r->q);
-		r->npoints = npoints;
-		if (colors) {
-			size_t bytes = (size_t)npoints * (size_t)n * sizeof *colors;
-			if (!(r->colors = malloc(bytes ? bytes : 1)))
-				abort();
-			memcpy(r->colors, colors, bytes);
-		}
-		touch_launch(cur.tr, q, n);
+		if (record_resolved(r, q, n, colors, npoints))
+			drop_last(s); /* out of memory: analysed in full, unrecorded */
 		return;
 	}
 
@@ -623,8 +679,13 @@ void tsr__replay_keep_deps(struct replay_step *s, int64_t pi, const struct tsr_d
 {
 	struct rec_launch *r = s->rec;
 	tsr__assert(s->mode == REPLAY_RECORD && pi >= 0 && pi < r->npoints);
+	if (r->lost)
+		return;
 	tsr__assert(r->dep_first[pi] == r->ndeps); /* points are kept in launch order */
-	r->deps = grow(r->deps, &r->capdeps, r->ndeps + d->n, sizeof *r->deps);
+	if (GROW(r->deps, r->capdeps, r->ndeps + d->n)) {
+		r->lost = 1; /* tsr__replay_done drops the launch */
+		return;
+	}
 	memcpy(r->deps + r->ndeps, d->v, (size_t)d->n * sizeof *d->v);
 	r->ndeps += d->n;
 	r->dep_first[pi + 1] = r->ndeps;
@@ -638,6 +699,12 @@ void tsr__replay_done(struct replay_step *s, int rc)
 	}
 
 	tsr__assert(cur.tr && cur.tr->n > 0); /* a recorded or replayed step is in the trace */
+	if (!rc && s->mode == REPLAY_RECORD && s->rec->lost) {
+		/* submitted, analysed in full, but not all of it recorded */
+		drop_last(s);
+		tsr__replay_counts.full++;
+		return;
+	}
 	if (rc) {
 		/* a launch that failed: nothing after it is replayed in this iteration (a recording
 		 * keeps what came before it) */

@@ -153,13 +153,15 @@ void tsr__deps_free(struct tsr_deps *d)
 }
 
 /* Add h in mode m once; a handle listed read-only and read-write is read-write. A wait as a write
- * is kept apart from the handle's other modes (a read of it stays a read). */
+ * is kept apart from the handle's other modes (a read of it stays a read), and so is a wait as a
+ * read (the two waits of one handle: a write's wait waits for more). */
 int tsr__deps_add(struct tsr_deps *d, starpu_data_handle_t h, enum starpu_data_access_mode m)
 {
-	int waits = m == TSR_WAIT_AS_WRITE;
+	int waits = tsr__dep_waits_only(m);
 
 	for (int i = 0; i < d->n; i++)
-		if (d->v[i].h == h && (d->v[i].mode == TSR_WAIT_AS_WRITE) == waits) {
+		if (d->v[i].h == h && tsr__dep_waits_only(d->v[i].mode) == waits &&
+		    (!waits || d->v[i].mode == m)) {
 			if (d->v[i].mode != m)
 				d->v[i].mode = STARPU_RW;
 			return TSR_OK;
@@ -329,17 +331,20 @@ static int group_current(const struct tsr_piece *p)
 }
 
 /* List node o's token for an access to n (a write when write is set), unless n's own handle (the
- * task's data buffer, on one memory node) already orders it. A write waits for the token's readers
- * as a write (TSR_WAIT_AS_WRITE) where Tessera orders its tasks, and lists it read-write where
- * StarPU does. */
+ * task's data buffer, on one memory node) already orders it. Where Tessera orders its tasks, a
+ * write waits for the token's readers as a write (TSR_WAIT_AS_WRITE) and a read waits for its
+ * writer as a read (TSR_WAIT_AS_READ), neither a buffer of the task; where StarPU does, the token
+ * is listed read-write or read-only. */
 static int add_token(struct tsr_deps *d, struct tsr_node *o, struct tsr_node *n, int write)
 {
 	if (o == n && !n->token)
 		return TSR_OK;
 
 	starpu_data_handle_t h = token(o);
-	enum starpu_data_access_mode w = tsr__order_tracks(h) ? TSR_WAIT_AS_WRITE : STARPU_RW;
-	return tsr__deps_add(d, h, write ? w : STARPU_R);
+	int tracked = tsr__order_tracks(h);
+	enum starpu_data_access_mode w = tracked ? TSR_WAIT_AS_WRITE : STARPU_RW;
+	enum starpu_data_access_mode r = tracked ? TSR_WAIT_AS_READ : STARPU_R;
+	return tsr__deps_add(d, h, write ? w : r);
 }
 
 /* What an access to n lists for piece p: its last write's token (read-only for a read); for a write

@@ -211,7 +211,7 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	STARPU_TASK_SET_MODE(task, STARPU_R, 1);
 	int nbuf = 2;
 	for (int i = 0; i < fold_deps.n; i++) {
-		if (fold_deps.v[i].mode == TSR_WAIT_AS_WRITE)
+		if (tsr__dep_waits_only(fold_deps.v[i].mode))
 			continue; /* order.c's business only */
 		STARPU_TASK_SET_HANDLE(task, fold_deps.v[i].h, nbuf);
 		STARPU_TASK_SET_MODE(task, fold_deps.v[i].mode, nbuf);

@@ -590,9 +590,23 @@ struct tsr_deps { /* handles a task lists besides its data, for ordering */
  * of the task, and a host acquire holds the handle read-only (tsr__dep_starpu_mode). */
 #define TSR_WAIT_AS_WRITE ((enum starpu_data_access_mode)0x40000000)
 
+/* The mode in which a read lists the token of another node's piece, where Tessera orders the
+ * tasks itself: wait for the token's last writer and become one of its readers (so that its next
+ * writer waits for this task), as a read-only buffer would, but without being a buffer of the
+ * task. On one memory node the token is another view of the memory the task reads through its own
+ * handle: as a buffer it only cost StarPU a fetch, a release and a place in the sorted buffers per
+ * task (apps/bench/README.md, traces). Never a StarPU mode (tsr__dep_starpu_mode). */
+#define TSR_WAIT_AS_READ ((enum starpu_data_access_mode)0x20000000)
+
+/* Whether an entry of a task's list is order.c's only, no buffer of the task. */
+static inline int tsr__dep_waits_only(enum starpu_data_access_mode m)
+{
+	return m == TSR_WAIT_AS_WRITE || m == TSR_WAIT_AS_READ;
+}
+
 static inline enum starpu_data_access_mode tsr__dep_starpu_mode(enum starpu_data_access_mode m)
 {
-	return m == TSR_WAIT_AS_WRITE ? STARPU_R : m;
+	return tsr__dep_waits_only(m) ? STARPU_R : m;
 }
 
 /* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
@@ -606,7 +620,8 @@ void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
 int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
 /* starpu_task_submit; on failure the task is gone, and the code is bare (TSR_ENOMEM, TSR_ENODEV:
  * no worker can run it, TSR_ESTARPU): the caller names the task. waits (or NULL): the listed
- * handles, of which the TSR_WAIT_AS_WRITE entries (no buffers of the task) are waited for too. */
+ * handles, of which the TSR_WAIT_AS_WRITE and TSR_WAIT_AS_READ entries (no buffers of the task)
+ * are waited for too, and a TSR_WAIT_AS_READ one makes the task one of the handle's readers. */
 int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
 int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
 /* after a full wait: forget, destroy finished tasks */

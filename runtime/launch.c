@@ -43,15 +43,17 @@ struct point_launch {
 };
 
 /* Buffers the point's task may need: one per field, one per future, one for the return slot, and
- * the handles coherence lists for ordering. Requirements on one handle share a buffer, so the
- * task may end with fewer. */
+ * the handles coherence lists for ordering as buffers (not order.c's waits). Requirements on one
+ * handle share a buffer, so the task may end with fewer. */
 static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot *ret,
 			 const struct tsr_deps *deps)
 {
 	int nbuf = ret ? 1 : 0;
 	for (int i = 0; i < p->n; i++)
 		nbuf += p->q[i].kind == TSR_REQ_FUTURE ? 1 : p->q[i].nfields;
-	return nbuf + deps->n;
+	for (int i = 0; i < deps->n; i++)
+		nbuf += !tsr__dep_waits_only(deps->v[i].mode); /* order.c's waits are no buffers */
+	return nbuf;
 }
 
 /* What the point's task must wait for besides its own handles (coherence_entry.c): the last writers
@@ -273,7 +275,7 @@ static void add_buffers(struct task_build *tb, struct tsr_ctx *ctx, const struct
 		add_ret_buffer(tb, ctx, ret);
 
 	for (int i = 0; i < deps->n; i++)
-		if (deps->v[i].mode != TSR_WAIT_AS_WRITE) /* order.c's business only */
+		if (!tsr__dep_waits_only(deps->v[i].mode)) /* order.c's business only */
 			share_or_add_buffer(tb, deps->v[i].h, deps->v[i].mode);
 	tb->task->nbuffers = tb->nbuf;
 }

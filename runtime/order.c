@@ -401,45 +401,85 @@ void tsr__order_reap(void)
 		reap_finished();
 }
 
-/* Room for one more reader in every state the task reads (so that the update cannot fail); a
- * full list first loses its finished readers, so it grows only with the readers in flight. */
-static int reserve_readers(struct starpu_task *task)
+/* Room for `more` more readers in state s (so that the update cannot fail); a full list first
+ * loses its finished readers, so it grows only with the readers in flight. */
+static int reserve_in(struct tsr_order *s, int more)
 {
+	int need = s->nreaders + more;
+	if (need <= s->cap)
+		return TSR_OK;
+
+	/* grow unless pruning freed half the array: a handle many live tasks read would otherwise
+	 * be pruned (a lock per reader in starpu_task_finished) at every submission reading it */
+	prune_readers(s);
+	need = s->nreaders + more;
+	if (2 * need <= s->cap)
+		return TSR_OK;
+
+	int ncap = s->cap ? 2 * s->cap : 4;
+	while (ncap < need)
+		ncap *= 2;
+	struct tsr_oref **nv = realloc(s->readers, (size_t)ncap * sizeof *nv);
+	if (!nv && need <= s->cap)
+		return TSR_OK; /* growing was only ahead of time */
+	if (!nv)
+		return TSR_ENOMEM;
+	s->readers = nv;
+	s->cap = ncap;
+	return TSR_OK;
+}
+
+/* Whether h is one of the task's buffers. */
+static int is_buffer(const struct starpu_task *task, starpu_data_handle_t h)
+{
+	for (int b = 0; b < task->nbuffers; b++)
+		if (STARPU_TASK_GET_HANDLE(task, b) == h)
+			return 1;
+	return 0;
+}
+
+/* The state of a wait as a read that the task's buffers do not already make it a reader of, or
+ * NULL. */
+static struct tsr_order *read_wait_state(const struct starpu_task *task, const struct tsr_dep *w)
+{
+	if (w->mode != TSR_WAIT_AS_READ)
+		return NULL;
+	struct tsr_order *s = state_of(w->h);
+	return s && !is_buffer(task, w->h) ? s : NULL;
+}
+
+/* Room for one more reader in every state the task reads, through its buffers or its waits as a
+ * read (the task may list a handle more than once: room for all it lists). */
+static int reserve_readers(struct starpu_task *task, const struct tsr_deps *waits)
+{
+	int more = task->nbuffers + (waits ? waits->n : 0);
+
 	for (int b = 0; b < task->nbuffers; b++) {
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
-		if (!s || (STARPU_TASK_GET_MODE(task, b) & STARPU_W))
-			continue;
-
-		/* the task may list the handle more than once */
-		int need = s->nreaders + task->nbuffers;
-		if (need <= s->cap)
-			continue;
-
-		/* grow unless pruning freed half the array: a handle many live tasks read would
-		 * otherwise be pruned (a lock per reader in starpu_task_finished) at every
-		 * submission that reads it */
-		prune_readers(s);
-		need = s->nreaders + task->nbuffers;
-		if (2 * need <= s->cap)
-			continue;
-
-		int ncap = s->cap ? 2 * s->cap : 4;
-		while (ncap < need)
-			ncap *= 2;
-		struct tsr_oref **nv = realloc(s->readers, (size_t)ncap * sizeof *nv);
-		if (!nv && need <= s->cap)
-			continue; /* growing was only ahead of time */
-		if (!nv)
+		if (s && !(STARPU_TASK_GET_MODE(task, b) & STARPU_W) && reserve_in(s, more))
 			return TSR_ENOMEM;
-		s->readers = nv;
-		s->cap = ncap;
+	}
+
+	for (int i = 0; waits && i < waits->n; i++) {
+		struct tsr_order *s = read_wait_state(task, &waits->v[i]);
+		if (s && reserve_in(s, more))
+			return TSR_ENOMEM;
 	}
 
 	return TSR_OK;
 }
 
-/* The submitted task o becomes its handles' last writer or one more reader. */
-static void record(struct tsr_oref *o)
+/* o becomes one more reader of state s. */
+static void add_reader(struct tsr_order *s, struct tsr_oref *o)
+{
+	tsr__assert(s->nreaders < s->cap); /* room reserved */
+	o->refs++;
+	s->readers[s->nreaders++] = o;
+}
+
+/* The submitted task o becomes its handles' last writer or one more reader, and one more reader
+ * of the handles it waits for as a read. */
+static void record(struct tsr_oref *o, const struct tsr_deps *waits)
 {
 	struct starpu_task *task = o->task;
 	o->refs = 1; /* ours until the end of this function */
@@ -449,14 +489,19 @@ static void record(struct tsr_oref *o)
 		if (!s)
 			continue;
 
-		o->refs++;
 		if (STARPU_TASK_GET_MODE(task, b) & STARPU_W) {
+			o->refs++;
 			state_forget(s);
 			s->writer = o;
 		} else {
-			tsr__assert(s->nreaders < s->cap); /* room reserved */
-			s->readers[s->nreaders++] = o;
+			add_reader(s, o);
 		}
+	}
+
+	for (int i = 0; waits && i < waits->n; i++) {
+		struct tsr_order *s = read_wait_state(task, &waits->v[i]);
+		if (s)
+			add_reader(s, o);
 	}
 
 	unref(o);
@@ -489,13 +534,15 @@ static void submit_empty(struct starpu_task *task)
 	unref(o);
 }
 
-/* The waits of a submission: the tracked handles it lists to wait as a write for, without
- * accessing them (TSR_WAIT_AS_WRITE); nothing records them. */
+/* The waits of a submission: the tracked handles it lists to wait for without accessing them,
+ * as a write (TSR_WAIT_AS_WRITE: nothing records it) or as a read (TSR_WAIT_AS_READ: record()
+ * makes the task one of the handle's readers). */
 static int wait_deps(const struct tsr_deps *waits, const struct starpu_task *task)
 {
 	for (int i = 0; waits && i < waits->n; i++) {
-		struct tsr_order *s = state_of(waits->v[i].h);
-		if (s && waits->v[i].mode == TSR_WAIT_AS_WRITE && state_deps(s, STARPU_W, task))
+		enum starpu_data_access_mode m = waits->v[i].mode;
+		struct tsr_order *s = tsr__dep_waits_only(m) ? state_of(waits->v[i].h) : NULL;
+		if (s && state_deps(s, m == TSR_WAIT_AS_WRITE ? STARPU_W : STARPU_R, task))
 			return TSR_ENOMEM;
 	}
 
@@ -505,7 +552,7 @@ static int wait_deps(const struct tsr_deps *waits, const struct starpu_task *tas
 static int waits_tracked(const struct tsr_deps *waits)
 {
 	for (int i = 0; waits && i < waits->n; i++)
-		if (waits->v[i].mode == TSR_WAIT_AS_WRITE && state_of(waits->v[i].h))
+		if (tsr__dep_waits_only(waits->v[i].mode) && state_of(waits->v[i].h))
 			return 1;
 	return 0;
 }
@@ -528,7 +575,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 	reap_head();
 	ndeps = 0;
 	struct tsr_oref *o = oref_new(task);
-	int rc = o ? reserve_readers(task) : TSR_ENOMEM;
+	int rc = o ? reserve_readers(task, waits) : TSR_ENOMEM;
 
 	for (int b = 0; b < task->nbuffers && !rc; b++) {
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
@@ -560,7 +607,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 		return rc;
 	}
 
-	record(o);
+	record(o, waits);
 	return TSR_OK;
 }
 

@@ -791,6 +791,65 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 }
 END_TEST
 
+/* A read through tile 1's halo lists the tokens of tiles 0 and 2 (their writers' handles) only to
+ * wait for those writers and to be one of their readers (order.c's wait as a read: no buffer of
+ * the task): a later write of tile 0 or tile 2 must still wait for it, 20 ms late (else slow_sum
+ * sees the new values). */
+START_TEST(write_waits_for_a_slow_read_through_a_neighbours_halo)
+{
+	struct world w;
+	world_init(&w);
+	tsr_task_t ts = tsr_test_task("slow_sum", slow_sum, TSR_F64);
+	tsr_partition_t tiles, ghost;
+	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
+	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	double base = 1.0;
+	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
+	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+				NULL));
+	for (int i = 0; i < N; i++)
+		w.mu[i] = i + base;
+	const int q = N / 4;
+	double want = 0;
+	for (int i = q - 1; i <= 2 * q; i++)
+		want += w.mu[i];
+
+	tsr_region_t g1, t0, t2;
+	CK_TSR(tsr_partition_subregion(ghost, (const int64_t[3]){1, 0, 0}, &g1));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){2, 0, 0}, &t2));
+	tsr_future_t seen;
+	CK_TSR(tsr_run(ts, &(tsr_launch_t){.reqs = TSR_REQS(
+						   tsr_req_region(g1, TSR_READ, TSR_FIELDS(w.u))),
+					   .result = &seen}));
+	double later = 100.0;
+	CK_TSR(tsr_run(w.set, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t0, TSR_WRITE,
+									      TSR_FIELDS(w.u))),
+					      TSR_ARGS(later)}));
+	CK_TSR(tsr_run(w.set, &(tsr_launch_t){.reqs = TSR_REQS(tsr_req_region(t2, TSR_WRITE,
+									      TSR_FIELDS(w.u))),
+					      TSR_ARGS(later)}));
+	for (int i = 0; i < q; i++)
+		w.mu[i] = i + later;
+	for (int i = 2 * q; i < 3 * q; i++)
+		w.mu[i] = i + later;
+
+	double v = 0;
+	CK_TSR(tsr_future_wait(seen, &v, sizeof v));
+	ck_assert_msg(v == want,
+		      "the read through tile 1's halo summed %g, not the %g written before it: a "
+		      "later write of a neighbour tile did not wait for it",
+		      v, want);
+	double u[N];
+	tsr_test_read1(w.r, w.u, u, N);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(u[i] == w.mu[i], "u[%d] = %g, sequential %g", i, u[i], w.mu[i]);
+	CK_TSR(tsr_future_destroy(seen));
+	CK_TSR(tsr_region_destroy(w.r));
+}
+END_TEST
+
 /* slow_bump: bump, 20 ms late, so that a reader that does not wait for it reads the old values. */
 static void slow_bump(tsr_ctx_t *ctx, const void *args, size_t arglen)
 {
@@ -908,6 +967,7 @@ int main(void)
 	tcase_add_test(tc, host_write_on_tile_then_halo_read);
 	tcase_add_test(tc, halo_read_waits_only_for_the_writers_it_overlaps);
 	tcase_add_test(tc, group_token_stands_for_its_task_only_until_written_again);
+	tcase_add_test(tc, write_waits_for_a_slow_read_through_a_neighbours_halo);
 	/* one test per ordering of the views' tasks (dep_modes) */
 	tcase_add_loop_test(tc, refused_task_leaves_the_order_of_the_others_intact, 0, NMODES);
 	tcase_add_loop_test(tc, partition_destroyed_while_its_reader_waits, 0, NMODES);

@@ -350,7 +350,7 @@ static void one_worker_per_lone_core(struct starpu_conf *conf)
  * where the user said nothing; TSR_IDLE=spin leaves it alone as it leaves the workers. */
 static void yield_when_idle(void)
 {
-	enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN }; /* TSR_IDLE's words (env.c) */
+	enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN, IDLE_YIELD }; /* TSR_IDLE's words (env.c) */
 	const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
 	int idle = IDLE_AUTO;
 

@@ -118,10 +118,11 @@ static const struct row rows[] = {
 	 "threads share cores the core goes to the thread that submits; for a machine of its own: "
 	 "on a shared one they yield to every other program too (runtime/nice.c)",
 	 .flag = "--nice"},
-	{"TSR_IDLE", "auto|park|spin", "auto",
+	{"TSR_IDLE", "auto|park|spin|yield", "auto",
 	 "what a CPU worker with nothing to run does: park (sleep until a task is pushed), spin "
-	 "(StarPU's own loop: ask the policy again and again), auto (park where several ranks "
-	 "share a node's cores, spin elsewhere; runtime/idle.c)",
+	 "(StarPU's own loop: ask the policy again and again), yield (StarPU's loop, giving the "
+	 "core to another thread waiting for it between two tries), auto (park where several "
+	 "ranks share a node's cores, yield elsewhere; runtime/idle.c)",
 	 .flag = "--idle"},
 	{"TSR_BIND", "auto|starpu", "auto",
 	 "several ranks on one node: each rank's CPU workers and StarPU-MPI thread on a share of "

@@ -997,6 +997,8 @@ int tsr__unmap_all(char **names);
 /* ---- idle.c: idle workers parked until a task is pushed (TSR_IDLE); *parking says whether
  * they are */
 int tsr__idle_park(struct starpu_conf *conf, int *parking);
+/* idle workers that yield their core between two empty pops (TSR_IDLE) */
+void tsr__idle_yield(struct starpu_conf *conf);
 /* The policy a (maybe parked) policy structure runs. */
 const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
 

@@ -91,7 +91,7 @@ static void starpu_settings(const tsr_config_t *c, struct starpu_conf *conf)
 }
 
 /* TSR_IDLE's words (env.c) */
-enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN };
+enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN, IDLE_YIELD };
 
 /* The switches read before StarPU starts: reductions, coherence, ordering, ranks, idle workers,
  * nice levels, the trace and graph files. *dist: whether to start on several ranks. */
@@ -122,10 +122,17 @@ static int read_switches(const tsr_config_t *c, int *dist, int *idle)
 
 /* Whether idle workers park (idle.c): TSR_IDLE=park, or auto where several ranks share the node's
  * cores (place.c found them), since there a spinning worker takes the core from the thread that has
- * work; where every worker has its core, StarPU's loop answers a new task soonest. */
+ * work and every rank's threads are many; else, auto, they yield their core between two empty
+ * pops: the host thread comes on top of one worker per core, and StarPU's loop answers a new task
+ * as soon (idle.c). */
 static int idle_parks(int idle)
 {
 	return idle == IDLE_PARK || (idle == IDLE_AUTO && tsr__place.node_ranks > 1);
+}
+
+static int idle_yields(int idle)
+{
+	return idle == IDLE_YIELD || (idle == IDLE_AUTO && !idle_parks(idle));
 }
 
 /* StarPU (or StarPU-MPI) started with conf; a failure named with what was asked for. On several
@@ -141,6 +148,8 @@ static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dis
 		return rc;
 	if (idle_parks(idle))
 		tsr__idle_park(conf, &parking);
+	else if (idle_yields(idle))
+		tsr__idle_yield(conf);
 
 	hide_starpu_own(saved);
 	if (dist)

@@ -257,13 +257,16 @@ int tsr__folds_submit(struct tsr_pending_fold *folds, int nfolds, int rc)
 /* Partial values of ordered future reductions are StarPU handles kept for reuse, one free list
  * per element size: registering and unregistering a handle for every point costs about as much
  * as the point's task. A fold task's callback (on a worker) gives its handles back once it has
- * read them, so a later launch takes handles that no pending task uses. */
-#define TSR_PARTIAL_SIZES 8
+ * read them, so a later launch takes handles that no pending task uses. Several ranks pool their
+ * gathers' buffers too (fold_ranks.c): one size per round or subtree, 11 at 1,024 ranks, for each
+ * size of value and most points per rank. */
+#define TSR_PARTIAL_SIZES 32
 
 struct partial_pool {
 	size_t size;
 	starpu_data_handle_t *free; /* room for every handle of this size ever made */
 	int64_t nfree, nmade;
+	int64_t cap; /* room in free; grows by doubling, so that many small takes copy it rarely */
 };
 
 static struct partial_pool pools[TSR_PARTIAL_SIZES];
@@ -293,13 +296,15 @@ static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handl
 	int64_t taken = n < pool->nfree ? n : pool->nfree;
 	int64_t made = pool->nmade + (n - taken);
 
-	if (made > pool->nmade) {
-		starpu_data_handle_t *nf = realloc(pool->free, (size_t)made * sizeof *nf);
+	if (made > pool->cap) {
+		int64_t cap = made > 2 * pool->cap ? made : 2 * pool->cap;
+		starpu_data_handle_t *nf = realloc(pool->free, (size_t)cap * sizeof *nf);
 		if (!nf)
 			return -1;
 		pool->free = nf;
-		pool->nmade = made;
+		pool->cap = cap;
 	}
+	pool->nmade = made;
 
 	pool->nfree -= taken;
 	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);

@@ -797,6 +797,9 @@ struct tsr_partition {
 	/* with ranks: each rank's colors, rank_colors[rank_start[r] .. rank_start[r + 1]), built
 	 * when first asked (tsr__partition_rank_index); NULL until then */
 	int *rank_start, *rank_colors;
+	/* one more each time tsr_partition_set_rank changes ranks: what was derived from them
+	 * (fold_ranks.c's plans) knows it is stale */
+	unsigned ranks_gen;
 	struct tsr_geom geom; /* several ranks: which colors meet a box (geom.c) */
 	/* several ranks: fields whose validity a launch through this partition describes
 	 * (coherence_sym.c); they forget it before the partition goes or its ranks change */
@@ -956,11 +959,20 @@ int tsr__partials_pooled(const struct tsr_partials *ps);
 
 /* ---- several ranks (fold_ranks.c) */
 void tsr__fold_ranks_init(void);
-/* Every rank gathers every point's partial value and folds them in color order, so every rank
- * holds the result. ps: the values of this rank's points, in color order; ranks: every point's
- * rank. Owns ps from the call on. */
+void tsr__fold_ranks_fini(void); /* at tsr_finalize, once every task has run */
+/* Where a launch's points' values lie once gathered (their ranks decide it), shared and counted:
+ * from every point's rank, or from the mapping partition's ranks over the launch domain (kept for
+ * the next launch over both). NULL when out of memory. */
+struct tsr_fold_plan;
+struct tsr_fold_plan *tsr__fold_plan_ranks(const int *ranks, int64_t npoints);
+struct tsr_fold_plan *tsr__fold_plan_part(const struct tsr_partition *m, tsr_box_t domain);
+void tsr__fold_plan_drop(struct tsr_fold_plan *p); /* NULL: nothing */
+/* Every point's partial value is gathered and folded in color order: on every rank (*from =
+ * TSR_ALL_RANKS), or on rank *from, which the caller then broadcasts res from
+ * (tsr__future_bcast). ps: the values of this rank's points, in color order; plan: where every
+ * point's value lies. Owns ps and the caller's reference to plan from the call on. */
 int tsr__future_fold_ranks(const char *tn, struct tsr_future *res, int op, struct tsr_partials *ps,
-			   const int *ranks, int64_t npoints, const int *dag_ids);
+			   struct tsr_fold_plan *plan, const int *dag_ids, int *from);
 
 /* ---- futures (future.c) */
 struct tsr_future {

@@ -712,10 +712,15 @@ static int fold_returns(struct index_launch *L, tsr_redop_t redop)
 		return TSR_OK;
 
 	if (tsr__dist.on) {
-		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->ranks,
-						L->npoints, L->dag_ids);
-		L->parts = NULL; /* the fold (or the gathering) owns them now */
-		return rc;
+		if (!L->plan && !(L->plan = tsr__fold_plan_ranks(L->ranks, L->npoints)))
+			return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
+					L->t->name);
+		int from = TSR_ALL_RANKS;
+		int rc = tsr__future_fold_ranks(L->t->name, L->res, redop.id, L->parts, L->plan,
+						L->dag_ids, &from);
+		L->parts = NULL; /* the fold (or the gathering) owns them now, and the plan */
+		L->plan = NULL;
+		return rc ? rc : tsr__future_bcast(L->res, from);
 	}
 
 	/* Read before the submit: once submitted, the fold's callback may give pooled handles back
@@ -825,6 +830,18 @@ static int structured_point(struct index_launch *L, int64_t pi, int64_t nth, con
 	return rc;
 }
 
+/* Where the points' values lie once gathered, from the mapping partition's ranks: computed by the
+ * first launch over the partition and domain, then kept (fold_ranks.c). */
+static int fold_plan(struct index_launch *L)
+{
+	const struct tsr_partition *m = L->q[tsr__map_req(L->n, L->q)].part;
+	L->plan = tsr__fold_plan_part(m, L->domain);
+	if (!L->plan)
+		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
+				L->t->name);
+	return TSR_OK;
+}
+
 /* Several ranks, a structured launch: this rank analyses and submits its own points only. Its
  * moves come from the last writes' partitions and this launch's (coherence_sym.c), not from a
  * walk over every point of the job. */
@@ -836,7 +853,7 @@ static int structured_launch(struct index_launch *L, const tsr_box_t *covers, co
 	int rc = tsr__launch_mine(L, &mine);
 
 	if (!rc && result && L->t->ret_type != TSR_NONE)
-		rc = tsr__launch_all_ranks(L); /* the result's gathering places every point */
+		rc = fold_plan(L); /* where the result's gathering places every point */
 	if (!rc)
 		rc = make_result(L->t, result, redop.id, "tsr_index_launch", &L->res);
 	if (!rc)
@@ -865,6 +882,7 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 	free(L->dag_ids);
 	free(L->maps);
 	free(L->ranks);
+	tsr__fold_plan_drop(L->plan);
 	free(L->colors);
 
 	if (rc)
@@ -982,6 +1000,7 @@ void tsr__launch_fini(void)
 {
 	tsr__replay_fini();
 	tsr__fold_fini();
+	tsr__fold_ranks_fini();
 	tsr__deps_free(&point_deps);
 }
 

@@ -53,6 +53,8 @@ struct index_launch {
 	struct tsr_placement pl; /* where the points may run */
 	/* the task graph's node of each point (TSR_DAG): the fold of the returns follows them */
 	int *dag_ids;
+	/* several ranks, a reduced result: where the points' values lie once gathered */
+	struct tsr_fold_plan *plan;
 };
 
 /* The requirement whose color maps a point (owners, locality): the first partition requirement
@@ -152,7 +154,5 @@ int tsr__decide_ranks(struct index_launch *L);
 int tsr__launch_structured(const struct index_launch *L, tsr_box_t covers[]);
 /* This rank's points (linear indexes of the domain, ascending), from the mapping partition. */
 int tsr__launch_mine(const struct index_launch *L, struct tsr_ivec *mine);
-/* Every point's rank into L->ranks (what the reduced result's gathering needs). */
-int tsr__launch_all_ranks(struct index_launch *L);
 
 #endif

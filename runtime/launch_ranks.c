@@ -199,19 +199,3 @@ int tsr__launch_mine(const struct index_launch *L, struct tsr_ivec *mine)
 
 	return TSR_OK;
 }
-
-int tsr__launch_all_ranks(struct index_launch *L)
-{
-	const struct tsr_partition *m = L->q[tsr__map_req(L->n, L->q)].part;
-	L->ranks = malloc((size_t)L->npoints * sizeof *L->ranks);
-	if (!L->ranks)
-		return tsr__err(TSR_ENOMEM, "tsr_index_launch: out of memory");
-
-	for (int64_t pi = 0; pi < L->npoints; pi++) {
-		int64_t pt[3];
-		tsr__box_point(L->domain, pi, pt);
-		L->ranks[pi] = tsr__rank_of_color(m, (int)tsr__box_index(m->colors, pt));
-	}
-
-	return TSR_OK;
-}

@@ -167,6 +167,7 @@ int tsr_partition_set_rank(tsr_partition_t pid, const int64_t color[3], int rank
 	free(p->rank_start);
 	free(p->rank_colors);
 	p->rank_start = p->rank_colors = NULL;
+	p->ranks_gen++;
 
 	if (!p->ranks) {
 		int *ranks = malloc(p->ncolors * sizeof *ranks);

@@ -8,7 +8,9 @@
  *  - cg-like: an index launch returns a fractional partial dot product per point, folded by SUM
  *    into a future that the next step's tasks read (and the host waits for).
  * One partition's colors are given to the ranks in reverse (tsr_partition_set_rank), so that the
- * reading points and the writing points live on different ranks. Prints
+ * reading points and the writing points live on different ranks. Halfway, the tiles' colors move
+ * one rank on: the dot's gathering must then place its values by the new ranks (fold_ranks.c keeps
+ * where they lie per partition, and must not use what the old ranks said). Prints
  *   bits rank R of N: HASH
  * where HASH (FNV-1a, 64 bits) covers every element of every field and every future's value. */
 #include <inttypes.h>
@@ -103,6 +105,16 @@ static uint64_t fnv(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
+/* Every tile's color to the rank after its own. */
+static void move_tiles(tsr_partition_t tiles, int ncolors)
+{
+	for (int c = 0; c < ncolors; c++) {
+		int64_t color[3] = {c % 4, c / 4, 0};
+		int rank = (c * tsr_nranks() / ncolors + 1) % tsr_nranks();
+		check(tsr_partition_set_rank(tiles, color, rank), "tsr_partition_set_rank tiles");
+	}
+}
+
 /* The hash of a field's every element, read on this rank (tsr_region_read gathers it here). */
 static uint64_t hash_field(uint64_t h, tsr_region_t r, tsr_field_t f, const char *what)
 {
@@ -164,6 +176,8 @@ int main(int argc, char **argv)
 	uint64_t h = 0xcbf29ce484222325ull;
 	tsr_field_t from = u, to = v;
 	for (int step = 0; step < STEPS; step++) {
+		if (step == STEPS / 2)
+			move_tiles(tiles, ncolors);
 		check(tsr_run(t_stencil,
 			      &(tsr_launch_t){.domain = colors,
 					      .reqs = TSR_REQS(tsr_req_part(halos, TSR_READ,

@@ -214,6 +214,14 @@ int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int6
 				root->region->fields[root->field].name, root->region->name, src);
 
 	struct tsr_piece val = {.writer = x, .token_node = x, .written_at = ++tsr__write_seq};
+	if (ex) {
+		/* the box is one piece already (a loop's halo received again): its boxes stay, and
+		 * so do the overlaps every node keeps of them */
+		*ex = val;
+		ex->box = *b;
+		return TSR_OK;
+	}
+
 	int idx = tsr__pieces_assign(ps, b, &val);
 	if (idx < 0)
 		return TSR_ENOMEM;

@@ -113,8 +113,9 @@ int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req 
 
 /* The moves of the covered box, gathered before they are made: per peer, a box another move of
  * the launch already carries goes once (two points of a rank read the same strip of one written
- * box), and moves of one written box that join into one box go as one message (the strips of one
- * written tile that two points of a neighbour read), under the tag of the group's first move.
+ * box), and moves that join into one box go as one message (the strips of the written tiles that
+ * the points of a neighbour read: one message per side of a stencil's rank), under the tag of the
+ * group's first move.
  * Sender and receiver gather the same moves of each pair and sort them by (reader point, written
  * color), so they cut and join alike, and tags still match.
  *
@@ -209,7 +210,7 @@ static int make_pair(struct tsr_node *root, struct sym_move *g, int n)
 		tsr_box_t u;
 		if (tsr_box_contains(cur.box, g[i].box) || carried(g, made, &g[i].box))
 			continue;
-		if (cur.cw == g[i].cw && joins(&cur.box, &g[i].box, &u)) {
+		if (joins(&cur.box, &g[i].box, &u)) {
 			cur.box = u;
 			continue;
 		}

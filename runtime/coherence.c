@@ -455,6 +455,7 @@ void tsr__hand_to_root(struct tsr_node *root,
 			ps->v[i].token_node = root;
 			ps->v[i].written_at = seq;
 			ps->v[i].nsends = 0;
+			ps->v[i].nordered = 0;
 		}
 }
 
@@ -508,7 +509,14 @@ int tsr__collapse(struct tsr_node *root)
 	return tsr__piece_push(ps, root->region->bounds, root, root->synced);
 }
 
-int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
+/* The sends of p that its new writer listed read-write (tsr__piece_deps), kept as ordered. */
+static void keep_ordered(struct tsr_piece *p, int listed)
+{
+	p->nordered = listed ? p->nsends : 0;
+	memcpy(p->ordered, p->sends, (size_t)p->nordered * sizeof *p->ordered);
+}
+
+int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group, int listed)
 {
 	struct tsr_pieces *ps = tsr__pieces_of(n);
 	uint64_t seq = ++tsr__write_seq;
@@ -525,6 +533,7 @@ int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group)
 		ex->token_node = group;
 		ex->token_gen = group->write_gen;
 		ex->written_at = seq;
+		keep_ordered(ex, listed);
 		ex->nsends = 0;
 		return TSR_OK;
 	}

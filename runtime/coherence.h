@@ -30,6 +30,12 @@ struct tsr_piece {
 	 * waits for readers */
 	struct tsr_node *sends[TSR_MAX_SENDS];
 	int nsends;
+	/* several ranks: transfer views this rank's writer of the piece listed read-write (the
+	 * sends it waited for): the writer is then the last writer of each such view's handle, or
+	 * comes before it, so a later send through one of them is ordered after the write by the
+	 * view's own sequential consistency, with no no-op task */
+	struct tsr_node *ordered[TSR_MAX_SENDS];
+	int nordered;
 };
 
 struct tsr_pieces {

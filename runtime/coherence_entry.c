@@ -72,7 +72,7 @@ int tsr__coh_wrote_by(struct tsr_node *n, struct tsr_node *group, int rank)
 		return TSR_EINVAL; /* tsr__coh_access refused it already */
 
 	if (tsr__here(rank)) {
-		int rc = tsr__coh_wrote(n, group);
+		int rc = tsr__coh_wrote(n, group, 1);
 		if (rc)
 			return rc;
 	}

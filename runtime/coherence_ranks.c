@@ -23,7 +23,9 @@
  * pieces above order it with the rank's own tasks: a receive is a write of its view (it waits for
  * the readers and writers of that box, then becomes the box's writer); a send reads the data
  * through its view after a no-op task that reads the box's writers and writes the view, and the
- * view is added to the piece's sends, which a later writer waits for as it waits for readers. */
+ * view is added to the piece's sends, which a later writer waits for as it waits for readers. That
+ * writer lists them read-write: a later send through one of those views then waits for it by the
+ * view's own sequential consistency, and needs no no-op (the piece's ordered views). */
 
 static int lowest_rank(uint64_t ranks)
 {
@@ -98,6 +100,8 @@ int tsr__coh_xviews_flush(struct tsr_node *root)
 		return rc;
 
 	root->pieces->geom = ++tsr__geom_seq;
+	for (int i = 0; i < root->pieces->n; i++)
+		root->pieces->v[i].nordered = 0; /* their views go */
 
 	struct tsr_xviews *xv = root->xviews;
 	for (int i = 0; i < xv->n; i++) {
@@ -118,7 +122,18 @@ static int remember_send(struct tsr_piece *p, struct tsr_node *x)
 	return 1;
 }
 
-/* This rank sends box b of root's field to rank dst: after the box's writers, through b's view. */
+/* Whether p's writer listed x read-write (p's ordered views). */
+static int ordered_by_writer(const struct tsr_piece *p, const struct tsr_node *x)
+{
+	for (int k = 0; k < p->nordered; k++)
+		if (p->ordered[k] == x)
+			return 1;
+	return 0;
+}
+
+/* This rank sends box b of root's field to rank dst: after the box's writers, through b's view.
+ * The steady state of a loop (the same boxes sent after every write) needs no no-op: each writer
+ * listed the views of the sends before it read-write, so the view's own handle orders the send. */
 int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int64_t tag)
 {
 	struct tsr_node *x = xview(root, b);
@@ -131,7 +146,7 @@ int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int6
 		struct tsr_piece *p = &ps->v[x->overlaps[j]];
 		if (p->writer == x)
 			continue; /* received here earlier: the view itself orders the send */
-		if (tsr__piece_deps(&tsr__coh_scratch, x, p, 0))
+		if (!ordered_by_writer(p, x) && tsr__piece_deps(&tsr__coh_scratch, x, p, 0))
 			return TSR_ENOMEM;
 
 		int known = 0;
@@ -199,6 +214,14 @@ int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int6
 				root->region->fields[root->field].name, root->region->name, src);
 
 	struct tsr_piece val = {.writer = x, .token_node = x, .written_at = ++tsr__write_seq};
+	if (ex) {
+		/* the box is one piece already (a loop's halo received again): its boxes stay, and
+		 * so do the overlaps every node keeps of them */
+		*ex = val;
+		ex->box = *b;
+		return TSR_OK;
+	}
+
 	int idx = tsr__pieces_assign(ps, b, &val);
 	if (idx < 0)
 		return TSR_ENOMEM;

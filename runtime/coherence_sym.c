@@ -113,11 +113,21 @@ int64_t tsr__coh_sym_tags(const struct tsr_node *root, const struct tsr_sym_req 
 
 /* The moves of the covered box, gathered before they are made: per peer, a box another move of
  * the launch already carries goes once (two points of a rank read the same strip of one written
- * box), and moves of one written box that join into one box go as one message (the strips of one
- * written tile that two points of a neighbour read), under the tag of the group's first move.
+ * box), and moves that join into one box go as one message (the strips of the written tiles that
+ * the points of a neighbour read: one message per side of a stencil's rank), under the tag of the
+ * group's first move.
  * Sender and receiver gather the same moves of each pair and sort them by (reader point, written
- * color), so they cut and join alike, and tags still match. Boxes of two written colors are not
- * joined: that deadlocked an oracle program on 2 ranks (seed 40884), cause not yet found. */
+ * color), so they cut and join alike, and tags still match.
+ *
+ * A rank makes all its sends of a launch before its receives (tsr__coh_sym_read). A receive's
+ * no-op waits, as a write, for the tokens of the pieces its box meets, and sometimes for an
+ * earlier receive of an overlapping box to complete; a send's no-op reads such tokens too. Had a
+ * send come after a receive, it could wait for a receive whose own send, on the other rank, waits
+ * for a receive there in the same way: a cycle across the two ranks. That hung oracle seed 13428
+ * on 2 ranks, and seed 40884 when boxes of two written colors were joined (their receives meet
+ * more pieces). With the sends first, a send waits only for what earlier launches did, so every
+ * launch's sends complete, and then its receives (StarPU-MPI takes a message whose receive is not
+ * posted yet as early data). */
 struct sym_move {
 	tsr_box_t box;
 	int peer;   /* the rank at the other end */
@@ -146,7 +156,7 @@ static int by_pair_then_point(const void *a, const void *b)
 	const struct sym_move *x = a;
 	const struct sym_move *y = b;
 	if (x->send != y->send)
-		return x->send - y->send;
+		return y->send - x->send; /* sends first */
 	if (x->peer != y->peer)
 		return x->peer - y->peer;
 	if (x->pi != y->pi)
@@ -200,7 +210,7 @@ static int make_pair(struct tsr_node *root, struct sym_move *g, int n)
 		tsr_box_t u;
 		if (tsr_box_contains(cur.box, g[i].box) || carried(g, made, &g[i].box))
 			continue;
-		if (cur.cw == g[i].cw && joins(&cur.box, &g[i].box, &u)) {
+		if (joins(&cur.box, &g[i].box, &u)) {
 			cur.box = u;
 			continue;
 		}
@@ -215,21 +225,21 @@ static int make_pair(struct tsr_node *root, struct sym_move *g, int n)
 	return make_move(root, &cur);
 }
 
-/* The gathered moves, pair by pair. */
-static int make_gathered(struct tsr_node *root)
+/* The gathered moves of one side (send: 1 the sends, 0 the receives), pair by pair, from *next
+ * on (sorted: the sends come first); *next is left after them. */
+static int make_gathered(struct tsr_node *root, int send, int *next)
 {
-	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
-
 	int rc = TSR_OK;
-	for (int i = 0; i < nsmoves && !rc;) {
+	int i = *next;
+	while (i < nsmoves && smoves[i].send == send && !rc) {
 		int j = i + 1;
-		while (j < nsmoves && smoves[j].send == smoves[i].send &&
-		       smoves[j].peer == smoves[i].peer)
+		while (j < nsmoves && smoves[j].send == send && smoves[j].peer == smoves[i].peer)
 			j++;
 		rc = make_pair(root, &smoves[i], j - i);
 		i = j;
 	}
 
+	*next = i;
 	return rc;
 }
 
@@ -427,31 +437,58 @@ static int send_outside(struct tsr_node *root, const struct tsr_sym_req *r, int6
 
 /* ---------------------------------------------------------------- entry points */
 
+/* The box this rank's point i of the launch reads. */
+static const tsr_box_t *box_of_mine(const struct tsr_sym_req *r, int i)
+{
+	int64_t pt[3];
+	tsr__box_point(r->domain, r->mine[i], pt);
+	return &r->part->boxes[tsr__box_index(r->part->colors, pt)];
+}
+
+/* What this rank's points lack of the covered box, gathered. */
+static int gather_receives(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	int rc = TSR_OK;
+	for (int i = 0; i < r->nmine && !rc && root->sym; i++)
+		rc = receive_written(root, r, r->mine[i], box_of_mine(r, i), base);
+	return rc;
+}
+
+/* What this rank's points lack outside the covered box, received. */
+static int receive_outside(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	int rc = TSR_OK;
+	for (int i = 0; i < r->nmine && !rc; i++)
+		rc = move_outside(root, r->mine[i], box_of_mine(r, i), tsr__dist.rank, 0, base);
+	return rc;
+}
+
+/* Every send of the launch, then every receive (see the moves of the covered box, above). */
+static int make_moves(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	int outside = reads_outside(root, r);
+	int next = 0;
+	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
+
+	int rc = make_gathered(root, 1, &next);
+	if (!rc && outside)
+		rc = send_outside(root, r, base);
+	if (!rc)
+		rc = make_gathered(root, 0, &next);
+	if (!rc && outside)
+		rc = receive_outside(root, r, base);
+	return rc;
+}
+
 int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
 {
-	const struct tsr_partition *h = r->part;
-	int rc = TSR_OK;
-
-	/* what this rank's points lack */
-	for (int i = 0; i < r->nmine && !rc; i++) {
-		int64_t pt[3];
-		tsr__box_point(r->domain, r->mine[i], pt);
-		const tsr_box_t *x = &h->boxes[tsr__box_index(h->colors, pt)];
-
-		if (root->sym)
-			rc = receive_written(root, r, r->mine[i], x, base);
-		if (!rc && reads_outside(root, r))
-			rc = move_outside(root, r->mine[i], x, tsr__dist.rank, 0, base);
-	}
-
-	/* what other ranks' points lack of this rank's */
+	/* what this rank's points lack, and what other ranks' points lack of this rank's */
+	int rc = gather_receives(root, r, base);
 	if (!rc && root->sym)
 		rc = send_all_written(root, r, base);
 	if (!rc)
-		rc = make_gathered(root);
+		rc = make_moves(root, r, base);
 	nsmoves = 0; /* made, or dropped with the launch's failure */
-	if (!rc && reads_outside(root, r))
-		rc = send_outside(root, r, base);
 
 	if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
 		rc = tsr__coh_xviews_flush(root);

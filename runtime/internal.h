@@ -650,8 +650,9 @@ int tsr__coh_deps(struct tsr_node *n, int write, struct tsr_deps *d);
 /* A task wrote n. group: another node the same task wrote earlier (recorded first), of the same
  * field of the same region, through its own handle in an exclusive mode, whose token then carries
  * the ordering of this write too (one handle for later readers to list instead of one per node the
- * task wrote); NULL or n: n's own. */
-int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group);
+ * task wrote); NULL or n: n's own. listed: the write was this rank's own (a task or a host map
+ * that listed what tsr__coh_deps gave for n, sends included); 0: another rank's, noted here. */
+int tsr__coh_wrote(struct tsr_node *n, struct tsr_node *group, int listed);
 /* Replay (replay.c): tsr__coh_changes counts every change of a field's pieces, so that a replay
  * sees a change it did not make itself; tsr__coh_print says what the dependence analysis reads
  * from a root's field (piece boxes, writers, tokens), for a replay's precondition. */

@@ -110,7 +110,8 @@ static struct tsr_node *group_node(const struct point_launch *p)
 /* Record one write of the point; rc as record_writes. */
 static int record_write(const struct point_launch *p, struct tsr_node *n, struct tsr_node *group)
 {
-	int rc = p->structured ? tsr__coh_wrote(n, group) : tsr__coh_wrote_by(n, group, p->rank);
+	int rc = p->structured ? tsr__coh_wrote(n, group, tsr__here(p->rank))
+			       : tsr__coh_wrote_by(n, group, p->rank);
 	return tsr__err_of(rc, "task '%s'", p->t->name);
 }
 

@@ -141,12 +141,13 @@ static void gather(const tsr_box_t *y, int peer, int send, int64_t pi, int cw, i
 					      .tag = tag};
 }
 
+/* Sends first (tsr__coh_sym_read says why), then by pair, then by point and written color. */
 static int by_pair_then_point(const void *a, const void *b)
 {
 	const struct sym_move *x = a;
 	const struct sym_move *y = b;
 	if (x->send != y->send)
-		return x->send - y->send;
+		return y->send - x->send;
 	if (x->peer != y->peer)
 		return x->peer - y->peer;
 	if (x->pi != y->pi)
@@ -215,22 +216,27 @@ static int make_pair(struct tsr_node *root, struct sym_move *g, int n)
 	return make_move(root, &cur);
 }
 
-/* The gathered moves, pair by pair. */
-static int make_gathered(struct tsr_node *root)
+/* The gathered moves of this rank's side `send` (1: its sends, 0: its receives), pair by pair;
+ * smoves is sorted (sort_gathered). */
+static int make_gathered(struct tsr_node *root, int send)
 {
-	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
-
 	int rc = TSR_OK;
 	for (int i = 0; i < nsmoves && !rc;) {
 		int j = i + 1;
 		while (j < nsmoves && smoves[j].send == smoves[i].send &&
 		       smoves[j].peer == smoves[i].peer)
 			j++;
-		rc = make_pair(root, &smoves[i], j - i);
+		if (smoves[i].send == send)
+			rc = make_pair(root, &smoves[i], j - i);
 		i = j;
 	}
 
 	return rc;
+}
+
+static void sort_gathered(void)
+{
+	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
 }
 
 /* This rank's point pi (at point) reads box x: receive what other ranks wrote of it. */
@@ -427,31 +433,66 @@ static int send_outside(struct tsr_node *root, const struct tsr_sym_req *r, int6
 
 /* ---------------------------------------------------------------- entry points */
 
-int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+/* What this rank's points lack outside the covered box, piece by piece from its holders. */
+static int receive_outside(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
 {
 	const struct tsr_partition *h = r->part;
 	int rc = TSR_OK;
 
-	/* what this rank's points lack */
 	for (int i = 0; i < r->nmine && !rc; i++) {
 		int64_t pt[3];
 		tsr__box_point(r->domain, r->mine[i], pt);
 		const tsr_box_t *x = &h->boxes[tsr__box_index(h->colors, pt)];
-
-		if (root->sym)
-			rc = receive_written(root, r, r->mine[i], x, base);
-		if (!rc && reads_outside(root, r))
-			rc = move_outside(root, r->mine[i], x, tsr__dist.rank, 0, base);
+		rc = move_outside(root, r->mine[i], x, tsr__dist.rank, 0, base);
 	}
 
-	/* what other ranks' points lack of this rank's */
-	if (!rc && root->sym)
-		rc = send_all_written(root, r, base);
+	return rc;
+}
+
+/* The covered box's moves of both sides, gathered: what this rank's points lack of what other
+ * ranks wrote, and what other ranks' points lack of what this rank wrote. */
+static int gather_covered(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	const struct tsr_partition *h = r->part;
+	int rc = TSR_OK;
+
+	for (int i = 0; i < r->nmine && !rc; i++) {
+		int64_t pt[3];
+		tsr__box_point(r->domain, r->mine[i], pt);
+		rc = receive_written(root, r, r->mine[i], &h->boxes[tsr__box_index(h->colors, pt)],
+				     base);
+	}
 	if (!rc)
-		rc = make_gathered(root);
-	nsmoves = 0; /* made, or dropped with the launch's failure */
-	if (!rc && reads_outside(root, r))
+		rc = send_all_written(root, r, base);
+	sort_gathered();
+	return rc;
+}
+
+/* Every rank posts all its sends of the read before any of its receives. Every rank is both a
+ * sender and a receiver here, and a transfer waits for what its views' handles order before it:
+ * a receive's no-op writes the handles of the pieces it overlaps (a writer's whole view, far
+ * wider than the received strip), and a later send that reads another part of that view waits
+ * behind it, so a send waited for this rank's own receive. Posted as receives then sends on both
+ * ranks, that made a cycle: rank 0 sent only after its receive from rank 1, which rank 1 sent
+ * only after its receive from rank 0 (oracle seed 13428 on 2 ranks). Sends first, a send waits
+ * only for what earlier calls posted and for this read's earlier sends (which complete whether or
+ * not their receives are posted yet: StarPU-MPI takes early data), never for a receive of this
+ * read; every receive's send is then posted on its rank before any receive of the read, so the
+ * receives wait for nothing that waits for them. */
+int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	int outside = reads_outside(root, r);
+	int rc = root->sym ? gather_covered(root, r, base) : TSR_OK;
+
+	if (!rc)
+		rc = make_gathered(root, 1);
+	if (!rc && outside)
 		rc = send_outside(root, r, base);
+	if (!rc)
+		rc = make_gathered(root, 0);
+	nsmoves = 0; /* made, or dropped with the launch's failure */
+	if (!rc && outside)
+		rc = receive_outside(root, r, base);
 
 	if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
 		rc = tsr__coh_xviews_flush(root);

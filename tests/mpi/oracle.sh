@@ -27,6 +27,9 @@
 # killed and reported as a hang, with the seed each rank was running. The watchdog looks at the
 # log every 2 s: the batch's end ends the wait. TSR_ORACLE_OWNERS=0 runs the same programs without
 # their random owners.
+#
+# Then single programs outside those ranges that once hung or failed on several ranks (regressions:
+# "NP SCHED SEED", each run alone, watched the same way); a few seconds in all.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
 stall=${TSR_MPI_ORACLE_STALL:-$(scaled 60)}
 full_budget=${TSR_MPI_ORACLE_BUDGET:-$(scaled 120)}
@@ -101,7 +104,13 @@ failed() {   # i, name, np, sched, log
 	show_log "$5" 10
 }
 
-echo "1..4"
+# NP SCHED SEED of each regression program: why it is here
+#   2 eager 13428: a structured read (an index launch through an aliased partition) posted each
+#                  rank's receives before its sends, and a send waited behind a receive's no-op on
+#                  a writer's view: a cycle across the ranks (coherence_sym.c, tsr__coh_sym_read).
+regressions="2:eager:13428"
+
+echo "1..5"
 i=0
 for cfg in "2 eager 40001 mix" "4 lws 50001 mix" "2 eager 60001 repeat" "4 lws 70001 repeat"; do
 	set -- $cfg
@@ -149,3 +158,27 @@ for cfg in "2 eager 40001 mix" "4 lws 50001 mix" "2 eager 60001 repeat" "4 lws 7
 		echo "ok $i - $name: $ran of $count programs (seeds $first..$((first + ran - 1))) on every rank ($took); the machine is busy ($rate s per program): the budget of $budget s left no room for the other $((count - ran))"
 	fi
 done
+
+# the regressions: one batch of one program each
+i=$((i + 1))
+bad=0
+for one in $regressions; do
+	np=${one%%:*}
+	rest=${one#*:}
+	sched=${rest%%:*}
+	seed=${rest#*:}
+	shape_args=
+	batch "$np" "$sched" "$seed" 1 "$tmp/oracle-seed$seed"
+	if [ $rc -ne 0 ]; then
+		bad=$((bad + 1))
+		failed $i "oracle np $np sched=$sched ncpu=1: regression seed $seed" "$np" "$sched" "$tmp/oracle-seed$seed" | sed 's/^not ok.*/# &/'
+	fi
+done
+# shellcheck disable=SC2086 # one word per program
+set -- $regressions
+n=$#
+if [ $bad -eq 0 ]; then
+	echo "ok $i - oracle: $n regression programs on several ranks (seeds that once hung or failed: $regressions)"
+else
+	echo "not ok $i - oracle: $bad of $n regression programs failed (NP:SCHED:SEED $regressions)"
+fi

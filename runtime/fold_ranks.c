@@ -505,21 +505,11 @@ static int rank_of_point(const void *arg, int64_t i)
 	return tsr__rank_of_color(c->m, (int)tsr__box_index(c->m->colors, pt));
 }
 
-static int same_box(tsr_box_t a, tsr_box_t b)
-{
-	if (a.dim != b.dim)
-		return 0;
-	for (int d = 0; d < a.dim; d++)
-		if (a.lo[d] != b.lo[d] || a.hi[d] != b.hi[d])
-			return 0;
-	return 1;
-}
-
 static struct cached_plan *plan_cached(const struct tsr_partition *m, tsr_box_t domain)
 {
 	for (int i = 0; i < nplans; i++)
 		if (plans[i].part == m->id && plans[i].ranks_gen == m->ranks_gen &&
-		    same_box(plans[i].domain, domain))
+		    tsr__box_equal(&plans[i].domain, &domain))
 			return &plans[i];
 	return NULL;
 }

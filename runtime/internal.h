@@ -345,8 +345,11 @@ static inline int tsr__box_inside(const tsr_box_t *in, const tsr_box_t *out)
 	return 1;
 }
 
+/* The same box: the same dimension and the same bounds. */
 static inline int tsr__box_equal(const tsr_box_t *a, const tsr_box_t *b)
 {
+	if (a->dim != b->dim)
+		return 0;
 	for (int d = 0; d < a->dim; d++)
 		if (a->lo[d] != b->lo[d] || a->hi[d] != b->hi[d])
 			return 0;

@@ -207,11 +207,6 @@ static uint64_t call_hash(const struct launch_call *c)
 	return h;
 }
 
-static int same_box(const tsr_box_t *a, const tsr_box_t *b)
-{
-	return a->dim == b->dim && tsr__box_equal(a, b);
-}
-
 static int same_req(const tsr_req_t *a, const tsr_req_t *b)
 {
 	if (a->kind != b->kind || a->priv != b->priv)
@@ -234,7 +229,7 @@ static int same_call(const struct launch_call *a, const struct launch_call *b)
 	if (a->t != b->t || a->index != b->index || a->n != b->n || a->arglen != b->arglen ||
 	    a->redop != b->redop || a->has_result != b->has_result)
 		return 0;
-	if (a->index && !same_box(&a->domain, &b->domain))
+	if (a->index && !tsr__box_equal(&a->domain, &b->domain))
 		return 0;
 
 	for (int i = 0; i < a->n; i++)
@@ -247,7 +242,7 @@ static int same_call(const struct launch_call *a, const struct launch_call *b)
 
 static int same_print(const struct tsr_piece_print *a, const struct tsr_piece_print *b)
 {
-	return same_box(&a->box, &b->box) && a->writer == b->writer && a->token == b->token &&
+	return tsr__box_equal(&a->box, &b->box) && a->writer == b->writer && a->token == b->token &&
 	       a->current == b->current;
 }
 

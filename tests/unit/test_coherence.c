@@ -115,6 +115,25 @@ static void check_model(struct world *w, const char *step)
 	}
 }
 
+/* The 4 tiles' halo partition, one point wide: the ghost view every test here reads through. */
+static tsr_partition_t quarter_halo(struct world *w)
+{
+	tsr_partition_t ghost;
+	CK_TSR(tsr_partition_tiles_halo(w->r, tsr_box1(0, N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	return ghost;
+}
+
+/* set_tiles over the 4 tiles of `tiles` (u[i] = i + base), and the same in the model. */
+static void set_quarters(struct world *w, tsr_partition_t tiles, double base)
+{
+	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w->u));
+	CK_TSR(tsr_index_launch(w->set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
+				NULL));
+	for (int i = 0; i < N; i++)
+		w->mu[i] = i + base;
+}
+
 /* The sequence of the issue, three times, with no host access in between except at the end. */
 START_TEST(write_tiles_read_halo_write_whole)
 {
@@ -122,18 +141,12 @@ START_TEST(write_tiles_read_halo_write_whole)
 	world_init(&w);
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	ghost = quarter_halo(&w);
 	const int64_t bounds[2] = {0, N - 1};
 	double want_sum[3];
 	tsr_future_t sums[3];
 	for (int k = 0; k < 3; k++) {
-		double base = 100.0 * k;
-		tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-		CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base,
-					TSR_REDOP_NONE, NULL));
-		for (int i = 0; i < N; i++)
-			w.mu[i] = i + base;
+		set_quarters(&w, tiles, 100.0 * k);
 		tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
 				   tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.v))};
 		CK_TSR(tsr_index_launch(w.sten, tsr_box1(0, 3), 2, qs, bounds, sizeof bounds,
@@ -232,8 +245,7 @@ START_TEST(nested_write_then_root_halo_read)
 	world_init(&w);
 	tsr_partition_t top, ghost, low[2];
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 1), "top", &top));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	ghost = quarter_halo(&w);
 	tsr_region_t half[2];
 	for (int h = 0; h < 2; h++) {
 		CK_TSR(tsr_partition_subregion(top, (const int64_t[3]){h, 0, 0}, &half[h]));
@@ -379,14 +391,8 @@ START_TEST(host_write_on_tile_then_halo_read)
 	world_init(&w);
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
-	double base = 1.0;
-	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
-				NULL));
-	for (int i = 0; i < N; i++)
-		w.mu[i] = i + 1.0;
+	ghost = quarter_halo(&w);
+	set_quarters(&w, tiles, 1.0);
 	tsr_region_t t2;
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){2, 0, 0}, &t2));
 	tsr_accessor_t a;
@@ -471,8 +477,7 @@ static int hold_world(struct hold_world *h)
 	h->release = tsr_test_task("release", release, TSR_NONE);
 	h->after = tsr_test_task("after_hold", after_hold, TSR_F64);
 	CK_TSR(tsr_partition_tiles(h->w.r, tsr_box1(0, 3), "tiles", &h->tiles));
-	CK_TSR(tsr_partition_tiles_halo(h->w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", &h->ghost));
+	h->ghost = quarter_halo(&h->w);
 	return 1;
 }
 
@@ -733,12 +738,7 @@ START_TEST(group_token_stands_for_its_task_only_until_written_again)
 		return;
 	tsr_task_t tf = tsr_test_task("fill_each", fill_each, TSR_NONE);
 	tsr_task_t ts = tsr_test_task("slow_sum", slow_sum, TSR_F64);
-	double base = 1.0;
-	tsr_req_t qw = tsr_req_part(h.tiles, TSR_WRITE, TSR_FIELDS(h.w.u));
-	CK_TSR(tsr_index_launch(h.w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
-				NULL));
-	for (int i = 0; i < N; i++)
-		h.w.mu[i] = i + base;
+	set_quarters(&h.w, h.tiles, 1.0);
 	tsr_region_t t1, t3, g3;
 	CK_TSR(tsr_partition_subregion(h.tiles, (const int64_t[3]){1, 0, 0}, &t1));
 	CK_TSR(tsr_partition_subregion(h.tiles, (const int64_t[3]){3, 0, 0}, &t3));
@@ -802,14 +802,8 @@ START_TEST(write_waits_for_a_slow_read_through_a_neighbours_halo)
 	tsr_task_t ts = tsr_test_task("slow_sum", slow_sum, TSR_F64);
 	tsr_partition_t tiles, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
-	double base = 1.0;
-	tsr_req_t qw = tsr_req_part(tiles, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
-				NULL));
-	for (int i = 0; i < N; i++)
-		w.mu[i] = i + base;
+	ghost = quarter_halo(&w);
+	set_quarters(&w, tiles, 1.0);
 	const int q = N / 4;
 	double want = 0;
 	for (int i = q - 1; i <= 2 * q; i++)
@@ -869,15 +863,9 @@ START_TEST(halo_read_after_the_pieces_change)
 	tsr_partition_t four, three, ghost;
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 3), "four", &four));
 	CK_TSR(tsr_partition_tiles(w.r, tsr_box1(0, 2), "three", &three));
-	CK_TSR(tsr_partition_tiles_halo(w.r, tsr_box1(0, N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){1, 0, 0}, "ghost", &ghost));
+	ghost = quarter_halo(&w);
 	const int64_t bounds[2] = {0, N - 1};
-	double base = 1.0;
-	tsr_req_t qw = tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.u));
-	CK_TSR(tsr_index_launch(w.set, tsr_box1(0, 3), 1, &qw, &base, sizeof base, TSR_REDOP_NONE,
-				NULL));
-	for (int i = 0; i < N; i++)
-		w.mu[i] = i + base;
+	set_quarters(&w, four, 1.0);
 	tsr_req_t qs[2] = {tsr_req_part(ghost, TSR_READ, TSR_FIELDS(w.u)),
 			   tsr_req_part(four, TSR_WRITE, TSR_FIELDS(w.v))};
 	tsr_req_t qb = tsr_req_part(three, TSR_READ_WRITE, TSR_FIELDS(w.u));

@@ -63,6 +63,12 @@ static const struct row rows[] = {
 	 "analysed once and replayed (auto), or only traces the program opens are (off); one "
 	 "process with one memory node, elsewhere traces are analysed in full",
 	 .flag = "--replay"},
+	{"TSR_WINDOW", "0..1048576", "256",
+	 "how far the host thread may run ahead: a launch that finds more than this many StarPU "
+	 "tasks submitted and not yet finished first waits until half as many are left (0: no "
+	 "window); Legion's -lg:window, StarPU's STARPU_LIMIT_MAX_SUBMITTED_TASKS at launch "
+	 "boundaries (runtime/launch.c)",
+	 .flag = "--window"},
 	{"TSR_COHERENCE", "shared|tokens", "shared",
 	 "how views of one field are ordered: void tokens and sync tasks only where StarPU has "
 	 "several memory nodes (shared), or everywhere (tokens: the device path's ordering tested "

@@ -1002,8 +1002,9 @@ void tsr__replay_fini(void);
 
 /* ---- launches (launch.c) */
 int tsr__launch_init(void);
-void tsr__launch_fini(void);     /* forgets the cached partial-value handles and its lists */
-extern uint64_t tsr__submit_seq; /* host thread: the last point task's seq */
+int tsr__launch_read_window(void); /* TSR_WINDOW, at tsr_init */
+void tsr__launch_fini(void);       /* forgets the cached partial-value handles and its lists */
+extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
 
 /* ---- maps, fills and copies (hostaccess.c) */
 int tsr__internal_tasks_init(void);

@@ -521,6 +521,34 @@ static int single_launch(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, c
 	return rc;
 }
 
+/* The window (TSR_WINDOW): how many submitted, unfinished StarPU tasks a launch may find before
+ * it waits. Without one the host thread submits a whole loop ahead of the workers: on 2 cores its
+ * submissions then take the workers' cores for as long as it runs, and the tasks in flight (each
+ * with its job, dependence lists and buffers) outgrow the caches the workers need. Task Bench
+ * stencil_1d, 2 workers, 2,048 kernel iterations (4.2 us tasks), eager, us per step: 12.6 (1,000
+ * steps) and 14.6 (20,000) without a window; 7.4 and 6.9 with 200; 7.3 at 50; 8.1 at 20, where the
+ * workers start to run dry (apps/bench/README.md, "The window"). Waiting only at a launch's start,
+ * never inside one, keeps it safe: everything submitted before can finish without the host
+ * thread (a launch never waits on a later one, a mapped field cannot be launched on, and on ranks
+ * the oldest unfinished task's inputs were sent by ranks that have passed that launch), and a
+ * paused runtime is never waited for. The wait sleeps in StarPU (a condition variable). */
+static int window = 256;
+
+int tsr__launch_read_window(void)
+{
+	return tsr__env_int("TSR_WINDOW", 0, 1048576, &window);
+}
+
+/* At a launch's start: past the window, wait until half of it is left. */
+static void window_wait(void)
+{
+	if (window <= 0 || tsr__rt.paused)
+		return;
+	if (starpu_task_nsubmitted() <= window)
+		return;
+	starpu_task_wait_for_n_submitted((unsigned)(window / 2));
+}
+
 static int launch_single(struct tsr_task *t, int nreqs, const tsr_req_t *reqs, const void *args,
 			 size_t arglen, tsr_future_t *result);
 
@@ -532,6 +560,7 @@ int tsr_launch(tsr_task_t tid, int nreqs, const tsr_req_t *reqs, const void *arg
 	if (rc)
 		return rc;
 
+	window_wait();
 	tsr__obs_launch_begin(t, 1);
 	rc = launch_single(t, nreqs, reqs, args, arglen, result);
 	tsr__obs_launch_end();
@@ -962,6 +991,7 @@ int tsr_index_launch(tsr_task_t tid, tsr_box_t domain, int nreqs, const tsr_req_
 	if (rc)
 		return rc;
 
+	window_wait();
 	tsr__obs_launch_begin(t, 0);
 	rc = launch_index(t, domain, nreqs, reqs, args, arglen, redop, result);
 	tsr__obs_launch_end();

@@ -109,6 +109,8 @@ static int read_switches(const tsr_config_t *c, int *dist, int *idle)
 		rc = tsr__order_init(c->quiet);
 	if (!rc)
 		rc = tsr__replay_init();
+	if (!rc)
+		rc = tsr__launch_read_window();
 	if (rc)
 		return rc;
 

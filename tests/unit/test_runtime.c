@@ -1,6 +1,9 @@
 /* test_runtime.c: starting and stopping the runtime: config fields, the TSR_* environment
- * overriding them, StarPU's own STARPU_* variables still honoured, restart, error tables. */
+ * overriding them, StarPU's own STARPU_* variables still honoured, restart, error tables, the
+ * window that keeps the host thread from running far ahead (TSR_WINDOW). */
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
+#include <stdatomic.h>
+#include <unistd.h>
 #include "tsr_test.h"
 
 /* The tests below set the environment themselves: start from a clean one (each test is forked). */
@@ -12,6 +15,7 @@ static void clean_env(void)
 	unsetenv("STARPU_SCHED");
 	unsetenv("STARPU_NCPU");
 	unsetenv("STARPU_NCPUS");
+	unsetenv("TSR_WINDOW");
 }
 
 START_TEST(config_init_sets_starpu_defaults)
@@ -233,6 +237,50 @@ START_TEST(pause_holds_tasks_and_refuses_waits)
 }
 END_TEST
 
+/* The window (TSR_WINDOW): a launch that finds more than N tasks in flight waits until N / 2 are
+ * left, so after each launch at most N + 1 are unfinished, whatever the workers' speed. */
+static atomic_int slow_done;
+
+static void slow_tick(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	usleep(300);
+	atomic_fetch_add(&slow_done, 1);
+}
+
+enum { WINDOW = 8, WINDOW_LAUNCHES = 60 };
+
+static void launch_slow_ticks(tsr_task_t t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, NULL));
+		ck_assert_int_ge(atomic_load(&slow_done), i + 1 - (WINDOW + 1));
+	}
+}
+
+START_TEST(window_bounds_the_tasks_in_flight)
+{
+	clean_env();
+	setenv("TSR_WINDOW", "8", 1);
+	setenv("TSR_NCPU", "1", 1);
+	CK_TSR(tsr_init(NULL));
+	tsr_task_t t = tsr_test_task("slow_tick", slow_tick, TSR_NONE);
+	atomic_store(&slow_done, 0);
+	launch_slow_ticks(t, WINDOW_LAUNCHES);
+	CK_TSR(tsr_fence());
+	ck_assert_int_eq(atomic_load(&slow_done), WINDOW_LAUNCHES);
+
+	/* paused workers finish nothing: the window must not wait for them */
+	atomic_store(&slow_done, 0);
+	CK_TSR(tsr_pause());
+	for (int i = 0; i < 3 * WINDOW; i++)
+		CK_TSR(tsr_launch(t, 0, NULL, NULL, 0, NULL));
+	CK_TSR(tsr_resume());
+	CK_TSR(tsr_fence());
+	ck_assert_int_eq(atomic_load(&slow_done), 3 * WINDOW);
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runtime");
@@ -246,6 +294,7 @@ int main(void)
 	tcase_add_test(own, runtime_restarts_after_finalize);
 	tcase_add_test(own, error_codes_have_names_and_messages);
 	tcase_add_test(own, type_sizes_and_names);
+	tcase_add_test(own, window_bounds_the_tasks_in_flight);
 	suite_add_tcase(s, own);
 	TCase *rt = tsr_test_tcase("running", 1);
 	tcase_add_test(rt, fence_with_nothing_submitted_returns_ok);

@@ -13,8 +13,8 @@
  * TSR_WAIT_AS_WRITE, and writes of disjoint parts of one piece do not wait for each other).
  * A write then makes n the writer of its box. The graph follows from those lists by the rule of
  * sequential consistency, applied per handle (order.c applies it itself with one memory node, but
- * to the transfer views of several ranks; StarPU does elsewhere): a read through a halo tile waits for the writers of the
- * tiles it overlaps and for nothing else, and no data is gathered anywhere.
+ * to the transfer views of several ranks; StarPU does elsewhere): a read through a halo tile waits
+ * for the writers of the tiles it overlaps and for nothing else, and no data is gathered anywhere.
  *
  * On one memory node (CPU only) views share memory, and a node's token is its own data handle.
  * A task that writes several nodes of one field (a copy into a tile's border pieces) leaves one

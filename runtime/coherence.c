@@ -12,9 +12,9 @@
  * where order.c orders the tasks, a write waits so without becoming the token's writer, see
  * TSR_WAIT_AS_WRITE, and writes of disjoint parts of one piece do not wait for each other).
  * A write then makes n the writer of its box. The graph follows from those lists by the rule of
- * sequential consistency, applied per handle (order.c applies it itself in one process with one
- * memory node, StarPU does elsewhere): a read through a halo tile waits for the writers of the
- * tiles it overlaps and for nothing else, and no data is gathered anywhere.
+ * sequential consistency, applied per handle (order.c applies it itself with one memory node, but
+ * to the transfer views of several ranks; StarPU does elsewhere): a read through a halo tile waits
+ * for the writers of the tiles it overlaps and for nothing else, and no data is gathered anywhere.
  *
  * On one memory node (CPU only) views share memory, and a node's token is its own data handle.
  * A task that writes several nodes of one field (a copy into a tile's border pieces) leaves one
@@ -70,7 +70,7 @@ void tsr__coh_start(void)
 {
 	if (starpu_memory_nodes_get_count() > 1)
 		separate_tokens = 1;
-	tsr__order_start(!separate_tokens && !tsr__dist.on && tsr__redux_ordered());
+	tsr__order_start(!separate_tokens && tsr__redux_ordered());
 }
 
 /* A block handle over the part of a field's array (base, on node home) that starts off bytes in.
@@ -121,8 +121,11 @@ void tsr__register_view(struct tsr_node *n)
 	register_block_view(&n->h, root->home, (uintptr_t)root->storage[n->field], off * elem, ldy,
 			    ldz, ext, elem);
 
-	/* out of memory for its state: the handle keeps StarPU's ordering, which is as correct */
-	(void)tsr__order_track(n->h);
+	/* A transfer view keeps StarPU's ordering: StarPU-MPI's sends and receives go through its
+	 * handle, and order the tasks around them by its sequential consistency. Out of memory for
+	 * a view's state: the handle keeps StarPU's ordering, which is as correct. */
+	if (!n->is_transfer)
+		(void)tsr__order_track(n->h);
 }
 
 void tsr__coh_register(struct tsr_node *n)
@@ -238,7 +241,10 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 {
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
-	task->nbuffers = d->n;
+	int nbuf = 0;
+	for (int i = 0; i < d->n; i++)
+		nbuf += !tsr__dep_waits_only(d->v[i].mode); /* order.c's waits are no buffers */
+	task->nbuffers = nbuf;
 
 	if (d->n > TSR_NOOP_MAX_BUFFERS) {
 		task->destroy = 0;
@@ -247,10 +253,10 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 				d->n, TSR_NOOP_MAX_BUFFERS);
 	}
 
-	if (d->n > STARPU_NMAXBUFS) {
+	if (nbuf > STARPU_NMAXBUFS) {
 		/* StarPU frees these with the task */
-		task->dyn_handles = malloc((size_t)d->n * sizeof(starpu_data_handle_t));
-		task->dyn_modes = malloc((size_t)d->n * sizeof(enum starpu_data_access_mode));
+		task->dyn_handles = malloc((size_t)nbuf * sizeof(starpu_data_handle_t));
+		task->dyn_modes = malloc((size_t)nbuf * sizeof(enum starpu_data_access_mode));
 		if (!task->dyn_handles || !task->dyn_modes) {
 			task->destroy = 0;
 			starpu_task_destroy(task);
@@ -258,9 +264,12 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 		}
 	}
 
-	for (int i = 0; i < d->n; i++) {
-		STARPU_TASK_SET_HANDLE(task, d->v[i].h, i);
-		STARPU_TASK_SET_MODE(task, d->v[i].mode, i);
+	for (int i = 0, b = 0; i < d->n; i++) {
+		if (tsr__dep_waits_only(d->v[i].mode))
+			continue;
+		STARPU_TASK_SET_HANDLE(task, d->v[i].h, b);
+		STARPU_TASK_SET_MODE(task, d->v[i].mode, b);
+		b++;
 	}
 
 	place_on_home(task, home);
@@ -268,7 +277,7 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 	int pdim = sync ? tsr__region_point(sync->region, point) : 0;
 	struct tsr_obs_rec *obs =
 		tsr__obs_internal(task, "tsr_sync", pdim, point, dag_sync(sync, pdim, point));
-	int rc = tsr__order_submit(task, NULL);
+	int rc = tsr__order_submit(task, d);
 	if (rc) {
 		tsr__obs_drop(obs);
 		if (rc == TSR_ENOMEM)

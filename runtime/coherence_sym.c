@@ -133,22 +133,17 @@ struct sym_move {
 	int peer;   /* the rank at the other end */
 	int send;   /* this rank's side: 1 sends, 0 receives */
 	int64_t pi; /* the reader point (its index in the launch's domain) */
-	int cw;     /* the written color */
-	int64_t tag;
+	int cw;     /* the written color: with pi, the move's tag */
 };
 
 static struct sym_move *smoves; /* one host thread */
 static int nsmoves, capsmoves;
 
-static void gather(const tsr_box_t *y, int peer, int send, int64_t pi, int cw, int64_t tag)
+static void gather(const tsr_box_t *y, int peer, int send, int64_t pi, int cw)
 {
 	TSR_GROW(smoves, nsmoves, capsmoves, 32);
-	smoves[nsmoves++] = (struct sym_move){.box = *y,
-					      .peer = peer,
-					      .send = send,
-					      .pi = pi,
-					      .cw = cw,
-					      .tag = tag};
+	smoves[nsmoves++] =
+		(struct sym_move){.box = *y, .peer = peer, .send = send, .pi = pi, .cw = cw};
 }
 
 static int by_pair_then_point(const void *a, const void *b)
@@ -184,12 +179,6 @@ static int joins(const tsr_box_t *a, const tsr_box_t *b, tsr_box_t *u)
 	return tsr_box_volume(*u) == tsr_box_volume(*a) + tsr_box_volume(*b) - both;
 }
 
-static int make_move(struct tsr_node *root, const struct sym_move *m)
-{
-	return m->send ? tsr__coh_send_piece(root, &m->box, m->peer, m->tag)
-		       : tsr__coh_recv_piece(root, &m->box, m->peer, m->tag);
-}
-
 /* Whether box b lies in one of the moves made[0..n). */
 static int carried(const struct sym_move *made, int n, const tsr_box_t *b)
 {
@@ -199,9 +188,9 @@ static int carried(const struct sym_move *made, int n, const tsr_box_t *b)
 	return 0;
 }
 
-/* One pair's moves g[0..n), sorted: each box once, joined where they make one box. The moves
- * made are written back over g's front (the pair's list is read ahead of them). */
-static int make_pair(struct tsr_node *root, struct sym_move *g, int n)
+/* One pair's moves g[0..n), sorted: each box once, joined where they make one box. The joined
+ * moves are written back over g's front (the pair's list is read ahead of them); their count. */
+static int join_pair(struct sym_move *g, int n)
 {
 	int made = 0;
 	struct sym_move cur = g[0];
@@ -215,37 +204,34 @@ static int make_pair(struct tsr_node *root, struct sym_move *g, int n)
 			continue;
 		}
 
-		int rc = make_move(root, &cur);
-		if (rc)
-			return rc;
 		g[made++] = cur;
 		cur = g[i];
 	}
 
-	return make_move(root, &cur);
+	g[made++] = cur;
+	return made;
 }
 
-/* The gathered moves of one side (send: 1 the sends, 0 the receives), pair by pair, from *next
- * on (sorted: the sends come first); *next is left after them. */
-static int make_gathered(struct tsr_node *root, int send, int *next)
+/* The gathered moves, sorted, joined pair by pair in place: nsmoves is then the joined count. */
+static void join_gathered(void)
 {
-	int rc = TSR_OK;
-	int i = *next;
-	while (i < nsmoves && smoves[i].send == send && !rc) {
+	int out = 0;
+	int i = 0;
+	while (i < nsmoves) {
 		int j = i + 1;
-		while (j < nsmoves && smoves[j].send == send && smoves[j].peer == smoves[i].peer)
+		while (j < nsmoves && smoves[j].send == smoves[i].send &&
+		       smoves[j].peer == smoves[i].peer)
 			j++;
-		rc = make_pair(root, &smoves[i], j - i);
+		int made = join_pair(&smoves[i], j - i);
+		memmove(&smoves[out], &smoves[i], (size_t)made * sizeof *smoves);
+		out += made;
 		i = j;
 	}
-
-	*next = i;
-	return rc;
+	nsmoves = out;
 }
 
 /* This rank's point pi (at point) reads box x: receive what other ranks wrote of it. */
-static int receive_written(struct tsr_node *root, const struct tsr_sym_req *r, int64_t pi,
-			   const tsr_box_t *x, int64_t base)
+static int receive_written(struct tsr_node *root, int64_t pi, const tsr_box_t *x)
 {
 	const struct tsr_sym *s = root->sym;
 	tsr_box_t xin;
@@ -267,7 +253,7 @@ static int receive_written(struct tsr_node *root, const struct tsr_sym_req *r, i
 
 		tsr_box_t y;
 		tsr_box_intersect(s->wpart->boxes[cw], xin, &y);
-		gather(&y, src, 0, pi, cw, base + pi * tags_per_point(root) + cw);
+		gather(&y, src, 0, pi, cw);
 	}
 
 	return TSR_OK;
@@ -275,7 +261,7 @@ static int receive_written(struct tsr_node *root, const struct tsr_sym_req *r, i
 
 /* This rank wrote box z (color cw of the written partition): send its parts other ranks' points
  * of the launch read. */
-static int send_written(struct tsr_node *root, const struct tsr_sym_req *r, int cw, int64_t base)
+static int send_written(struct tsr_node *root, const struct tsr_sym_req *r, int cw)
 {
 	const struct tsr_partition *h = r->part;
 	const tsr_box_t *z = &root->sym->wpart->boxes[cw];
@@ -295,14 +281,14 @@ static int send_written(struct tsr_node *root, const struct tsr_sym_req *r, int 
 
 		tsr_box_t y;
 		tsr_box_intersect(h->boxes[found.v[i]], *z, &y);
-		gather(&y, dst, 1, pi, cw, base + pi * tags_per_point(root) + cw);
+		gather(&y, dst, 1, pi, cw);
 	}
 
 	return TSR_OK;
 }
 
 /* Every box this rank wrote in the structured write, sent where the launch reads it. */
-static int send_all_written(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+static int send_all_written(struct tsr_node *root, const struct tsr_sym_req *r)
 {
 	const struct tsr_sym *s = root->sym;
 	int lo;
@@ -315,7 +301,7 @@ static int send_all_written(struct tsr_node *root, const struct tsr_sym_req *r, 
 		if (tsr__box_index(s->domain, wp) < 0)
 			continue; /* this rank ran no point there */
 
-		int rc = send_written(root, r, (int)tsr__box_index(s->wpart->colors, wp), base);
+		int rc = send_written(root, r, (int)tsr__box_index(s->wpart->colors, wp));
 		if (rc)
 			return rc;
 	}
@@ -446,11 +432,11 @@ static const tsr_box_t *box_of_mine(const struct tsr_sym_req *r, int i)
 }
 
 /* What this rank's points lack of the covered box, gathered. */
-static int gather_receives(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+static int gather_receives(struct tsr_node *root, const struct tsr_sym_req *r)
 {
 	int rc = TSR_OK;
 	for (int i = 0; i < r->nmine && !rc && root->sym; i++)
-		rc = receive_written(root, r, r->mine[i], box_of_mine(r, i), base);
+		rc = receive_written(root, r->mine[i], box_of_mine(r, i));
 	return rc;
 }
 
@@ -463,32 +449,170 @@ static int receive_outside(struct tsr_node *root, const struct tsr_sym_req *r, i
 	return rc;
 }
 
-/* Every send of the launch, then every receive (see the moves of the covered box, above). */
-static int make_moves(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+/* ---------------------------------------------------------------- the plans of launch shapes */
+
+/* A loop reads a field through the same partition, with the same points on the same ranks, after
+ * the same structured write, iteration after iteration: its moves of the covered box are the same
+ * each time but for their tags' base. So the joined moves are kept per launch shape, as a plan:
+ * the field (its region's id: never reused), the read's partition, mapping partition (and its
+ * ranks' generation, tsr_partition_set_rank) and domain, and the structured write's partitions,
+ * ranks' generation, domain and covered box. Partitions are named by their ids, which a destroyed
+ * partition never passes on. Nothing else goes into these moves: the validity map's pieces only
+ * change the tags' stride (tags_per_point, taken at each launch) and the moves outside the
+ * covered box, which are found afresh every time. A plan's moves are in the order they are made:
+ * its sends, then its receives. */
+struct sym_shape {
+	uint64_t region;
+	int field;
+	uint64_t rpart, rmpart;
+	unsigned rmgen;
+	tsr_box_t rdomain;
+	uint64_t wpart, wmpart;
+	unsigned wmgen;
+	tsr_box_t wdomain, cover;
+};
+
+struct sym_plan {
+	struct sym_shape shape;
+	struct sym_move *v;
+	int n, nsends;
+};
+
+/* A few plans: a program's loops read few fields through few partitions (the stencil, two). */
+enum { SYM_PLANS = 8 };
+static struct sym_plan plans[SYM_PLANS];
+static int nplans, next_out;
+
+static void shape_of(const struct tsr_node *root, const struct tsr_sym_req *r, struct sym_shape *k)
+{
+	const struct tsr_sym *s = root->sym;
+	memset(k, 0, sizeof *k); /* compared with memcmp: no stray padding */
+	k->region = root->region->id;
+	k->field = root->field;
+	k->rpart = r->part->id;
+	k->rmpart = r->mpart->id;
+	k->rmgen = r->mpart->ranks_gen;
+	k->rdomain = r->domain;
+	k->wpart = s->wpart->id;
+	k->wmpart = s->mpart->id;
+	k->wmgen = s->mpart->ranks_gen;
+	k->wdomain = s->domain;
+	k->cover = s->cover;
+}
+
+static struct sym_plan *plan_find(const struct sym_shape *k)
+{
+	for (int i = 0; i < nplans; i++)
+		if (!memcmp(&plans[i].shape, k, sizeof *k))
+			return &plans[i];
+	return NULL;
+}
+
+/* The joined moves just gathered (smoves), kept as the plan of shape k; the oldest plan makes
+ * room. NULL when out of memory (the launch makes its moves without a plan). */
+static struct sym_plan *plan_keep(const struct sym_shape *k)
+{
+	struct sym_move *v = malloc((size_t)(nsmoves ? nsmoves : 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	memcpy(v, smoves, (size_t)nsmoves * sizeof *v);
+
+	struct sym_plan *p = nplans < SYM_PLANS ? &plans[nplans++] : &plans[next_out++ % SYM_PLANS];
+	free(p->v);
+	p->shape = *k;
+	p->v = v;
+	p->n = nsmoves;
+	p->nsends = 0;
+	while (p->nsends < p->n && v[p->nsends].send)
+		p->nsends++;
+	return p;
+}
+
+/* The covered box's moves of the launch: gathered, sorted and joined (smoves). */
+static int gather_moves(struct tsr_node *root, const struct tsr_sym_req *r)
+{
+	/* what this rank's points lack, and what other ranks' points lack of this rank's */
+	int rc = gather_receives(root, r);
+	if (!rc && root->sym)
+		rc = send_all_written(root, r);
+	if (rc)
+		return rc;
+
+	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
+	join_gathered();
+	return TSR_OK;
+}
+
+/* This rank's side of move m, under the tag of its reader point and written color. */
+static int make_move(struct tsr_node *root, const struct sym_move *m, int64_t base)
+{
+	int64_t tag = base + m->pi * tags_per_point(root) + m->cw;
+	return m->send ? tsr__coh_send_piece(root, &m->box, m->peer, tag)
+		       : tsr__coh_recv_piece(root, &m->box, m->peer, tag);
+}
+
+/* Moves v[lo..hi), in order. */
+static int make_range(struct tsr_node *root, const struct sym_move *v, int lo, int hi, int64_t base)
+{
+	int rc = TSR_OK;
+	for (int i = lo; i < hi && !rc; i++)
+		rc = make_move(root, &v[i], base);
+	return rc;
+}
+
+/* Every send of the launch, then every receive (see the moves of the covered box, above): those of
+ * the covered box from v[0..n) (sends first, nsends of them), the others found here. */
+static int make_moves(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base,
+		      const struct sym_move *v, int n, int nsends)
 {
 	int outside = reads_outside(root, r);
-	int next = 0;
-	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
 
-	int rc = make_gathered(root, 1, &next);
+	int rc = make_range(root, v, 0, nsends, base);
 	if (!rc && outside)
 		rc = send_outside(root, r, base);
 	if (!rc)
-		rc = make_gathered(root, 0, &next);
+		rc = make_range(root, v, nsends, n, base);
 	if (!rc && outside)
 		rc = receive_outside(root, r, base);
 	return rc;
 }
 
+/* The launch's moves, from its shape's plan (made the first time). */
+static int make_planned(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
+{
+	struct sym_shape k;
+	shape_of(root, r, &k);
+	struct sym_plan *p = plan_find(&k);
+
+	if (!p) {
+		int rc = gather_moves(root, r);
+		if (!rc)
+			p = plan_keep(&k);
+		if (rc || !p) {
+			/* out of memory for the plan: the moves just gathered */
+			int nsends = 0;
+			while (!rc && nsends < nsmoves && smoves[nsends].send)
+				nsends++;
+			if (!rc)
+				rc = make_moves(root, r, base, smoves, nsmoves, nsends);
+			nsmoves = 0;
+			return rc;
+		}
+		nsmoves = 0;
+	}
+
+	return make_moves(root, r, base, p->v, p->n, p->nsends);
+}
+
 int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)
 {
-	/* what this rank's points lack, and what other ranks' points lack of this rank's */
-	int rc = gather_receives(root, r, base);
-	if (!rc && root->sym)
-		rc = send_all_written(root, r, base);
-	if (!rc)
-		rc = make_moves(root, r, base);
-	nsmoves = 0; /* made, or dropped with the launch's failure */
+	int rc;
+	if (root->sym) {
+		rc = make_planned(root, r, base);
+	} else {
+		/* no structured write: nothing in a covered box, the validity map's moves only */
+		rc = make_moves(root, r, base, NULL, 0, 0);
+	}
 
 	if (!rc && root->xviews->n > TSR_MAX_XVIEWS)
 		rc = tsr__coh_xviews_flush(root);
@@ -564,8 +688,21 @@ static void drop(struct tsr_node *root)
 	unhold(root);
 }
 
+/* Whether root's structured write is the one r with covered box *cover would leave. */
+static int same_write(const struct tsr_node *root, const struct tsr_sym_req *r,
+		      const tsr_box_t *cover)
+{
+	const struct tsr_sym *s = root->sym;
+	return s && s->wpart == r->part && s->mpart == r->mpart &&
+	       tsr__box_equal(&s->domain, &r->domain) && tsr__box_equal(&s->cover, cover);
+}
+
 int tsr__coh_sym_wrote(struct tsr_node *root, const struct tsr_sym_req *r, const tsr_box_t *cover)
 {
+	/* a loop's steady state: the write says what the last one said */
+	if (same_write(root, r, cover))
+		return TSR_OK;
+
 	/* an older structured write this one does not cover must be told piece by piece first */
 	if (root->sym && !tsr_box_contains(*cover, root->sym->cover)) {
 		int rc = tsr__coh_sym_flatten(root);
@@ -671,4 +808,8 @@ void tsr__coh_sym_shutdown(void)
 	free(smoves);
 	smoves = NULL;
 	nsmoves = capsmoves = 0;
+	for (int i = 0; i < nplans; i++)
+		free(plans[i].v);
+	memset(plans, 0, sizeof plans);
+	nplans = next_out = 0;
 }

@@ -20,9 +20,16 @@
  * before a view is unregistered its handle goes back to sequential consistency behind a no-op
  * task that waits for its last accesses, so that StarPU's unregistration waits for that task.
  *
+ * Several ranks (one memory node each): the views are tracked here too, but not the transfer
+ * views (coherence_ranks.c): StarPU-MPI's sends and receives go through their handles and order
+ * themselves by StarPU's sequential consistency, so those handles keep it, and a task that lists
+ * one keeps it as a buffer. A read through a halo of pieces that other local tasks wrote then waits
+ * for them without listing their views (the middle fake rank of a stencil: 12 -> 8 buffers a
+ * point).
+ *
  * Off (TSR_DEPS=implicit, or forced): several memory nodes (GPUs: syncs and tokens are StarPU's
- * business), several ranks (StarPU-MPI orders transfers by sequential consistency), or StarPU's
- * unordered reductions (TSR_REDUX=unordered: REDUX needs sequential consistency to fold). */
+ * business), or StarPU's unordered reductions (TSR_REDUX=unordered: REDUX needs sequential
+ * consistency to fold). */
 #define _GNU_SOURCE /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD */
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -241,9 +241,7 @@ int tsr__submit_noop(struct tsr_deps *d, int home, const char *what, const struc
 {
 	struct starpu_task *task = starpu_task_create();
 	task->cl = &tsr__noop_cl;
-	int nbuf = 0;
-	for (int i = 0; i < d->n; i++)
-		nbuf += !tsr__dep_waits_only(d->v[i].mode); /* order.c's waits are no buffers */
+	int nbuf = tsr__deps_nbuffers(d);
 	task->nbuffers = nbuf;
 
 	if (d->n > TSR_NOOP_MAX_BUFFERS) {

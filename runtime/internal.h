@@ -612,6 +612,15 @@ static inline enum starpu_data_access_mode tsr__dep_starpu_mode(enum starpu_data
 	return tsr__dep_waits_only(m) ? STARPU_R : m;
 }
 
+/* How many of d's entries a task lists as buffers (order.c's waits are none). */
+static inline int tsr__deps_nbuffers(const struct tsr_deps *d)
+{
+	int n = 0;
+	for (int i = 0; i < d->n; i++)
+		n += !tsr__dep_waits_only(d->v[i].mode);
+	return n;
+}
+
 /* at tsr_init, before StarPU starts (TSR_DEPS, and whether the libstarpu loaded has the notify
  * fix; quiet: do not say on stderr that it lacks it) */
 int tsr__order_init(int quiet);

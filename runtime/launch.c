@@ -51,9 +51,7 @@ static int count_buffers(const struct point_launch *p, const struct tsr_ret_slot
 	int nbuf = ret ? 1 : 0;
 	for (int i = 0; i < p->n; i++)
 		nbuf += p->q[i].kind == TSR_REQ_FUTURE ? 1 : p->q[i].nfields;
-	for (int i = 0; i < deps->n; i++)
-		nbuf += !tsr__dep_waits_only(deps->v[i].mode); /* order.c's waits are no buffers */
-	return nbuf;
+	return nbuf + tsr__deps_nbuffers(deps);
 }
 
 /* What the point's task must wait for besides its own handles (coherence_entry.c): the last writers

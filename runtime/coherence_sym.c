@@ -508,6 +508,15 @@ static struct sym_plan *plan_find(const struct sym_shape *k)
 	return NULL;
 }
 
+/* How many of the sorted moves v[0..n) are sends (they come first). */
+static int count_sends(const struct sym_move *v, int n)
+{
+	int nsends = 0;
+	while (nsends < n && v[nsends].send)
+		nsends++;
+	return nsends;
+}
+
 /* The joined moves just gathered (smoves), kept as the plan of shape k; the oldest plan makes
  * room. NULL when out of memory (the launch makes its moves without a plan). */
 static struct sym_plan *plan_keep(const struct sym_shape *k)
@@ -522,9 +531,7 @@ static struct sym_plan *plan_keep(const struct sym_shape *k)
 	p->shape = *k;
 	p->v = v;
 	p->n = nsmoves;
-	p->nsends = 0;
-	while (p->nsends < p->n && v[p->nsends].send)
-		p->nsends++;
+	p->nsends = count_sends(v, nsmoves);
 	return p;
 }
 
@@ -584,24 +591,18 @@ static int make_planned(struct tsr_node *root, const struct tsr_sym_req *r, int6
 	shape_of(root, r, &k);
 	struct sym_plan *p = plan_find(&k);
 
-	if (!p) {
-		int rc = gather_moves(root, r);
-		if (!rc)
-			p = plan_keep(&k);
-		if (rc || !p) {
-			/* out of memory for the plan: the moves just gathered */
-			int nsends = 0;
-			while (!rc && nsends < nsmoves && smoves[nsends].send)
-				nsends++;
-			if (!rc)
-				rc = make_moves(root, r, base, smoves, nsmoves, nsends);
-			nsmoves = 0;
-			return rc;
-		}
-		nsmoves = 0;
-	}
+	if (p)
+		return make_moves(root, r, base, p->v, p->n, p->nsends);
 
-	return make_moves(root, r, base, p->v, p->n, p->nsends);
+	int rc = gather_moves(root, r);
+	if (!rc) {
+		p = plan_keep(&k);
+		/* out of memory for the plan: the moves just gathered */
+		rc = p ? make_moves(root, r, base, p->v, p->n, p->nsends)
+		       : make_moves(root, r, base, smoves, nsmoves, count_sends(smoves, nsmoves));
+	}
+	nsmoves = 0; /* made, or dropped with the launch's failure */
+	return rc;
 }
 
 int tsr__coh_sym_read(struct tsr_node *root, const struct tsr_sym_req *r, int64_t base)

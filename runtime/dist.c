@@ -350,12 +350,11 @@ static void one_worker_per_lone_core(struct starpu_conf *conf)
  * where the user said nothing; TSR_IDLE=spin leaves it alone as it leaves the workers. */
 static void yield_when_idle(void)
 {
-	enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN, IDLE_YIELD }; /* TSR_IDLE's words (env.c) */
 	const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-	int idle = IDLE_AUTO;
+	int idle = TSR_IDLE_AUTO;
 
 	tsr__env_choice("TSR_IDLE", "tsr_init", &idle); /* runtime.c reports a wrong value */
-	if (idle == IDLE_SPIN || !local || strtol(local, NULL, 10) < 2)
+	if (idle == TSR_IDLE_SPIN || !local || strtol(local, NULL, 10) < 2)
 		return;
 	setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
 }

@@ -1020,6 +1020,9 @@ int tsr__internal_tasks_init(void);
 /* Drops every host mapping; appends "field 'f' of 'r'" for each to *names (malloc'd, grown). */
 int tsr__unmap_all(char **names);
 
+/* TSR_IDLE's words, in env.c's order (tsr__env_choice gives their index) */
+enum tsr_idle_word { TSR_IDLE_AUTO, TSR_IDLE_PARK, TSR_IDLE_SPIN, TSR_IDLE_YIELD };
+
 /* ---- idle.c: idle workers parked until a task is pushed (TSR_IDLE); *parking says whether
  * they are */
 int tsr__idle_park(struct starpu_conf *conf, int *parking);

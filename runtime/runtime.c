@@ -90,9 +90,6 @@ static void starpu_settings(const tsr_config_t *c, struct starpu_conf *conf)
 	conf->nopencl = c->nopencl >= 0 ? c->nopencl : -1;
 }
 
-/* TSR_IDLE's words (env.c) */
-enum { IDLE_AUTO, IDLE_PARK, IDLE_SPIN, IDLE_YIELD };
-
 /* The switches read before StarPU starts: reductions, coherence, ordering, ranks, idle workers,
  * nice levels, the trace and graph files. *dist: whether to start on several ranks. */
 static int read_switches(const tsr_config_t *c, int *dist, int *idle)
@@ -129,12 +126,12 @@ static int read_switches(const tsr_config_t *c, int *dist, int *idle)
  * as soon (idle.c). */
 static int idle_parks(int idle)
 {
-	return idle == IDLE_PARK || (idle == IDLE_AUTO && tsr__place.node_ranks > 1);
+	return idle == TSR_IDLE_PARK || (idle == TSR_IDLE_AUTO && tsr__place.node_ranks > 1);
 }
 
 static int idle_yields(int idle)
 {
-	return idle == IDLE_YIELD || (idle == IDLE_AUTO && !idle_parks(idle));
+	return idle == TSR_IDLE_YIELD || (idle == TSR_IDLE_AUTO && !idle_parks(idle));
 }
 
 /* StarPU (or StarPU-MPI) started with conf; a failure named with what was asked for. On several

@@ -29,7 +29,7 @@
 # their random owners.
 #
 # Then single programs outside those ranges that once hung or failed on several ranks (regressions:
-# "NP SCHED SEED", each run alone, watched the same way); a few seconds in all.
+# "NP:SCHED:SEED[:SHAPE]", each run alone, watched the same way); a few seconds in all.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
 stall=${TSR_MPI_ORACLE_STALL:-$(scaled 60)}
 full_budget=${TSR_MPI_ORACLE_BUDGET:-$(scaled 120)}
@@ -104,7 +104,7 @@ failed() {   # i, name, np, sched, log
 	show_log "$5" 10
 }
 
-# NP SCHED SEED [SHAPE] of each regression program (the shape, when given, is passed as --shape;
+# NP:SCHED:SEED[:SHAPE] of each regression program (the shape, when given, is passed as --shape;
 # none: the seed's own, as in the mix): why it is here
 #   2 eager 13428: a structured read (an index launch through an aliased partition) posted each
 #                  rank's receives before its sends, and a send waited behind a receive's no-op on

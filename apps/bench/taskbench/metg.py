@@ -88,7 +88,7 @@ def main():
 
     runs, failures = read_runs(args.raw)
     table = summarise(runs, args.stat)
-    groups = collections.defaultdict(dict)   # (policy, pattern) -> system -> iterations -> medians
+    groups = collections.defaultdict(dict)   # (policy, pattern) -> system -> iterations -> summary
     for (policy, pattern, system, iterations), value in table.items():
         groups[(policy, pattern)].setdefault(system, {})[iterations] = value
 

@@ -485,7 +485,8 @@ static struct rec_launch *record_call(struct trace *tr, const struct launch_call
 	r->hash = h;
 	r->call = *c;
 	r->reqs = reqs;
-	memcpy(r->reqs, c->reqs, (size_t)c->n * sizeof *r->reqs);
+	if (c->n > 0) /* a launch without requirements may pass NULL */
+		memcpy(r->reqs, c->reqs, (size_t)c->n * sizeof *r->reqs);
 	r->call.reqs = r->reqs;
 	return r;
 }
@@ -681,7 +682,8 @@ void tsr__replay_keep_deps(struct replay_step *s, int64_t pi, const struct tsr_d
 		r->lost = 1; /* tsr__replay_done drops the launch */
 		return;
 	}
-	memcpy(r->deps + r->ndeps, d->v, (size_t)d->n * sizeof *d->v);
+	if (d->n > 0) /* a point with no dependences: r->deps may still be NULL */
+		memcpy(r->deps + r->ndeps, d->v, (size_t)d->n * sizeof *d->v);
 	r->ndeps += d->n;
 	r->dep_first[pi + 1] = r->ndeps;
 }

@@ -391,7 +391,8 @@ static int readers_of_mine(struct tsr_node *root, const struct tsr_partition *h,
 		}
 	}
 
-	qsort(readers->v, (size_t)readers->n, sizeof *readers->v, by_value);
+	if (readers->n > 1) /* none: readers->v may still be NULL */
+		qsort(readers->v, (size_t)readers->n, sizeof *readers->v, by_value);
 	int n = 0;
 	for (int i = 0; i < readers->n; i++)
 		if (i == 0 || readers->v[i] != readers->v[n - 1])
@@ -545,7 +546,8 @@ static int gather_moves(struct tsr_node *root, const struct tsr_sym_req *r)
 	if (rc)
 		return rc;
 
-	qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
+	if (nsmoves > 1) /* none: smoves may still be NULL */
+		qsort(smoves, (size_t)nsmoves, sizeof *smoves, by_pair_then_point);
 	join_gathered();
 	return TSR_OK;
 }

@@ -525,7 +525,8 @@ static struct sym_plan *plan_keep(const struct sym_shape *k)
 	struct sym_move *v = malloc((size_t)(nsmoves ? nsmoves : 1) * sizeof *v);
 	if (!v)
 		return NULL;
-	memcpy(v, smoves, (size_t)nsmoves * sizeof *v);
+	if (nsmoves > 0) /* none: smoves may still be NULL */
+		memcpy(v, smoves, (size_t)nsmoves * sizeof *v);
 
 	struct sym_plan *p = nplans < SYM_PLANS ? &plans[nplans++] : &plans[next_out++ % SYM_PLANS];
 	free(p->v);

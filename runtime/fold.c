@@ -307,7 +307,8 @@ static int64_t pool_take(struct partial_pool *pool, int64_t n, starpu_data_handl
 	pool->nmade = made;
 
 	pool->nfree -= taken;
-	memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
+	if (taken > 0) /* none: pool->free may still be NULL */
+		memcpy(out, pool->free + pool->nfree, (size_t)taken * sizeof *out);
 	return taken;
 }
 

@@ -484,6 +484,20 @@ enum { SYM_PLANS = 8 };
 static struct sym_plan plans[SYM_PLANS];
 static int nplans, next_out;
 
+/* b as a key: its dimensions, and zeros beyond (a box built in place may leave them unset, and a
+ * key is compared with memcmp). */
+static tsr_box_t box_key(const tsr_box_t *b)
+{
+	tsr_box_t k;
+	memset(&k, 0, sizeof k);
+	k.dim = b->dim;
+	for (int d = 0; d < b->dim && d < 3; d++) {
+		k.lo[d] = b->lo[d];
+		k.hi[d] = b->hi[d];
+	}
+	return k;
+}
+
 static void shape_of(const struct tsr_node *root, const struct tsr_sym_req *r, struct sym_shape *k)
 {
 	const struct tsr_sym *s = root->sym;
@@ -493,12 +507,12 @@ static void shape_of(const struct tsr_node *root, const struct tsr_sym_req *r, s
 	k->rpart = r->part->id;
 	k->rmpart = r->mpart->id;
 	k->rmgen = r->mpart->ranks_gen;
-	k->rdomain = r->domain;
+	k->rdomain = box_key(&r->domain);
 	k->wpart = s->wpart->id;
 	k->wmpart = s->mpart->id;
 	k->wmgen = s->mpart->ranks_gen;
-	k->wdomain = s->domain;
-	k->cover = s->cover;
+	k->wdomain = box_key(&s->domain);
+	k->cover = box_key(&s->cover);
 }
 
 static struct sym_plan *plan_find(const struct sym_shape *k)

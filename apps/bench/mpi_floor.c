@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,11 @@ struct floor_state {
 	struct tile_plan *plan[NCASES];
 	long step;            /* iterations so far: the parity of the field read */
 	starpu_mpi_tag_t tag; /* the next free tag; both ranks advance it alike */
+	long posted;          /* transfers posted so far */
 };
+
+/* Transfers completed so far (StarPU-MPI's thread counts them). */
+static atomic_long transfers_done;
 
 static double thread_cpu(void)
 {
@@ -446,6 +451,28 @@ static void submit_tile(const struct tile_plan *p, int a)
 	check_rc("starpu_task_submit", starpu_task_submit(task));
 }
 
+/* A transfer's completion, on StarPU-MPI's thread: counted, so that wait_all knows when this
+ * rank's transfers are done. */
+static void transfer_done(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&transfers_done, 1);
+}
+
+static void post_send(struct floor_state *st, starpu_data_handle_t h, starpu_mpi_tag_t tag)
+{
+	st->posted++;
+	check_rc("starpu_mpi_isend_detached",
+		 starpu_mpi_isend_detached(h, st->peer, tag, st->comm, transfer_done, NULL));
+}
+
+static void post_recv(struct floor_state *st, starpu_data_handle_t h, starpu_mpi_tag_t tag)
+{
+	st->posted++;
+	check_rc("starpu_mpi_irecv_detached",
+		 starpu_mpi_irecv_detached(h, st->peer, tag, st->comm, transfer_done, NULL));
+}
+
 /* One iteration with k transfers each way: the tiles' tasks, then k sends of the strips they
  * wrote, then k receives of the strips the next iteration reads. Slot d's strip goes to the
  * neighbour's slot opposite[d], under the tag of d. */
@@ -459,21 +486,33 @@ static void iterate(struct floor_state *st, int c)
 	for (int n = 0; n < ntiles; n++)
 		submit_tile(&st->plan[c][n], a);
 	for (int d = 0; d < k; d++)
-		check_rc("starpu_mpi_isend_detached",
-			 starpu_mpi_isend_detached(x->send[b][d], st->peer, st->tag + d, st->comm,
-						   NULL, NULL));
+		post_send(st, x->send[b][d], st->tag + d);
 	for (int e = 0; e < k; e++)
-		check_rc("starpu_mpi_irecv_detached",
-			 starpu_mpi_irecv_detached(x->recv[b][e], st->peer, st->tag + opposite[e],
-						   st->comm, NULL, NULL));
+		post_recv(st, x->recv[b][e], st->tag + opposite[e]);
 	st->tag += NSLOTS;
 	st->step++;
 }
 
+/* Everything submitted is done: the tasks, then this rank's transfers (their callbacks, on
+ * StarPU-MPI's thread), then the other rank's (a barrier on the host thread). Not
+ * starpu_mpi_wait_for_all, whose barrier runs on StarPU-MPI's thread: with it a run of 8 x 8 tiles
+ * hung once, one rank's MPI thread in MPI_Barrier, the other's still polling for its transfers. A
+ * transfer that never completes ends the run after a minute, said. */
 static void wait_all(struct floor_state *st)
 {
+	static const struct timespec nap = {0, 20000};
 	check_rc("starpu_task_wait_for_all", starpu_task_wait_for_all());
-	check_rc("starpu_mpi_wait_for_all", starpu_mpi_wait_for_all(st->comm));
+	double t0 = app_now();
+	while (atomic_load(&transfers_done) < st->posted) {
+		if (app_now() - t0 > 60) {
+			fprintf(stderr,
+				"mpi-floor: rank %d: %ld of %ld transfers done after 60 s\n",
+				st->rank, (long)atomic_load(&transfers_done), st->posted);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		nanosleep(&nap, NULL);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* --pause: no task runs and no dependence is released while the host thread submits, so it
@@ -539,14 +578,10 @@ static void run_calls(struct floor_state *st, int n, double us[NCALLS])
 		submit_empty(st->probe);
 	double c1 = thread_cpu();
 	for (int m = 0; m < n; m++)
-		check_rc("starpu_mpi_isend_detached",
-			 starpu_mpi_isend_detached(x->send[0][m % NSLOTS], st->peer, st->tag + m,
-						   st->comm, NULL, NULL));
+		post_send(st, x->send[0][m % NSLOTS], st->tag + m);
 	double c2 = thread_cpu();
 	for (int m = 0; m < n; m++)
-		check_rc("starpu_mpi_irecv_detached",
-			 starpu_mpi_irecv_detached(x->recv[0][opposite[m % NSLOTS]], st->peer,
-						   st->tag + m, st->comm, NULL, NULL));
+		post_recv(st, x->recv[0][opposite[m % NSLOTS]], st->tag + m);
 	double c3 = thread_cpu();
 	resume_workers(st);
 	st->tag += n;

@@ -10,14 +10,15 @@
  * T*S elements, one message per neighbour as Tessera joins them; a corner: 1) and StarPU's
  * implicit dependences order everything. The other rank stands for all K neighbours (a distinct
  * tag per neighbour slot and iteration). K = 0 is the N = 1 case, K = 4 a cross-shaped halo, K = 8
- * the middle rank of fake_ranks.c. Printed: the submitting thread's CPU time per iteration
- * (CLOCK_THREAD_CPUTIME_ID around the submission loop; then everything is waited for), the median
- * of R repetitions with the three cases interleaved, their ratios to K = 0, and the CPU of one
- * task submission, one isend and one irecv alone. At the end every received strip must hold, bit
- * for bit, what the other rank last sent from it. Run as mpirun -np 2 mpi-floor. */
+ * the middle rank of fake_ranks.c; a fourth case submits K = 8's tasks without their transfers, to
+ * split a transfer's cost into its call and the buffers it adds to the tasks. Printed: the
+ * submitting thread's CPU time per iteration (CLOCK_THREAD_CPUTIME_ID around the submission loop;
+ * then everything is waited for), the median of R repetitions with the four cases interleaved,
+ * their ratios to K = 0, and the CPU of one task submission, one isend and one irecv alone. At the
+ * end every received strip must hold, bit for bit, what the other rank last sent from it. Run as
+ * mpirun -np 2 mpi-floor. */
 #include "config.h"
 
-#include <math.h>
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -649,15 +650,17 @@ static int check_moved(struct floor_state *st)
 static void usage(void)
 {
 	printf("usage: mpirun -np 2 mpi-floor [--tiles T] [--tile S] [--iters I] [--reps R]\n"
-	       "                 [--calls M] [--ncpu W]\n"
+	       "                 [--calls M] [--ncpu W] [--pause 0|1]\n"
 	       "Raw StarPU-MPI (no Tessera): each rank plays a middle rank of the weak-scaled\n"
 	       "stencil (T x T tiles of S x S, default 2 x 2 of 64 x 64) and per iteration\n"
 	       "submits one Jacobi task per tile and K isend_detached + K irecv_detached of the\n"
-	       "halo strips to the other rank, K = 0, 4 and 8 interleaved. Prints the submitting\n"
-	       "thread's CPU time per iteration (median of R repetitions of I iterations, default\n"
-	       "5 of 1000; mean of the 2 ranks), its ratio to K = 0, and the CPU of one task, one\n"
-	       "isend and one irecv alone (M calls each, default 2000). W CPU workers per rank\n"
-	       "(default 1). Exit status 1 when a received strip does not hold what was sent.\n");
+	       "halo strips to the other rank: (a) K = 0, (b) 4, (c) 8, and (d) the tasks of (c)\n"
+	       "without their transfers, interleaved. Prints the submitting thread's CPU time per\n"
+	       "iteration (median of R repetitions of I iterations, default 5 of 300; mean of the\n"
+	       "2 ranks), its ratio to (a), and the CPU of one task, one isend and one irecv alone\n"
+	       "(M calls each, default 2000). W CPU workers per rank (default 1); --pause 1: the\n"
+	       "workers paused while the host thread submits. Exit status 1 when a received strip\n"
+	       "does not hold what the other rank sent.\n");
 }
 
 static int parse_one(const char *opt, const char *val, struct opts *o)
@@ -685,7 +688,7 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){.tiles = 2,
 			   .side = 64,
-			   .iters = 1000,
+			   .iters = 300,
 			   .reps = 5,
 			   .calls = 2000,
 			   .ncpu = 1};

@@ -494,21 +494,24 @@ static void iterate(struct floor_state *st, int c)
 	st->step++;
 }
 
+/* wait_all's hang guard, seconds */
+enum { HANG_S = 300 };
+
 /* Everything submitted is done: the tasks, then this rank's transfers (their callbacks, on
  * StarPU-MPI's thread), then the other rank's (a barrier on the host thread). Not
  * starpu_mpi_wait_for_all, whose barrier runs on StarPU-MPI's thread: with it a run of 8 x 8 tiles
  * hung once, one rank's MPI thread in MPI_Barrier, the other's still polling for its transfers. A
- * transfer that never completes ends the run after a minute, said. */
+ * transfer that never completes ends the run after five minutes, said. */
 static void wait_all(struct floor_state *st)
 {
 	static const struct timespec nap = {0, 20000};
 	check_rc("starpu_task_wait_for_all", starpu_task_wait_for_all());
 	double t0 = app_now();
 	while (atomic_load(&transfers_done) < st->posted) {
-		if (app_now() - t0 > 60) {
+		if (app_now() - t0 > HANG_S) {
 			fprintf(stderr,
-				"mpi-floor: rank %d: %ld of %ld transfers done after 60 s\n",
-				st->rank, (long)atomic_load(&transfers_done), st->posted);
+				"mpi-floor: rank %d: %ld of %ld transfers done after %d s\n",
+				st->rank, (long)atomic_load(&transfers_done), st->posted, HANG_S);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 		nanosleep(&nap, NULL);

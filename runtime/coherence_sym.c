@@ -413,8 +413,10 @@ static int send_outside(struct tsr_node *root, const struct tsr_sym_req *r, int6
 		int64_t pt[3];
 		tsr__box_point(h->colors, readers.v[i], pt);
 		int64_t pi = tsr__box_index(r->domain, pt);
+		if (pi < 0)
+			continue; /* a color the launch leaves out: no point, no rank */
 		int dst = rank_of_point(r->mpart, pt);
-		if (pi >= 0 && dst != tsr__dist.rank)
+		if (dst != tsr__dist.rank)
 			rc = move_outside(root, pi, &h->boxes[readers.v[i]], dst, 1, base);
 	}
 

@@ -486,41 +486,37 @@ enum { SYM_PLANS = 8 };
 static struct sym_plan plans[SYM_PLANS];
 static int nplans, next_out;
 
-/* b as a key: its dimensions, and zeros beyond (a box built in place may leave them unset, and a
- * key is compared with memcmp). */
-static tsr_box_t box_key(const tsr_box_t *b)
-{
-	tsr_box_t k;
-	memset(&k, 0, sizeof k);
-	k.dim = b->dim;
-	for (int d = 0; d < b->dim && d < 3; d++) {
-		k.lo[d] = b->lo[d];
-		k.hi[d] = b->hi[d];
-	}
-	return k;
-}
-
 static void shape_of(const struct tsr_node *root, const struct tsr_sym_req *r, struct sym_shape *k)
 {
 	const struct tsr_sym *s = root->sym;
-	memset(k, 0, sizeof *k); /* compared with memcmp: no stray padding */
 	k->region = root->region->id;
 	k->field = root->field;
 	k->rpart = r->part->id;
 	k->rmpart = r->mpart->id;
 	k->rmgen = r->mpart->ranks_gen;
-	k->rdomain = box_key(&r->domain);
+	k->rdomain = r->domain;
 	k->wpart = s->wpart->id;
 	k->wmpart = s->mpart->id;
 	k->wmgen = s->mpart->ranks_gen;
-	k->wdomain = box_key(&s->domain);
-	k->cover = box_key(&s->cover);
+	k->wdomain = s->domain;
+	k->cover = s->cover;
+}
+
+/* Field by field, boxes by their dimensions only (as fold_ranks.c's plans): a box built in place
+ * may leave the coordinates beyond its dimension unset. */
+static int same_shape(const struct sym_shape *a, const struct sym_shape *b)
+{
+	return a->region == b->region && a->field == b->field && a->rpart == b->rpart &&
+	       a->rmpart == b->rmpart && a->rmgen == b->rmgen && a->wpart == b->wpart &&
+	       a->wmpart == b->wmpart && a->wmgen == b->wmgen &&
+	       tsr__box_equal(&a->rdomain, &b->rdomain) &&
+	       tsr__box_equal(&a->wdomain, &b->wdomain) && tsr__box_equal(&a->cover, &b->cover);
 }
 
 static struct sym_plan *plan_find(const struct sym_shape *k)
 {
 	for (int i = 0; i < nplans; i++)
-		if (!memcmp(&plans[i].shape, k, sizeof *k))
+		if (same_shape(&plans[i].shape, k))
 			return &plans[i];
 	return NULL;
 }

@@ -13,6 +13,8 @@ untouched):
   DIR/starpu/main           Task Bench's raw StarPU backend (StarPU 1.3 + StarPU-MPI, mpic++)
   DIR/mpi/nonblock          Task Bench's MPI backend (nonblocking point-to-point, mpic++)
   DIR/tessera/main          the Tessera backend, apps/bench/taskbench/tessera_main.cc
+  DIR/floor/main            raw StarPU as a replay could submit it at the least (no data
+                            handles, explicit dependences): apps/bench/taskbench/floor_main.cc
 TASKBENCH_DIR      a checkout of https://github.com/StanfordLegion/task-bench
 TESSERA_BUILD_DIR  a configured and built Tessera tree holding libtessera.la and
                    tessera-uninstalled.pc (default: the tree this script sits in)
@@ -84,4 +86,11 @@ tsr_flags=$(PKG_CONFIG_PATH="$tessera${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-
 ${CXX:-c++} -std=c++11 -O3 -Wall -Wextra -I"$tb/core" -o "$out/tessera/main" "$here/tessera_main.cc" \
 	-L"$out/core" -lcore_s $tsr_flags
 
-echo "build.sh: done: $out/starpu/main, $out/mpi/nonblock and $out/tessera/main"
+# Ours: raw StarPU submitted as a replay of the steps could submit it at the least (the floor under
+# the Tessera backend's traced METG), against StarPU and Task Bench's core only.
+echo "build.sh: StarPU floor backend -> $out/floor"
+mkdir -p "$out/floor"
+${CXX:-c++} -std=c++11 -O3 -Wall -Wextra -I"$tb/core" $(pkg-config --cflags starpu-1.3) \
+	-o "$out/floor/main" "$here/floor_main.cc" -L"$out/core" -lcore_s $(pkg-config --libs starpu-1.3)
+
+echo "build.sh: done: $out/starpu/main, $out/mpi/nonblock, $out/tessera/main and $out/floor/main"

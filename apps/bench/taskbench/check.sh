@@ -9,7 +9,7 @@ usage: check.sh [BUILD_DIR]
 Run BUILD_DIR/tessera/main (default ./taskbench-build, see build.sh) on every Task Bench
 dependence pattern, natural mapping and -tessera-proj, 2 CPU workers, with eager and lws, then in
 traces (-tessera-trace) and with TSR_REPLAY=off; each run must exit 0 and print its check of the
-last step's outputs (Task Bench's core checks every task's inputs and aborts on a wrong one). Then the refusals: -field 1 on a graph with dependencies, and
+last step's outputs; then the floor backend (BUILD_DIR/floor/main) on every pattern (Task Bench's core checks every task's inputs and aborts on a wrong one). Then the refusals: -field 1 on a graph with dependencies, and
 -tessera-proj on a graph whose points have more dependencies than a launch takes requirements.
 Prints one line per case and "check.sh: N failed" at the end; exit status 1 if any failed.
 EOF
@@ -96,6 +96,34 @@ expect_refusal "-field 1" "graph 0: -field 1: step 1 reads step 0's outputs .*-f
 	-steps 4 -width 4 -type stencil_1d -field 1
 expect_refusal "-tessera-proj with 100 dependencies" "step 1 of graph 0 (101 requirements)" \
 	-steps 4 -width 100 -type all_to_all -field 2 -tessera-proj
+
+# The floor backend (floor_main.cc: raw StarPU, no data handles, explicit dependences) must be as
+# right as the others, with 2 and 3 fields (its dependences on the readers of the slot it
+# overwrites differ) and with the StarPU data it can list for measurement (-floor-buffers 2).
+floor=$builddir/floor/main
+if [ -x "$floor" ]; then
+	for pattern in $patterns; do
+		for opts in "-field 2" "-field 3" "-field 2 -floor-buffers 2"; do
+			name="floor $pattern $opts"
+			rc=0
+			STARPU_SCHED=eager "$floor" -steps 20 -width 8 -type "$pattern" -kernel compute_bound -iter 64 \
+				$opts > "$tmp/out" 2>&1 || rc=$?
+			if [ $rc = 0 ] && grep -q '^StarPU floor: outputs of the last step verified$' "$tmp/out"; then
+				pass "$name"
+			else
+				fail "$name (exit $rc): $(tail -n 2 "$tmp/out" | tr '\n' ' ')"
+			fi
+		done
+	done
+	expect_floor_refusal=$(STARPU_SCHED=eager "$floor" -steps 4 -width 4 -type stencil_1d -field 1 2>&1)
+	if echo "$expect_floor_refusal" | grep -q 'give -field 2 or more'; then
+		pass "floor -field 1 refused"
+	else
+		fail "floor -field 1 not refused: $expect_floor_refusal"
+	fi
+else
+	echo "check.sh: $floor not built: the floor backend is not checked"
+fi
 
 echo "check.sh: $failed failed"
 [ $failed = 0 ]

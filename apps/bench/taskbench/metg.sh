@@ -14,12 +14,15 @@ systems built by build.sh in BUILD_DIR (default ./taskbench-build):
   tessera-trace    BUILD_DIR/tessera/main -tessera-trace  (the steps in tsr_trace_begin/end by hand)
   tessera-proj     BUILD_DIR/tessera/main -tessera-proj   (projections onto the tiles)
   starpu           BUILD_DIR/starpu/main                  (Task Bench's raw StarPU backend)
+  starpu-floor     BUILD_DIR/floor/main                   (raw StarPU as a replay could submit it
+                                                          at the least: no data handles, explicit
+                                                          dependences; the floor under Tessera's)
   mpi              BUILD_DIR/mpi/nonblock under mpirun -np NCPU (Task Bench's MPI backend)
 For each repetition, pattern and kernel size the systems run one after another (so that a change in
 the machine's load spreads over all of them), then metg.py computes each system's METG(50%) from the
 medians and prints a Markdown table with the ratios to StarPU. Every run must validate: Task Bench
-checks each task's inputs, the Tessera backend also checks the last step's outputs; a run that
-fails is reported and left out.
+checks each task's inputs, the Tessera and floor backends also check the last step's outputs; a
+run that fails is reported and left out.
 Options:
   --policies "P.."   StarPU policies, each a separate sweep (default: eager; e.g. "eager lws dmda")
   --patterns "T.."   dependence types (default: "stencil_1d nearest")
@@ -76,9 +79,10 @@ for s in $systems; do
 	case $s in
 	tessera|tessera-untraced|tessera-trace|tessera-proj) bin=$builddir/tessera/main ;;
 	starpu) bin=$builddir/starpu/main ;;
+	starpu-floor) bin=$builddir/floor/main ;;
 	mpi) bin=$builddir/mpi/nonblock ;;
 	*) echo "metg.sh: unknown system '$s' (tessera, tessera-untraced, tessera-trace, tessera-proj," \
-		"starpu, mpi)" >&2; exit 2 ;;
+		"starpu, starpu-floor, mpi)" >&2; exit 2 ;;
 	esac
 	if [ ! -x "$bin" ]; then
 		echo "metg.sh: $bin not found: run build.sh first (or give its build directory)" >&2
@@ -112,6 +116,7 @@ run_one() {
 	tessera-trace) set -- "$builddir/tessera/main" $args -tessera-trace ;;
 	tessera-proj) set -- "$builddir/tessera/main" $args -tessera-proj ;;
 	starpu) set -- "$builddir/starpu/main" $args -core "$ncpu" -p 1 ;;
+	starpu-floor) set -- "$builddir/floor/main" $args ;;
 	mpi) set -- mpirun --allow-run-as-root --oversubscribe -np "$ncpu" "$builddir/mpi/nonblock" $args ;;
 	esac
 	rc=0
@@ -127,6 +132,8 @@ run_one() {
 	elif [ -z "$elapsed" ] || [ -z "$flops" ] || [ -z "$tasks" ]; then
 		status="no timing"
 	elif [ "${system#tessera}" != "$system" ] && ! grep -q '^Tessera: outputs of the last step verified$' "$log"; then
+		status="not verified"
+	elif [ "$system" = starpu-floor ] && ! grep -q '^StarPU floor: outputs of the last step verified$' "$log"; then
 		status="not verified"
 	fi
 	echo "$policy,$pattern,$system,$iter,$rep,${elapsed:-0},${flops:-0},${tasks:-0},$status,logs/$(basename "$log")" >> "$raw"

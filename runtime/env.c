@@ -58,6 +58,11 @@ static const struct row rows[] = {
 	 "StarPU's sequential consistency. `tessera-info` and `tsr_deps_name()` say which is in "
 	 "use",
 	 .flag = "--deps"},
+	{"TSR_TASKDATA", "direct|buffers", "direct",
+	 "how a task whose views Tessera orders (TSR_DEPS explicit, one process) reaches them: "
+	 "through their host addresses, listing no StarPU data (direct: StarPU neither fetches "
+	 "nor releases what is already in place), or as StarPU buffers (buffers)",
+	 .flag = "--taskdata"},
 	{"TSR_REPLAY", "auto|off", "auto",
 	 "traces (replay): a repeated sequence of launches is found without tsr_trace_begin, "
 	 "analysed once and replayed (auto), or only traces the program opens are (off); one "

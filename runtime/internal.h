@@ -627,6 +627,7 @@ int tsr__order_init(int quiet);
 /* once StarPU runs: whether this run can use it */
 void tsr__order_start(int can);
 int tsr__order_active(void);
+int tsr__order_direct(void); /* tasks reach the views it orders directly (TSR_TASKDATA) */
 int tsr__order_track(starpu_data_handle_t h);    /* a view's handle, just registered */
 void tsr__order_untrack(starpu_data_handle_t h); /* before it is unregistered */
 int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's tasks */
@@ -635,6 +636,10 @@ int tsr__order_tracks(starpu_data_handle_t h);   /* whether Tessera orders h's t
  * handles, of which the TSR_WAIT_AS_WRITE and TSR_WAIT_AS_READ entries (no buffers of the task)
  * are waited for too, and a TSR_WAIT_AS_READ one makes the task one of the handle's readers. */
 int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits);
+/* The same for a task whose variant reads its views through ctx (a point's context, launch.c): it
+ * may then reach them directly (TSR_TASKDATA) */
+int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *waits,
+			    struct tsr_ctx *ctx);
 int tsr__order_wait(const struct tsr_deps *held, const struct tsr_dep *own); /* host access */
 /* after a full wait: forget, destroy finished tasks */
 void tsr__order_waited(void);
@@ -911,6 +916,10 @@ struct tsr_ctx {
 	int oob_reported;
 	/* the task's callback, not its wrapper, is the last to use it */
 	int release_in_callback;
+	/* TSR_TASKDATA=direct: the task lists no StarPU data; these are its views' interfaces on
+	 * the host, in the order it would have listed them (order.c) */
+	int ndirect;
+	void *direct[STARPU_NMAXBUFS];
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[]; /* nreqs, then args bytes */

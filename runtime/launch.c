@@ -319,7 +319,8 @@ static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_
 {
 	struct tsr_obs_rec *obs = tsr__obs_task(task, ctx);
 	tsr__ctx_hold_states(ctx); /* before submission: the task may end before submit returns */
-	int rc = tsr__order_submit(task, deps); /* on failure the task is gone, not the context */
+	/* on failure the task is gone, not the context */
+	int rc = tsr__order_submit_point(task, deps, ctx);
 	if (!rc)
 		return TSR_OK;
 

@@ -57,6 +57,7 @@ struct tsr_order {
 #define TSR_OREF_KEEP 4096
 
 static int wanted = 1;                               /* TSR_DEPS: explicit (default) or implicit */
+static int direct_wanted = 1;                        /* TSR_TASKDATA: direct (default) or buffers */
 static int active;                                   /* wanted, and this run can (see the header) */
 static struct tsr_order *states;                     /* every tracked handle's state */
 static struct tsr_oref *unnamed_head, *unnamed_tail; /* tasks no state names, to destroy once
@@ -153,6 +154,13 @@ int tsr__order_init(int quiet)
 	int rc = tsr__env_choice("TSR_DEPS", "tsr_init", &mode);
 	if (rc)
 		return rc;
+
+	enum { DIRECT, BUFFERS };
+	int data;
+	rc = tsr__env_choice("TSR_TASKDATA", "tsr_init", &data);
+	if (rc)
+		return rc;
+	direct_wanted = data == DIRECT;
 
 	wanted = 0;
 	if (mode != EXPLICIT)
@@ -485,13 +493,14 @@ static void add_reader(struct tsr_order *s, struct tsr_oref *o)
 }
 
 /* The submitted task o becomes its handles' last writer or one more reader, and one more reader
- * of the handles it waits for as a read. */
-static void record(struct tsr_oref *o, const struct tsr_deps *waits)
+ * of the handles it waits for as a read. nlisted: the handles it names (a direct task keeps them
+ * in its structure but lists none to StarPU). */
+static void record(struct tsr_oref *o, const struct tsr_deps *waits, int nlisted)
 {
 	struct starpu_task *task = o->task;
 	o->refs = 1; /* ours until the end of this function */
 
-	for (int b = 0; b < task->nbuffers; b++) {
+	for (int b = 0; b < nlisted; b++) {
 		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
 		if (!s)
 			continue;
@@ -564,7 +573,63 @@ static int waits_tracked(const struct tsr_deps *waits)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ direct data */
+
+/* TSR_TASKDATA=direct. Where Tessera orders every view a task lists (one process, one memory node:
+ * the data never leaves the host, and lives where the view was registered), StarPU's work on the
+ * task's buffers is bookkeeping with nothing to move: fetch, reference counts and the data's own
+ * reader-writer lock at the start, release at the end, about a tenth of a short task's cost on
+ * each side (apps/bench/README.md, "Traces: the floor"). Such a task lists no StarPU data: its
+ * context holds the views' host interfaces, the same structures StarPU would hand the variant, and
+ * its order comes from the explicit dependences alone, as it already did (the views of one field
+ * alias one array, which StarPU's per-handle lock never covered). Not for a task with a handle
+ * Tessera does not order (a future, a private reduction buffer, a transfer), a REDUX or SCRATCH
+ * access, more than STARPU_NMAXBUFS buffers, a task without a point's context (syncs, folds), or on
+ * ranks (StarPU-MPI's transfers go through the handles). A host access still waits for the
+ * tasks through order.c (tsr__order_wait) and a launch on mapped data is refused, as before. */
+int tsr__order_direct(void)
+{
+	return active && direct_wanted && !tsr__dist.on;
+}
+
+/* ctx: the context the task's variant reads its views through (a point's), or NULL. */
+static int direct_ok(const struct starpu_task *task, const struct tsr_ctx *ctx)
+{
+	if (!ctx || !tsr__order_direct())
+		return 0;
+	if (task->nbuffers <= 0 || task->nbuffers > STARPU_NMAXBUFS || task->dyn_handles)
+		return 0;
+
+	for (int b = 0; b < task->nbuffers; b++) {
+		starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, b);
+		enum starpu_data_access_mode m = STARPU_TASK_GET_MODE(task, b);
+		if (!state_of(h) || (m & ~STARPU_RW))
+			return 0;
+		/* a view always has its array on the host here; the check costs a field read */
+		if (!starpu_data_test_if_allocated_on_node(h, STARPU_MAIN_RAM))
+			return 0;
+	}
+	return 1;
+}
+
+/* The task reaches its views through ctx; StarPU sees no data (the handles stay in the task for
+ * record()). */
+static void make_direct(struct starpu_task *task, struct tsr_ctx *ctx)
+{
+	for (int b = 0; b < task->nbuffers; b++)
+		ctx->direct[b] = starpu_data_get_interface_on_node(STARPU_TASK_GET_HANDLE(task, b),
+								   STARPU_MAIN_RAM);
+	ctx->ndirect = task->nbuffers;
+	task->nbuffers = 0;
+}
+
 int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
+{
+	return tsr__order_submit_point(task, waits, NULL);
+}
+
+int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *waits,
+			    struct tsr_ctx *ctx)
 {
 	tsr__dist_count_task(task->cl); /* several ranks: TSR_STATS counts the tasks per rank */
 
@@ -604,6 +669,10 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 	if (ndeps)
 		starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 
+	int nlisted = task->nbuffers;
+	if (direct_ok(task, ctx))
+		make_direct(task, ctx);
+
 	rc = tsr__starpu_code(starpu_task_submit(task));
 	if (rc) {
 		oref_free(o);
@@ -614,7 +683,7 @@ int tsr__order_submit(struct starpu_task *task, const struct tsr_deps *waits)
 		return rc;
 	}
 
-	record(o, waits);
+	record(o, waits, nlisted);
 	return TSR_OK;
 }
 

@@ -449,6 +449,13 @@ const char *tsr_deps_name(void)
 	return tsr__order_active() ? "explicit" : "implicit";
 }
 
+const char *tsr_taskdata_name(void)
+{
+	if (!tsr__rt.initialized)
+		return NULL;
+	return tsr__order_direct() ? "direct" : "buffers";
+}
+
 const char *tsr_sched_name(void)
 {
 	if (!tsr__rt.initialized)

@@ -172,10 +172,10 @@ static void run_user_code(struct tsr_ctx *ctx)
 static void run_variant(void *buffers[], void *cl_arg, int arch)
 {
 	struct tsr_ctx *ctx = cl_arg;
-	ctx->buffers = buffers;
+	ctx->buffers = ctx->ndirect ? ctx->direct : buffers;
 	ctx->arch = arch;
 
-	start_private_buffers(ctx, buffers, arch);
+	start_private_buffers(ctx, ctx->buffers, arch);
 	zero_result(ctx);
 
 	char *inherited = tsr__poison_inherited(ctx);

@@ -309,6 +309,16 @@ const char *tsr_sched_name(void);
  * @par Threads
  * Host thread (not checked). */
 const char *tsr_deps_name(void);
+/** How a task reaches the views Tessera orders. "direct" (where tsr_deps_name() is "explicit" and
+ * the program runs in one process, the default: the task lists no StarPU data, its accessors
+ * point at the views' host arrays, where the data always is) or "buffers" (each view is a StarPU
+ * buffer of the task: devices, several ranks, TSR_DEPS=implicit, or TSR_TASKDATA=buffers).
+ * A task whose data Tessera does not order (futures, private reduction buffers) lists it as
+ * buffers either way.
+ * @return "direct" or "buffers"; NULL before tsr_init(); a static string
+ * @par Threads
+ * Host thread (not checked). */
+const char *tsr_taskdata_name(void);
 /** @} */
 
 /* ------------------------------------------------------------ index spaces */

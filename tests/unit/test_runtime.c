@@ -4,6 +4,7 @@
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED */
 #include <stdatomic.h>
 #include <unistd.h>
+#include <starpu.h>
 #include "tsr_test.h"
 
 /* The tests below set the environment themselves: start from a clean one (each test is forked). */
@@ -16,6 +17,8 @@ static void clean_env(void)
 	unsetenv("STARPU_NCPU");
 	unsetenv("STARPU_NCPUS");
 	unsetenv("TSR_WINDOW");
+	unsetenv("TSR_TASKDATA");
+	unsetenv("TSR_DEPS");
 }
 
 START_TEST(config_init_sets_starpu_defaults)
@@ -281,6 +284,134 @@ START_TEST(window_bounds_the_tasks_in_flight)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ task data */
+
+enum { TD_N = 64, TD_TILES = 4 };
+
+/* The most StarPU data any task of the run listed (direct: none). */
+static atomic_int td_listed;
+
+static void td_note_listed(void)
+{
+	int n = (int)starpu_task_get_current()->nbuffers;
+	int seen = atomic_load(&td_listed);
+	while (n > seen && !atomic_compare_exchange_weak(&td_listed, &seen, n))
+		;
+}
+
+/* v[i] = i over the point's tile. */
+static void td_fill(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	(void)args;
+	(void)arglen;
+	td_note_listed();
+	tsr_accessor_t v;
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_WRITE_DISCARD, &v) != TSR_OK)
+		return;
+	double *p = v.ptr;
+	for (int64_t i = v.lo[0]; i <= v.hi[0]; i++)
+		p[i - v.lo[0]] = (double)i;
+}
+
+/* w[i] = v[i-1] + v[i] + v[i+1] (those in the region) over the tile, v read through the tile's
+ * halo: two views of v that alias, ordered only by the dependences. */
+static void td_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	(void)args;
+	(void)arglen;
+	td_note_listed();
+	tsr_accessor_t w;
+	tsr_accessor_t v;
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_WRITE_DISCARD, &w) != TSR_OK ||
+	    tsr_ctx_field(ctx, 1, 0, TSR_F64, TSR_READ, &v) != TSR_OK)
+		return;
+	double *out = w.ptr;
+	const double *in = v.ptr;
+	for (int64_t i = w.lo[0]; i <= w.hi[0]; i++) {
+		double sum = 0;
+		for (int64_t j = i - 1; j <= i + 1; j++)
+			if (j >= v.lo[0] && j <= v.hi[0])
+				sum += in[j - v.lo[0]];
+		out[i - w.lo[0]] = sum;
+	}
+}
+
+/* Steps of fill then sum, v rewritten in place (w[i] += ... each step through the same views), so
+ * that a missing dependence shows in the sums; the result checked, the data listed returned. */
+static int td_run(void)
+{
+	tsr_fspace_t fs;
+	tsr_field_t fv, fw;
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "v", TSR_F64, 0, &fv));
+	CK_TSR(tsr_fspace_add(fs, "w", TSR_F64, 0, &fw));
+	tsr_region_t r;
+	CK_TSR(tsr_region_create("td", tsr_box1(0, TD_N - 1), fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_partition_t tiles, halos;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, TD_TILES - 1), "tiles", &tiles));
+	tsr_box_t boxes[TD_TILES];
+	int per = TD_N / TD_TILES;
+	for (int c = 0; c < TD_TILES; c++)
+		boxes[c] = tsr_box1(c * per > 0 ? c * per - 1 : 0,
+				    (c + 1) * per < TD_N ? (c + 1) * per : TD_N - 1);
+	CK_TSR(tsr_partition_boxes(r, TD_TILES, boxes, "halos", &halos));
+
+	tsr_task_t fill = tsr_test_task("td_fill", td_fill, TSR_NONE);
+	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
+	tsr_req_t freq = tsr_req_part(tiles, TSR_WRITE_DISCARD, 1, &fv);
+	tsr_req_t sreq[2] = {tsr_req_part(tiles, TSR_WRITE_DISCARD, 1, &fw),
+			     tsr_req_part(halos, TSR_READ, 1, &fv)};
+	atomic_store(&td_listed, 0);
+	for (int step = 0; step < 20; step++) {
+		CK_TSR(tsr_index_launch(fill, tsr_box1(0, TD_TILES - 1), 1, &freq, NULL, 0,
+					TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(sum, tsr_box1(0, TD_TILES - 1), 2, sreq, NULL, 0,
+					TSR_REDOP_NONE, NULL));
+	}
+	double w[TD_N];
+	CK_TSR(tsr_region_read(r, fw, w, sizeof w));
+	for (int i = 0; i < TD_N; i++) {
+		double want = (double)i + (i > 0 ? i - 1 : 0) + (i < TD_N - 1 ? i + 1 : 0);
+		ck_assert_msg(w[i] == want, "w[%d] = %g, not %g", i, w[i], want);
+	}
+	CK_TSR(tsr_region_destroy(r));
+	return atomic_load(&td_listed);
+}
+
+START_TEST(task_data_direct_where_tessera_orders_buffers_elsewhere)
+{
+	const char *cases[][3] = {
+#ifdef TSR_STARPU_NOTIFY_FIXED
+		{"", "", "direct"},
+		{"TSR_TASKDATA", "direct", "direct"},
+#endif
+		{"TSR_TASKDATA", "buffers", "buffers"},
+		{"TSR_DEPS", "implicit", "buffers"}, /* StarPU orders them: it must see the data */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		clean_env();
+		setenv("TSR_NCPU", "2", 1);
+		if (*cases[i][0])
+			setenv(cases[i][0], cases[i][1], 1);
+		CK_TSR(tsr_init(NULL));
+		const char *want = tsr_ncuda_workers() == 0 ? cases[i][2] : "buffers"; /* GPUs */
+		ck_assert_msg(!strcmp(tsr_taskdata_name(), want), "%s=%s: task data %s, not %s",
+			      cases[i][0], cases[i][1], tsr_taskdata_name(), want);
+		int listed = td_run();
+		if (!strcmp(want, "direct"))
+			ck_assert_msg(listed == 0, "direct: a task listed %d StarPU data", listed);
+		else
+			/* the tile written and the halo read at least (pieces and waits may add
+			 * more) */
+			ck_assert_msg(listed >= 2, "buffers: tasks listed at most %d StarPU data",
+				      listed);
+		CK_TSR(tsr_finalize());
+	}
+	ck_assert_ptr_null(tsr_taskdata_name());
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runtime");
@@ -295,6 +426,7 @@ int main(void)
 	tcase_add_test(own, error_codes_have_names_and_messages);
 	tcase_add_test(own, type_sizes_and_names);
 	tcase_add_test(own, window_bounds_the_tasks_in_flight);
+	tcase_add_test(own, task_data_direct_where_tessera_orders_buffers_elsewhere);
 	suite_add_tcase(s, own);
 	TCase *rt = tsr_test_tcase("running", 1);
 	tcase_add_test(rt, fence_with_nothing_submitted_returns_ok);

@@ -260,6 +260,10 @@ void tsr__dist_count_task(const struct starpu_codelet *cl);
 /* Fake ranks (TSR_FAKE_NRANKS): this process plays one rank of a job without MPI. Task variants
  * are then not run (task.c's wrapper asks), transfers are counted and replaced (dist.c). */
 int tsr__dist_fake(void);
+/* With MPI (xfer.c): transfer views' datatype, registered once StarPU-MPI runs, and dropped after
+ * its shutdown */
+int tsr__xview_mpi_start(void);
+void tsr__xview_mpi_stop(void);
 int tsr__dist_runs_variants(void); /* 0 on a fake rank; any thread */
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
@@ -427,6 +431,12 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 /* boxes inside box */
 void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before);
 void tsr__poison_forget_region(uint64_t root);
+/* Marks between ranks (xfer.c carries them with each transfer): the sender's marks that meet box
+ * (whole boxes, at most max; returns how many), and the receiver's update once the data arrived. */
+int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t before,
+			    tsr_box_t *out, int max, char *msg, size_t msgsize);
+void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
+				const tsr_box_t *marks, int n, const char *msg);
 /* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
  * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
 char *tsr__poison_inherited(const struct tsr_ctx *ctx);
@@ -771,6 +781,7 @@ struct tsr_node {
 	/* index of the validity piece that is exactly its box, if any */
 	int valid_hint;
 	tsr_box_t transfer_box;
+	struct tsr_xstate *xstate; /* a transfer view's queue of transfers (xfer.c) */
 };
 
 struct tsr_region {

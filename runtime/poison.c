@@ -3,6 +3,7 @@
  * policy is here too, for task.c's wrapper to apply: a task that would read poison is skipped and
  * poisons its outputs with the same message, a failed task poisons its outputs with its own, and a
  * successful task heals what it wrote whole (WRITE). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -217,6 +218,61 @@ void tsr__poison_forget_region(uint64_t root)
 void tsr__poison_reset(void)
 {
 	remove_where(any, 0, 0, tsr_box1(0, 0), 0);
+}
+
+/* ------------------------------------------------------------------ marks between ranks */
+
+/* The smallest box around a and b (of one dimension count). */
+static tsr_box_t around(tsr_box_t a, tsr_box_t b)
+{
+	for (int d = 0; d < a.dim; d++) {
+		a.lo[d] = a.lo[d] < b.lo[d] ? a.lo[d] : b.lo[d];
+		a.hi[d] = a.hi[d] > b.hi[d] ? a.hi[d] : b.hi[d];
+	}
+	return a;
+}
+
+/* What a rank sends with a transfer of box (xfer.c): the whole boxes of its marks of tasks
+ * submitted before `before` that meet box, as a receiver must keep them (a heal clears a mark only
+ * when it covers all of it, on any rank), at most max of them: the last slot then holds the
+ * smallest box around the rest, which poisons more, never less. The first mark's message goes to
+ * msg (cut to msgsize). Returns how many boxes out holds. */
+int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t before,
+			    tsr_box_t *out, int max, char *msg, size_t msgsize)
+{
+	int n = 0;
+
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return 0;
+
+	pthread_mutex_lock(&poison_lock);
+	for (struct poisoned *p = poisoned; p; p = p->next) {
+		if (p->root != root || p->field != field || p->seq >= before ||
+		    !tsr__box_overlap(p->box, box))
+			continue;
+		if (n == 0)
+			snprintf(msg, msgsize, "%s", p->msg);
+		if (n < max)
+			out[n++] = p->box;
+		else
+			out[max - 1] = around(out[max - 1], p->box);
+	}
+	pthread_mutex_unlock(&poison_lock);
+	return n;
+}
+
+/* A transfer of box arrived (xfer.c), received in submission order just before `before`: it
+ * replaced the values inside box as a write would, so this rank's marks inside it go, and the
+ * sender's marks of it (n boxes, message msg) are this rank's now, ahead of every task submitted
+ * after the receive. */
+void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
+				const tsr_box_t *marks, int n, const char *msg)
+{
+	if (__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		tsr__field_poison_clear(root, field, box, before);
+
+	for (int i = 0; i < n; i++)
+		tsr__field_poison_add(root, field, marks[i], msg, before - 1);
 }
 
 /* ------------------------------------------------------------------ the policy, per task */

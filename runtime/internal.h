@@ -263,6 +263,7 @@ int tsr__dist_fake(void);
 /* With MPI (xfer.c): transfer views' datatype, registered once StarPU-MPI runs, and dropped after
  * its shutdown */
 int tsr__xview_mpi_start(void);
+int tsr__is_xview(starpu_data_handle_t h); /* a transfer view's handle (xfer.c) */
 void tsr__xview_mpi_stop(void);
 int tsr__dist_runs_variants(void); /* 0 on a fake rank; any thread */
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */

@@ -59,6 +59,12 @@ struct starpu_data_interface_ops *tsr__xview_ops(void)
 	return &xview_ops;
 }
 
+/* Whether h is a transfer view (order.c: its user data is not an ordering state). */
+int tsr__is_xview(starpu_data_handle_t h)
+{
+	return starpu_data_get_interface_id(h) == tsr__xview_ops()->interfaceid;
+}
+
 static void xstate_unref(struct tsr_xstate *s)
 {
 	pthread_mutex_lock(&s->lock);

@@ -177,12 +177,11 @@ static void remove_where(int (*drop)(struct poisoned *p, uint64_t root, int fiel
 	pthread_mutex_unlock(&poison_lock);
 }
 
-/* A heal submitted as `before` replaces the failures of tasks submitted before it: the mark goes
- * when its last failure is among them, or keeps only its last failure. */
-static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+/* p's failures of tasks submitted before `before` are replaced by a write submitted as `before`:
+ * 1 when that is all of them (the mark goes), else it keeps only its last failure. */
+static int replaced_before(struct poisoned *p, uint64_t before)
 {
-	if (p->root != root || p->field != field || !tsr__box_inside(&p->box, &box) ||
-	    p->seq >= before)
+	if (p->seq >= before)
 		return 0;
 	if (p->last_seq < before)
 		return 1;
@@ -192,6 +191,23 @@ static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t bo
 	p->msg = p->last_msg;
 	p->seq = p->last_seq;
 	return 0;
+}
+
+/* A heal submitted as `before` replaces the failures of the marks it covers whole. */
+static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+{
+	if (p->root != root || p->field != field || !tsr__box_inside(&p->box, &box))
+		return 0;
+	return replaced_before(p, before);
+}
+
+/* A transfer of box received as `before` replaces the failures of every mark that meets box: the
+ * sender's marks of the box take their place (tsr__field_poison_received). */
+static int met_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+{
+	if (p->root != root || p->field != field || !tsr__box_overlap(p->box, box))
+		return 0;
+	return replaced_before(p, before);
 }
 
 static int of_region(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
@@ -262,14 +278,17 @@ int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t be
 }
 
 /* A transfer of box arrived (xfer.c), received in submission order just before `before`: it
- * replaced the values inside box as a write would, so this rank's marks inside it go, and the
- * sender's marks of it (n boxes, message msg) are this rank's now, ahead of every task submitted
- * after the receive. */
+ * replaced the values inside box as a write would, and its sender, which held the box's latest
+ * values, held every mark that meets the box, whole. So this rank's marks that meet the box go,
+ * even those that reach past it (a mark the sender lacks was healed where the box was written
+ * last: the oracle's seed 200219 kept a whole tile's mark on a rank that had received one row of
+ * it, after the tile's owner had rewritten it all), and the sender's marks of it (n boxes, message
+ * msg) are this rank's now, ahead of every task submitted after the receive. */
 void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
 				const tsr_box_t *marks, int n, const char *msg)
 {
 	if (__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
-		tsr__field_poison_clear(root, field, box, before);
+		remove_where(met_by, root, field, box, before);
 
 	for (int i = 0; i < n; i++)
 		tsr__field_poison_add(root, field, marks[i], msg, before - 1);

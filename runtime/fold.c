@@ -189,7 +189,11 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	struct tsr_node *nd = &s->nodes[fold->field];
 
 	tsr__deps_reset(&fold_deps);
+	/* what the fold receives or sends comes before the point's own failure, if any: that one
+	 * poisons what the fold writes (a REDUCE point runs before its fold) */
+	tsr__xfer_seq = fold->seq;
 	int rc = tsr__coh_access(nd, 1, 1, fold->rank, &fold_deps);
+	tsr__xfer_seq = 0;
 	if (rc)
 		return tsr__err_of(rc, "fold of a reduction into '%s'", s->name);
 

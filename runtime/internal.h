@@ -957,6 +957,9 @@ struct tsr_pending_fold {
 	int op;
 	int rank;
 	int dag_src; /* the point's node in the task graph, or -1 */
+	/* the point's seq (a point another rank runs: the seq the next task of this rank gets): its
+	 * fold's transfers carry the marks of tasks submitted before it (xfer.c) */
+	uint64_t seq;
 };
 
 /* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
@@ -1035,6 +1038,9 @@ int tsr__launch_init(void);
 int tsr__launch_read_window(void); /* TSR_WINDOW, at tsr_init */
 void tsr__launch_fini(void);       /* forgets the cached partial-value handles and its lists */
 extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
+/* host thread: nonzero while a fold's transfers are submitted (fold.c): the seq of the point whose
+ * private buffer it folds, which they serve (xfer.c); 0: they serve the next task */
+extern uint64_t tsr__xfer_seq;
 
 /* ---- maps, fills and copies (hostaccess.c) */
 int tsr__internal_tasks_init(void);

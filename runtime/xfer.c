@@ -130,7 +130,7 @@ int tsr__xview_expect(struct tsr_node *x, int recv)
 		s->cap = ncap;
 	}
 	s->ops[s->n].recv = recv;
-	s->ops[s->n].before = tsr__submit_seq + 1;
+	s->ops[s->n].before = tsr__xfer_seq ? tsr__xfer_seq : tsr__submit_seq + 1;
 	s->n++;
 	s->refs++;
 	pthread_mutex_unlock(&s->lock);

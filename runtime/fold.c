@@ -339,7 +339,7 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size)
 	}
 
 	for (int64_t i = taken; i < npoints; i++)
-		starpu_variable_data_register(&ps->h[i], -1, 0, size);
+		tsr__xvalue_register(&ps->h[i], size);
 	return ps;
 }
 
@@ -373,8 +373,10 @@ void tsr__partials_release(struct tsr_partials *ps, int folded)
 		return;
 	}
 
-	for (int64_t i = 0; i < ps->n; i++)
+	for (int64_t i = 0; i < ps->n; i++) {
+		tsr__xvalue_forget(ps->h[i]);
 		starpu_data_unregister_submit(ps->h[i]);
+	}
 	free(ps);
 }
 
@@ -382,8 +384,10 @@ void tsr__partials_release(struct tsr_partials *ps, int folded)
 static void pools_free(void)
 {
 	for (int i = 0; i < npools; i++) {
-		for (int64_t k = 0; k < pools[i].nfree; k++)
+		for (int64_t k = 0; k < pools[i].nfree; k++) {
+			tsr__xvalue_forget(pools[i].free[k]);
 			starpu_data_unregister_submit(pools[i].free[k]);
+		}
 		free(pools[i].free);
 	}
 	npools = 0;

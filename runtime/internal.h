@@ -263,7 +263,15 @@ int tsr__dist_fake(void);
 /* With MPI (xfer.c): transfer views' datatype, registered once StarPU-MPI runs, and dropped after
  * its shutdown */
 int tsr__xview_mpi_start(void);
-int tsr__is_xview(starpu_data_handle_t h); /* a transfer view's handle (xfer.c) */
+/* a transfer view's handle, or a future value's: its user data is xfer.c's (order.c skips it) */
+int tsr__is_xfer(starpu_data_handle_t h);
+/* Futures' values and partial values (future.c, fold.c): registered, then sent and received with
+ * the future fs's poison; forgotten before they are unregistered. */
+void tsr__xvalue_register(starpu_data_handle_t *h, size_t size);
+void tsr__xvalue_forget(starpu_data_handle_t h);
+int tsr__xvalue_send(starpu_data_handle_t h, struct tsr_fstate *fs, int dest, int64_t tag,
+		     size_t bytes);
+int tsr__xvalue_recv(starpu_data_handle_t h, struct tsr_fstate *fs, int src, int64_t tag);
 void tsr__xview_mpi_stop(void);
 int tsr__dist_runs_variants(void); /* 0 on a fake rank; any thread */
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */

@@ -309,12 +309,13 @@ int tsr__order_track(starpu_data_handle_t h)
 	return TSR_OK;
 }
 
-/* Transfer views (several ranks) are never tracked, and their user data is xfer.c's queue. */
+/* Transfer views and futures' values (several ranks) are never tracked, and their user data is
+ * xfer.c's queue. */
 static struct tsr_order *state_of(starpu_data_handle_t h)
 {
 	if (!active)
 		return NULL;
-	if (tsr__dist.on && tsr__is_xview(h))
+	if (tsr__dist.on && tsr__is_xfer(h))
 		return NULL;
 	return starpu_data_get_user_data(h);
 }

@@ -1,7 +1,10 @@
 /* xfer.c: transfer views (coherence_ranks.c) are block views with an interface id of their own, so
  * that StarPU-MPI sends each with Tessera's MPI datatype: the box's values and the sender's poison
  * marks of the box, in the one message of the transfer. The receiver takes the marks over before
- * StarPU-MPI releases the view to the tasks that read it.
+ * StarPU-MPI releases the view to the tasks that read it. Futures' values (a result broadcast, the
+ * partial values an index launch gathers: future.c, fold_ranks.c) travel the same way, as
+ * variables with an id of their own, with the future's poison: a value computed from a failed
+ * task's output is poisoned on every rank that receives it.
  *
  * StarPU-MPI builds a request's datatype (xview_type) once the view is acquired (a send after
  * the box's writers, a receive after its readers), in its own thread, and frees it
@@ -21,20 +24,22 @@
 #include "internal.h"
 #include "coherence.h"
 
-/* One submitted transfer of a view: a receive or a send, and where it stands in this rank's
- * submission order (the marks of tasks submitted before it are what it sends or replaces). */
+/* One submitted transfer of a view or a value: a receive or a send; for a view, where it stands in
+ * this rank's submission order (the marks of tasks submitted before it are what it sends or
+ * replaces); for a value, the future whose poison it sends or takes (a reference). */
 struct xop {
 	int recv;
 	uint64_t before;
+	struct tsr_fstate *fstate;
 };
 
-/* A view's transfers not yet built, oldest first. Shared by the view's node and by its queued
- * transfers: a view that coherence_ranks.c drops (tsr__coh_xviews_flush) may still have some in
- * StarPU-MPI's hands. */
+/* A handle's transfers not yet built, oldest first. Shared by the handle's owner (a view's node, a
+ * future, a pooled partial value) and by its queued transfers: a view that coherence_ranks.c drops
+ * (tsr__coh_xviews_flush) may still have some in StarPU-MPI's hands. */
 struct tsr_xstate {
 	pthread_mutex_t lock;
-	int refs; /* the node's, and one per queued transfer */
-	uint64_t root;
+	int refs;      /* the owner's, and one per queued transfer */
+	uint64_t root; /* a view's box of its root's field */
 	int field;
 	tsr_box_t box;
 	struct xop *ops;
@@ -42,15 +47,20 @@ struct tsr_xstate {
 };
 
 static char xview_name[] = "TSR_TRANSFER_VIEW";
-static struct starpu_data_interface_ops xview_ops;
+static char xvalue_name[] = "TSR_FUTURE_VALUE";
+static struct starpu_data_interface_ops xview_ops, xvalue_ops;
 static pthread_once_t xview_once = PTHREAD_ONCE_INIT;
 
-/* StarPU's block interface under an id of its own (StarPU hands out ids once per process). */
+/* StarPU's block and variable interfaces under ids of their own (StarPU hands out ids once per
+ * process). */
 static void make_ops(void)
 {
 	xview_ops = starpu_interface_block_ops;
 	xview_ops.interfaceid = starpu_data_interface_get_next_id();
 	xview_ops.name = xview_name;
+	xvalue_ops = starpu_interface_variable_ops;
+	xvalue_ops.interfaceid = starpu_data_interface_get_next_id();
+	xvalue_ops.name = xvalue_name;
 }
 
 struct starpu_data_interface_ops *tsr__xview_ops(void)
@@ -59,10 +69,18 @@ struct starpu_data_interface_ops *tsr__xview_ops(void)
 	return &xview_ops;
 }
 
-/* Whether h is a transfer view (order.c: its user data is not an ordering state). */
-int tsr__is_xview(starpu_data_handle_t h)
+static struct starpu_data_interface_ops *value_ops(void)
 {
-	return starpu_data_get_interface_id(h) == tsr__xview_ops()->interfaceid;
+	pthread_once(&xview_once, make_ops);
+	return &xvalue_ops;
+}
+
+/* Whether h's user data is a transfer queue: a transfer view or a future's value (order.c: it is
+ * not an ordering state). */
+int tsr__is_xfer(starpu_data_handle_t h)
+{
+	enum starpu_data_interface_id id = starpu_data_get_interface_id(h);
+	return id == tsr__xview_ops()->interfaceid || id == value_ops()->interfaceid;
 }
 
 static void xstate_unref(struct tsr_xstate *s)
@@ -78,21 +96,31 @@ static void xstate_unref(struct tsr_xstate *s)
 	free(s);
 }
 
-/* x's view was just registered: its transfer queue, found from the handle. Out of memory: the
- * view moves data without marks (xview_type then finds no queue and sends none). */
-void tsr__xview_attach(struct tsr_node *x)
+/* A handle's queue, held by its owner; the handle finds it as its user data. NULL when out of
+ * memory: the handle then moves data without poison (the datatype finds no queue). */
+static struct tsr_xstate *xstate_new(starpu_data_handle_t h)
 {
 	struct tsr_xstate *s = calloc(1, sizeof *s);
 	if (!s)
-		return;
+		return NULL;
 
 	pthread_mutex_init(&s->lock, NULL);
 	s->refs = 1;
+	starpu_data_set_user_data(h, s);
+	return s;
+}
+
+/* x's view was just registered: its transfer queue. */
+void tsr__xview_attach(struct tsr_node *x)
+{
+	struct tsr_xstate *s = xstate_new(x->h);
+	if (!s)
+		return;
+
 	s->root = x->region->root->id;
 	s->field = x->field;
 	s->box = x->transfer_box;
 	x->xstate = s;
-	starpu_data_set_user_data(x->h, s);
 }
 
 /* x's node goes (its handle unregistered or being unregistered). */
@@ -103,14 +131,9 @@ void tsr__xview_detach(struct tsr_node *x)
 	x->xstate = NULL;
 }
 
-/* Queue a transfer of x, before it is submitted to StarPU-MPI (whose thread may build it at
- * once). Fake ranks send nothing and receive through a task: no datatype is ever built. */
-int tsr__xview_expect(struct tsr_node *x, int recv)
+/* Queue op, before its transfer is submitted to StarPU-MPI (whose thread may build it at once). */
+static int push_op(struct tsr_xstate *s, struct xop op)
 {
-	struct tsr_xstate *s = x->xstate;
-	if (!s || tsr__dist_fake())
-		return TSR_OK;
-
 	pthread_mutex_lock(&s->lock);
 	if (s->head == s->n)
 		s->head = s->n = 0;
@@ -129,26 +152,126 @@ int tsr__xview_expect(struct tsr_node *x, int recv)
 		s->ops = nv;
 		s->cap = ncap;
 	}
-	s->ops[s->n].recv = recv;
-	s->ops[s->n].before = tsr__xfer_seq ? tsr__xfer_seq : tsr__submit_seq + 1;
-	s->n++;
+	s->ops[s->n++] = op;
 	s->refs++;
 	pthread_mutex_unlock(&s->lock);
 	return TSR_OK;
 }
 
 /* The transfer just queued was refused by StarPU-MPI: it will never be built. */
+static void pop_last(struct tsr_xstate *s)
+{
+	pthread_mutex_lock(&s->lock);
+	tsr__assert(s->n > s->head);
+	struct tsr_fstate *fs = s->ops[--s->n].fstate;
+	s->refs--; /* the owner still holds its own */
+	pthread_mutex_unlock(&s->lock);
+	if (fs)
+		tsr__fstate_unref(fs);
+}
+
+/* Queue a transfer of x. Fake ranks send nothing and receive through a task: no datatype is ever
+ * built. */
+int tsr__xview_expect(struct tsr_node *x, int recv)
+{
+	struct tsr_xstate *s = x->xstate;
+	if (!s || tsr__dist_fake())
+		return TSR_OK;
+
+	struct xop op = {
+		.recv = recv,
+		.before = tsr__xfer_seq ? tsr__xfer_seq : tsr__submit_seq + 1,
+		.fstate = NULL,
+	};
+	return push_op(s, op);
+}
+
 void tsr__xview_unexpect(struct tsr_node *x)
 {
 	struct tsr_xstate *s = x->xstate;
 	if (!s || tsr__dist_fake())
 		return;
 
-	pthread_mutex_lock(&s->lock);
-	tsr__assert(s->n > s->head);
-	s->n--;
-	s->refs--; /* the node still holds its own */
-	pthread_mutex_unlock(&s->lock);
+	pop_last(s);
+}
+
+/* ------------------------------------------------------------------ futures' values */
+
+/* Real ranks only: on one process, or on a fake rank, no value ever travels. */
+static int values_travel(void)
+{
+	return tsr__dist.on && !tsr__dist_fake();
+}
+
+/* A future's value, or a partial value of one: a variable that StarPU allocates where it is first
+ * written; with several ranks, under the id whose datatype sends the future's poison. */
+void tsr__xvalue_register(starpu_data_handle_t *h, size_t size)
+{
+	if (!values_travel()) {
+		starpu_variable_data_register(h, -1, 0, size);
+		return;
+	}
+
+	struct starpu_variable_interface v = {
+		.id = STARPU_VARIABLE_INTERFACE_ID,
+		.ptr = 0,
+		.dev_handle = 0,
+		.offset = 0,
+		.elemsize = size,
+	};
+	starpu_data_register(h, -1, &v, value_ops());
+}
+
+/* Before h is unregistered: its queue goes with its last queued transfer. */
+void tsr__xvalue_forget(starpu_data_handle_t h)
+{
+	struct tsr_xstate *s = values_travel() ? starpu_data_get_user_data(h) : NULL;
+	if (s)
+		xstate_unref(s);
+}
+
+/* Queue a transfer of h, of future fs's value: the queue made the first time. */
+static int expect_value(starpu_data_handle_t h, struct tsr_fstate *fs, int recv)
+{
+	struct tsr_xstate *s = starpu_data_get_user_data(h);
+	if (!s && !(s = xstate_new(h)))
+		return TSR_ENOMEM;
+
+	tsr__fstate_ref(fs);
+	struct xop op = {.recv = recv, .before = 0, .fstate = fs};
+	int rc = push_op(s, op);
+	if (rc)
+		tsr__fstate_unref(fs);
+	return rc;
+}
+
+/* Send h, a value of future fs, with the future's poison (tsr__dist_send's status). */
+int tsr__xvalue_send(starpu_data_handle_t h, struct tsr_fstate *fs, int dest, int64_t tag,
+		     size_t bytes)
+{
+	if (!values_travel())
+		return tsr__dist_send(h, dest, tag, bytes);
+
+	if (expect_value(h, fs, 0))
+		return TSR_ENOMEM;
+	int rc = tsr__dist_send(h, dest, tag, bytes);
+	if (rc)
+		pop_last(starpu_data_get_user_data(h));
+	return rc;
+}
+
+/* Receive h, a value of future fs: the sender's poison is fs's too before h is released. */
+int tsr__xvalue_recv(starpu_data_handle_t h, struct tsr_fstate *fs, int src, int64_t tag)
+{
+	if (!values_travel())
+		return tsr__dist_recv(h, src, tag);
+
+	if (expect_value(h, fs, 1))
+		return TSR_ENOMEM;
+	int rc = tsr__dist_recv(h, src, tag);
+	if (rc)
+		pop_last(starpu_data_get_user_data(h));
+	return rc;
 }
 
 /* The oldest queued transfer of s, taken off the queue (its reference dropped): 0 if none. */
@@ -265,7 +388,93 @@ static void xview_type_free(MPI_Datatype *type)
 	free(t);
 }
 
-/* StarPU-MPI started: transfer views travel with their marks. */
+/* A future's poison, with its value: whether the sender's future is poisoned, and the message,
+ * cut. A fixed size, as a view's record. */
+struct vrecord {
+	int32_t poisoned;
+	char msg[XREC_MSG];
+};
+
+/* One value request's datatype, as a view's ticket: the record, and the future a receive poisons
+ * (op.fstate, a reference dropped with the ticket). */
+struct vticket {
+	struct vrecord rec;
+	int known;
+	struct xop op;
+};
+
+/* A send's record is the future's poison as it stands once its value is written: the tasks that
+ * poison it (its points, a received partial value's record) end before StarPU-MPI acquires the
+ * value to send it. */
+static struct vticket *vticket_new(starpu_data_handle_t h)
+{
+	struct vticket *t = calloc(1, sizeof *t);
+	if (!t) {
+		fprintf(stderr, "tessera: out of memory for a future value's poison record\n");
+		abort();
+	}
+
+	struct tsr_xstate *s = starpu_data_get_user_data(h);
+	if (!s || !next_op(s, &t->op))
+		return t;
+
+	t->known = 1;
+	if (t->op.recv)
+		return t;
+
+	const char *poison = tsr__fstate_poison(t->op.fstate);
+	if (poison) {
+		t->rec.poisoned = 1;
+		snprintf(t->rec.msg, sizeof t->rec.msg, "%s", poison);
+	}
+	tsr__fstate_unref(t->op.fstate);
+	t->op.fstate = NULL;
+	return t;
+}
+
+/* The variable's bytes, then the record. */
+static int xvalue_type(starpu_data_handle_t h, MPI_Datatype *type)
+{
+	size_t size = starpu_variable_get_elemsize(h);
+	struct vticket *t = vticket_new(h);
+	MPI_Aint base, rec;
+	MPI_Get_address(starpu_data_handle_to_pointer(h, STARPU_MAIN_RAM), &base);
+	MPI_Get_address(&t->rec, &rec);
+	int lens[2] = {(int)size, (int)sizeof t->rec};
+	MPI_Aint disps[2] = {0, MPI_Aint_diff(rec, base)};
+	MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE};
+	MPI_Type_create_struct(2, lens, disps, types, type);
+	MPI_Type_commit(type);
+
+	MPI_Type_set_attr(*type, keyval, t);
+	return 0;
+}
+
+/* The request is done: a received poison is the future's now, before StarPU-MPI releases the
+ * value to the tasks (or the wait) that read it. */
+static void xvalue_type_free(MPI_Datatype *type)
+{
+	if (*type == (MPI_Datatype)0 || *type == MPI_DATATYPE_NULL)
+		return;
+
+	struct vticket *t = NULL;
+	int found = 0;
+	MPI_Type_get_attr(*type, keyval, &t, &found);
+	MPI_Type_free(type);
+	if (!found)
+		return;
+
+	if (t->known && t->op.recv) {
+		t->rec.msg[XREC_MSG - 1] = 0;
+		if (t->rec.poisoned)
+			tsr__fstate_set_poison(t->op.fstate, t->rec.msg);
+		tsr__fstate_unref(t->op.fstate);
+	}
+	free(t);
+}
+
+/* StarPU-MPI started: transfer views travel with their marks, futures' values with their
+ * poison. */
 int tsr__xview_mpi_start(void)
 {
 	if (MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &keyval, NULL) !=
@@ -274,6 +483,8 @@ int tsr__xview_mpi_start(void)
 
 	starpu_mpi_interface_datatype_register(tsr__xview_ops()->interfaceid, xview_type,
 					       xview_type_free);
+	starpu_mpi_interface_datatype_register(value_ops()->interfaceid, xvalue_type,
+					       xvalue_type_free);
 	return TSR_OK;
 }
 
@@ -284,6 +495,7 @@ void tsr__xview_mpi_stop(void)
 		return;
 
 	starpu_mpi_interface_datatype_unregister(tsr__xview_ops()->interfaceid);
+	starpu_mpi_interface_datatype_unregister(value_ops()->interfaceid);
 	MPI_Type_free_keyval(&keyval);
 	keyval = MPI_KEYVAL_INVALID;
 }

@@ -408,7 +408,7 @@ static int mpi_start_starpu(struct starpu_conf *conf)
 				conf->ncpus, conf->ncuda);
 	if (rc)
 		return tsr__err(rc, "tsr_init: starpu_mpi_init_conf failed (%d)", starpu_rc);
-	return tsr__xview_mpi_start();
+	return TSR_OK;
 }
 
 /* StarPU-MPI's shutdown also stops StarPU (it started it). */
@@ -419,7 +419,6 @@ static void mpi_shutdown(void)
 
 static void mpi_stop(void)
 {
-	tsr__xview_mpi_stop();
 	if (coll_comm != MPI_COMM_NULL)
 		MPI_Comm_free(&coll_comm);
 	if (xfer_comm != MPI_COMM_NULL)

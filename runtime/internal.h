@@ -260,8 +260,8 @@ void tsr__dist_count_task(const struct starpu_codelet *cl);
 /* Fake ranks (TSR_FAKE_NRANKS): this process plays one rank of a job without MPI. Task variants
  * are then not run (task.c's wrapper asks), transfers are counted and replaced (dist.c). */
 int tsr__dist_fake(void);
-/* With MPI (xfer.c): transfer views' datatype, registered once StarPU-MPI runs, and dropped after
- * its shutdown */
+/* xfer.c: transfer views' and futures' values' datatypes, registered once StarPU-MPI runs (real
+ * ranks with MPI; elsewhere they do nothing), and dropped after its shutdown, before MPI's */
 int tsr__xview_mpi_start(void);
 /* a transfer view's handle, or a future value's: its user data is xfer.c's (order.c skips it) */
 int tsr__is_xfer(starpu_data_handle_t h);
@@ -1045,9 +1045,10 @@ void tsr__replay_fini(void);
 int tsr__launch_init(void);
 int tsr__launch_read_window(void); /* TSR_WINDOW, at tsr_init */
 void tsr__launch_fini(void);       /* forgets the cached partial-value handles and its lists */
-extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
-/* host thread: nonzero while a fold's transfers are submitted (fold.c): the seq of the point whose
- * private buffer it folds, which they serve (xfer.c); 0: they serve the next task */
+/* poison.c: host thread: the last point task's seq (launch.c counts), and nonzero while a fold's
+ * transfers are submitted (fold.c): the seq of the point whose private buffer it folds, which they
+ * serve (xfer.c); 0: they serve the next task */
+extern uint64_t tsr__submit_seq;
 extern uint64_t tsr__xfer_seq;
 
 /* ---- maps, fills and copies (hostaccess.c) */

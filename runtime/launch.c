@@ -11,9 +11,6 @@
 #include "internal.h"
 #include "launch.h"
 
-uint64_t tsr__submit_seq;
-uint64_t tsr__xfer_seq;
-
 static enum starpu_data_access_mode mode_of(const struct resolved_req *q)
 {
 	if (q->redop)

@@ -74,6 +74,11 @@ struct poisoned {
 	struct poisoned *next;
 };
 
+/* Submission order, as marks count it: launch.c numbers the point tasks, fold.c names the point a
+ * fold's transfers serve (xfer.c reads both). */
+uint64_t tsr__submit_seq;
+uint64_t tsr__xfer_seq;
+
 static struct poisoned *poisoned;
 static pthread_mutex_t poison_lock = PTHREAD_MUTEX_INITIALIZER;
 int tsr__npoison;

@@ -10,7 +10,7 @@
  * the box's writers, a receive after its readers), in its own thread, and frees it
  * (xview_type_free) when the message is in, before it releases the view; for a message that came
  * before its receive was posted, it unpacks the message with the same datatype and frees it, the
- * same way (StarPU 1.3's and 1.4's mpi/src/mpi/starpu_mpi_mpi.c). Neither function is told which
+ * same way (StarPU-MPI 1.3's and 1.4's request code). Neither function is told which
  * transfer it serves: each view queues its transfers as they are submitted, and a datatype is
  * built for the oldest one. A receive writes the view and sends read it, so StarPU acquires them in
  * submission order; sends between two writes may swap among themselves, but they send the same
@@ -474,9 +474,12 @@ static void xvalue_type_free(MPI_Datatype *type)
 }
 
 /* StarPU-MPI started: transfer views travel with their marks, futures' values with their
- * poison. */
+ * poison. Fake ranks send nothing. */
 int tsr__xview_mpi_start(void)
 {
+	if (tsr__dist_fake())
+		return TSR_OK;
+
 	if (MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &keyval, NULL) !=
 	    MPI_SUCCESS)
 		return tsr__err(TSR_ESTARPU, "tsr_init: MPI_Type_create_keyval failed");
@@ -498,5 +501,15 @@ void tsr__xview_mpi_stop(void)
 	starpu_mpi_interface_datatype_unregister(value_ops()->interfaceid);
 	MPI_Type_free_keyval(&keyval);
 	keyval = MPI_KEYVAL_INVALID;
+}
+#else
+/* Without MPI no message is ever sent (fake ranks at most). */
+int tsr__xview_mpi_start(void)
+{
+	return TSR_OK;
+}
+
+void tsr__xview_mpi_stop(void)
+{
 }
 #endif

@@ -77,7 +77,8 @@ void tsr__coh_start(void)
  * On an OpenCL node an array is a buffer object, not an address: the view is the buffer and a
  * byte offset in it, as StarPU's own block filters describe one; elsewhere its address says all. */
 static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t base, size_t off,
-				uint32_t ldy, uint32_t ldz, const uint32_t ext[3], size_t elem)
+				uint32_t ldy, uint32_t ldz, const uint32_t ext[3], size_t elem,
+				struct starpu_data_interface_ops *ops)
 {
 	struct starpu_block_interface b = {
 		.id = STARPU_BLOCK_INTERFACE_ID,
@@ -97,7 +98,7 @@ static void register_block_view(starpu_data_handle_t *h, int home, uintptr_t bas
 		b.offset = off;
 	}
 
-	starpu_data_register(h, home, &b, &starpu_interface_block_ops);
+	starpu_data_register(h, home, &b, ops);
 }
 
 /* Register n's view of the root's array, and its token where tokens are separate. */
@@ -118,8 +119,13 @@ void tsr__register_view(struct tsr_node *n)
 	}
 
 	size_t elem = root->fields[n->field].size;
+	/* a transfer view's interface differs from a block's by its id only: its id gives it
+	 * Tessera's MPI datatype, which sends the sender's poison marks with the values (xfer.c) */
 	register_block_view(&n->h, root->home, (uintptr_t)root->storage[n->field], off * elem, ldy,
-			    ldz, ext, elem);
+			    ldz, ext, elem,
+			    n->is_transfer ? tsr__xview_ops() : &starpu_interface_block_ops);
+	if (n->is_transfer)
+		tsr__xview_attach(n);
 
 	/* A transfer view keeps StarPU's ordering: StarPU-MPI's sends and receives go through its
 	 * handle, and order the tasks around them by its sequential consistency. Out of memory for

@@ -101,6 +101,14 @@ void tsr__hand_to_root(struct tsr_node *root,
 int tsr__drop_sends(struct tsr_node *root, const char *what);
 int tsr__collapse(struct tsr_node *root);
 
+/* ---- xfer.c: transfer views carry the sender's poison marks with their data */
+struct starpu_data_interface_ops *tsr__xview_ops(void);
+void tsr__xview_attach(struct tsr_node *x);
+void tsr__xview_detach(struct tsr_node *x);
+/* before each transfer of x is submitted (recv: a receive); unexpect if StarPU-MPI refused it */
+int tsr__xview_expect(struct tsr_node *x, int recv);
+void tsr__xview_unexpect(struct tsr_node *x);
+
 /* ---- coherence_ranks.c */
 void tsr__xviews_free(struct tsr_node *root);
 /* This rank's side of one move of box b of root's field (the other rank makes the other side,

@@ -82,6 +82,7 @@ void tsr__xviews_free(struct tsr_node *root)
 	for (int i = 0; i < xv->n; i++) {
 		tsr__overlaps_free(xv->v[i]);
 		starpu_data_unregister(xv->v[i]->h);
+		tsr__xview_detach(xv->v[i]);
 		free(xv->v[i]);
 	}
 
@@ -107,6 +108,7 @@ int tsr__coh_xviews_flush(struct tsr_node *root)
 	for (int i = 0; i < xv->n; i++) {
 		tsr__overlaps_free(xv->v[i]);
 		starpu_data_unregister_submit(xv->v[i]->h);
+		tsr__xview_detach(xv->v[i]); /* its queue stays while transfers hold it */
 		free(xv->v[i]);
 	}
 	xv->n = 0;
@@ -175,10 +177,14 @@ int tsr__coh_send_piece(struct tsr_node *root, const tsr_box_t *b, int dst, int6
 			remember_send(&ps->v[x->overlaps[j]], x);
 
 	size_t bytes = (size_t)tsr_box_volume(*b) * root->region->fields[root->field].size;
-	if (tsr__dist_send(x->h, dst, tag, bytes))
+	if (tsr__xview_expect(x, 0))
+		return TSR_ENOMEM;
+	if (tsr__dist_send(x->h, dst, tag, bytes)) {
+		tsr__xview_unexpect(x);
 		return tsr__err(TSR_ESTARPU,
 				"field '%s' of '%s': starpu_mpi_isend_detached to rank %d failed",
 				root->region->fields[root->field].name, root->region->name, dst);
+	}
 
 	return TSR_OK;
 }
@@ -208,10 +214,14 @@ int tsr__coh_recv_piece(struct tsr_node *root, const tsr_box_t *b, int src, int6
 			return rc;
 	}
 
-	if (tsr__dist_recv(x->h, src, tag))
+	if (tsr__xview_expect(x, 1))
+		return TSR_ENOMEM;
+	if (tsr__dist_recv(x->h, src, tag)) {
+		tsr__xview_unexpect(x);
 		return tsr__err(TSR_ESTARPU,
 				"field '%s' of '%s': starpu_mpi_irecv_detached from rank %d failed",
 				root->region->fields[root->field].name, root->region->name, src);
+	}
 
 	struct tsr_piece val = {.writer = x, .token_node = x, .written_at = ++tsr__write_seq};
 	if (ex) {

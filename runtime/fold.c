@@ -189,7 +189,11 @@ static int submit_fold(const struct tsr_pending_fold *fold)
 	struct tsr_node *nd = &s->nodes[fold->field];
 
 	tsr__deps_reset(&fold_deps);
+	/* what the fold receives or sends comes before the point's own failure, if any: that one
+	 * poisons what the fold writes (a REDUCE point runs before its fold) */
+	tsr__xfer_seq = fold->seq;
 	int rc = tsr__coh_access(nd, 1, 1, fold->rank, &fold_deps);
+	tsr__xfer_seq = 0;
 	if (rc)
 		return tsr__err_of(rc, "fold of a reduction into '%s'", s->name);
 
@@ -335,7 +339,7 @@ struct tsr_partials *tsr__partials_take(int64_t npoints, size_t size)
 	}
 
 	for (int64_t i = taken; i < npoints; i++)
-		starpu_variable_data_register(&ps->h[i], -1, 0, size);
+		tsr__xvalue_register(&ps->h[i], size);
 	return ps;
 }
 
@@ -369,8 +373,10 @@ void tsr__partials_release(struct tsr_partials *ps, int folded)
 		return;
 	}
 
-	for (int64_t i = 0; i < ps->n; i++)
+	for (int64_t i = 0; i < ps->n; i++) {
+		tsr__xvalue_forget(ps->h[i]);
 		starpu_data_unregister_submit(ps->h[i]);
+	}
 	free(ps);
 }
 
@@ -378,8 +384,10 @@ void tsr__partials_release(struct tsr_partials *ps, int folded)
 static void pools_free(void)
 {
 	for (int i = 0; i < npools; i++) {
-		for (int64_t k = 0; k < pools[i].nfree; k++)
+		for (int64_t k = 0; k < pools[i].nfree; k++) {
+			tsr__xvalue_forget(pools[i].free[k]);
 			starpu_data_unregister_submit(pools[i].free[k]);
+		}
 		free(pools[i].free);
 	}
 	npools = 0;

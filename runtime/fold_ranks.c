@@ -330,7 +330,7 @@ static int gather_tree(struct gather *g, struct tsr_future *res, int op, int roo
 		got = scratch(g, ngot * block);
 		if (!got)
 			return TSR_ENOMEM;
-		if (tsr__dist_recv(got, (child + root) % n, tag))
+		if (tsr__xvalue_recv(got, res->state, (child + root) % n, tag))
 			return TSR_ESTARPU;
 	}
 
@@ -340,7 +340,7 @@ static int gather_tree(struct gather *g, struct tsr_future *res, int op, int roo
 	if (got && (rc = merge(g, held, nheld * block, got, ngot * block, &held)))
 		return rc;
 	nheld += ngot;
-	if (tsr__dist_send(held, (v - (v & -v) + root) % n, tag, nheld * block))
+	if (tsr__xvalue_send(held, res->state, (v - (v & -v) + root) % n, tag, nheld * block))
 		return TSR_ESTARPU;
 
 	/* StarPU orders a later writer of a pooled buffer after the send that reads it */
@@ -368,8 +368,8 @@ static int gather_rounds(struct gather *g, struct tsr_future *res, int op,
 
 		int to = (me - nheld + n) % n;
 		int from = (me + nheld) % n;
-		if (tsr__dist_send(held, to, tag + k, (size_t)nheld * block) ||
-		    tsr__dist_recv(got, from, tag + k))
+		if (tsr__xvalue_send(held, res->state, to, tag + k, (size_t)nheld * block) ||
+		    tsr__xvalue_recv(got, res->state, from, tag + k))
 			return TSR_ESTARPU;
 
 		if (2 * nheld >= n)

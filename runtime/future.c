@@ -33,7 +33,7 @@ struct tsr_future *tsr__future_new(tsr_type_t type, size_t size, const void *ini
 
 	f->type = type;
 	f->size = size;
-	starpu_variable_data_register(&f->h, -1, 0, size);
+	tsr__xvalue_register(&f->h, size);
 	tsr__assert(f->h != NULL);
 	if (init)
 		future_set(f, init);
@@ -48,6 +48,7 @@ void tsr__future_free(void *obj)
 {
 	struct tsr_future *f = obj;
 	tsr__handle_free(f->id);
+	tsr__xvalue_forget(f->h);
 	starpu_data_unregister_submit(f->h);
 	tsr__fstate_unref(f->state);
 	free(f);
@@ -71,7 +72,7 @@ int tsr__future_bcast(struct tsr_future *f, int from)
 
 	if (v) {
 		peer = (v - low + from) % n;
-		rc = tsr__dist_recv(f->h, peer, tag);
+		rc = tsr__xvalue_recv(f->h, f->state, peer, tag);
 	}
 
 	int top = 1;
@@ -82,7 +83,7 @@ int tsr__future_bcast(struct tsr_future *f, int from)
 	for (int k = top >> 1; k > 0 && !rc; k >>= 1)
 		if (k < low && v + k < n) {
 			peer = (v + k + from) % n;
-			rc = tsr__dist_send(f->h, peer, tag, f->size);
+			rc = tsr__xvalue_send(f->h, f->state, peer, tag, f->size);
 		}
 
 	if (rc)

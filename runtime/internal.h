@@ -260,6 +260,19 @@ void tsr__dist_count_task(const struct starpu_codelet *cl);
 /* Fake ranks (TSR_FAKE_NRANKS): this process plays one rank of a job without MPI. Task variants
  * are then not run (task.c's wrapper asks), transfers are counted and replaced (dist.c). */
 int tsr__dist_fake(void);
+/* xfer.c: transfer views' and futures' values' datatypes, registered once StarPU-MPI runs (real
+ * ranks with MPI; elsewhere they do nothing), and dropped after its shutdown, before MPI's */
+int tsr__xview_mpi_start(void);
+/* a transfer view's handle, or a future value's: its user data is xfer.c's (order.c skips it) */
+int tsr__is_xfer(starpu_data_handle_t h);
+/* Futures' values and partial values (future.c, fold.c): registered, then sent and received with
+ * the future fs's poison; forgotten before they are unregistered. */
+void tsr__xvalue_register(starpu_data_handle_t *h, size_t size);
+void tsr__xvalue_forget(starpu_data_handle_t h);
+int tsr__xvalue_send(starpu_data_handle_t h, struct tsr_fstate *fs, int dest, int64_t tag,
+		     size_t bytes);
+int tsr__xvalue_recv(starpu_data_handle_t h, struct tsr_fstate *fs, int src, int64_t tag);
+void tsr__xview_mpi_stop(void);
 int tsr__dist_runs_variants(void); /* 0 on a fake rank; any thread */
 /* Before a blocking call: TSR_EDIVERGE, on every rank, if the ranks' calls differ. */
 int tsr__dist_check(const char *what);
@@ -427,6 +440,12 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 /* boxes inside box */
 void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before);
 void tsr__poison_forget_region(uint64_t root);
+/* Marks between ranks (xfer.c carries them with each transfer): the sender's marks that meet box
+ * (whole boxes, at most max; returns how many), and the receiver's update once the data arrived. */
+int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t before,
+			    tsr_box_t *out, int max, char *msg, size_t msgsize);
+void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
+				const tsr_box_t *marks, int n, const char *msg);
 /* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
  * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
 char *tsr__poison_inherited(const struct tsr_ctx *ctx);
@@ -771,6 +790,7 @@ struct tsr_node {
 	/* index of the validity piece that is exactly its box, if any */
 	int valid_hint;
 	tsr_box_t transfer_box;
+	struct tsr_xstate *xstate; /* a transfer view's queue of transfers (xfer.c) */
 };
 
 struct tsr_region {
@@ -945,6 +965,9 @@ struct tsr_pending_fold {
 	int op;
 	int rank;
 	int dag_src; /* the point's node in the task graph, or -1 */
+	/* the point's seq (a point another rank runs: the seq the next task of this rank gets): its
+	 * fold's transfers carry the marks of tasks submitted before it (xfer.c) */
+	uint64_t seq;
 };
 
 /* Where a point's return value goes: the future itself (single launches; StarPU's REDUX when
@@ -1022,7 +1045,11 @@ void tsr__replay_fini(void);
 int tsr__launch_init(void);
 int tsr__launch_read_window(void); /* TSR_WINDOW, at tsr_init */
 void tsr__launch_fini(void);       /* forgets the cached partial-value handles and its lists */
-extern uint64_t tsr__submit_seq;   /* host thread: the last point task's seq */
+/* poison.c: host thread: the last point task's seq (launch.c counts), and nonzero while a fold's
+ * transfers are submitted (fold.c): the seq of the point whose private buffer it folds, which they
+ * serve (xfer.c); 0: they serve the next task */
+extern uint64_t tsr__submit_seq;
+extern uint64_t tsr__xfer_seq;
 
 /* ---- maps, fills and copies (hostaccess.c) */
 int tsr__internal_tasks_init(void);

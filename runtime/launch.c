@@ -11,8 +11,6 @@
 #include "internal.h"
 #include "launch.h"
 
-uint64_t tsr__submit_seq;
-
 static enum starpu_data_access_mode mode_of(const struct resolved_req *q)
 {
 	if (q->redop)
@@ -372,6 +370,7 @@ static void list_remote_folds(const struct point_launch *p, struct tsr_pending_f
 			f->op = q->redop;
 			f->rank = p->rank;
 			f->dag_src = -1;
+			f->seq = tsr__submit_seq + 1;
 		}
 	}
 }
@@ -407,8 +406,10 @@ static int submit_point(struct point_launch *p, const void *args, size_t arglen,
 
 	struct task_build tb = {task, 0};
 	add_buffers(&tb, ctx, p, ret, deps, folds, nfolds);
-	for (int i = first_fold; i < *nfolds; i++)
+	for (int i = first_fold; i < *nfolds; i++) {
 		folds[i].rank = p->rank;
+		folds[i].seq = ctx->seq;
+	}
 
 	place_task(&tb, ctx, p, map);
 	if (tsr__dag_on)

@@ -309,9 +309,15 @@ int tsr__order_track(starpu_data_handle_t h)
 	return TSR_OK;
 }
 
+/* Transfer views and futures' values (several ranks) are never tracked, and their user data is
+ * xfer.c's queue. */
 static struct tsr_order *state_of(starpu_data_handle_t h)
 {
-	return active ? starpu_data_get_user_data(h) : NULL;
+	if (!active)
+		return NULL;
+	if (tsr__dist.on && tsr__is_xfer(h))
+		return NULL;
+	return starpu_data_get_user_data(h);
 }
 
 int tsr__order_tracks(starpu_data_handle_t h)

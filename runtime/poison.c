@@ -3,6 +3,7 @@
  * policy is here too, for task.c's wrapper to apply: a task that would read poison is skipped and
  * poisons its outputs with the same message, a failed task poisons its outputs with its own, and a
  * successful task heals what it wrote whole (WRITE). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -72,6 +73,11 @@ struct poisoned {
 	uint64_t seq, last_seq;
 	struct poisoned *next;
 };
+
+/* Submission order, as marks count it: launch.c numbers the point tasks, fold.c names the point a
+ * fold's transfers serve (xfer.c reads both). */
+uint64_t tsr__submit_seq;
+uint64_t tsr__xfer_seq;
 
 static struct poisoned *poisoned;
 static pthread_mutex_t poison_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -176,12 +182,11 @@ static void remove_where(int (*drop)(struct poisoned *p, uint64_t root, int fiel
 	pthread_mutex_unlock(&poison_lock);
 }
 
-/* A heal submitted as `before` replaces the failures of tasks submitted before it: the mark goes
- * when its last failure is among them, or keeps only its last failure. */
-static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+/* p's failures of tasks submitted before `before` are replaced by a write submitted as `before`:
+ * 1 when that is all of them (the mark goes), else it keeps only its last failure. */
+static int replaced_before(struct poisoned *p, uint64_t before)
 {
-	if (p->root != root || p->field != field || !tsr__box_inside(&p->box, &box) ||
-	    p->seq >= before)
+	if (p->seq >= before)
 		return 0;
 	if (p->last_seq < before)
 		return 1;
@@ -191,6 +196,23 @@ static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t bo
 	p->msg = p->last_msg;
 	p->seq = p->last_seq;
 	return 0;
+}
+
+/* A heal submitted as `before` replaces the failures of the marks it covers whole. */
+static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+{
+	if (p->root != root || p->field != field || !tsr__box_inside(&p->box, &box))
+		return 0;
+	return replaced_before(p, before);
+}
+
+/* A transfer of box received as `before` replaces the failures of every mark that meets box: the
+ * sender's marks of the box take their place (tsr__field_poison_received). */
+static int met_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+{
+	if (p->root != root || p->field != field || !tsr__box_overlap(p->box, box))
+		return 0;
+	return replaced_before(p, before);
 }
 
 static int of_region(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
@@ -217,6 +239,64 @@ void tsr__poison_forget_region(uint64_t root)
 void tsr__poison_reset(void)
 {
 	remove_where(any, 0, 0, tsr_box1(0, 0), 0);
+}
+
+/* ------------------------------------------------------------------ marks between ranks */
+
+/* The smallest box around a and b (of one dimension count). */
+static tsr_box_t around(tsr_box_t a, tsr_box_t b)
+{
+	for (int d = 0; d < a.dim; d++) {
+		a.lo[d] = a.lo[d] < b.lo[d] ? a.lo[d] : b.lo[d];
+		a.hi[d] = a.hi[d] > b.hi[d] ? a.hi[d] : b.hi[d];
+	}
+	return a;
+}
+
+/* What a rank sends with a transfer of box (xfer.c): the whole boxes of its marks of tasks
+ * submitted before `before` that meet box, as a receiver must keep them (a heal clears a mark only
+ * when it covers all of it, on any rank), at most max of them: the last slot then holds the
+ * smallest box around the rest, which poisons more, never less. The first mark's message goes to
+ * msg (cut to msgsize). Returns how many boxes out holds. */
+int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t before,
+			    tsr_box_t *out, int max, char *msg, size_t msgsize)
+{
+	int n = 0;
+
+	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		return 0;
+
+	pthread_mutex_lock(&poison_lock);
+	for (struct poisoned *p = poisoned; p; p = p->next) {
+		if (p->root != root || p->field != field || p->seq >= before ||
+		    !tsr__box_overlap(p->box, box))
+			continue;
+		if (n == 0)
+			snprintf(msg, msgsize, "%s", p->msg);
+		if (n < max)
+			out[n++] = p->box;
+		else
+			out[max - 1] = around(out[max - 1], p->box);
+	}
+	pthread_mutex_unlock(&poison_lock);
+	return n;
+}
+
+/* A transfer of box arrived (xfer.c), received in submission order just before `before`: it
+ * replaced the values inside box as a write would, and its sender, which held the box's latest
+ * values, held every mark that meets the box, whole. So this rank's marks that meet the box go,
+ * even those that reach past it (a mark the sender lacks was healed where the box was written
+ * last: the oracle's seed 200219 kept a whole tile's mark on a rank that had received one row of
+ * it, after the tile's owner had rewritten it all), and the sender's marks of it (n boxes, message
+ * msg) are this rank's now, ahead of every task submitted after the receive. */
+void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
+				const tsr_box_t *marks, int n, const char *msg)
+{
+	if (__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
+		remove_where(met_by, root, field, box, before);
+
+	for (int i = 0; i < n; i++)
+		tsr__field_poison_add(root, field, marks[i], msg, before - 1);
 }
 
 /* ------------------------------------------------------------------ the policy, per task */

@@ -156,6 +156,10 @@ static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dis
 	else
 		rc = tsr__starpu_code(starpu_init(conf));
 	restore_starpu_own(saved);
+	if (dist && !rc && (rc = tsr__xview_mpi_start())) {
+		tsr__dist_shutdown();
+		tsr__dist_stop_mpi();
+	}
 	if (dist)
 		return rc;
 
@@ -380,6 +384,7 @@ int tsr_finalize(void)
 		if (tsr__rt.cfg.stats)
 			tsr__dist_print_stats(stderr);
 		tsr__dist_shutdown();
+		tsr__xview_mpi_stop(); /* after StarPU-MPI's shutdown, before MPI's */
 		tsr__dist_stop_mpi();
 	} else {
 		starpu_shutdown();

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/bench/mpi-volume.sh: apps/bench/mpi-volume.py's minimum against cases counted by hand, then
 # (with MPI) the stencil on 2 ranks moves exactly the halo points it reads, per pair of ranks, by
-# Tessera's count (TSR_STATS) and StarPU-MPI's (STARPU_COMM_STATS) alike, and every rank prints its
+# Tessera's count (TSR_STATS) and StarPU-MPI's (STARPU_COMM_STATS, less the poison record each
+# message also holds, the same bytes per message on both ranks: runtime/xfer.c) alike, and every rank prints its
 # peak RSS. TAP. (4 ranks with 1 x 4 tiles moves more, a border copy running on a rank that does not
 # own the tile it reads: apps/stencil/README.md "Many ranks"; `mpi-volume.py --ranks 4 --tilings 1x4
 # --expect-min-halo` shows it.)

@@ -5,6 +5,12 @@
 # TSR_EINVAL and a message naming the switch, on every rank, and the job ends.
 . "${top_srcdir:-.}/tests/mpi/common.sh"
 limit=${TSR_MPI_TIMEOUT:-$(scaled 60)}
+# Every rank prints its refusal after tsr_init returns and then exits 1; by default mpirun kills
+# the job at the first rank's exit, sometimes before the other rank has printed (1 run in about
+# 12 on a loaded machine). Each rank's own word is what is checked, so the job runs to its end
+# (each rank still exits 1; mpirun then says 0).
+OMPI_MCA_orte_abort_on_non_zero_status=0
+export OMPI_MCA_orte_abort_on_non_zero_status
 echo "1..2"
 i=0
 refused() {   # switch=value, words the message must hold
@@ -15,7 +21,9 @@ refused() {   # switch=value, words the message must hold
 	rc=$?
 	unset "${1%%=*}"
 	said=$(grep -c "tsr_init: TSR_EINVAL: .*$2" "$log.err")
-	if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && [ "$said" -eq 2 ]; then
+	# the job ends (no timeout) and each rank printed tsr_init's refusal (mpirun's status is 0:
+	# it no longer stops the job at a rank's exit status, see above)
+	if [ $rc -ne 124 ] && [ $rc -ne 137 ] && [ "$said" -eq 2 ]; then
 		echo "ok $i - np 2: $1 refused by tsr_init on both ranks"
 	else
 		echo "not ok $i - np 2: $1: mpirun status $rc, $said of 2 ranks said '$2'"

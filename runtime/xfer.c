@@ -314,14 +314,53 @@ struct ticket {
 
 static int keyval = MPI_KEYVAL_INVALID;
 
-/* StarPU-MPI's own request memory aborts when out of memory; so does a request's record. */
-static struct ticket *ticket_new(starpu_data_handle_t h)
+/* A request's ticket. StarPU-MPI asks for a datatype where it cannot fail: out of memory ends
+ * the process, as StarPU's own allocations there do. */
+static void *record_alloc(size_t size, const char *what)
 {
-	struct ticket *t = calloc(1, sizeof *t);
+	void *t = calloc(1, size);
 	if (!t) {
-		fprintf(stderr, "tessera: out of memory for a transfer's poison record\n");
+		fprintf(stderr, "tessera: out of memory for %s\n", what);
 		abort();
 	}
+	return t;
+}
+
+/* A request's datatype: count elements of data at the handle's host address, then rec_size bytes
+ * of the record at rec; the ticket rides on it as an attribute until the request is done. */
+static void type_with_record(starpu_data_handle_t h, int count, MPI_Datatype data, void *rec,
+			     size_t rec_size, void *ticket, MPI_Datatype *type)
+{
+	MPI_Aint base, at;
+	MPI_Get_address(starpu_data_handle_to_pointer(h, STARPU_MAIN_RAM), &base);
+	MPI_Get_address(rec, &at);
+	int lens[2] = {count, (int)rec_size};
+	MPI_Aint disps[2] = {0, MPI_Aint_diff(at, base)};
+	MPI_Datatype types[2] = {data, MPI_BYTE};
+	MPI_Type_create_struct(2, lens, disps, types, type);
+	MPI_Type_commit(type);
+	MPI_Type_set_attr(*type, keyval, ticket);
+}
+
+/* A done request's datatype freed, and the ticket it carried; NULL if it carried none (StarPU-MPI
+ * also frees the datatype a request never built: a message that came before its receive). */
+static void *ticket_of_done_type(MPI_Datatype *type)
+{
+	if (*type == (MPI_Datatype)0 || *type == MPI_DATATYPE_NULL)
+		return NULL;
+
+	void *t = NULL;
+	int found = 0;
+	MPI_Type_get_attr(*type, keyval, &t, &found);
+	MPI_Type_free(type);
+	return found ? t : NULL;
+}
+
+/* A view request's ticket: a send's record holds this rank's marks of the box before the transfer;
+ * a receive's is filled by MPI. */
+static struct ticket *ticket_new(starpu_data_handle_t h)
+{
+	struct ticket *t = record_alloc(sizeof *t, "a transfer's poison record");
 
 	struct tsr_xstate *s = starpu_data_get_user_data(h);
 	if (!s || !next_op(s, &t->op))
@@ -349,18 +388,9 @@ static int xview_type(starpu_data_handle_t h, MPI_Datatype *type)
 	MPI_Type_create_hvector((int)b->nz, 1, (MPI_Aint)(b->ldz * elem), row_block, &layers);
 
 	struct ticket *t = ticket_new(h);
-	MPI_Aint base, rec;
-	MPI_Get_address(starpu_data_handle_to_pointer(h, STARPU_MAIN_RAM), &base);
-	MPI_Get_address(&t->rec, &rec);
-	int lens[2] = {1, (int)sizeof t->rec};
-	MPI_Aint disps[2] = {0, MPI_Aint_diff(rec, base)};
-	MPI_Datatype types[2] = {layers, MPI_BYTE};
-	MPI_Type_create_struct(2, lens, disps, types, type);
-	MPI_Type_commit(type);
+	type_with_record(h, 1, layers, &t->rec, sizeof t->rec, t, type);
 	MPI_Type_free(&row_block);
 	MPI_Type_free(&layers);
-
-	MPI_Type_set_attr(*type, keyval, t);
 	return 0;
 }
 
@@ -369,14 +399,8 @@ static int xview_type(starpu_data_handle_t h, MPI_Datatype *type)
  * its receive): there is nothing to do then. */
 static void xview_type_free(MPI_Datatype *type)
 {
-	if (*type == (MPI_Datatype)0 || *type == MPI_DATATYPE_NULL)
-		return;
-
-	struct ticket *t = NULL;
-	int found = 0;
-	MPI_Type_get_attr(*type, keyval, &t, &found);
-	MPI_Type_free(type);
-	if (!found)
+	struct ticket *t = ticket_of_done_type(type);
+	if (!t)
 		return;
 
 	if (t->known && t->op.recv) {
@@ -408,11 +432,7 @@ struct vticket {
  * value to send it. */
 static struct vticket *vticket_new(starpu_data_handle_t h)
 {
-	struct vticket *t = calloc(1, sizeof *t);
-	if (!t) {
-		fprintf(stderr, "tessera: out of memory for a future value's poison record\n");
-		abort();
-	}
+	struct vticket *t = record_alloc(sizeof *t, "a future value's poison record");
 
 	struct tsr_xstate *s = starpu_data_get_user_data(h);
 	if (!s || !next_op(s, &t->op))
@@ -437,16 +457,7 @@ static int xvalue_type(starpu_data_handle_t h, MPI_Datatype *type)
 {
 	size_t size = starpu_variable_get_elemsize(h);
 	struct vticket *t = vticket_new(h);
-	MPI_Aint base, rec;
-	MPI_Get_address(starpu_data_handle_to_pointer(h, STARPU_MAIN_RAM), &base);
-	MPI_Get_address(&t->rec, &rec);
-	int lens[2] = {(int)size, (int)sizeof t->rec};
-	MPI_Aint disps[2] = {0, MPI_Aint_diff(rec, base)};
-	MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE};
-	MPI_Type_create_struct(2, lens, disps, types, type);
-	MPI_Type_commit(type);
-
-	MPI_Type_set_attr(*type, keyval, t);
+	type_with_record(h, (int)size, MPI_BYTE, &t->rec, sizeof t->rec, t, type);
 	return 0;
 }
 
@@ -454,14 +465,8 @@ static int xvalue_type(starpu_data_handle_t h, MPI_Datatype *type)
  * value to the tasks (or the wait) that read it. */
 static void xvalue_type_free(MPI_Datatype *type)
 {
-	if (*type == (MPI_Datatype)0 || *type == MPI_DATATYPE_NULL)
-		return;
-
-	struct vticket *t = NULL;
-	int found = 0;
-	MPI_Type_get_attr(*type, keyval, &t, &found);
-	MPI_Type_free(type);
-	if (!found)
+	struct vticket *t = ticket_of_done_type(type);
+	if (!t)
 		return;
 
 	if (t->known && t->op.recv) {

@@ -619,13 +619,15 @@ static int decide_maps(struct index_launch *L)
 }
 
 /* Room for every private reduction buffer the points may make: any REDUCE may go through
- * private buffers. */
+ * private buffers. A launch without REDUCE makes none and allocates nothing. */
 static int alloc_folds(struct index_launch *L)
 {
 	int maxfolds = 0;
 	for (int i = 0; i < L->n; i++)
 		if (L->q[i].redop)
 			maxfolds += L->q[i].nfields;
+	if (maxfolds == 0)
+		return TSR_OK;
 
 	L->folds = malloc(((size_t)L->npoints * maxfolds + 1) * sizeof *L->folds);
 	if (!L->folds)
@@ -913,7 +915,8 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 	free(L->maps);
 	free(L->ranks);
 	tsr__fold_plan_drop(L->plan);
-	free(L->colors);
+	if (L->colors != L->few_colors && !L->colors_recorded)
+		free(L->colors);
 
 	if (rc)
 		drop_result(L->res, result);
@@ -938,10 +941,13 @@ static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs
 			size_t arglen, tsr_redop_t redop, tsr_future_t *result,
 			struct replay_step *step)
 {
-	int rc = tsr__resolve_all(L->t->name, nreqs, reqs, 1, L->q);
-	if (rc)
+	int rc;
+	/* a replay of the same objects takes what it resolved to, and its colors, from the
+	 * recording: the checks below that depend on nothing else passed then */
+	L->colors_recorded = tsr__replay_reuse(step, reqs, nreqs, L->q, &L->colors);
+	if (!L->colors_recorded && (rc = tsr__resolve_all(L->t->name, nreqs, reqs, 1, L->q)))
 		return rc;
-	if ((rc = tsr__check_pairs(L->t->name, nreqs, L->q, 1)))
+	if (!L->colors_recorded && (rc = tsr__check_pairs(L->t->name, nreqs, L->q, 1)))
 		return rc;
 	int ret_op = result && L->t->ret_type != TSR_NONE ? redop.id : 0;
 	if ((rc = tsr__check_placement(L->t, nreqs, L->q, ret_op, &L->pl)))
@@ -956,9 +962,10 @@ static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs
 	if (structured)
 		return structured_launch(L, covers, args, arglen, redop, result, step);
 
-	if ((rc = tsr__compute_colors(L)))
+	if (!L->colors_recorded && (rc = tsr__compute_colors(L)))
 		return rc;
-	tsr__replay_resolved(step, L->q, L->n, L->colors, L->npoints);
+	if (!L->colors_recorded)
+		tsr__replay_resolved(step, L->q, L->n, L->colors, L->npoints);
 	if ((rc = check_colors(L, step)))
 		return rc;
 	if ((rc = tsr__decide_ranks(L)))
@@ -1017,10 +1024,12 @@ static int launch_index(struct tsr_task *t, tsr_box_t domain, int nreqs, const t
 				   .has_result = result != NULL};
 	tsr__replay_step(&step, &call);
 
+	struct resolved_req q[TSR_MAX_REQS];
 	struct index_launch L = {.t = t,
 				 .domain = domain,
 				 .npoints = tsr_box_volume(domain),
-				 .n = nreqs};
+				 .n = nreqs,
+				 .q = q};
 	rc = index_launch(&L, nreqs, reqs, args, arglen, redop, result, &step);
 	index_launch_free(&L, rc, result);
 	tsr__replay_done(&step, rc);

@@ -34,17 +34,24 @@ struct tsr_placement {
 	char why[320];
 };
 
+#define TSR_FEW_COLORS 32
+
 /* An index launch: everything it allocates, released on one path whatever step failed. */
 struct index_launch {
 	struct tsr_task *t;
 	tsr_box_t domain;
 	int64_t npoints;
 	int n;
-	struct resolved_req q[TSR_MAX_REQS];
-	/* colors[pi * n + i]: requirement i's color at point pi, -1 if none */
+	/* n requirements as resolved: the caller's array, which resolving fills (not zeroed with
+	 * the rest: TSR_MAX_REQS of them are about 10 KiB, cleared for nothing at every launch) */
+	struct resolved_req *q;
+	/* colors[pi * n + i]: requirement i's color at point pi, -1 if none; few_colors when they
+	 * fit there (a small launch, every step of a loop, allocates nothing for them) */
 	int *colors;
-	tsr_mapping_t *maps;            /* one per point; NULL when nothing maps points */
-	int *ranks;                     /* several ranks: the rank of each point */
+	int few_colors[TSR_FEW_COLORS];
+	int colors_recorded; /* colors is a replay's recording (replay.c), not the launch's own */
+	tsr_mapping_t *maps; /* one per point; NULL when nothing maps points */
+	int *ranks;          /* several ranks: the rank of each point */
 	struct tsr_pending_fold *folds; /* private reduction buffers, folded after the points */
 	int nfolds;
 	struct tsr_future *res; /* the result future, or NULL */
@@ -107,6 +114,11 @@ void tsr__replay_step(struct replay_step *s, const struct launch_call *c);
  * fields, privileges and colors); a recording keeps what it resolved to. */
 void tsr__replay_resolved(struct replay_step *s, const struct resolved_req *q, int n,
 			  const int *colors, int64_t npoints);
+/* Replaying an index launch: 1 when it resolves as recorded without looking again, with q and
+ * *colors the recording's (colors: a view into the recording, valid until tsr__replay_done; the
+ * launch's checks passed on them when they were recorded); 0: resolve and check as usual. */
+int tsr__replay_reuse(const struct replay_step *s, const tsr_req_t *reqs, int n,
+		      struct resolved_req *q, int **colors);
 /* Replaying: point pi's recorded dependences (a view into the recording, valid until
  * tsr__replay_done). */
 void tsr__replay_deps(const struct replay_step *s, int64_t pi, struct tsr_deps *out);

@@ -401,7 +401,7 @@ int tsr__compute_colors(struct index_launch *L)
 	size_t bytes;
 	if (!tsr__size_mul((size_t)L->npoints, (size_t)(L->n ? L->n : 1) * sizeof *L->colors,
 			   &bytes))
-		L->colors = malloc(bytes);
+		L->colors = bytes <= sizeof L->few_colors ? L->few_colors : malloc(bytes);
 	if (!L->colors)
 		return tsr__err(TSR_ENOMEM, "tsr_index_launch: task '%s': out of memory",
 				L->t->name);

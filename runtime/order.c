@@ -459,33 +459,71 @@ static int is_buffer(const struct starpu_task *task, starpu_data_handle_t h)
 	return 0;
 }
 
-/* The state of a wait as a read that the task's buffers do not already make it a reader of, or
- * NULL. */
-static struct tsr_order *read_wait_state(const struct starpu_task *task, const struct tsr_dep *w)
+/* The states one submission touches, looked up once: every step below used to look each up
+ * again (a call into StarPU per handle and step: eleven a point of the small stencil). One host
+ * thread: the arrays are reused by every submission. */
+struct looked {
+	struct tsr_order **buf;  /* per buffer: its handle's state, NULL if untracked */
+	struct tsr_order **wait; /* per wait: its handle's state, NULL if untracked or not a wait */
+	struct tsr_order **rwait; /* per wait as a read: the state it makes the task a reader of
+				     (NULL where a buffer already does) */
+	int nbuf, nwaits;
+	int tracked; /* any of them */
+};
+
+static struct tsr_order **look_v;
+static int look_cap;
+
+static int look_up(const struct starpu_task *task, const struct tsr_deps *waits, struct looked *lk)
 {
-	if (w->mode != TSR_WAIT_AS_READ)
-		return NULL;
-	struct tsr_order *s = state_of(w->h);
-	return s && !is_buffer(task, w->h) ? s : NULL;
+	lk->nbuf = task->nbuffers;
+	lk->nwaits = waits ? waits->n : 0;
+	int need = lk->nbuf + 2 * lk->nwaits;
+	if (need > look_cap) {
+		struct tsr_order **nv = realloc(look_v, (size_t)need * sizeof *nv);
+		if (!nv)
+			return TSR_ENOMEM;
+		look_v = nv;
+		look_cap = need;
+	}
+
+	lk->buf = look_v;
+	lk->wait = look_v + lk->nbuf;
+	lk->rwait = lk->wait + lk->nwaits;
+	lk->tracked = 0;
+
+	for (int b = 0; b < lk->nbuf; b++) {
+		lk->buf[b] = state_of(STARPU_TASK_GET_HANDLE(task, b));
+		lk->tracked |= lk->buf[b] != NULL;
+	}
+
+	for (int i = 0; i < lk->nwaits; i++) {
+		const struct tsr_dep *w = &waits->v[i];
+		struct tsr_order *st = tsr__dep_waits_only(w->mode) ? state_of(w->h) : NULL;
+		lk->wait[i] = st;
+		lk->rwait[i] =
+			st && w->mode == TSR_WAIT_AS_READ && !is_buffer(task, w->h) ? st : NULL;
+		lk->tracked |= st != NULL;
+	}
+
+	return TSR_OK;
 }
 
 /* Room for one more reader in every state the task reads, through its buffers or its waits as a
  * read (the task may list a handle more than once: room for all it lists). */
-static int reserve_readers(struct starpu_task *task, const struct tsr_deps *waits)
+static int reserve_readers(const struct starpu_task *task, const struct looked *lk)
 {
-	int more = task->nbuffers + (waits ? waits->n : 0);
+	int more = lk->nbuf + lk->nwaits;
 
-	for (int b = 0; b < task->nbuffers; b++) {
-		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
+	for (int b = 0; b < lk->nbuf; b++) {
+		struct tsr_order *s = lk->buf[b];
 		if (s && !(STARPU_TASK_GET_MODE(task, b) & STARPU_W) && reserve_in(s, more))
 			return TSR_ENOMEM;
 	}
 
-	for (int i = 0; waits && i < waits->n; i++) {
-		struct tsr_order *s = read_wait_state(task, &waits->v[i]);
-		if (s && reserve_in(s, more))
+	for (int i = 0; i < lk->nwaits; i++)
+		if (lk->rwait[i] && reserve_in(lk->rwait[i], more))
 			return TSR_ENOMEM;
-	}
 
 	return TSR_OK;
 }
@@ -499,15 +537,15 @@ static void add_reader(struct tsr_order *s, struct tsr_oref *o)
 }
 
 /* The submitted task o becomes its handles' last writer or one more reader, and one more reader
- * of the handles it waits for as a read. nlisted: the handles it names (a direct task keeps them
- * in its structure but lists none to StarPU). */
-static void record(struct tsr_oref *o, const struct tsr_deps *waits, int nlisted)
+ * of the handles it waits for as a read. lk was looked up before submission: a direct task no
+ * longer lists its buffers to StarPU, but keeps their handles and modes in its structure. */
+static void record(struct tsr_oref *o, const struct looked *lk)
 {
 	struct starpu_task *task = o->task;
 	o->refs = 1; /* ours until the end of this function */
 
-	for (int b = 0; b < nlisted; b++) {
-		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
+	for (int b = 0; b < lk->nbuf; b++) {
+		struct tsr_order *s = lk->buf[b];
 		if (!s)
 			continue;
 
@@ -520,11 +558,9 @@ static void record(struct tsr_oref *o, const struct tsr_deps *waits, int nlisted
 		}
 	}
 
-	for (int i = 0; waits && i < waits->n; i++) {
-		struct tsr_order *s = read_wait_state(task, &waits->v[i]);
-		if (s)
-			add_reader(s, o);
-	}
+	for (int i = 0; i < lk->nwaits; i++)
+		if (lk->rwait[i])
+			add_reader(lk->rwait[i], o);
 
 	unref(o);
 }
@@ -559,24 +595,17 @@ static void submit_empty(struct starpu_task *task)
 /* The waits of a submission: the tracked handles it lists to wait for without accessing them,
  * as a write (TSR_WAIT_AS_WRITE: nothing records it) or as a read (TSR_WAIT_AS_READ: record()
  * makes the task one of the handle's readers). */
-static int wait_deps(const struct tsr_deps *waits, const struct starpu_task *task)
+static int wait_deps(const struct tsr_deps *waits, const struct starpu_task *task,
+		     const struct looked *lk)
 {
-	for (int i = 0; waits && i < waits->n; i++) {
+	for (int i = 0; i < lk->nwaits; i++) {
 		enum starpu_data_access_mode m = waits->v[i].mode;
-		struct tsr_order *s = tsr__dep_waits_only(m) ? state_of(waits->v[i].h) : NULL;
+		struct tsr_order *s = lk->wait[i];
 		if (s && state_deps(s, m == TSR_WAIT_AS_WRITE ? STARPU_W : STARPU_R, task))
 			return TSR_ENOMEM;
 	}
 
 	return TSR_OK;
-}
-
-static int waits_tracked(const struct tsr_deps *waits)
-{
-	for (int i = 0; waits && i < waits->n; i++)
-		if (tsr__dep_waits_only(waits->v[i].mode) && state_of(waits->v[i].h))
-			return 1;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ direct data */
@@ -599,7 +628,8 @@ int tsr__order_direct(void)
 }
 
 /* ctx: the context the task's variant reads its views through (a point's), or NULL. */
-static int direct_ok(const struct starpu_task *task, const struct tsr_ctx *ctx)
+static int direct_ok(const struct starpu_task *task, const struct tsr_ctx *ctx,
+		     const struct looked *lk)
 {
 	if (!ctx || !tsr__order_direct())
 		return 0;
@@ -609,7 +639,7 @@ static int direct_ok(const struct starpu_task *task, const struct tsr_ctx *ctx)
 	for (int b = 0; b < task->nbuffers; b++) {
 		starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, b);
 		enum starpu_data_access_mode m = STARPU_TASK_GET_MODE(task, b);
-		if (!state_of(h) || (m & ~STARPU_RW))
+		if (!lk->buf[b] || (m & ~STARPU_RW))
 			return 0;
 		/* a view always has its array on the host here; the check costs a field read */
 		if (!starpu_data_test_if_allocated_on_node(h, STARPU_MAIN_RAM))
@@ -639,11 +669,13 @@ int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *wai
 {
 	tsr__dist_count_task(task->cl); /* several ranks: TSR_STATS counts the tasks per rank */
 
-	int tracked = waits_tracked(waits);
-	for (int b = 0; b < task->nbuffers && !tracked; b++)
-		tracked = state_of(STARPU_TASK_GET_HANDLE(task, b)) != NULL;
+	struct looked lk;
+	if (look_up(task, waits, &lk)) {
+		destroy(task);
+		return TSR_ENOMEM;
+	}
 
-	if (!tracked) {
+	if (!lk.tracked) {
 		int rc = tsr__starpu_code(starpu_task_submit(task));
 		if (rc)
 			destroy(task);
@@ -653,15 +685,13 @@ int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *wai
 	reap_head();
 	ndeps = 0;
 	struct tsr_oref *o = oref_new(task);
-	int rc = o ? reserve_readers(task, waits) : TSR_ENOMEM;
+	int rc = o ? reserve_readers(task, &lk) : TSR_ENOMEM;
 
-	for (int b = 0; b < task->nbuffers && !rc; b++) {
-		struct tsr_order *s = state_of(STARPU_TASK_GET_HANDLE(task, b));
-		if (s)
-			rc = state_deps(s, STARPU_TASK_GET_MODE(task, b), task);
-	}
+	for (int b = 0; b < lk.nbuf && !rc; b++)
+		if (lk.buf[b])
+			rc = state_deps(lk.buf[b], STARPU_TASK_GET_MODE(task, b), task);
 	if (!rc)
-		rc = wait_deps(waits, task);
+		rc = wait_deps(waits, task, &lk);
 
 	if (rc) {
 		if (o)
@@ -675,8 +705,7 @@ int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *wai
 	if (ndeps)
 		starpu_task_declare_deps_array(task, (unsigned)ndeps, deps);
 
-	int nlisted = task->nbuffers;
-	if (direct_ok(task, ctx))
+	if (direct_ok(task, ctx, &lk))
 		make_direct(task, ctx);
 
 	rc = tsr__starpu_code(starpu_task_submit(task));
@@ -689,7 +718,7 @@ int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *wai
 		return rc;
 	}
 
-	record(o, waits, nlisted);
+	record(o, &lk);
 	return TSR_OK;
 }
 
@@ -794,6 +823,9 @@ void tsr__order_shutdown(void)
 	free(deps);
 	deps = NULL;
 	ndeps = capdeps = 0;
+	free(look_v);
+	look_v = NULL;
+	look_cap = 0;
 	active = 0;
 }
 

@@ -20,7 +20,11 @@
  * same things as the recorded one (futures excepted: a body makes new ones each time), that
  * nothing but the replay itself changed a piece since the previous launch (tsr__coh_changes: a
  * map, a fill or a launch outside the recording, a destroyed partition), and, once the launch has
- * passed its usual checks, that it resolved to the same objects and colors. Then each point is
+ * passed its usual checks, that it resolved to the same objects and colors. (An index launch whose
+ * handles still name the recorded objects, with no future, projection or REDUCE, does not resolve
+ * again: what resolving and its checks would derive from the same live objects is what they
+ * derived when it was recorded, and it takes that, colors included, from the recording:
+ * tsr__replay_reuse.) Then each point is
  * submitted with the recorded dependences instead of asking coherence: the same handles coherence
  * would list, since the state it would read from is the recorded one. Everything else runs as
  * usual: the launch's checks (every error is reported as without a trace), the task and its
@@ -660,6 +664,44 @@ void tsr__replay_resolved(struct replay_step *s, const struct resolved_req *q, i
 			1);
 		s->mode = REPLAY_NONE;
 	}
+}
+
+/* Whether requirement i, as called, resolves to what the recording holds without resolving it:
+ * its handle still names the recorded object (a destroyed one names nothing; an id is never
+ * reused: handles.c), whose fields and partitions do not change while it lives. Not a future (a
+ * new one each iteration), a projection (the user's function may answer otherwise this time) or
+ * a REDUCE (whether it goes through private buffers depends on its region's partitions then). */
+static int resolves_as_recorded(const tsr_req_t *u, const struct resolved_req *rq)
+{
+	if (u->proj || TSR_PRIV_IS_REDUCE(u->priv))
+		return 0;
+	if (u->kind == TSR_REQ_REGION)
+		return rq->part == NULL && tsr__handle_get(TSR_K_REGION, u->handle) == rq->region;
+	if (u->kind == TSR_REQ_PARTITION)
+		return rq->part != NULL && tsr__handle_get(TSR_K_PARTITION, u->handle) == rq->part;
+	return 0;
+}
+
+/* The recording's own checks (tsr__replay_resolved) compare what the launch resolved to; here
+ * the launch does not resolve at all: replay_one found the call equal to the recorded one (task,
+ * domain, handles, fields, privileges) and no field it uses mapped, and every handle still names
+ * the recorded object. What resolving would derive from them is then what it derived then. */
+int tsr__replay_reuse(const struct replay_step *s, const tsr_req_t *reqs, int n,
+		      struct resolved_req *q, int **colors)
+{
+	if (s->mode != REPLAY_REPLAY)
+		return 0;
+
+	const struct rec_launch *r = s->rec;
+	if (!r->call.index || !r->colors || r->call.n != n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (!resolves_as_recorded(&reqs[i], &r->q[i]))
+			return 0;
+
+	memcpy(q, r->q, (size_t)n * sizeof *q);
+	*colors = r->colors;
+	return 1;
 }
 
 void tsr__replay_deps(const struct replay_step *s, int64_t pi, struct tsr_deps *out)

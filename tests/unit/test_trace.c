@@ -343,6 +343,84 @@ START_TEST(mapped_field_refused_in_a_replay)
 }
 END_TEST
 
+/* gather: every element of the point's tile (req 1, WRITE, field a->out) becomes arg plus the
+ * sum of the halo tile req 0 gives it (READ, field a->in), modulo 7. */
+static void gather(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const struct step_args *a = args;
+	tsr_accessor_t in, out;
+	if (tsr_ctx_accessor(ctx, 0, a->in, TSR_F64, TSR_READ, &in) ||
+	    tsr_ctx_accessor(ctx, 1, a->out, TSR_F64, TSR_WRITE, &out))
+		return;
+	double s = a->arg;
+	for (int64_t i = in.lo[0]; i <= in.hi[0]; i++)
+		s += TSR_AT1(&in, double, i);
+	s = s - 7.0 * (double)(int64_t)(s / 7.0);
+	for (int64_t i = out.lo[0]; i <= out.hi[0]; i++)
+		TSR_AT1(&out, double, i) = s;
+}
+
+/* Point p reads the halo tile of color p + *shift (modulo TILES): a projection whose answer the
+ * program changes between two iterations, behind the same call. */
+static int shifted(const int64_t point[3], int64_t color[3], void *arg)
+{
+	color[0] = (point[0] + *(const int *)arg) % TILES;
+	color[1] = color[2] = 0;
+	return 0;
+}
+
+/* The model of one gather from field `from` through the halo tiles shifted by `shift`. */
+static void model_gather(struct world *w, int from, double arg, int shift)
+{
+	int len = N / TILES;
+	double next[N];
+	for (int t = 0; t < TILES; t++) {
+		int c = (t + shift) % TILES;
+		int lo = c * len > 0 ? c * len - 1 : 0;
+		int hi = (c + 1) * len < N ? (c + 1) * len : N - 1;
+		double s = arg;
+		for (int i = lo; i <= hi; i++)
+			s += w->m[from][i];
+		s = s - 7.0 * (double)(int64_t)(s / 7.0);
+		for (int i = t * len; i < (t + 1) * len; i++)
+			next[i] = s;
+	}
+	memcpy(w->m[1 - from], next, sizeof next);
+}
+
+/* A replay takes what a launch resolved to from its recording only where nothing but the call
+ * decides it: a projection is asked again at every replay, and when it answers other colors (the
+ * program changed what its argument points to) the iteration falls back and records again. */
+START_TEST(projection_answering_otherwise_falls_back)
+{
+	tsr_task_desc_t d = {.name = "gather", .cpu = gather};
+	tsr_task_t g;
+	CK_TSR(tsr_task_register(&d, &g));
+	int shift = 1;
+
+	for (int it = 0; it < 14; it++) {
+		if (it == 7)
+			shift = 2;
+		CK_TSR(tsr_trace_begin(9));
+		for (int from = 0; from < 2; from++) {
+			tsr_req_t reqs[2] = {tsr_req_part_proj(w.halo, TSR_READ, 1, &w.f[from],
+							       shifted, &shift),
+					     tsr_req_part(w.tiles, TSR_WRITE, 1, &w.f[1 - from])};
+			struct step_args a = {(double)from, w.f[from], w.f[1 - from]};
+			CK_TSR(tsr_index_launch(g, tsr_box1(0, TILES - 1), 2, reqs, &a, sizeof a,
+						TSR_REDOP_NONE, NULL));
+			model_gather(&w, from, (double)from, shift);
+		}
+		CK_TSR(tsr_trace_end(9));
+	}
+
+	check_fields(&w, "after a projection changed its answer");
+	tsr_trace_stats_t s = stats();
+	ck_assert_int_eq(s.fallbacks, 1);
+	ck_assert_int_ge(s.replayed, 16);
+}
+END_TEST
+
 START_TEST(api_misuse_is_refused)
 {
 	tsr_trace_stats_t s;
@@ -458,6 +536,7 @@ int main(void)
 	tcase_add_test(tc, host_map_in_the_body_falls_back);
 	tcase_add_test(tc, new_partition_records_again);
 	tcase_add_test(tc, failed_task_poisons_inside_traces);
+	tcase_add_test(tc, projection_answering_otherwise_falls_back);
 	tcase_add_test(tc, futures_fences_and_waits_inside);
 	tcase_add_test(tc, mapped_field_refused_in_a_replay);
 	suite_add_tcase(s, tc);

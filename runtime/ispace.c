@@ -145,18 +145,26 @@ int tsr_box_tile(tsr_box_t bounds, tsr_box_t colors, const int64_t color[3], tsr
 }
 
 /* The point of linear index `index` in b, dimension 0 fastest (the order of colors and points).
- * b has a volume that fits in int64_t (checked by whoever made it), so every extent fits too. */
+ * b has a volume that fits in int64_t (checked by whoever made it), so every extent fits too.
+ * Called for every point of every launch: the last dimension takes what the others leave without
+ * a division, and that it fits is the check that index is below b's volume (no volume computed). */
 void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
 {
-	tsr__assert(index >= 0 && index < tsr_box_volume(b));
+	tsr__assert(index >= 0 && b.dim >= 1 && b.dim <= 3);
 	point[0] = point[1] = point[2] = 0;
 
-	for (int d = 0; d < b.dim; d++) {
+	int last = b.dim - 1;
+	for (int d = 0; d < last; d++) {
 		int64_t e;
 		tsr__box_extent(&b, d, &e);
 		point[d] = b.lo[d] + index % e;
 		index /= e;
 	}
+
+	int64_t e;
+	tsr__box_extent(&b, last, &e);
+	tsr__assert(index < e); /* index < b's volume */
+	point[last] = b.lo[last] + index;
 }
 
 int64_t tsr__box_index(tsr_box_t b, const int64_t point[3])

@@ -157,6 +157,8 @@ void tsr__box_point(tsr_box_t b, int64_t index, int64_t point[3])
 	for (int d = 0; d < last; d++) {
 		int64_t e;
 		tsr__box_extent(&b, d, &e);
+		/* an empty box has no point: an assert, not a division by zero */
+		tsr__assert(e > 0);
 		point[d] = b.lo[d] + index % e;
 		index /= e;
 	}

@@ -27,16 +27,12 @@
 #include <starpu_scheduler.h>
 
 #include "core.h"
+#include "step_deps.h"
 #include "timer.h"
 
-/* The dependencies of every point at one kind of step (points x of step t read deps[first[x]] ..
- * deps[first[x+1]-1] of step t-1), and their reverse: the points of step t that read x. */
-struct DepPlan {
-	long dset;
-	long last_offset;
-	long last_width;
-	std::vector<long> first;
-	std::vector<long> deps;
+/* One kind of step's dependencies (step_deps.h), and their reverse: the points of step t that read
+ * x of step t-1 are readers[rfirst[x]] .. readers[rfirst[x+1]-1]. */
+struct DepPlan : StepDeps {
 	std::vector<long> rfirst;
 	std::vector<long> readers;
 };
@@ -102,25 +98,14 @@ static struct starpu_codelet point_cl;
 
 /* ------------------------------------------------------------------ dependency plans */
 
-static DepPlan *make_plan(const TaskGraph &g, long dset, long last_offset, long last_width)
+static DepPlan *make_plan(const TaskGraph &g, long t)
 {
 	DepPlan *plan = new DepPlan();
-	plan->dset = dset;
-	plan->last_offset = last_offset;
-	plan->last_width = last_width;
+	step_deps_init(plan, g, t);
 	std::vector<std::vector<long> > readers(g.max_width);
-	for (long x = 0; x < g.max_width; x++) {
-		plan->first.push_back((long)plan->deps.size());
-		for (std::pair<long, long> span : g.dependencies(dset, x)) {
-			for (long d = span.first; d <= span.second; d++) {
-				if (d < last_offset || d >= last_offset + last_width)
-					continue;
-				plan->deps.push_back(d);
-				readers[d].push_back(x);
-			}
-		}
-	}
-	plan->first.push_back((long)plan->deps.size());
+	for (long x = 0; x < g.max_width; x++)
+		for (long i = plan->first[x]; i < plan->first[x + 1]; i++)
+			readers[plan->deps[i]].push_back(x);
 	for (long x = 0; x < g.max_width; x++) {
 		plan->rfirst.push_back((long)plan->readers.size());
 		plan->readers.insert(plan->readers.end(), readers[x].begin(), readers[x].end());
@@ -132,14 +117,11 @@ static DepPlan *make_plan(const TaskGraph &g, long dset, long last_offset, long 
 static const DepPlan *plan_for_step(GraphData *gd, long t)
 {
 	const TaskGraph &g = *gd->g;
-	long dset = g.dependence_set_at_timestep(t);
-	long last_offset = g.offset_at_timestep(t - 1);
-	long last_width = g.width_at_timestep(t - 1);
 	for (DepPlan *plan : gd->plans) {
-		if (plan->dset == dset && plan->last_offset == last_offset && plan->last_width == last_width)
+		if (step_deps_match(*plan, g, t))
 			return plan;
 	}
-	gd->plans.push_back(make_plan(g, dset, last_offset, last_width));
+	gd->plans.push_back(make_plan(g, t));
 	return gd->plans.back();
 }
 

@@ -21,6 +21,7 @@
 #include <tessera.h>
 
 #include "core.h"
+#include "step_deps.h"
 #include "timer.h"
 
 /* The dependencies of every point at one kind of step, and the partition (natural mapping) or
@@ -34,14 +35,7 @@ struct ProjArg {
 	int k;
 };
 
-struct DepPlan {
-	long dset;
-	long last_offset;
-	long last_width;
-	/* Dependencies of point x, clipped to step t-1's points, in the order execute_point
-	 * expects them: deps[first[x]] .. deps[first[x+1]-1]. */
-	std::vector<long> first;
-	std::vector<long> deps;
+struct DepPlan : StepDeps {        /* what each point reads (step_deps.h) */
 	int max_deps;                   /* most dependencies of one point: requirements per launch */
 	bool has_boxes;
 	tsr_partition_t boxes;          /* natural mapping: the hull of each point's dependencies */
@@ -155,17 +149,6 @@ static void point_task(tsr_ctx_t *ctx, const void *argp, size_t arglen)
 
 /* ------------------------------------------------------------------ dependency plans */
 
-/* Point x's dependencies in dependence set `dset`, kept if step t-1 computed them. */
-static void collect_deps(const TaskGraph &g, DepPlan *plan, long x)
-{
-	for (std::pair<long, long> span : g.dependencies(plan->dset, x)) {
-		for (long d = span.first; d <= span.second; d++) {
-			if (d >= plan->last_offset && d < plan->last_offset + plan->last_width)
-				plan->deps.push_back(d);
-		}
-	}
-}
-
 /* The box point x reads in the natural mapping: the hull of its dependencies. A point with none
  * (some points of tree or dom, say) still needs a box, an index launch names one partition for all
  * its points: it reads its own element, which costs an ordering with step t-1 and nothing else. */
@@ -195,23 +178,17 @@ static void make_boxes(const TaskGraph &g, GraphData *gd, DepPlan *plan)
 	plan->has_boxes = true;
 }
 
-static DepPlan *make_plan(const TaskGraph &g, GraphData *gd, long dset, long last_offset, long last_width,
-                          int projections)
+static DepPlan *make_plan(const TaskGraph &g, GraphData *gd, long t, int projections)
 {
 	DepPlan *plan = new DepPlan();
-	plan->dset = dset;
-	plan->last_offset = last_offset;
-	plan->last_width = last_width;
+	step_deps_init(plan, g, t);
 	plan->max_deps = 0;
 	plan->has_boxes = false;
 	for (long x = 0; x < g.max_width; x++) {
-		plan->first.push_back((long)plan->deps.size());
-		collect_deps(g, plan, x);
-		int n = (int)(plan->deps.size() - plan->first.back());
+		int n = (int)(plan->first[x + 1] - plan->first[x]);
 		if (n > plan->max_deps)
 			plan->max_deps = n;
 	}
-	plan->first.push_back((long)plan->deps.size());
 	if (plan->max_deps == 0)
 		return plan;   /* nothing to read: the launch has the write requirement only */
 	if (projections) {
@@ -226,14 +203,11 @@ static DepPlan *make_plan(const TaskGraph &g, GraphData *gd, long dset, long las
 /* The plan of step t, made the first time a step of its kind is met. */
 static DepPlan *plan_for_step(const TaskGraph &g, GraphData *gd, long t, int projections)
 {
-	long dset = g.dependence_set_at_timestep(t);
-	long last_offset = g.offset_at_timestep(t - 1);
-	long last_width = g.width_at_timestep(t - 1);
 	for (DepPlan *plan : gd->plans) {
-		if (plan->dset == dset && plan->last_offset == last_offset && plan->last_width == last_width)
+		if (step_deps_match(*plan, g, t))
 			return plan;
 	}
-	gd->plans.push_back(make_plan(g, gd, dset, last_offset, last_width, projections));
+	gd->plans.push_back(make_plan(g, gd, t, projections));
 	return gd->plans.back();
 }
 

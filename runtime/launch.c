@@ -915,7 +915,7 @@ static void index_launch_free(struct index_launch *L, int rc, tsr_future_t *resu
 	free(L->maps);
 	free(L->ranks);
 	tsr__fold_plan_drop(L->plan);
-	if (L->colors != L->few_colors && !L->colors_recorded)
+	if (L->colors != L->few_colors && !L->recorded)
 		free(L->colors);
 
 	if (rc)
@@ -944,11 +944,13 @@ static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs
 	int rc;
 	/* a replay of the same objects takes what it resolved to, and its colors, from the
 	 * recording: the checks below that depend on nothing else passed then */
-	L->colors_recorded = tsr__replay_reuse(step, reqs, nreqs, L->q, &L->colors);
-	if (!L->colors_recorded && (rc = tsr__resolve_all(L->t->name, nreqs, reqs, 1, L->q)))
-		return rc;
-	if (!L->colors_recorded && (rc = tsr__check_pairs(L->t->name, nreqs, L->q, 1)))
-		return rc;
+	L->recorded = tsr__replay_reuse(step, reqs, nreqs, L->q, &L->colors);
+	if (!L->recorded) {
+		if ((rc = tsr__resolve_all(L->t->name, nreqs, reqs, 1, L->q)))
+			return rc;
+		if ((rc = tsr__check_pairs(L->t->name, nreqs, L->q, 1)))
+			return rc;
+	}
 	int ret_op = result && L->t->ret_type != TSR_NONE ? redop.id : 0;
 	if ((rc = tsr__check_placement(L->t, nreqs, L->q, ret_op, &L->pl)))
 		return rc;
@@ -962,10 +964,11 @@ static int index_launch(struct index_launch *L, int nreqs, const tsr_req_t *reqs
 	if (structured)
 		return structured_launch(L, covers, args, arglen, redop, result, step);
 
-	if (!L->colors_recorded && (rc = tsr__compute_colors(L)))
-		return rc;
-	if (!L->colors_recorded)
+	if (!L->recorded) {
+		if ((rc = tsr__compute_colors(L)))
+			return rc;
 		tsr__replay_resolved(step, L->q, L->n, L->colors, L->npoints);
+	}
 	if ((rc = check_colors(L, step)))
 		return rc;
 	if ((rc = tsr__decide_ranks(L)))

@@ -49,9 +49,11 @@ struct index_launch {
 	 * fit there (a small launch, every step of a loop, allocates nothing for them) */
 	int *colors;
 	int few_colors[TSR_FEW_COLORS];
-	int colors_recorded; /* colors is a replay's recording (replay.c), not the launch's own */
-	tsr_mapping_t *maps; /* one per point; NULL when nothing maps points */
-	int *ranks;          /* several ranks: the rank of each point */
+	/* q and colors are a replay's recording (replay.c): the launch did not resolve them, and
+	 * colors is not its own to free */
+	int recorded;
+	tsr_mapping_t *maps;            /* one per point; NULL when nothing maps points */
+	int *ranks;                     /* several ranks: the rank of each point */
 	struct tsr_pending_fold *folds; /* private reduction buffers, folded after the points */
 	int nfolds;
 	struct tsr_future *res; /* the result future, or NULL */

@@ -347,6 +347,10 @@ int64_t tsr__box_index(tsr_box_t b, const int64_t point[3]);
 void tsr__tile_range(int64_t lo, int64_t hi, int64_t n, int64_t i, int64_t *tile_lo,
 		     int64_t *tile_hi);
 int tsr__box_overlap(tsr_box_t a, tsr_box_t b);
+/* The parts of a outside s, which a meets: at most two per dimension, disjoint, in out (room for
+ * TSR_BOX_MINUS_MAX). Returns how many. */
+#define TSR_BOX_MINUS_MAX 6
+int tsr__box_minus(const tsr_box_t *a, const tsr_box_t *s, tsr_box_t *out);
 
 /* The one "box inside box" and "same box" (coherence's hot paths, poison's heals,
  * tsr_box_contains): both of one valid dimension, which the callers know. */

@@ -218,6 +218,32 @@ int tsr__box_overlap(tsr_box_t a, tsr_box_t b)
 	return tsr_box_intersect(a, b, NULL);
 }
 
+/* Cut a along each dimension in turn: what lies below s, then above it, goes out; the rest,
+ * narrowed to s in that dimension, goes on to the next. What is left at the end is a's part
+ * inside s. */
+int tsr__box_minus(const tsr_box_t *a, const tsr_box_t *s, tsr_box_t *out)
+{
+	tsr_box_t rest = *a;
+	int n = 0;
+	tsr__assert(tsr__box_overlap(*a, *s));
+
+	for (int d = 0; d < rest.dim; d++) {
+		if (rest.lo[d] < s->lo[d]) {
+			out[n] = rest;
+			out[n++].hi[d] = s->lo[d] - 1;
+			rest.lo[d] = s->lo[d];
+		}
+
+		if (rest.hi[d] > s->hi[d]) {
+			out[n] = rest;
+			out[n++].lo[d] = s->hi[d] + 1;
+			rest.hi[d] = s->hi[d];
+		}
+	}
+
+	return n;
+}
+
 char *tsr__box_str(tsr_box_t b, char *buf, size_t n)
 {
 	if (b.dim == 1)

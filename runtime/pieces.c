@@ -65,27 +65,12 @@ void tsr__overlaps_free(struct tsr_node *n)
  * of what p says (writer, ranks, transfer views). */
 static int piece_subtract(struct tsr_pieces *ps, struct tsr_piece p, const tsr_box_t *s)
 {
-	tsr_box_t rest = p.box;
-	tsr__assert(tsr__box_overlap(rest, *s)); /* only a piece across s is cut */
+	tsr_box_t outside[TSR_BOX_MINUS_MAX];
+	int n = tsr__box_minus(&p.box, s, outside);
 
-	for (int d = 0; d < rest.dim; d++) {
-		if (rest.lo[d] < s->lo[d]) {
-			tsr_box_t below = rest;
-			below.hi[d] = s->lo[d] - 1;
-			if (piece_push_copy(ps, &p, below))
-				return TSR_ENOMEM;
-			rest.lo[d] = s->lo[d];
-		}
-
-		if (rest.hi[d] > s->hi[d]) {
-			tsr_box_t above = rest;
-			above.lo[d] = s->hi[d] + 1;
-			if (piece_push_copy(ps, &p, above))
-				return TSR_ENOMEM;
-			rest.hi[d] = s->hi[d];
-		}
-	}
-
+	for (int i = 0; i < n; i++)
+		if (piece_push_copy(ps, &p, outside[i]))
+			return TSR_ENOMEM;
 	return TSR_OK;
 }
 

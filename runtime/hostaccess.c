@@ -262,7 +262,7 @@ static int check_poison(struct tsr_region *r, tsr_field_t f, tsr_privilege_t pri
 
 	int rc = tsr__err(TSR_ETASK,
 			  "tsr_map: field '%s' of region '%s' holds no valid values (map it "
-			  "TSR_WRITE, fill it or write it whole with a task to replace them): %s",
+			  "TSR_WRITE, fill it or write it with a task to replace them): %s",
 			  r->fields[f].name, r->name, msg);
 	free(msg);
 	return rc;

@@ -441,11 +441,11 @@ char *tsr__field_poison_find(uint64_t root, int field, tsr_box_t box, uint64_t b
  * tasks submitted before the healer: a REDUCE point reaches its field only through a fold task, so
  * it may run (and fail) before an earlier fill of the field runs and heals. */
 void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq);
-/* boxes inside box */
+/* what lies inside box: the marks lose it, and keep the rest */
 void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before);
 void tsr__poison_forget_region(uint64_t root);
 /* Marks between ranks (xfer.c carries them with each transfer): the sender's marks that meet box
- * (whole boxes, at most max; returns how many), and the receiver's update once the data arrived. */
+ * (cut to it, at most max; returns how many), and the receiver's update once the data arrived. */
 int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t before,
 			    tsr_box_t *out, int max, char *msg, size_t msgsize);
 void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,

@@ -2,7 +2,8 @@
  * a result. Futures carry a reference-counted state; fields carry a list of poisoned boxes. The
  * policy is here too, for task.c's wrapper to apply: a task that would read poison is skipped and
  * poisons its outputs with the same message, a failed task poisons its outputs with its own, and a
- * successful task heals what it wrote whole (WRITE). */
+ * successful task heals what it wrote whole (WRITE): a mark loses the part of its box the write
+ * covers, and keeps the rest, cut into boxes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,12 @@ static void free_msgs(struct poisoned *p)
 	free(p->msg);
 }
 
+static void mark_free(struct poisoned *p)
+{
+	free_msgs(p);
+	free(p);
+}
+
 void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *msg, uint64_t seq)
 {
 	pthread_mutex_lock(&poison_lock);
@@ -175,8 +182,7 @@ static void remove_where(int (*drop)(struct poisoned *p, uint64_t root, int fiel
 		}
 
 		*pp = p->next;
-		free_msgs(p);
-		free(p);
+		mark_free(p);
 		__atomic_sub_fetch(&tsr__npoison, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&poison_lock);
@@ -198,21 +204,80 @@ static int replaced_before(struct poisoned *p, uint64_t before)
 	return 0;
 }
 
-/* A heal submitted as `before` replaces the failures of the marks it covers whole. */
-static int covered_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+/* A copy of mark p over box b (its failures and messages), or NULL when out of memory. */
+static struct poisoned *mark_copy(const struct poisoned *p, tsr_box_t b)
 {
-	if (p->root != root || p->field != field || !tsr__box_inside(&p->box, &box))
-		return 0;
-	return replaced_before(p, before);
+	struct poisoned *c = malloc(sizeof *c);
+	char *msg = strdup(p->msg);
+	char *last = p->last_msg == p->msg ? msg : strdup(p->last_msg);
+	if (!c || !msg || !last) {
+		if (last != msg)
+			free(last);
+		free(msg);
+		free(c);
+		return NULL;
+	}
+
+	*c = *p;
+	c->box = b;
+	c->msg = msg;
+	c->last_msg = last;
+	return c;
 }
 
-/* A transfer of box received as `before` replaces the failures of every mark that meets box: the
- * sender's marks of the box take their place (tsr__field_poison_received). */
-static int met_by(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
+/* The parts of p's box outside box keep all of p's failures: marks of their own, linked right
+ * after p (outside box: the walk in replace_in passes them by). TSR_ENOMEM: none added. */
+static int keep_outside(struct poisoned *p, const tsr_box_t *box)
 {
-	if (p->root != root || p->field != field || !tsr__box_overlap(p->box, box))
-		return 0;
-	return replaced_before(p, before);
+	tsr_box_t outside[TSR_BOX_MINUS_MAX];
+	struct poisoned *made[TSR_BOX_MINUS_MAX];
+	int n = tsr__box_minus(&p->box, box, outside);
+
+	for (int i = 0; i < n; i++) {
+		made[i] = mark_copy(p, outside[i]);
+		if (made[i])
+			continue;
+		while (i-- > 0)
+			mark_free(made[i]);
+		return TSR_ENOMEM;
+	}
+
+	for (int i = n - 1; i >= 0; i--) {
+		made[i]->next = p->next;
+		p->next = made[i];
+	}
+	__atomic_add_fetch(&tsr__npoison, n, __ATOMIC_RELEASE);
+	return TSR_OK;
+}
+
+/* A write of box submitted as `before` (a task's WRITE, a fill, a host WRITE mapping, a received
+ * transfer) replaced every value inside it: the failures before it go from the part of each mark
+ * inside box, and the parts outside keep them. Out of memory for those parts, the mark stays
+ * whole: more poison, never less. */
+static void replace_in(uint64_t root, int field, tsr_box_t box, uint64_t before)
+{
+	pthread_mutex_lock(&poison_lock);
+	struct poisoned **pp = &poisoned;
+	while (*pp) {
+		struct poisoned *p = *pp;
+		int meets = p->root == root && p->field == field && p->seq < before &&
+			    tsr__box_overlap(p->box, box);
+		if (!meets || (!tsr__box_inside(&p->box, &box) && keep_outside(p, &box))) {
+			pp = &p->next;
+			continue;
+		}
+
+		tsr_box_intersect(p->box, box, &p->box);
+		if (!replaced_before(p, before)) {
+			pp = &p->next;
+			continue;
+		}
+
+		*pp = p->next;
+		mark_free(p);
+		__atomic_sub_fetch(&tsr__npoison, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&poison_lock);
 }
 
 static int of_region(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
@@ -228,7 +293,7 @@ static int any(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint
 /* A successful WRITE (or fill, or host WRITE mapping) of box replaces every value inside it. */
 void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	remove_where(covered_by, root, field, box, before);
+	replace_in(root, field, box, before);
 }
 
 void tsr__poison_forget_region(uint64_t root)
@@ -253,11 +318,10 @@ static tsr_box_t around(tsr_box_t a, tsr_box_t b)
 	return a;
 }
 
-/* What a rank sends with a transfer of box (xfer.c): the whole boxes of its marks of tasks
- * submitted before `before` that meet box, as a receiver must keep them (a heal clears a mark only
- * when it covers all of it, on any rank), at most max of them: the last slot then holds the
- * smallest box around the rest, which poisons more, never less. The first mark's message goes to
- * msg (cut to msgsize). Returns how many boxes out holds. */
+/* What a rank sends with a transfer of box (xfer.c): its marks of tasks submitted before `before`,
+ * cut to box (the receiver's marks outside box are its own business), at most max of them: the
+ * last slot then holds the smallest box around the rest, which poisons more, never less. The first
+ * mark's message goes to msg (cut to msgsize). Returns how many boxes out holds. */
 int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t before,
 			    tsr_box_t *out, int max, char *msg, size_t msgsize)
 {
@@ -268,32 +332,34 @@ int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t be
 
 	pthread_mutex_lock(&poison_lock);
 	for (struct poisoned *p = poisoned; p; p = p->next) {
+		tsr_box_t part;
 		if (p->root != root || p->field != field || p->seq >= before ||
-		    !tsr__box_overlap(p->box, box))
+		    !tsr_box_intersect(p->box, box, &part))
 			continue;
 		if (n == 0)
 			snprintf(msg, msgsize, "%s", p->msg);
 		if (n < max)
-			out[n++] = p->box;
+			out[n++] = part;
 		else
-			out[max - 1] = around(out[max - 1], p->box);
+			out[max - 1] = around(out[max - 1], part);
 	}
 	pthread_mutex_unlock(&poison_lock);
 	return n;
 }
 
 /* A transfer of box arrived (xfer.c), received in submission order just before `before`: it
- * replaced the values inside box as a write would, and its sender, which held the box's latest
- * values, held every mark that meets the box, whole. So this rank's marks that meet the box go,
- * even those that reach past it (a mark the sender lacks was healed where the box was written
- * last: the oracle's seed 200219 kept a whole tile's mark on a rank that had received one row of
- * it, after the tile's owner had rewritten it all), and the sender's marks of it (n boxes, message
- * msg) are this rank's now, ahead of every task submitted after the receive. */
+ * replaced the values inside box as a write would, and its sender held the box's latest values
+ * and their marks. So this rank's marks lose their parts inside box (the oracle's seed 200219: a
+ * rank kept a whole tile's mark after receiving one row of it from the tile's owner, which had
+ * rewritten it all; seed 260048: a rank dropped a whole region's mark on receiving a tile of it,
+ * though the rest of the region was still the failed task's), and the sender's marks of it (n
+ * boxes inside box, message msg) are this rank's now, ahead of every task submitted after the
+ * receive. */
 void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
 				const tsr_box_t *marks, int n, const char *msg)
 {
 	if (__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
-		remove_where(met_by, root, field, box, before);
+		replace_in(root, field, box, before);
 
 	for (int i = 0; i < n; i++)
 		tsr__field_poison_add(root, field, marks[i], msg, before - 1);

@@ -27,9 +27,10 @@
  * future computed from it, and the data it could write (WRITE, READ_WRITE, REDUCE) make
  * tsr_future_wait() and tsr_map() return #TSR_ETASK with the original message (task, point,
  * region, field); later tasks that read a poisoned future or poisoned data do not run their
- * variant and poison their own results in turn. Data heals when all of it is replaced:
- * tsr_fill(), a task that WRITEs a region covering what the failed task wrote and succeeds, or a
- * host #TSR_WRITE mapping.
+ * variant and poison their own results in turn. Data heals where it is replaced: what tsr_fill(),
+ * a task that WRITEs and succeeds, or a host #TSR_WRITE mapping replaces is healthy again, and the
+ * rest of what the failed task wrote stays poisoned (a region poisoned whole, then written tile
+ * by tile, heals with its last tile).
  *
  * @par Handles and memory
  * Handles (tsr_fspace_t, tsr_region_t, tsr_partition_t, tsr_task_t, tsr_future_t) are small

@@ -290,10 +290,11 @@ static int next_op(struct tsr_xstate *s, struct xop *op)
 #ifdef TSR_HAVE_MPI
 #include <starpu_mpi.h>
 
-/* The marks that travel with a box: a few whole boxes (poison.c's tsr__field_poison_marks) and
- * the first one's message, cut. A fixed size: a message that comes before its receive is posted is
+/* The marks that travel with a box: the sender's marks cut to the box (poison.c's
+ * tsr__field_poison_marks) and the first one's message, cut. Six boxes: what is left of one mark
+ * after one write inside it. A fixed size: a message that comes before its receive is posted is
  * kept as raw bytes of the size the sender's datatype has, and unpacked with the receiver's. */
-enum { XREC_BOXES = 2, XREC_MSG = 256 };
+enum { XREC_BOXES = TSR_BOX_MINUS_MAX, XREC_MSG = 256 };
 struct xrecord {
 	int32_t n;
 	int32_t unused;

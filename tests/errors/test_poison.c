@@ -1,7 +1,7 @@
 /* test_poison.c: a task that fails poisons what it should have produced. Its future (and every
  * future computed from it) and the data it should have written report TSR_ETASK with the original
  * message (task, point, region, field) instead of passing an identity or stale values for a result;
- * tasks that consume poisoned inputs do not run. A full write heals data. */
+ * tasks that consume poisoned inputs do not run. A write heals what it replaces, and no more. */
 #include <math.h>
 #include <stdatomic.h>
 #include "tsr_test.h"
@@ -269,7 +269,7 @@ START_TEST(a_full_write_heals_poisoned_data)
 	CK_TSR(tsr_launch(tsr_test_task("write_u", write_u, TSR_NONE), 1, &q, &(double){5.0},
 			  sizeof(double), NULL));
 	ck_values(r, 0, 5.0);
-	/* a WRITE of a box that does not cover the failed one leaves it poisoned */
+	/* a WRITE of another box leaves the failed one poisoned */
 	f = launch_residual(tiles, 1);
 	CK_TSR(tsr_future_destroy(f));
 	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "residual");
@@ -286,6 +286,100 @@ START_TEST(a_full_write_heals_poisoned_data)
 	CK_TSR(tsr_unmap(r, 0));
 	ck_values(r, 0, 3.0);
 	CK_TSR(tsr_fence());
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* write_all: WRITE of field 0 of requirement 0 (1 or 2 dimensions) with the value in args. */
+static void write_all(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	tsr_accessor_t a;
+	atomic_fetch_add(&ran, 1);
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_WRITE, &a))
+		return;
+	int64_t hi1 = a.dim > 1 ? a.hi[1] : a.lo[1];
+	for (int64_t j = a.lo[1]; j <= hi1; j++)
+		for (int64_t i = a.lo[0]; i <= a.hi[0]; i++)
+			*(double *)tsr_accessor_at(&a, sizeof(double), a.dim, i, j, 0) =
+				*(const double *)args;
+}
+
+/* One launch of `complain` that could WRITE field 0 of all of r: it fails, and poisons r whole. */
+static void poison_whole(tsr_region_t r)
+{
+	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(tsr_test_task("solve", complain, TSR_F64), 1, &q, NULL, 0, NULL));
+	CK_TSR_ERR(tsr_fence(), TSR_ETASK, "solve");
+}
+
+static void write_with(tsr_region_t r, double v)
+{
+	tsr_req_t q = tsr_req_region(r, TSR_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(tsr_test_task("write_all", write_all, TSR_NONE), 1, &q, &v, sizeof v,
+			  NULL));
+}
+
+/* A region poisoned whole and rewritten tile by tile: each tile is healthy once written (its
+ * readers run), the region only once the last tile is. */
+START_TEST(a_write_heals_its_part_of_a_larger_failure)
+{
+	tsr_partition_t tiles;
+	tsr_region_t r = grid(&tiles);
+	tsr_accessor_t a;
+	poison_whole(r);
+	for (int c = 0; c < 4; c++) {
+		CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "solve", "singular");
+		tsr_region_t t = tsr_test_subregion(tiles, c);
+		write_with(t, 10.0 + c);
+		ck_values(t, 0, 10.0 + c);
+		if (c < 3)
+			CK_TSR_ERR(tsr_map(tsr_test_subregion(tiles, c + 1), 0, TSR_READ, &a),
+				   TSR_ETASK, "solve");
+	}
+
+	/* a reader of the region runs again: the four tiles' 2 elements each */
+	atomic_store(&ran, 0);
+	tsr_future_t sum;
+	tsr_req_t q = tsr_req_region(r, TSR_READ, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(tsr_test_task("sum_u", sum_u, TSR_F64), 1, &q, NULL, 0, &sum));
+	double s = 0;
+	CK_TSR(tsr_future_wait(sum, &s, sizeof s));
+	ck_assert_double_eq(s, 2 * (10.0 + 11.0 + 12.0 + 13.0));
+	ck_assert_int_eq(atomic_load(&ran), 1);
+	CK_TSR(tsr_future_destroy(sum));
+	CK_TSR(tsr_fence());
+	CK_TSR(tsr_region_destroy(r));
+}
+END_TEST
+
+/* In two dimensions: a write of the middle of a poisoned plate leaves the ring around it poisoned;
+ * writing the ring, piece by piece, heals the plate. */
+START_TEST(a_write_in_the_middle_leaves_the_ring_poisoned)
+{
+	tsr_region_t r = tsr_test_region_f64("plate", tsr_box2(0, 3, 0, 3));
+	/* the middle, then rows 0 and 3 whole and the two columns between them: a ring cut
+	 * otherwise than the four boxes left of the failure */
+	const tsr_box_t boxes[5] = {tsr_box2(1, 2, 1, 2), tsr_box2(0, 3, 0, 0),
+				    tsr_box2(0, 3, 3, 3), tsr_box2(0, 0, 1, 2),
+				    tsr_box2(3, 3, 1, 2)};
+	tsr_partition_t parts;
+	CK_TSR(tsr_partition_boxes(r, 5, boxes, "parts", &parts));
+	tsr_accessor_t a;
+	poison_whole(r);
+	write_with(tsr_test_subregion(parts, 0), 4.0);
+	CK_TSR(tsr_map(tsr_test_subregion(parts, 0), 0, TSR_READ, &a));
+	CK_TSR(tsr_unmap(tsr_test_subregion(parts, 0), 0));
+	for (int c = 1; c < 5; c++) {
+		CK_TSR_ERR(tsr_map(r, 0, TSR_READ, &a), TSR_ETASK, "solve");
+		CK_TSR_ERR(tsr_map(tsr_test_subregion(parts, c), 0, TSR_READ, &a), TSR_ETASK,
+			   "solve");
+		write_with(tsr_test_subregion(parts, c), 4.0);
+	}
+	CK_TSR(tsr_map(r, 0, TSR_READ, &a));
+	for (int64_t j = 0; j <= 3; j++)
+		for (int64_t i = 0; i <= 3; i++)
+			ck_assert_double_eq(TSR_AT2(&a, double, i, j), 4.0);
+	CK_TSR(tsr_unmap(r, 0));
 	CK_TSR(tsr_region_destroy(r));
 }
 END_TEST
@@ -403,6 +497,8 @@ int main(void)
 	tcase_add_test(tc, map_of_data_a_failed_task_wrote);
 	tcase_add_test(tc, readers_of_poisoned_data_do_not_run);
 	tcase_add_test(tc, a_full_write_heals_poisoned_data);
+	tcase_add_test(tc, a_write_heals_its_part_of_a_larger_failure);
+	tcase_add_test(tc, a_write_in_the_middle_leaves_the_ring_poisoned);
 	tcase_add_test(tc, a_later_failure_does_not_poison_an_earlier_reader);
 	tcase_add_test(tc, a_heal_keeps_a_later_failure_of_the_same_box);
 	tcase_add_test(tc, host_ctx_error_with_null_context_is_harmless);

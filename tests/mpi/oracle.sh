@@ -119,23 +119,28 @@ failed() {   # i, name, np, sched, log
 #                  (runtime/xfer.c carries the sender's marks in the transfer's message).
 #   2-4 eager/lws 200219, 300174, 400058, 410149 repeat: a rank kept a failed task's mark of a
 #                  whole box after receiving part of it from the rank that had rewritten it all,
-#                  and skipped its readers (poison.c: a received box replaces the marks that meet
-#                  it).
+#                  and skipped its readers (poison.c: a received box replaces what the marks
+#                  that meet it hold inside it).
 #   2 lws 210094 repeat: a REDUCE point's own mark dropped by the receive its fold needed
 #                  (fold.c: a fold's transfers carry the marks of tasks before its point).
 #   3 lws 300134 repeat: a future computed from a failed task's output on one rank read as
 #                  healthy on the others, and a launch that read it ran there (runtime/xfer.c:
 #                  futures' values carry the future's poison; tests/mpi/taskfail.sh on 2 and 4).
+#   2 lws 260048, 270020, 3 eager 310300, 4 eager 400085, 3 lws 95053 repeat: marks were whole
+#                  boxes that only a write of all of them healed, so a mark's fate hung on writes
+#                  other ranks made: a rank dropped a region's mark on receiving a tile of it, or
+#                  sent a mark on with a box it had rewritten in part (poison.c: a write or a
+#                  receive cuts the marks it meets down to what lies outside it; xfer.c: a
+#                  transfer's marks are cut to its box).
 regressions="2:eager:13428 3:eager:97049:repeat"
 # (one line per family; the TAP lines print the list, so it stays one line of words)
 regressions="$regressions 2:lws:121001:repeat 3:eager:121001:repeat 4:lws:121001:repeat"
-# 95053 on 3 ranks (lws) is left out: it failed once in a StarPU 1.4 run of the suite on a loaded
-# machine (0 in 80 runs alone on 1.3 and 1.4), the timing-dependent case of the known defect
-# (README), like 400085 on 4.
-regressions="$regressions 2:eager:95053:repeat 4:eager:95053:repeat"
+regressions="$regressions 2:eager:95053:repeat 3:lws:95053:repeat 4:eager:95053:repeat"
 regressions="$regressions 2:lws:97045:repeat 3:eager:97045:repeat 4:lws:97045:repeat"
 regressions="$regressions 2:eager:200219:repeat 3:lws:300174:repeat 4:eager:400058:repeat"
 regressions="$regressions 4:lws:410149:repeat 2:lws:210094:repeat 3:lws:300134:repeat"
+regressions="$regressions 2:lws:260048:repeat 2:lws:270020:repeat 3:eager:310300:repeat"
+regressions="$regressions 4:eager:400085:repeat"
 
 echo "1..5"
 i=0

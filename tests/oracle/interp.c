@@ -42,14 +42,6 @@ static int boxes_meet(tsr_box_t a, tsr_box_t b)
 	return 1;
 }
 
-static int box_inside(tsr_box_t in, tsr_box_t out)
-{
-	for (int d = 0; d < in.dim; d++)
-		if (in.lo[d] < out.lo[d] || in.hi[d] > out.hi[d])
-			return 0;
-	return 1;
-}
-
 static int poison_find(const or_interp_t *s, int root, int f, tsr_box_t b)
 {
 	for (int i = 0; i < s->npoison[root][f]; i++)
@@ -71,14 +63,35 @@ static void poison_add(or_interp_t *s, int root, int f, tsr_box_t b)
 	s->poison[root][f][s->npoison[root][f]++] = b;
 }
 
-/* A healthy WRITE of box b: the poisoned boxes inside it go. */
+/* A healthy WRITE of box b: every poisoned box loses what lies inside b. A box that reaches past
+ * b is replaced by the slabs of it outside b, peeled one dimension after the other (appended: they
+ * miss b, so this loop passes them by). */
 static void poison_heal(or_interp_t *s, int root, int f, tsr_box_t b)
 {
-	int kept = 0;
-	for (int i = 0; i < s->npoison[root][f]; i++)
-		if (!box_inside(s->poison[root][f][i], b))
-			s->poison[root][f][kept++] = s->poison[root][f][i];
-	s->npoison[root][f] = kept;
+	for (int i = 0; i < s->npoison[root][f]; i++) {
+		tsr_box_t p = s->poison[root][f][i];
+		if (!boxes_meet(p, b))
+			continue;
+
+		for (int d = 0; d < p.dim; d++) {
+			tsr_box_t slab = p;
+			if (p.lo[d] < b.lo[d]) {
+				slab.hi[d] = b.lo[d] - 1;
+				poison_add(s, root, f, slab);
+				p.lo[d] = b.lo[d];
+			}
+			slab = p;
+			if (p.hi[d] > b.hi[d]) {
+				slab.lo[d] = b.hi[d] + 1;
+				poison_add(s, root, f, slab);
+				p.hi[d] = b.hi[d];
+			}
+		}
+
+		/* what is left of it lies inside b: it goes (the last box takes its place) */
+		s->poison[root][f][i] = s->poison[root][f][--s->npoison[root][f]];
+		i--;
+	}
 }
 
 int or_interp_poisoned(const or_interp_t *s, int n, int f)

@@ -53,7 +53,6 @@
 
 /* One launch of a recording. */
 struct rec_launch {
-	uint64_t hash; /* of the call (the automatic mode's stream) */
 	struct launch_call call;
 	tsr_req_t *reqs;        /* call.n, the call's own (call.reqs points here) */
 	struct resolved_req *q; /* call.n, what they resolved to */
@@ -209,6 +208,24 @@ static uint64_t call_hash(const struct launch_call *c)
 	}
 
 	return h;
+}
+
+/* A launch's call, and its hash once something needed it: only the automatic mode's window of
+ * recent launches holds hashes; a replay compares the call itself with the recording, which spares
+ * a replayed launch the hash (about 200 instructions). */
+struct call_key {
+	const struct launch_call *c;
+	uint64_t h;
+	int hashed;
+};
+
+static uint64_t key_hash(struct call_key *k)
+{
+	if (!k->hashed) {
+		k->h = call_hash(k->c);
+		k->hashed = 1;
+	}
+	return k->h;
 }
 
 static int same_req(const tsr_req_t *a, const tsr_req_t *b)
@@ -428,21 +445,22 @@ static void auto_drop(void)
 	auto_forget();
 }
 
-/* Whether launch h goes on the sequence: a recording iteration follows the window (the sequence
- * as it was found), others the recording. */
-static int auto_expected(uint64_t h)
+/* Whether the launch goes on the sequence: a recording iteration follows the window (the sequence
+ * as it was found, by hash), others the recording (the call itself, which replay_one then need not
+ * compare again). */
+static int auto_expected(struct call_key *k)
 {
 	if (cur.began == ITER_RECORD)
-		return window[(nseen - auto_period) % AUTO_WINDOW] == h;
-	return cur.pos < auto_tr->n && auto_tr->v[cur.pos].hash == h;
+		return window[(nseen - auto_period) % AUTO_WINDOW] == key_hash(k);
+	return cur.pos < auto_tr->n && same_call(k->c, &auto_tr->v[cur.pos].call);
 }
 
 /* The automatic trace's iteration ends every period; a launch that leaves the sequence ends the
  * trace. Returns whether a trace is open for this launch. */
-static int auto_follow(uint64_t h)
+static int auto_follow(struct call_key *k)
 {
 	if (!auto_tr) {
-		int p = auto_observe(h);
+		int p = auto_observe(key_hash(k));
 		if (p && (auto_tr = calloc(1, sizeof *auto_tr))) {
 			/* the next launch starts the sequence's first recorded iteration */
 			auto_tr->is_auto = 1;
@@ -457,17 +475,17 @@ static int auto_follow(uint64_t h)
 	if (!cur.tr)
 		iteration_begin(auto_tr);
 
-	if (!auto_expected(h)) {
+	if (!auto_expected(k)) {
 		/* the program left the sequence: the open iteration is abandoned, this launch is
 		 * analysed in full and the search starts again from it */
 		tsr__replay_counts.fallbacks += cur.began == ITER_REPLAY;
 		auto_drop();
-		auto_observe(h);
+		auto_observe(key_hash(k));
 		return 0;
 	}
 
 	if (cur.began == ITER_RECORD) {
-		window[nseen % AUTO_WINDOW] = h;
+		window[nseen % AUTO_WINDOW] = key_hash(k);
 		nseen++;
 	}
 	return 1;
@@ -476,7 +494,7 @@ static int auto_follow(uint64_t h)
 /* ------------------------------------------------------------------ a launch */
 
 /* The launch appended to the recording, or NULL when out of memory (nothing appended). */
-static struct rec_launch *record_call(struct trace *tr, const struct launch_call *c, uint64_t h)
+static struct rec_launch *record_call(struct trace *tr, const struct launch_call *c)
 {
 	tsr_req_t *reqs = malloc((size_t)(c->n ? c->n : 1) * sizeof *reqs);
 	if (!reqs || GROW(tr->v, tr->cap, tr->n + 1)) {
@@ -486,7 +504,6 @@ static struct rec_launch *record_call(struct trace *tr, const struct launch_call
 
 	struct rec_launch *r = &tr->v[tr->n++];
 	memset(r, 0, sizeof *r);
-	r->hash = h;
 	r->call = *c;
 	r->reqs = reqs;
 	if (c->n > 0) /* a launch without requirements may pass NULL */
@@ -548,7 +565,8 @@ static void replay_one(struct replay_step *s, const struct launch_call *c)
 	}
 
 	struct rec_launch *r = &tr->v[cur.pos];
-	if (!same_call(c, &r->call)) {
+	/* the automatic mode compared the call already (auto_expected) */
+	if (!tr->is_auto && !same_call(c, &r->call)) {
 		go_full("a launch differs from the recording (another task, partition, region, "
 			"field, privilege or domain)",
 			1);
@@ -563,7 +581,7 @@ static void replay_one(struct replay_step *s, const struct launch_call *c)
 	s->rec = r;
 }
 
-static void record_one(struct replay_step *s, const struct launch_call *c, uint64_t h)
+static void record_one(struct replay_step *s, const struct launch_call *c)
 {
 	if (tsr__coh_changes != cur.changes) {
 		/* what follows is derived from a state a replay would not see again */
@@ -572,7 +590,7 @@ static void record_one(struct replay_step *s, const struct launch_call *c, uint6
 		return;
 	}
 
-	s->rec = record_call(cur.tr, c, h);
+	s->rec = record_call(cur.tr, c);
 	if (!s->rec) {
 		record_lost(c->t->name);
 		return;
@@ -592,15 +610,15 @@ void tsr__replay_step(struct replay_step *s, const struct launch_call *c)
 		return;
 	}
 
-	uint64_t h = call_hash(c);
-	if ((!cur.tr || cur.tr->is_auto) && !auto_follow(h))
+	struct call_key k = {.c = c};
+	if ((!cur.tr || cur.tr->is_auto) && !auto_follow(&k))
 		return;
 
 	tsr__replay_counts.launches++;
 	if (cur.mode == ITER_REPLAY)
 		replay_one(s, c);
 	else if (cur.mode == ITER_RECORD)
-		record_one(s, c, h);
+		record_one(s, c);
 	cur.pos++;
 }
 

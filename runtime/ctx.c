@@ -60,47 +60,17 @@ static int null_ctx(const char *what)
 	return TSR_EINVAL;
 }
 
-int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
-		     tsr_privilege_t want, tsr_accessor_t *acc)
+/* The accessor of requirement req's field at position k (q: its record, a region's): the type and
+ * the privilege asked for checked against what the launch gave, then the view's bounds, strides
+ * and address. tsr_ctx_accessor and tsr_ctx_field have checked req and found k. */
+static int field_accessor(tsr_ctx_t *ctx, int req, const struct tsr_reqrec *q, int k,
+			  tsr_type_t type, tsr_privilege_t want, tsr_accessor_t *acc)
 {
 	char ps[80];
-
-	if (!ctx)
-		return null_ctx("tsr_ctx_accessor");
-
-	const char *tn = ctx->task->name;
-	if (!acc)
-		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_accessor: null accessor", tn,
-			 point_str(ctx, ps, sizeof ps));
-	if (req < 0 || req >= ctx->nreqs)
-		CTX_FAIL(TSR_EINVAL,
-			 "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
-			 point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
-
-	struct tsr_reqrec *q = &ctx->reqs[req];
-	if (q->kind == TSR_REQ_FUTURE)
-		CTX_FAIL(TSR_EINVAL,
-			 "task '%s'%s: requirement %d is a future, not a region (use "
-			 "tsr_ctx_future)",
-			 tn, point_str(ctx, ps, sizeof ps), req);
-
-	int k;
-	for (k = 0; k < q->nfields; k++)
-		if (q->fields[k] == field)
-			break;
-	if (k == q->nfields) {
-		if (field >= 0 && field < q->region->nfields)
-			CTX_FAIL(TSR_ENOFIELD,
-				 "task '%s'%s: field '%s' of region '%s' was not requested by "
-				 "requirement %d",
-				 tn, point_str(ctx, ps, sizeof ps), q->finfo[field].name,
-				 q->region->name, req);
-		CTX_FAIL(TSR_ENOFIELD,
-			 "task '%s'%s: field id %d is not in region '%s' (requirement %d)", tn,
-			 point_str(ctx, ps, sizeof ps), field, q->region->name, req);
-	}
-
+	tsr_field_t field = q->fields[k];
 	const struct tsr_fieldinfo *fi = &q->finfo[field];
+	const char *tn = ctx->task->name;
+
 	if (type != TSR_NONE && type != fi->type)
 		CTX_FAIL(TSR_ETYPE,
 			 "task '%s'%s: field '%s' of region '%s' holds %s but was accessed as %s",
@@ -148,6 +118,49 @@ int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type
 	acc->region = 0;
 
 	return TSR_OK;
+}
+
+int tsr_ctx_accessor(tsr_ctx_t *ctx, int req, tsr_field_t field, tsr_type_t type,
+		     tsr_privilege_t want, tsr_accessor_t *acc)
+{
+	char ps[80];
+
+	if (!ctx)
+		return null_ctx("tsr_ctx_accessor");
+
+	const char *tn = ctx->task->name;
+	if (!acc)
+		CTX_FAIL(TSR_EINVAL, "task '%s'%s: tsr_ctx_accessor: null accessor", tn,
+			 point_str(ctx, ps, sizeof ps));
+	if (req < 0 || req >= ctx->nreqs)
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: requirement %d does not exist (the launch has %d)", tn,
+			 point_str(ctx, ps, sizeof ps), req, ctx->nreqs);
+
+	struct tsr_reqrec *q = &ctx->reqs[req];
+	if (q->kind == TSR_REQ_FUTURE)
+		CTX_FAIL(TSR_EINVAL,
+			 "task '%s'%s: requirement %d is a future, not a region (use "
+			 "tsr_ctx_future)",
+			 tn, point_str(ctx, ps, sizeof ps), req);
+
+	int k;
+	for (k = 0; k < q->nfields; k++)
+		if (q->fields[k] == field)
+			break;
+	if (k == q->nfields) {
+		if (field >= 0 && field < q->region->nfields)
+			CTX_FAIL(TSR_ENOFIELD,
+				 "task '%s'%s: field '%s' of region '%s' was not requested by "
+				 "requirement %d",
+				 tn, point_str(ctx, ps, sizeof ps), q->finfo[field].name,
+				 q->region->name, req);
+		CTX_FAIL(TSR_ENOFIELD,
+			 "task '%s'%s: field id %d is not in region '%s' (requirement %d)", tn,
+			 point_str(ctx, ps, sizeof ps), field, q->region->name, req);
+	}
+
+	return field_accessor(ctx, req, q, k, type, want, acc);
 }
 
 /* The requirement record behind `req`, or NULL after failing the task with what was wrong. */
@@ -225,7 +238,7 @@ int tsr_ctx_field(tsr_ctx_t *ctx, int req, int k, tsr_type_t type, tsr_privilege
 			 ctx->task->name, point_str(ctx, ps, sizeof ps), req, q->region->name,
 			 q->nfields, k);
 
-	return tsr_ctx_accessor(ctx, req, q->fields[k], type, want, acc);
+	return field_accessor(ctx, req, q, k, type, want, acc);
 }
 
 /* A variable's value where the variant can reach it: its address, or its cl_mem on an OpenCL

@@ -451,7 +451,7 @@ int tsr__field_poison_marks(uint64_t root, int field, tsr_box_t box, uint64_t be
 void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_t before,
 				const tsr_box_t *marks, int n, const char *msg);
 /* The policy the task wrapper applies (task.c): the first poisoned input's message (malloc'd) or
- * NULL; poison what a failed or skipped task should have written; heal what a task wrote whole. */
+ * NULL; poison what a failed or skipped task should have written; heal what a task WROTE. */
 char *tsr__poison_inherited(const struct tsr_ctx *ctx);
 void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg);
 void tsr__heal_outputs(const struct tsr_ctx *ctx);

@@ -2,8 +2,8 @@
  * a result. Futures carry a reference-counted state; fields carry a list of poisoned boxes. The
  * policy is here too, for task.c's wrapper to apply: a task that would read poison is skipped and
  * poisons its outputs with the same message, a failed task poisons its outputs with its own, and a
- * successful task heals what it wrote whole (WRITE): a mark loses the part of its box the write
- * covers, and keeps the rest, cut into boxes. */
+ * successful task heals what it wrote (WRITE: it replaced every value there): a mark loses the part
+ * of its box the write covers, and keeps the rest, cut into boxes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,7 +450,7 @@ void tsr__poison_outputs(const struct tsr_ctx *ctx, const char *msg)
 		tsr__fstate_set_poison(ctx->ret_state, msg);
 }
 
-/* A successful task: what it wrote whole (WRITE discards) is healthy again. */
+/* A successful task: what it wrote (WRITE replaced every value there) is healthy again. */
 void tsr__heal_outputs(const struct tsr_ctx *ctx)
 {
 	if (!__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))

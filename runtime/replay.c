@@ -565,7 +565,9 @@ static void replay_one(struct replay_step *s, const struct launch_call *c)
 	}
 
 	struct rec_launch *r = &tr->v[cur.pos];
-	/* the automatic mode compared the call already (auto_expected) */
+	/* the automatic mode compared the call already (auto_expected, in an iteration that began
+	 * replaying: one still replaying did) */
+	tsr__assert(!tr->is_auto || cur.began == ITER_REPLAY);
 	if (!tr->is_auto && !same_call(c, &r->call)) {
 		go_full("a launch differs from the recording (another task, partition, region, "
 			"field, privilege or domain)",

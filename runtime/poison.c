@@ -167,7 +167,8 @@ void tsr__field_poison_add(uint64_t root, int field, tsr_box_t box, const char *
 	pthread_mutex_unlock(&poison_lock);
 }
 
-/* Remove the poisoned boxes for which drop() says so. */
+/* Remove the poisoned boxes for which drop() says so (drop may cut p down first, and link the parts
+ * it cut off right after p). */
 static void remove_where(int (*drop)(struct poisoned *p, uint64_t root, int field, tsr_box_t box,
 				     uint64_t before),
 			 uint64_t root, int field, tsr_box_t box, uint64_t before)
@@ -226,7 +227,7 @@ static struct poisoned *mark_copy(const struct poisoned *p, tsr_box_t b)
 }
 
 /* The parts of p's box outside box keep all of p's failures: marks of their own, linked right
- * after p (outside box: the walk in replace_in passes them by). TSR_ENOMEM: none added. */
+ * after p (outside box: the walk in remove_where passes them by). TSR_ENOMEM: none added. */
 static int keep_outside(struct poisoned *p, const tsr_box_t *box)
 {
 	tsr_box_t outside[TSR_BOX_MINUS_MAX];
@@ -251,33 +252,20 @@ static int keep_outside(struct poisoned *p, const tsr_box_t *box)
 }
 
 /* A write of box submitted as `before` (a task's WRITE, a fill, a host WRITE mapping, a received
- * transfer) replaced every value inside it: the failures before it go from the part of each mark
- * inside box, and the parts outside keep them. Out of memory for those parts, the mark stays
- * whole: more poison, never less. */
-static void replace_in(uint64_t root, int field, tsr_box_t box, uint64_t before)
+ * transfer) replaced every value inside it: the failures before it go from the part of p inside
+ * box, and the parts outside keep them (linked after p: remove_where's walk passes them by). 1
+ * when nothing of p is left. Out of memory for the parts outside, p stays whole: more poison,
+ * never less. */
+static int replaced_in(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	pthread_mutex_lock(&poison_lock);
-	struct poisoned **pp = &poisoned;
-	while (*pp) {
-		struct poisoned *p = *pp;
-		int meets = p->root == root && p->field == field && p->seq < before &&
-			    tsr__box_overlap(p->box, box);
-		if (!meets || (!tsr__box_inside(&p->box, &box) && keep_outside(p, &box))) {
-			pp = &p->next;
-			continue;
-		}
+	if (p->root != root || p->field != field || p->seq >= before ||
+	    !tsr__box_overlap(p->box, box))
+		return 0;
+	if (!tsr__box_inside(&p->box, &box) && keep_outside(p, &box))
+		return 0;
 
-		tsr_box_intersect(p->box, box, &p->box);
-		if (!replaced_before(p, before)) {
-			pp = &p->next;
-			continue;
-		}
-
-		*pp = p->next;
-		mark_free(p);
-		__atomic_sub_fetch(&tsr__npoison, 1, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&poison_lock);
+	tsr_box_intersect(p->box, box, &p->box);
+	return replaced_before(p, before);
 }
 
 static int of_region(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint64_t before)
@@ -293,7 +281,7 @@ static int any(struct poisoned *p, uint64_t root, int field, tsr_box_t box, uint
 /* A successful WRITE (or fill, or host WRITE mapping) of box replaces every value inside it. */
 void tsr__field_poison_clear(uint64_t root, int field, tsr_box_t box, uint64_t before)
 {
-	replace_in(root, field, box, before);
+	remove_where(replaced_in, root, field, box, before);
 }
 
 void tsr__poison_forget_region(uint64_t root)
@@ -359,7 +347,7 @@ void tsr__field_poison_received(uint64_t root, int field, tsr_box_t box, uint64_
 				const tsr_box_t *marks, int n, const char *msg)
 {
 	if (__atomic_load_n(&tsr__npoison, __ATOMIC_RELAXED))
-		replace_in(root, field, box, before);
+		remove_where(replaced_in, root, field, box, before);
 
 	for (int i = 0; i < n; i++)
 		tsr__field_poison_add(root, field, marks[i], msg, before - 1);

@@ -1070,6 +1070,8 @@ int tsr__idle_park(struct starpu_conf *conf, int *parking);
 void tsr__idle_yield(struct starpu_conf *conf);
 /* The policy a (maybe parked) policy structure runs. */
 const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
+/* what idle workers do, tsr_idle_name()'s answer (the runtime started) */
+const char *tsr__idle_name(void);
 
 /* ---- Tessera's StarPU scheduling policies (policies.c) */
 extern struct starpu_sched_policy tsr__locality_policy, tsr__critpath_policy;

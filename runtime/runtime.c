@@ -461,6 +461,13 @@ const char *tsr_taskdata_name(void)
 	return tsr__order_direct() ? "direct" : "buffers";
 }
 
+const char *tsr_idle_name(void)
+{
+	if (!tsr__rt.initialized)
+		return NULL;
+	return tsr__idle_name();
+}
+
 const char *tsr_sched_name(void)
 {
 	if (!tsr__rt.initialized)

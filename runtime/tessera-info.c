@@ -120,9 +120,10 @@ static void workers(void)
 	       "  policy in use: %s\n"
 	       "  task ordering: %s\n"
 	       "  task data: %s\n"
+	       "  idle workers: %s\n"
 	       "  workers: %d (%d CPU, %d CUDA, %d OpenCL)\n",
-	       tsr_sched_name(), tsr_deps_name(), tsr_taskdata_name(), tsr_worker_count(),
-	       tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers());
+	       tsr_sched_name(), tsr_deps_name(), tsr_taskdata_name(), tsr_idle_name(),
+	       tsr_worker_count(), tsr_ncpu_workers(), tsr_ncuda_workers(), tsr_nopencl_workers());
 
 	for (int w = 0; w < tsr_worker_count(); w++) {
 		char name[64];

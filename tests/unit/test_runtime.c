@@ -19,6 +19,7 @@ static void clean_env(void)
 	unsetenv("TSR_WINDOW");
 	unsetenv("TSR_TASKDATA");
 	unsetenv("TSR_DEPS");
+	unsetenv("TSR_IDLE");
 }
 
 START_TEST(config_init_sets_starpu_defaults)
@@ -412,6 +413,99 @@ START_TEST(task_data_direct_where_tessera_orders_buffers_elsewhere)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ idle workers and the gate */
+
+enum { GATE_N = 64, GATE_TILES = 4, GATE_STEPS = 300 };
+
+/* v += 1 over the point's tile */
+static void gate_inc(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	(void)args;
+	(void)arglen;
+	tsr_accessor_t v;
+	if (tsr_ctx_field(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &v) != TSR_OK)
+		return;
+	double *p = v.ptr;
+	for (int64_t i = v.lo[0]; i <= v.hi[0]; i++)
+		p[i - v.lo[0]] += 1.0;
+}
+
+/* Each step: every tile's v incremented, then w = v[i-1] + v[i] + v[i+1] read through the
+ * halos, so that every task waits for its neighbours' and many become ready at once: the workers
+ * push and pop concurrently, through the gate where there is one. The result after the last step
+ * says whether every task ran once, after what it waits for. */
+static void gate_run(void)
+{
+	tsr_fspace_t fs;
+	tsr_field_t fv, fw;
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "v", TSR_F64, 0, &fv));
+	CK_TSR(tsr_fspace_add(fs, "w", TSR_F64, 0, &fw));
+	tsr_region_t r;
+	CK_TSR(tsr_region_create("gate", tsr_box1(0, GATE_N - 1), fs, &r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	CK_TSR(tsr_fill(r, fv, &(double){0.0}, sizeof(double)));
+	tsr_partition_t tiles, halos;
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, GATE_TILES - 1), "tiles", &tiles));
+	tsr_box_t boxes[GATE_TILES];
+	int per = GATE_N / GATE_TILES;
+	for (int c = 0; c < GATE_TILES; c++)
+		boxes[c] = tsr_box1(c * per > 0 ? c * per - 1 : 0,
+				    (c + 1) * per < GATE_N ? (c + 1) * per : GATE_N - 1);
+	CK_TSR(tsr_partition_boxes(r, GATE_TILES, boxes, "halos", &halos));
+
+	tsr_task_t inc = tsr_test_task("gate_inc", gate_inc, TSR_NONE);
+	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
+	tsr_req_t ireq = tsr_req_part(tiles, TSR_READ_WRITE, 1, &fv);
+	tsr_req_t sreq[2] = {tsr_req_part(tiles, TSR_WRITE_DISCARD, 1, &fw),
+			     tsr_req_part(halos, TSR_READ, 1, &fv)};
+	for (int step = 0; step < GATE_STEPS; step++) {
+		CK_TSR(tsr_index_launch(inc, tsr_box1(0, GATE_TILES - 1), 1, &ireq, NULL, 0,
+					TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(sum, tsr_box1(0, GATE_TILES - 1), 2, sreq, NULL, 0,
+					TSR_REDOP_NONE, NULL));
+	}
+	double w[GATE_N];
+	CK_TSR(tsr_region_read(r, fw, w, sizeof w));
+	for (int i = 0; i < GATE_N; i++) {
+		double want = GATE_STEPS * (1.0 + (i > 0) + (i < GATE_N - 1));
+		ck_assert_msg(w[i] == want, "%s: w[%d] = %g, not %g", tsr_idle_name(), i, w[i],
+			      want);
+	}
+	CK_TSR(tsr_region_destroy(r));
+}
+
+START_TEST(idle_workers_yield_and_one_queue_policies_take_the_gate)
+{
+	const char *cases[][4] = {
+		/* TSR_SCHED, TSR_IDLE, TSR_NCPU, what the workers do */
+		{"eager", "", "2", "yield+gate"},
+		{"eager", "", "3", "yield+gate"}, /* more workers than cores: the waits yield */
+		{"prio", "", "2", "yield+gate"},
+		{"tsr-locality", "", "2", "yield+gate"},
+		{"tsr-critpath", "", "2", "yield+gate"},
+		{"eager", "yield", "1", "yield+gate"},
+		{"lws", "", "2", "yield"}, /* a queue and a lock per worker: no gate */
+		{"dmda", "", "2", "yield"},
+		{"eager", "spin", "2", "spin"},
+		{"eager", "park", "2", "park"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		clean_env();
+		setenv("TSR_SCHED", cases[i][0], 1);
+		if (*cases[i][1])
+			setenv("TSR_IDLE", cases[i][1], 1);
+		setenv("TSR_NCPU", cases[i][2], 1);
+		CK_TSR(tsr_init(NULL));
+		ck_assert_msg(!strcmp(tsr_idle_name(), cases[i][3]), "%s, TSR_IDLE=%s: %s, not %s",
+			      cases[i][0], cases[i][1], tsr_idle_name(), cases[i][3]);
+		gate_run();
+		CK_TSR(tsr_finalize());
+	}
+	ck_assert_ptr_null(tsr_idle_name());
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runtime");
@@ -427,6 +521,7 @@ int main(void)
 	tcase_add_test(own, type_sizes_and_names);
 	tcase_add_test(own, window_bounds_the_tasks_in_flight);
 	tcase_add_test(own, task_data_direct_where_tessera_orders_buffers_elsewhere);
+	tcase_add_test(own, idle_workers_yield_and_one_queue_policies_take_the_gate);
 	suite_add_tcase(s, own);
 	TCase *rt = tsr_test_tcase("running", 1);
 	tcase_add_test(rt, fence_with_nothing_submitted_returns_ok);

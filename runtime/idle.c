@@ -129,7 +129,8 @@ static struct starpu_sched_policy yielding;
  * two tasks ready, the worker that went for the second slept through it, and the worker that
  * pushed both ran them one after the other. Measured on 2 cores (KVM, Linux 6.18), Task Bench
  * stencil_1d, width 2, 10,000 steps, us per step, 3 runs each (apps/bench/README.md, "The gate"):
- * 3,072 kernel iterations 16.5-20.0 without, 10.8-12.1 with; 1,024: 10.3-10.9 and 6.8-6.9.
+ * 3,072 kernel iterations 16.3-16.5 without (one worker alone: 16.3-16.8), 10.4-10.8 with;
+ * 1,024: 9.4-10.1 without (one worker: 7.3), 6.1-6.4 with.
  *
  * Polling stays off the gate while the policy holds nothing: queued counts the tasks pushed and
  * not yet popped through it (every task the policy holds came through push_task and leaves

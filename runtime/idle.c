@@ -121,7 +121,7 @@ static struct starpu_task *park_pop(unsigned ctx)
  * 2048, 4096: spin 5.6, 8.6, 12.6, 17.0; yield 2.7, 7.6, 10.4, 14.2; park 4.9, 9.9, 14.0, 23.6. */
 static struct starpu_sched_policy yielding;
 
-/* The gate. On a policy whose queue is one list behind one mutex (eager, prio, Tessera's own),
+/* The gate. On a policy whose queues one mutex guards for all workers (eager, prio, Tessera's own),
  * the yielding policy's push_task and pop_task pass one at a time through a gate of their own, and
  * a thread that finds another inside waits on its CPU (pause, sched_yield now and then) rather
  * than on the policy's mutex. A contended mutex puts its waiter to sleep in the kernel, and where

@@ -323,10 +323,10 @@ const char *tsr_taskdata_name(void);
 /** What a CPU worker with nothing to run does (TSR_IDLE). "spin" (StarPU's own loop), "park"
  * (asleep until a task is pushed: where several ranks share a node's cores, or TSR_IDLE=park),
  * "yield" (StarPU's loop, giving its core away between two tries: one process, the default) or
- * "yield+gate": yield, and the policy's queue (one list behind one lock: eager, prio,
- * tsr-locality, tsr-critpath) entered through a gate where a thread that finds another inside
- * waits on its CPU instead of asleep in the kernel, whose wake-up costs tens of microseconds
- * where idle cores halt (virtual machines).
+ * "yield+gate": yield, and the policy's queues, where one lock guards them for all workers
+ * (eager, prio, tsr-locality, tsr-critpath), entered through a gate where a thread that finds
+ * another inside waits on its CPU instead of asleep in the kernel, whose wake-up costs tens of
+ * microseconds where idle cores halt (virtual machines).
  * @return one of those; NULL before tsr_init(); a static string
  * @par Threads
  * Host thread (not checked). */

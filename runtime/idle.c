@@ -183,9 +183,12 @@ static void gate_leave(void)
 static int gated_push(struct starpu_task *task)
 {
 	gate_enter();
+	/* counted first: a policy that wakes workers in its push (blocking drivers) must not wake
+	 * one that reads 0 and looks no further */
+	atomic_fetch_add_explicit(&queued, 1, memory_order_relaxed);
 	int rc = base->push_task(task);
-	if (rc == 0)
-		atomic_fetch_add_explicit(&queued, 1, memory_order_relaxed);
+	if (rc != 0)
+		atomic_fetch_sub_explicit(&queued, 1, memory_order_relaxed);
 	gate_leave();
 	return rc;
 }
@@ -224,7 +227,9 @@ static struct starpu_task *yield_pop(unsigned ctx)
 
 /* Policies whose push and pop already take one mutex for all workers: the gate serializes
  * nothing they did not. StarPU's others (lws, ws, dm*, heteroprio, ...) keep a queue and a lock
- * per worker, which a gate would serialize. */
+ * per worker, which a gate would serialize. (With several scheduling contexts, which Tessera does
+ * not create, eager's and prio's pop would take a context's lock inside the gate, and a task
+ * handed to a child context would leave queued too high: slower polls, no lost task.) */
 static int has_one_queue(const struct starpu_sched_policy *p)
 {
 	static const char *const central[] = {"eager", "prio", "tsr-locality", "tsr-critpath"};
@@ -298,7 +303,9 @@ void tsr__idle_yield(struct starpu_conf *conf)
 	yielding = *p;
 	yielding.pop_task = yield_pop;
 	yield_base_pop = p->pop_task;
-	atomic_store(&queued, 0); /* a runtime started again starts with an empty queue */
+	/* a runtime started again starts with an empty queue and an open gate */
+	atomic_store(&queued, 0);
+	atomic_store(&gate, 0);
 	yield_gated = has_one_queue(p);
 	if (yield_gated) {
 		yielding.push_task = gated_push;

@@ -25,8 +25,15 @@ static struct tsr_ctx *ctx_of(struct starpu_task *t)
 	return NULL;
 }
 
+/* A push wakes the workers that sleep for tasks. Only a StarPU built with blocking drivers puts
+ * them to sleep (Debian's and tools/build-starpu.sh's poll: STARPU_NON_BLOCKING_DRIVERS), and
+ * there a wake would only wait, asleep in the kernel, for a worker in the middle of scheduling
+ * to relax, while the pusher holds idle.c's gate. Tessera's parked workers are woken by idle.c. */
 static void wake_all(unsigned sched_ctx_id)
 {
+#ifdef STARPU_NON_BLOCKING_DRIVERS
+	(void)sched_ctx_id;
+#else
 	struct starpu_worker_collection *workers =
 		starpu_sched_ctx_get_worker_collection(sched_ctx_id);
 	struct starpu_sched_ctx_iterator it;
@@ -34,6 +41,7 @@ static void wake_all(unsigned sched_ctx_id)
 	workers->init_iterator(workers, &it);
 	while (workers->has_next(workers, &it))
 		starpu_wake_worker_relax_light(workers->get_next(workers, &it));
+#endif
 }
 
 /* ---------------------------------------------------------------- locality */

@@ -132,9 +132,9 @@ static const struct row rows[] = {
 	{"TSR_IDLE", "auto|park|spin|yield", "auto",
 	 "what a CPU worker with nothing to run does: park (sleep until a task is pushed), spin "
 	 "(StarPU's own loop: ask the policy again and again), yield (StarPU's loop, giving the "
-	 "core to another thread waiting for it between two tries; under a policy with one queue, "
-	 "eager, prio, tsr-locality or tsr-critpath, a thread that finds the queue taken waits on "
-	 "its CPU, not asleep), auto (park where several ranks share a node's cores, yield "
+	 "core to another thread waiting for it between two tries; under a policy whose queues one "
+	 "lock guards, eager, prio, tsr-locality or tsr-critpath, a thread that finds them taken "
+	 "waits on its CPU, not asleep), auto (park where several ranks share a node's cores, yield "
 	 "elsewhere; runtime/idle.c, tsr_idle_name())",
 	 .flag = "--idle"},
 	{"TSR_BIND", "auto|starpu", "auto",

@@ -209,7 +209,6 @@ static struct starpu_task *gated_pop(unsigned ctx)
 
 /* The policy's pop, through the gate where the policy has one */
 static struct starpu_task *(*yield_base_pop)(unsigned ctx);
-static int yield_gated;
 
 static struct starpu_task *yield_pop(unsigned ctx)
 {
@@ -306,8 +305,7 @@ void tsr__idle_yield(struct starpu_conf *conf)
 	/* a runtime started again starts with an empty queue and an open gate */
 	atomic_store(&queued, 0);
 	atomic_store(&gate, 0);
-	yield_gated = has_one_queue(p);
-	if (yield_gated) {
+	if (has_one_queue(p)) {
 		yielding.push_task = gated_push;
 		yield_base_pop = gated_pop;
 	}
@@ -322,6 +320,6 @@ const char *tsr__idle_name(void)
 	if (p && p->pop_task == park_pop)
 		return "park";
 	if (p && p->pop_task == yield_pop)
-		return yield_gated ? "yield+gate" : "yield";
+		return p->push_task == gated_push ? "yield+gate" : "yield";
 	return "spin";
 }

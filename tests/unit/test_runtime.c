@@ -337,32 +337,44 @@ static void td_sum(tsr_ctx_t *ctx, const void *args, size_t arglen)
 	}
 }
 
-/* Steps of fill then sum, v rewritten in place (w[i] += ... each step through the same views), so
- * that a missing dependence shows in the sums; the result checked, the data listed returned. */
-static int td_run(void)
-{
-	tsr_fspace_t fs;
-	tsr_field_t fv, fw;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "v", TSR_F64, 0, &fv));
-	CK_TSR(tsr_fspace_add(fs, "w", TSR_F64, 0, &fw));
+/* A region of TD_N points with fields v and w, cut into TD_TILES tiles and into their halos (each
+ * tile and one point on either side, within the region). */
+struct td_region {
 	tsr_region_t r;
-	CK_TSR(tsr_region_create("td", tsr_box1(0, TD_N - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
+	tsr_field_t v, w;
 	tsr_partition_t tiles, halos;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, TD_TILES - 1), "tiles", &tiles));
+};
+
+static struct td_region td_region(const char *name)
+{
+	struct td_region d;
+	tsr_fspace_t fs;
+	CK_TSR(tsr_fspace_create(&fs));
+	CK_TSR(tsr_fspace_add(fs, "v", TSR_F64, 0, &d.v));
+	CK_TSR(tsr_fspace_add(fs, "w", TSR_F64, 0, &d.w));
+	CK_TSR(tsr_region_create(name, tsr_box1(0, TD_N - 1), fs, &d.r));
+	CK_TSR(tsr_fspace_destroy(fs));
+	CK_TSR(tsr_partition_tiles(d.r, tsr_box1(0, TD_TILES - 1), "tiles", &d.tiles));
 	tsr_box_t boxes[TD_TILES];
 	int per = TD_N / TD_TILES;
 	for (int c = 0; c < TD_TILES; c++)
 		boxes[c] = tsr_box1(c * per > 0 ? c * per - 1 : 0,
 				    (c + 1) * per < TD_N ? (c + 1) * per : TD_N - 1);
-	CK_TSR(tsr_partition_boxes(r, TD_TILES, boxes, "halos", &halos));
+	CK_TSR(tsr_partition_boxes(d.r, TD_TILES, boxes, "halos", &d.halos));
+	return d;
+}
+
+/* Steps of fill then sum, v rewritten in place (w[i] += ... each step through the same views), so
+ * that a missing dependence shows in the sums; the result checked, the data listed returned. */
+static int td_run(void)
+{
+	struct td_region d = td_region("td");
 
 	tsr_task_t fill = tsr_test_task("td_fill", td_fill, TSR_NONE);
 	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
-	tsr_req_t freq = tsr_req_part(tiles, TSR_WRITE_DISCARD, 1, &fv);
-	tsr_req_t sreq[2] = {tsr_req_part(tiles, TSR_WRITE_DISCARD, 1, &fw),
-			     tsr_req_part(halos, TSR_READ, 1, &fv)};
+	tsr_req_t freq = tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.v);
+	tsr_req_t sreq[2] = {tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.w),
+			     tsr_req_part(d.halos, TSR_READ, 1, &d.v)};
 	atomic_store(&td_listed, 0);
 	for (int step = 0; step < 20; step++) {
 		CK_TSR(tsr_index_launch(fill, tsr_box1(0, TD_TILES - 1), 1, &freq, NULL, 0,
@@ -371,12 +383,12 @@ static int td_run(void)
 					TSR_REDOP_NONE, NULL));
 	}
 	double w[TD_N];
-	CK_TSR(tsr_region_read(r, fw, w, sizeof w));
+	CK_TSR(tsr_region_read(d.r, d.w, w, sizeof w));
 	for (int i = 0; i < TD_N; i++) {
 		double want = (double)i + (i > 0 ? i - 1 : 0) + (i < TD_N - 1 ? i + 1 : 0);
 		ck_assert_msg(w[i] == want, "w[%d] = %g, not %g", i, w[i], want);
 	}
-	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_region_destroy(d.r));
 	return atomic_load(&td_listed);
 }
 
@@ -415,7 +427,7 @@ END_TEST
 
 /* ------------------------------------------------------------------ idle workers and the gate */
 
-enum { GATE_N = 64, GATE_TILES = 4, GATE_STEPS = 300 };
+enum { GATE_STEPS = 300 };
 
 /* v += 1 over the point's tile */
 static void gate_inc(tsr_ctx_t *ctx, const void *args, size_t arglen)
@@ -436,43 +448,28 @@ static void gate_inc(tsr_ctx_t *ctx, const void *args, size_t arglen)
  * says whether every task ran once, after what it waits for. */
 static void gate_run(void)
 {
-	tsr_fspace_t fs;
-	tsr_field_t fv, fw;
-	CK_TSR(tsr_fspace_create(&fs));
-	CK_TSR(tsr_fspace_add(fs, "v", TSR_F64, 0, &fv));
-	CK_TSR(tsr_fspace_add(fs, "w", TSR_F64, 0, &fw));
-	tsr_region_t r;
-	CK_TSR(tsr_region_create("gate", tsr_box1(0, GATE_N - 1), fs, &r));
-	CK_TSR(tsr_fspace_destroy(fs));
-	CK_TSR(tsr_fill(r, fv, &(double){0.0}, sizeof(double)));
-	tsr_partition_t tiles, halos;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, GATE_TILES - 1), "tiles", &tiles));
-	tsr_box_t boxes[GATE_TILES];
-	int per = GATE_N / GATE_TILES;
-	for (int c = 0; c < GATE_TILES; c++)
-		boxes[c] = tsr_box1(c * per > 0 ? c * per - 1 : 0,
-				    (c + 1) * per < GATE_N ? (c + 1) * per : GATE_N - 1);
-	CK_TSR(tsr_partition_boxes(r, GATE_TILES, boxes, "halos", &halos));
+	struct td_region d = td_region("gate");
+	CK_TSR(tsr_fill(d.r, d.v, &(double){0.0}, sizeof(double)));
 
 	tsr_task_t inc = tsr_test_task("gate_inc", gate_inc, TSR_NONE);
 	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
-	tsr_req_t ireq = tsr_req_part(tiles, TSR_READ_WRITE, 1, &fv);
-	tsr_req_t sreq[2] = {tsr_req_part(tiles, TSR_WRITE_DISCARD, 1, &fw),
-			     tsr_req_part(halos, TSR_READ, 1, &fv)};
+	tsr_req_t ireq = tsr_req_part(d.tiles, TSR_READ_WRITE, 1, &d.v);
+	tsr_req_t sreq[2] = {tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.w),
+			     tsr_req_part(d.halos, TSR_READ, 1, &d.v)};
 	for (int step = 0; step < GATE_STEPS; step++) {
-		CK_TSR(tsr_index_launch(inc, tsr_box1(0, GATE_TILES - 1), 1, &ireq, NULL, 0,
+		CK_TSR(tsr_index_launch(inc, tsr_box1(0, TD_TILES - 1), 1, &ireq, NULL, 0,
 					TSR_REDOP_NONE, NULL));
-		CK_TSR(tsr_index_launch(sum, tsr_box1(0, GATE_TILES - 1), 2, sreq, NULL, 0,
+		CK_TSR(tsr_index_launch(sum, tsr_box1(0, TD_TILES - 1), 2, sreq, NULL, 0,
 					TSR_REDOP_NONE, NULL));
 	}
-	double w[GATE_N];
-	CK_TSR(tsr_region_read(r, fw, w, sizeof w));
-	for (int i = 0; i < GATE_N; i++) {
-		double want = GATE_STEPS * (1.0 + (i > 0) + (i < GATE_N - 1));
+	double w[TD_N];
+	CK_TSR(tsr_region_read(d.r, d.w, w, sizeof w));
+	for (int i = 0; i < TD_N; i++) {
+		double want = GATE_STEPS * (1.0 + (i > 0) + (i < TD_N - 1));
 		ck_assert_msg(w[i] == want, "%s: w[%d] = %g, not %g", tsr_idle_name(), i, w[i],
 			      want);
 	}
-	CK_TSR(tsr_region_destroy(r));
+	CK_TSR(tsr_region_destroy(d.r));
 }
 
 START_TEST(idle_workers_yield_and_one_queue_policies_take_the_gate)

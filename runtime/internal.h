@@ -944,6 +944,9 @@ struct tsr_ctx {
 	 * the host, in the order it would have listed them (order.c) */
 	int ndirect;
 	void *direct[STARPU_NMAXBUFS];
+	/* order.c's record of the task, where it keeps one: set once the CPU variant has run, so
+	 * that dropping a finished reader needs no StarPU lock (order.c), NULL otherwise */
+	_Atomic int *ran;
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[]; /* nreqs, then args bytes */

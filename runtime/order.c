@@ -13,7 +13,8 @@
  *
  * A task that another may still name must stay alive: tracked tasks are not detached, each holds
  * a count of the handles that name it, and once none does and StarPU has finished it, the host
- * thread destroys it (oldest first at the next submission; all that finished after a wait).
+ * thread destroys it (the oldest, one at each submission; all that finished after a wait). A
+ * reader is dropped from a handle's state once its variant has run (a flag its wrapper sets).
  *
  * What else touches a view goes through here too: a host mapping waits for the tasks the access
  * would wait for (then StarPU's acquire keeps later tasks off the data until the unmap), and
@@ -32,15 +33,19 @@
  * consistency to fold). */
 #define _GNU_SOURCE /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "config.h" /* TSR_STARPU_NOTIFY_FIXED, TSR_STARPU_NOTIFY_MARKER */
 #include "internal.h"
 
-/* A tracked task: how many handle states name it, and the FIFO of tasks no state names. */
+/* A tracked task: how many handle states name it, and the FIFO of tasks no state names. A point
+ * task's wrapper sets `ran` once its CPU variant has run (its context points here: flagged). */
 struct tsr_oref {
 	struct starpu_task *task;
 	int refs;
+	int flagged;
+	_Atomic int ran;
 	struct tsr_oref *next;
 };
 
@@ -56,12 +61,23 @@ struct tsr_order {
 /* Free task records kept for reuse, at most this many. */
 #define TSR_OREF_KEEP 4096
 
+/* A submission destroys one finished task, the oldest: it then frees one task, its job and its
+ * dependence lists as it allocates the same for its own, which glibc serves from its per-thread
+ * cache. A whole batch at once (the tasks that finished while the host thread waited for the
+ * window) overflowed that cache into malloc's slow paths for the frees and the allocations after
+ * them: a fifth of the host thread's time on Task Bench stencil_1d (apps/bench/README.md, "One
+ * reap a submission"). Past REAP_BACKLOG tasks no state names, more go at once, so that a burst
+ * of them (a write after many readers) is not held until the next wait. */
+#define REAP_BACKLOG 1024
+#define REAP_DRAIN 8
+
 static int wanted = 1;                               /* TSR_DEPS: explicit (default) or implicit */
 static int direct_wanted = 1;                        /* TSR_TASKDATA: direct (default) or buffers */
 static int active;                                   /* wanted, and this run can (see the header) */
 static struct tsr_order *states;                     /* every tracked handle's state */
 static struct tsr_oref *unnamed_head, *unnamed_tail; /* tasks no state names, to destroy once
 							finished */
+static long nunnamed;                                /* their number (REAP_BACKLOG) */
 static struct tsr_oref *spare;                       /* free records */
 static int nspare;
 static struct starpu_task **deps; /* the dependences of the task being submitted */
@@ -205,6 +221,8 @@ static struct tsr_oref *oref_new(struct starpu_task *task)
 
 	o->task = task;
 	o->refs = 0;
+	o->flagged = 0;
+	atomic_store_explicit(&o->ran, 0, memory_order_relaxed);
 	o->next = NULL;
 	return o;
 }
@@ -234,6 +252,16 @@ static void unref(struct tsr_oref *o)
 	else
 		unnamed_head = o;
 	unnamed_tail = o;
+	nunnamed++;
+}
+
+/* Whether o's task is done with its data: its variant ran (a flagged point task: an atomic read),
+ * else what StarPU says (a lock of the task's job). */
+static int reader_done(struct tsr_oref *o)
+{
+	if (o->flagged)
+		return atomic_load_explicit(&o->ran, memory_order_acquire);
+	return starpu_task_finished(o->task);
 }
 
 /* A task StarPU will not run, or has finished (the flag only says who else would destroy it). */
@@ -243,14 +271,23 @@ static void destroy(struct starpu_task *task)
 	starpu_task_destroy(task);
 }
 
-/* At a submission: destroy the finished tasks at the head of the FIFO (cheap, oldest first). */
+/* At a submission: destroy the oldest task of the FIFO if StarPU has finished it (more past the
+ * backlog: see REAP_BACKLOG). A flagged task whose variant has not run is not asked about. */
 static void reap_head(void)
 {
-	while (unnamed_head && starpu_task_finished(unnamed_head->task)) {
+	int budget = nunnamed > REAP_BACKLOG ? REAP_DRAIN : 1;
+
+	while (budget-- > 0 && unnamed_head) {
 		struct tsr_oref *o = unnamed_head;
+		if (o->flagged && !atomic_load_explicit(&o->ran, memory_order_acquire))
+			return;
+		if (!starpu_task_finished(o->task))
+			return;
+
 		unnamed_head = o->next;
 		if (!unnamed_head)
 			unnamed_tail = NULL;
+		nunnamed--;
 		destroy(o->task);
 		oref_free(o);
 	}
@@ -278,6 +315,7 @@ static void reap_finished(void)
 			unnamed_head = next;
 		if (unnamed_tail == o)
 			unnamed_tail = prev;
+		nunnamed--;
 
 		destroy(o->task);
 		oref_free(o);
@@ -389,14 +427,16 @@ static int state_deps(const struct tsr_order *s, enum starpu_data_access_mode m,
 	return TSR_OK;
 }
 
-/* Drop the readers StarPU has finished: nothing needs to wait for them, and a view that is read
- * again and again but never written (a halo tile's) would otherwise keep every reader alive. */
+/* Drop the readers done with their data: nothing needs to wait for them, and a view that is read
+ * again and again but never written (a halo tile's) would otherwise keep every reader alive. A
+ * write after a dropped reader may start before StarPU ends that reader: the reader's variant has
+ * run, and a task that lists StarPU data still waits for the data's release in StarPU. */
 static void prune_readers(struct tsr_order *s)
 {
 	int kept = 0;
 
 	for (int i = 0; i < s->nreaders; i++) {
-		if (starpu_task_finished(s->readers[i]->task))
+		if (reader_done(s->readers[i]))
 			unref(s->readers[i]);
 		else
 			s->readers[kept++] = s->readers[i];
@@ -685,6 +725,10 @@ int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *wai
 	reap_head();
 	ndeps = 0;
 	struct tsr_oref *o = oref_new(task);
+	if (o && ctx) {
+		o->flagged = 1;
+		ctx->ran = &o->ran;
+	}
 	int rc = o ? reserve_readers(task, &lk) : TSR_ENOMEM;
 
 	for (int b = 0; b < lk.nbuf && !rc; b++)

@@ -1,6 +1,7 @@
 /* task.c: task registration (one StarPU codelet per task, variable buffers, history-based perf
  * model named after the task), the wrappers that run a variant, and the tasks' own starpu_task
  * (what the variant sees, tsr_ctx and its accessors, is ctx.c). */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +189,9 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 	} /* else a fake rank (TSR_FAKE_NRANKS): its analysis and submission are what it measures */
 
 	tsr__ctx_drop_states(ctx);
+	/* a CPU variant is done with its views here (a device's may still run: never said) */
+	if (ctx->ran && arch == TSR_ARCH_CPU)
+		atomic_store_explicit(ctx->ran, 1, memory_order_release);
 	if (!ctx->release_in_callback)
 		tsr__ctx_release(ctx); /* the last use of the point's context */
 }

@@ -550,6 +550,9 @@ void tsr__redops_reset(void);
 
 /* ---- the task graph (dag.c): nodes in submission order, grouped by launch and iteration. */
 extern int tsr__dag_on, tsr__critpath_on;
+/* the whole graph is kept (TSR_DAG's file, the timeline's arrows); else, for the critical path
+ * alone, what no longer matters (done tasks, their accesses) is dropped as the run goes */
+extern int tsr__dag_whole;
 int tsr__dag_switches(void); /* TSR_DAG_LABELS, TSR_DAG_ITERS, at tsr_init */
 void tsr__dag_launch(const void *key, int single);
 int tsr__dag_task(const char *name, int pdim, const int64_t point[3]);

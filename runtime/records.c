@@ -431,7 +431,8 @@ void tsr__obs_init(const tsr_config_t *c, int critpath)
 
 	tl_on = c->timeline_file != NULL;
 	tsr__obs_on = tl_on || c->stats;
-	tsr__dag_on = c->dag_file != NULL || critpath || (tl_on && flows);
+	tsr__dag_whole = c->dag_file != NULL || (tl_on && flows);
+	tsr__dag_on = tsr__dag_whole || critpath;
 	tsr__critpath_on = critpath;
 	tsr__dist_log_on = tl_on;
 	if (tsr__obs_on)

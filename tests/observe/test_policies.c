@@ -316,6 +316,84 @@ START_TEST(locality_keeps_each_color_on_its_worker)
 }
 END_TEST
 
+/* ---------------------------------------------------- critical path: the longer chain first */
+/* One worker, held by a gate task while the program is submitted: P writes both tiles, then A
+ * (one task on tile 0) and the chain B1 -> B2 -> B3 -> B4 (tile 1) wait for it. When P ends, A
+ * and B1 are ready at once; B1 has the longer path to the end (4 tasks against 1), so
+ * tsr-critpath runs it first (eager would run A, submitted first). It does so after a loop of
+ * 3,000 finished tasks, whose nodes and accesses the critical path alone no longer keeps (dag.c):
+ * the graph's newer nodes must still be found. */
+enum { CP_WARM = 1500, CP_CHAIN = 4 };
+static atomic_int cp_order_next;
+static int cp_order[CP_CHAIN + 2];
+
+/* args: the slot where the task writes when it ran (its rank among the logged tasks), -1 none */
+static void cp_step(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	int slot = *(const int *)args;
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x))
+		return;
+	for (int64_t i = x.lo[0]; i <= x.hi[0]; i++)
+		TSR_AT1(&x, double, i) += 1.0;
+	if (slot >= 0)
+		cp_order[slot] = atomic_fetch_add(&cp_order_next, 1);
+}
+
+static void cp_launch(tsr_task_t t, tsr_region_t sub, int slot)
+{
+	tsr_req_t q = tsr_req_region(sub, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &q, &slot, sizeof slot, NULL));
+}
+
+START_TEST(critpath_runs_the_longer_chain_first_after_a_long_loop)
+{
+	lockstep_ceiling = LOCKSTEP_TIMEOUT_S * tsr_test_time_scale();
+	obs_init("tsr-critpath", 1, NULL, NULL, 0);
+	tsr_region_t line = tsr_test_region_f64("line", tsr_box1(0, 15));
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(line, tsr_box1(0, 1), "tiles", &tiles));
+	tsr_region_t t0, t1;
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &t0));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &t1));
+	tsr_task_t tg = tsr_test_task("gate", gate_task, TSR_NONE);
+	tsr_task_t tc = tsr_test_task("step", cp_step, TSR_NONE);
+
+	int none = -1;
+	tsr_req_t q = tsr_req_part(tiles, TSR_READ_WRITE, TSR_FIELDS(0));
+	for (int i = 0; i < CP_WARM; i++)
+		CK_TSR(tsr_index_launch(tc, tsr_box1(0, 1), 1, &q, &none, sizeof none,
+					TSR_REDOP_NONE, NULL));
+	CK_TSR(tsr_fence());
+
+	atomic_store(&gates_running, 0);
+	atomic_store(&gates_open, 0);
+	atomic_store(&lockstep_broken, 0);
+	atomic_store(&cp_order_next, 0);
+	CK_TSR(tsr_launch(tg, 0, NULL, NULL, 0, NULL));
+	while (atomic_load(&gates_running) < 1)
+		;
+	cp_launch(tc, line, CP_CHAIN + 1); /* P */
+	cp_launch(tc, t0, 0);              /* A */
+	for (int k = 1; k <= CP_CHAIN; k++)
+		cp_launch(tc, t1, k); /* B1 .. B4 */
+	atomic_store(&gates_open, 1);
+	CK_TSR(tsr_fence());
+	ck_assert_msg(!atomic_load(&lockstep_broken), "the gate timed out");
+
+	ck_assert_int_eq(cp_order[CP_CHAIN + 1], 0); /* P first: the others wait for it */
+	ck_assert_msg(cp_order[1] < cp_order[0],
+		      "A (1 task to the end) ran %d-th, before B1 (4 tasks to the end, %d-th)",
+		      cp_order[0], cp_order[1]);
+	double v[16];
+	tsr_test_read1(line, 0, v, 16);
+	for (int i = 0; i < 16; i++)
+		ck_assert_double_eq(v[i], CP_WARM + 1 + (i < 8 ? 1 : CP_CHAIN));
+	CK_TSR(tsr_region_destroy(line));
+	CK_TSR(tsr_finalize());
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("policies");
@@ -326,6 +404,7 @@ int main(void)
 	tcase_add_test(tc, critpath_1_cpu_matches_sequential);
 	tcase_add_test(tc, critpath_2_cpus_matches_sequential);
 	tcase_add_test(tc, locality_keeps_each_color_on_its_worker);
+	tcase_add_test(tc, critpath_runs_the_longer_chain_first_after_a_long_loop);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

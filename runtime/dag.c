@@ -498,10 +498,10 @@ void tsr__dag_node_free(struct tsr_node *n)
 void tsr__dag_done(int id)
 {
 	pthread_mutex_lock(&lock);
-	struct dnode *d = node(id); /* a node is dropped only once done, and done once */
-	tsr__assert(d && !d->done);
-	d->done = 1;
-	if (!tsr__dag_whole) {
+	struct dnode *d = node(id); /* NULL: dropped, so done already */
+	if (d)
+		d->done = 1;
+	if (d && !tsr__dag_whole) {
 		free(d->pred);
 		d->pred = NULL;
 		d->npred = d->cappred = 0;

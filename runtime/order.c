@@ -726,6 +726,8 @@ int tsr__order_submit_point(struct starpu_task *task, const struct tsr_deps *wai
 	ndeps = 0;
 	struct tsr_oref *o = oref_new(task);
 	if (o && ctx) {
+		/* here every worker is a CPU (one memory node: see the top), whose wrapper sets it;
+		 * were one never set, the waits' reaps still ask StarPU (reap_finished) */
 		o->flagged = 1;
 		ctx->ran = &o->ran;
 	}

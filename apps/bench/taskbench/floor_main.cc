@@ -14,6 +14,7 @@
  * and poison. Task Bench's kernels check every input (build.sh keeps the core's asserts); the host
  * checks the last step's outputs at the end, as the Tessera backend does. */
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,14 +128,19 @@ static const DepPlan *plan_for_step(GraphData *gd, long t)
 
 /* ------------------------------------------------------------------ submission */
 
-/* Tasks no later task names, oldest first: destroyed once StarPU has finished them. */
+/* Tasks no later task names, oldest first: destroyed once StarPU has finished them, at most
+ * `budget` at a time. A step destroys no more tasks than it makes, as Tessera (runtime/order.c):
+ * what it frees is what it allocates next, from the allocator's per-thread cache, where a batch
+ * (the tasks that ended while the window waited) overflowed it (apps/bench/README.md, "One reap a
+ * submission"). */
 static std::deque<starpu_task *> unnamed;
 
-static void reap_finished_head(void)
+static void reap_finished_head(size_t budget)
 {
-	while (!unnamed.empty() && starpu_task_finished(unnamed.front())) {
+	while (budget > 0 && !unnamed.empty() && starpu_task_finished(unnamed.front())) {
 		starpu_task_destroy(unnamed.front());
 		unnamed.pop_front();
+		budget--;
 	}
 }
 
@@ -253,8 +259,8 @@ static void submit_step(GraphData *gd, long t, long window, std::vector<starpu_t
 {
 	if (window > 0 && starpu_task_nsubmitted() > window)
 		starpu_task_wait_for_n_submitted((unsigned)(window / 2));
-	reap_finished_head();
 	const TaskGraph &g = *gd->g;
+	reap_finished_head((size_t)g.width_at_timestep(t));
 	long offset = g.offset_at_timestep(t);
 	for (long x = offset; x < offset + g.width_at_timestep(t); x++)
 		submit_point(gd, t, x, deps);
@@ -423,7 +429,7 @@ int main(int argc, char **argv)
 	for (GraphData &gd : data)
 		for (long t = gd.g->timesteps - gd.g->nb_fields; t < gd.g->timesteps; t++)
 			retire_step(&gd, t + gd.g->nb_fields);
-	reap_finished_head();
+	reap_finished_head(SIZE_MAX);
 	int ok = unnamed.empty();
 	if (!ok)
 		fprintf(stderr, "starpu-floor: %zu tasks unfinished after the wait\n", unnamed.size());

@@ -297,19 +297,20 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 }
 
 /* The point's node and accesses in the task graph (TSR_DAG, critical path). A reduction through
- * private buffers reaches its region through the fold tasks only (fold.c records them). */
+ * private buffers reaches its region through the fold tasks only (fold.c records them). The cost
+ * comes first: each access raises the ancestors' bottom levels by the node's, and a cost set
+ * after them would reach the ancestors only when a later task raised this node again. */
 static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, struct point_launch *p)
 {
 	ctx->dag_id = tsr__dag_task(p->t->name, p->pdim, p->point);
 	p->dag_id = ctx->dag_id;
+	tsr__dag_set_cost(ctx->dag_id, task);
 
 	for (int i = 0; i < p->n; i++)
 		if (tsr__uses_tree(&p->q[i]))
 			for (int k = 0; k < p->q[i].nfields; k++)
 				tsr__dag_access(ctx->dag_id, p->subs[i], p->q[i].fields[k],
 						p->q[i].priv);
-
-	tsr__dag_set_cost(ctx->dag_id, task);
 }
 
 static int submit_task(struct tsr_task *t, struct starpu_task *task, struct tsr_ctx *ctx,

@@ -394,6 +394,101 @@ START_TEST(critpath_runs_the_longer_chain_first_after_a_long_loop)
 }
 END_TEST
 
+/* ---------------------------------------------------- critical path: calibrated costs */
+/* With perf models calibrated (a first runtime runs each task often enough, and StarPU keeps the
+ * models in STARPU_HOME for the second), a task's bottom level weighs its successors' costs. P
+ * writes both tiles; then S1 -> S2 -> S3 (short tasks, tile 1) and A1 (short) -> A2 (long, about
+ * 40 times a short one), tile 0, A2 submitted last. When P ends, S1 and A1 are ready: A1 has the
+ * longer path to the end (short + long against three shorts). The newest task's cost must reach
+ * its ancestors when it is added, not only once a later task raises it: A2 is the newest. */
+enum { CP_SHORT_US = 50, CP_LONG_US = 2000, CP_CALIBRATE = 16 };
+
+/* args: {slot, microseconds to spin} */
+static void cp_timed(tsr_ctx_t *ctx, const void *args, size_t arglen)
+{
+	const int *a = args;
+	tsr_accessor_t x;
+	if (tsr_ctx_accessor(ctx, 0, 0, TSR_F64, TSR_READ_WRITE, &x))
+		return;
+	spin_until(tsr_test_now() + a[1] * 1e-6);
+	if (a[0] >= 0)
+		cp_order[a[0]] = atomic_fetch_add(&cp_order_next, 1);
+}
+
+static void cp_timed_launch(tsr_task_t t, tsr_region_t sub, int slot, int us)
+{
+	int a[2] = {slot, us};
+	tsr_req_t q = tsr_req_region(sub, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_launch(t, 1, &q, a, sizeof a, NULL));
+}
+
+/* The region, its two tiles and the two tasks of one runtime. */
+struct cp_prog {
+	tsr_region_t line, t0, t1;
+	tsr_task_t gate, shortt, longt;
+};
+
+static void cp_prog_make(struct cp_prog *g)
+{
+	obs_init("tsr-critpath", 1, NULL, NULL, 0);
+	g->line = tsr_test_region_f64("line", tsr_box1(0, 15));
+	tsr_partition_t tiles;
+	CK_TSR(tsr_partition_tiles(g->line, tsr_box1(0, 1), "tiles", &tiles));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &g->t0));
+	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &g->t1));
+	g->gate = tsr_test_task("gate", gate_task, TSR_NONE);
+	g->shortt = tsr_test_task("critpath_short", cp_timed, TSR_NONE);
+	g->longt = tsr_test_task("critpath_long", cp_timed, TSR_NONE);
+}
+
+START_TEST(critpath_weighs_the_newest_tasks_calibrated_cost)
+{
+	lockstep_ceiling = LOCKSTEP_TIMEOUT_S * tsr_test_time_scale();
+	struct cp_prog g;
+
+	/* calibration: each task on each tile, the footprints the measured run has. A spin's time
+	 * is the wall clock's: on a loaded machine some last far longer, and StarPU would flush a
+	 * history whose samples deviate by more than 50% (STARPU_HISTORY_MAX_ERROR) */
+	setenv("STARPU_HISTORY_MAX_ERROR", "100000", 1);
+	cp_prog_make(&g);
+	for (int i = 0; i < CP_CALIBRATE; i++)
+		for (int k = 0; k < 2; k++) {
+			tsr_region_t sub = k ? g.t1 : g.t0;
+			cp_timed_launch(g.shortt, sub, -1, CP_SHORT_US);
+			cp_timed_launch(g.longt, sub, -1, CP_LONG_US);
+		}
+	CK_TSR(tsr_fence());
+	CK_TSR(tsr_region_destroy(g.line));
+	CK_TSR(tsr_finalize()); /* StarPU writes the models */
+
+	cp_prog_make(&g);
+	atomic_store(&gates_running, 0);
+	atomic_store(&gates_open, 0);
+	atomic_store(&lockstep_broken, 0);
+	atomic_store(&cp_order_next, 0);
+	CK_TSR(tsr_launch(g.gate, 0, NULL, NULL, 0, NULL));
+	while (atomic_load(&gates_running) < 1)
+		;
+	cp_timed_launch(g.shortt, g.line, 5, CP_SHORT_US); /* P */
+	for (int k = 1; k <= 3; k++)
+		cp_timed_launch(g.shortt, g.t1, k, CP_SHORT_US); /* S1 .. S3 */
+	cp_timed_launch(g.shortt, g.t0, 0, CP_SHORT_US);         /* A1 */
+	cp_timed_launch(g.longt, g.t0, 4, CP_LONG_US);           /* A2, the newest */
+	atomic_store(&gates_open, 1);
+	CK_TSR(tsr_fence());
+	ck_assert_msg(!atomic_load(&lockstep_broken), "the gate timed out");
+
+	ck_assert_int_eq(cp_order[5], 0); /* P first */
+	ck_assert_msg(cp_order[0] < cp_order[1],
+		      "A1 (a short and a long task to the end) ran %d-th, after S1 (three short "
+		      "ones, %d-th)",
+		      cp_order[0], cp_order[1]);
+	CK_TSR(tsr_region_destroy(g.line));
+	CK_TSR(tsr_finalize());
+	unsetenv("STARPU_HISTORY_MAX_ERROR");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("policies");
@@ -405,6 +500,7 @@ int main(void)
 	tcase_add_test(tc, critpath_2_cpus_matches_sequential);
 	tcase_add_test(tc, locality_keeps_each_color_on_its_worker);
 	tcase_add_test(tc, critpath_runs_the_longer_chain_first_after_a_long_loop);
+	tcase_add_test(tc, critpath_weighs_the_newest_tasks_calibrated_cost);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

@@ -364,6 +364,23 @@ static struct td_region td_region(const char *name)
 	return d;
 }
 
+/* `steps` steps over d's tiles: `first` on each tile through `first_req` (of v), then td_sum's
+ * w = v[i-1] + v[i] + v[i+1] through the halos; w read back into w. */
+static void td_steps(const struct td_region *d, tsr_task_t first, tsr_req_t first_req, int steps,
+		     double w[TD_N])
+{
+	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
+	tsr_req_t sreq[2] = {tsr_req_part(d->tiles, TSR_WRITE_DISCARD, 1, &d->w),
+			     tsr_req_part(d->halos, TSR_READ, 1, &d->v)};
+	for (int step = 0; step < steps; step++) {
+		CK_TSR(tsr_index_launch(first, tsr_box1(0, TD_TILES - 1), 1, &first_req, NULL, 0,
+					TSR_REDOP_NONE, NULL));
+		CK_TSR(tsr_index_launch(sum, tsr_box1(0, TD_TILES - 1), 2, sreq, NULL, 0,
+					TSR_REDOP_NONE, NULL));
+	}
+	CK_TSR(tsr_region_read(d->r, d->w, w, TD_N * sizeof *w));
+}
+
 /* Steps of fill then sum, v rewritten in place (w[i] += ... each step through the same views), so
  * that a missing dependence shows in the sums; the result checked, the data listed returned. */
 static int td_run(void)
@@ -371,19 +388,9 @@ static int td_run(void)
 	struct td_region d = td_region("td");
 
 	tsr_task_t fill = tsr_test_task("td_fill", td_fill, TSR_NONE);
-	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
-	tsr_req_t freq = tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.v);
-	tsr_req_t sreq[2] = {tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.w),
-			     tsr_req_part(d.halos, TSR_READ, 1, &d.v)};
 	atomic_store(&td_listed, 0);
-	for (int step = 0; step < 20; step++) {
-		CK_TSR(tsr_index_launch(fill, tsr_box1(0, TD_TILES - 1), 1, &freq, NULL, 0,
-					TSR_REDOP_NONE, NULL));
-		CK_TSR(tsr_index_launch(sum, tsr_box1(0, TD_TILES - 1), 2, sreq, NULL, 0,
-					TSR_REDOP_NONE, NULL));
-	}
 	double w[TD_N];
-	CK_TSR(tsr_region_read(d.r, d.w, w, sizeof w));
+	td_steps(&d, fill, tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.v), 20, w);
 	for (int i = 0; i < TD_N; i++) {
 		double want = (double)i + (i > 0 ? i - 1 : 0) + (i < TD_N - 1 ? i + 1 : 0);
 		ck_assert_msg(w[i] == want, "w[%d] = %g, not %g", i, w[i], want);
@@ -452,18 +459,8 @@ static void gate_run(void)
 	CK_TSR(tsr_fill(d.r, d.v, &(double){0.0}, sizeof(double)));
 
 	tsr_task_t inc = tsr_test_task("gate_inc", gate_inc, TSR_NONE);
-	tsr_task_t sum = tsr_test_task("td_sum", td_sum, TSR_NONE);
-	tsr_req_t ireq = tsr_req_part(d.tiles, TSR_READ_WRITE, 1, &d.v);
-	tsr_req_t sreq[2] = {tsr_req_part(d.tiles, TSR_WRITE_DISCARD, 1, &d.w),
-			     tsr_req_part(d.halos, TSR_READ, 1, &d.v)};
-	for (int step = 0; step < GATE_STEPS; step++) {
-		CK_TSR(tsr_index_launch(inc, tsr_box1(0, TD_TILES - 1), 1, &ireq, NULL, 0,
-					TSR_REDOP_NONE, NULL));
-		CK_TSR(tsr_index_launch(sum, tsr_box1(0, TD_TILES - 1), 2, sreq, NULL, 0,
-					TSR_REDOP_NONE, NULL));
-	}
 	double w[TD_N];
-	CK_TSR(tsr_region_read(d.r, d.w, w, sizeof w));
+	td_steps(&d, inc, tsr_req_part(d.tiles, TSR_READ_WRITE, 1, &d.v), GATE_STEPS, w);
 	for (int i = 0; i < TD_N; i++) {
 		double want = GATE_STEPS * (1.0 + (i > 0) + (i < TD_N - 1));
 		ck_assert_msg(w[i] == want, "%s: w[%d] = %g, not %g", tsr_idle_name(), i, w[i],

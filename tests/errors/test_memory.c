@@ -101,6 +101,17 @@ static void pieces_round(tsr_task_t ta, tsr_task_t tl, tsr_region_t r, tsr_parti
 			      *expect);
 }
 
+/* Region u of MEM_N f64 (field *f), cut into 4 tiles and into their halos of 2 points. */
+static tsr_region_t mem_region(tsr_field_t *f, tsr_partition_t *tiles, tsr_partition_t *halo)
+{
+	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,
+					 (const tsr_type_t[]){TSR_F64}, NULL, f);
+	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles4", tiles));
+	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3),
+					(const int64_t[3]){2, 0, 0}, "halo4", halo));
+	return r;
+}
+
 /* Coherence by pieces keeps, per field, the pieces last written and by whom: alternating
  * partitions whose edges do not line up must not make that list (or the views' handles) grow. */
 START_TEST(alternating_partitions_run_in_constant_memory)
@@ -109,12 +120,8 @@ START_TEST(alternating_partitions_run_in_constant_memory)
 	ta = tsr_test_task("add", tsr_test_add_one, TSR_NONE);
 	tl = tsr_test_task("look", look, TSR_NONE);
 	tsr_field_t f;
-	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,
-					 (const tsr_type_t[]){TSR_F64}, NULL, &f);
 	tsr_partition_t parts[4];
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles4", &parts[0]));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){2, 0, 0}, "halo4", &parts[1]));
+	tsr_region_t r = mem_region(&f, &parts[0], &parts[1]);
 	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 6), "tiles7", &parts[2]));
 	tsr_box_t boxes[3] = {tsr_box1(5, 30), tsr_box1(20, 47), tsr_box1(40, MEM_N - 1)};
 	CK_TSR(tsr_partition_boxes(r, 3, boxes, "straddle", &parts[3]));
@@ -151,12 +158,8 @@ START_TEST(critpath_halo_loop_runs_in_constant_memory)
 	ta = tsr_test_task("add", tsr_test_add_one, TSR_NONE);
 	tl = tsr_test_task("look", look, TSR_NONE);
 	tsr_field_t f;
-	tsr_region_t r = tsr_test_region("u", tsr_box1(0, MEM_N - 1), 1,
-					 (const tsr_type_t[]){TSR_F64}, NULL, &f);
 	tsr_partition_t tiles, halo;
-	CK_TSR(tsr_partition_tiles(r, tsr_box1(0, 3), "tiles", &tiles));
-	CK_TSR(tsr_partition_tiles_halo(r, tsr_box1(0, MEM_N - 1), tsr_box1(0, 3),
-					(const int64_t[3]){2, 0, 0}, "halo", &halo));
+	tsr_region_t r = mem_region(&f, &tiles, &halo);
 	int vg = under_valgrind();
 	long warm = vg ? 20 : 1000, more = vg ? 100 : 6000;
 	for (long i = 0; i < warm; i++) {

@@ -287,15 +287,19 @@ static int known_pred(int from, int to)
 	return 0;
 }
 
-/* Under lock, the critical path alone: `from` becomes a predecessor of `to` unless it is done. */
-static void add_pred(int from, int to)
+/* Under lock: `from` joins the predecessors of `to` (the critical path's bottom levels). */
+static void push_pred(int from, int to)
 {
-	if (node_done(from) || known_pred(from, to))
-		return;
-
 	struct dnode *d = node(to);
 	TSR_GROW(d->pred, d->npred, d->cappred, 4);
 	d->pred[d->npred++] = from;
+}
+
+/* Under lock, the critical path alone: `from` becomes a predecessor of `to` unless it is done. */
+static void add_pred(int from, int to)
+{
+	if (!node_done(from) && !known_pred(from, to))
+		push_pred(from, to);
 }
 
 /* Under lock. label: NULL without labels. */
@@ -321,11 +325,8 @@ static void add_edge(int from, int to, const char *label)
 		abort();
 	nedges++;
 
-	if (tsr__critpath_on && new_pair) {
-		struct dnode *d = node(to);
-		TSR_GROW(d->pred, d->npred, d->cappred, 4);
-		d->pred[d->npred++] = from;
-	}
+	if (tsr__critpath_on && new_pair)
+		push_pred(from, to);
 }
 
 void tsr__dag_edge(int from, int to, const char *why)

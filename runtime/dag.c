@@ -6,14 +6,16 @@
  * one edge per pair of tasks, labels on request, each launch a box inside its iteration's box.
  *
  * The file and the arrows want the whole graph, kept to the end. The critical path alone wants
- * only what can still raise a pending task's bottom level: no edge list, and a task's node, its
- * predecessors and its recorded accesses go once it is done (an edge from a done task raises
- * nothing). Kept whole, a loop of 16,000 steps of Task Bench's stencil_1d under tsr-critpath
- * took 105 us a step against 20 for 1,000 steps (each write scanned every read of the run: a
- * halo's reads are never covered by one write) and held all its nodes. */
+ * only what can still raise a pending task's bottom level: no edge list; a task's recorded
+ * accesses go once the policy has taken its key (an edge from a task already pushed raises
+ * nothing), and its node and predecessors once it finished. Kept whole, a loop of 16,000 steps of
+ * Task Bench's stencil_1d under tsr-critpath took 105 us a step against 20 for 1,000 steps (each
+ * write scanned every read of the run: a halo's reads are never covered by one write) and held all
+ * its nodes. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,21 @@ struct dnode {
 	int launch, iter;
 	double cost, blevel;
 	int done;
+	struct tsr_dcell *cell; /* the critical path's (NULL without it) */
 	int *pred, npred, cappred;
+};
+
+/* A node's bottom level as the policy reads it, and what the workers say of its task, without the
+ * graph's lock: the host raises bottom levels under it for microseconds at a time (every pending
+ * ancestor of each new task), and workers that waited for it there slept in the kernel (Task
+ * Bench stencil_1d, 16 kernel iterations: 6,800 context switches in 20,000 steps, 600 under
+ * eager). Pushed: the task is ready, its key fixed, and every task it waited for finished, so
+ * raising it or its ancestors changes nothing. Finished: the workers are done with the cell. */
+struct tsr_dcell {
+	_Atomic double blevel;
+	atomic_int pushed;
+	atomic_int finished;
+	struct tsr_dcell *next; /* on the host's list of spare cells */
 };
 
 /* One reason for an edge; several reasons for one pair are kept only when labels are asked
@@ -135,7 +151,86 @@ static struct dnode *node(int id)
 static int node_done(int id)
 {
 	const struct dnode *d = node(id);
-	return !d || d->done;
+	if (!d || d->done)
+		return 1;
+	return d->cell && (atomic_load_explicit(&d->cell->pushed, memory_order_acquire) ||
+			   atomic_load_explicit(&d->cell->finished, memory_order_acquire));
+}
+
+/* Whether no worker will touch node d again (a node is dropped only then) */
+static int node_finished(const struct dnode *d)
+{
+	if (d->done)
+		return 1;
+	return d->cell && atomic_load_explicit(&d->cell->finished, memory_order_acquire);
+}
+
+/* Under lock: node d's bottom level, for the host and for the policy. */
+static void set_blevel(struct dnode *d, double b)
+{
+	d->blevel = b;
+	if (d->cell)
+		atomic_store_explicit(&d->cell->blevel, b, memory_order_relaxed);
+}
+
+/* Cells the host dropped, for its next nodes: made and freed by the host thread alone, and
+ * through malloc every worker that freed into the host's arena would wait for its lock. */
+static struct tsr_dcell *spare_cells;
+
+static struct tsr_dcell *cell_new(void)
+{
+	struct tsr_dcell *c = spare_cells;
+	if (c)
+		spare_cells = c->next;
+	else if (!(c = malloc(sizeof *c)))
+		abort(); /* as the graph's other allocations */
+
+	atomic_init(&c->blevel, 0.0);
+	atomic_init(&c->pushed, 0);
+	atomic_init(&c->finished, 0);
+	c->next = NULL;
+	return c;
+}
+
+static void cell_free_all(void)
+{
+	while (spare_cells) {
+		struct tsr_dcell *c = spare_cells;
+		spare_cells = c->next;
+		free(c);
+	}
+}
+
+static void node_free(struct dnode *d)
+{
+	free(d->pred);
+	if (d->cell) {
+		d->cell->next = spare_cells;
+		spare_cells = d->cell;
+	}
+}
+
+struct tsr_dcell *tsr__dag_cell(int id)
+{
+	if (id < 0 || !tsr__critpath_on)
+		return NULL;
+
+	pthread_mutex_lock(&lock);
+	struct tsr_dcell *c = node(id)->cell; /* made just before: not dropped */
+	pthread_mutex_unlock(&lock);
+	return c;
+}
+
+double tsr__dag_push_key(struct tsr_dcell *c)
+{
+	double b = atomic_load_explicit(&c->blevel, memory_order_relaxed);
+	atomic_store_explicit(&c->pushed, 1, memory_order_release);
+	return b;
+}
+
+void tsr__dag_finished(struct tsr_dcell *c)
+{
+	atomic_store_explicit(&c->finished, 1, memory_order_release);
 }
 
 /* Under lock, the critical path alone: drop the oldest nodes once they are done and enough of
@@ -144,7 +239,7 @@ static int node_done(int id)
 static void drop_done(void)
 {
 	int kept = nnodes - base;
-	while (done_prefix < kept && nodes[done_prefix].done)
+	while (done_prefix < kept && node_finished(&nodes[done_prefix]))
 		done_prefix++;
 
 	int k = done_prefix;
@@ -152,7 +247,7 @@ static void drop_done(void)
 		return;
 
 	for (int i = 0; i < k; i++)
-		free(nodes[i].pred);
+		node_free(&nodes[i]);
 	memmove(nodes, nodes + k, (size_t)(kept - k) * sizeof *nodes);
 	base += k;
 	done_prefix = 0;
@@ -176,7 +271,9 @@ static int new_node(const char *name, int internal, int pdim, const int64_t poin
 	d->launch = cur_launch < 0 ? 0 : cur_launch;
 	d->iter = cur_iter;
 	d->cost = 1.0;
-	d->blevel = 1.0;
+	if (tsr__critpath_on)
+		d->cell = cell_new();
+	set_blevel(d, 1.0);
 	return nnodes++;
 }
 
@@ -218,20 +315,49 @@ int tsr__dag_sync(int pdim, const int64_t point[3])
 	return id;
 }
 
-/* Cost of a node from the perf model of its task on the first worker's architecture. */
+/* A node's cost: the perf model's expected length of its task on the first worker's
+ * architecture, asked again every COST_REFRESH tasks of one codelet and data footprint. StarPU
+ * reads a model under a lock that every worker ending a task of the model takes to write it
+ * (while the model calibrates), and the host thread that asked at each task slept on it: with
+ * the graph's lock, 6,800 context switches in 20,000 steps of Task Bench's stencil_1d (16 kernel
+ * iterations), 1,150 without the graph's lock, 250-300 with this (eager: 600). A calibrating
+ * model is followed within COST_REFRESH tasks. */
+enum { COST_SLOTS = 16, COST_REFRESH = 64 };
+static struct cost_slot {
+	const struct starpu_codelet *cl;
+	uint32_t footprint;
+	int uses;
+	double length;
+} costs[COST_SLOTS];
+
+static double expected_length(struct starpu_task *task)
+{
+	uint32_t fp = starpu_task_data_footprint(task);
+	struct cost_slot *s = &costs[((uintptr_t)task->cl / 64 + fp) % COST_SLOTS];
+
+	if (s->cl != task->cl || s->footprint != fp || s->uses % COST_REFRESH == 0) {
+		s->cl = task->cl;
+		s->footprint = fp;
+		s->uses = 0;
+		s->length = starpu_task_expected_length(
+			task, starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
+	}
+
+	s->uses++;
+	return s->length;
+}
+
 void tsr__dag_set_cost(int id, struct starpu_task *task)
 {
 	if (!tsr__critpath_on)
 		return;
 
-	double c =
-		starpu_task_expected_length(task,
-					    starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
+	double c = expected_length(task);
 
 	pthread_mutex_lock(&lock);
 	struct dnode *d = node(id); /* made just before: not done */
 	if (!isnan(c) && c > 0) {
-		d->blevel += c - d->cost;
+		set_blevel(d, d->blevel + c - d->cost);
 		d->cost = c;
 	}
 	pthread_mutex_unlock(&lock);
@@ -245,25 +371,16 @@ static void propagate(int id)
 		return;
 
 	for (int i = 0; i < d->npred; i++) {
-		struct dnode *p = node(d->pred[i]);
-		if (!p || p->done)
+		if (node_done(d->pred[i]))
 			continue;
 
+		struct dnode *p = node(d->pred[i]);
 		double b = p->cost + d->blevel;
 		if (b > p->blevel) {
-			p->blevel = b;
+			set_blevel(p, b);
 			propagate(d->pred[i]);
 		}
 	}
-}
-
-double tsr__dag_priority(int id)
-{
-	pthread_mutex_lock(&lock);
-	const struct dnode *d = id >= 0 && id < nnodes ? node(id) : NULL;
-	double b = d ? d->blevel : 0;
-	pthread_mutex_unlock(&lock);
-	return b;
 }
 
 /* Whether the edge from -> to (with this label, when labels are kept) is known. A node's edges
@@ -756,7 +873,9 @@ int tsr__dag_write(const char *file)
 void tsr__dag_free(void)
 {
 	for (int i = 0; i < nnodes - base; i++)
-		free(nodes[i].pred);
+		node_free(&nodes[i]);
+	cell_free_all();
+	memset(costs, 0, sizeof costs);
 	free(nodes);
 	nodes = NULL;
 	nnodes = capnodes = base = done_prefix = 0;

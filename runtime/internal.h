@@ -564,7 +564,15 @@ void tsr__dag_fold_access(int id, const struct tsr_region *s, int f, int op);
 void tsr__dag_edge(int from, int to, const char *why); /* why: the label, when kept */
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
-double tsr__dag_priority(int id);
+/* What a worker needs of a task's node, at an address that stays while the host moves and drops
+ * nodes: the policy reads the bottom level at push, and the end of the task says it finished,
+ * neither under the graph's lock (which the host holds while it raises bottom levels). */
+struct tsr_dcell;
+struct tsr_dcell *tsr__dag_cell(int id);
+/* The policy's push (worker): the bottom level, now fixed for the task, which is ready */
+double tsr__dag_push_key(struct tsr_dcell *c);
+/* The task's last use of its cell (worker): the host may free it */
+void tsr__dag_finished(struct tsr_dcell *c);
 int tsr__dag_count(void);
 /* fn on every pair of tasks with an edge, once (the timeline's arrows) */
 void tsr__dag_pairs(void (*fn)(int from, int to, void *arg), void *arg);
@@ -950,6 +958,8 @@ struct tsr_ctx {
 	/* order.c's record of the task, where it keeps one: set once the CPU variant has run, so
 	 * that dropping a finished reader needs no StarPU lock (order.c), NULL otherwise */
 	_Atomic int *ran;
+	/* the task's node under tsr-critpath (dag.c), NULL otherwise */
+	struct tsr_dcell *dag_cell;
 	size_t arglen;
 	void *args;
 	struct tsr_reqrec reqs[]; /* nreqs, then args bytes */

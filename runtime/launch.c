@@ -150,6 +150,7 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	memset(ctx, 0, sizeof *ctx);
 	ctx->task = p->t;
 	ctx->dag_id = -1;
+	ctx->dag_cell = NULL;
 	ctx->seq = ++tsr__submit_seq;
 	ctx->nreqs = p->n;
 	ctx->point_dim = p->pdim;
@@ -303,6 +304,7 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
 static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, struct point_launch *p)
 {
 	ctx->dag_id = tsr__dag_task(p->t->name, p->pdim, p->point);
+	ctx->dag_cell = tsr__dag_cell(ctx->dag_id);
 	p->dag_id = ctx->dag_id;
 	tsr__dag_set_cost(ctx->dag_id, task);
 

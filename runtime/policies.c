@@ -194,7 +194,7 @@ static int cp_push(struct starpu_task *task)
 	unsigned sctx = task->sched_ctx;
 	struct cp_data *d = starpu_sched_ctx_get_policy_data(sctx);
 	struct tsr_ctx *c = ctx_of(task);
-	double key = c && c->dag_id >= 0 ? tsr__dag_priority(c->dag_id) : INFINITY;
+	double key = c && c->dag_cell ? tsr__dag_push_key(c->dag_cell) : INFINITY;
 
 	STARPU_PTHREAD_MUTEX_LOCK(&d->mutex);
 	if (d->n == d->cap) {

@@ -192,6 +192,8 @@ static void run_variant(void *buffers[], void *cl_arg, int arch)
 	/* a CPU variant is done with its views here (a device's may still run: never said) */
 	if (ctx->ran && arch == TSR_ARCH_CPU)
 		atomic_store_explicit(ctx->ran, 1, memory_order_release);
+	if (ctx->dag_cell)
+		tsr__dag_finished(ctx->dag_cell); /* the cell's last use by a worker */
 	if (!ctx->release_in_callback)
 		tsr__ctx_release(ctx); /* the last use of the point's context */
 }

@@ -332,15 +332,21 @@ static struct cost_slot {
 
 static double expected_length(struct starpu_task *task)
 {
-	uint32_t fp = starpu_task_data_footprint(task);
+	struct starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype(0, task->sched_ctx);
+	struct starpu_perfmodel *model = task->cl->model;
+	if (!model->is_loaded) /* StarPU loads a model as it answers about it, not before */
+		(void)starpu_task_expected_length(task, arch, 0);
+	/* fixed in the task's job now, while the task still lists its views: with direct task data
+	 * (order.c) it runs listing none, and StarPU would record its length under another
+	 * footprint, which the next tasks' lookups here would never find */
+	uint32_t fp = starpu_task_footprint(model, task, arch, 0);
 	struct cost_slot *s = &costs[((uintptr_t)task->cl / 64 + fp) % COST_SLOTS];
 
 	if (s->cl != task->cl || s->footprint != fp || s->uses % COST_REFRESH == 0) {
 		s->cl = task->cl;
 		s->footprint = fp;
 		s->uses = 0;
-		s->length = starpu_task_expected_length(
-			task, starpu_worker_get_perf_archtype(0, task->sched_ctx), 0);
+		s->length = starpu_task_expected_length(task, arch, 0);
 	}
 
 	s->uses++;

@@ -320,7 +320,7 @@ int tsr__dag_sync(int pdim, const int64_t point[3])
  * reads a model under a lock that every worker ending a task of the model takes to write it
  * (while the model calibrates), and the host thread that asked at each task slept on it: with
  * the graph's lock, 6,800 context switches in 20,000 steps of Task Bench's stencil_1d (16 kernel
- * iterations), 1,150 without the graph's lock, 250-300 with this (eager: 600). A calibrating
+ * iterations), 1,150 without the graph's lock, 250-400 with this (eager: 600). A calibrating
  * model is followed within COST_REFRESH tasks. */
 enum { COST_SLOTS = 16, COST_REFRESH = 64 };
 static struct cost_slot {

@@ -210,17 +210,6 @@ static void node_free(struct dnode *d)
 	}
 }
 
-struct tsr_dcell *tsr__dag_cell(int id)
-{
-	if (id < 0 || !tsr__critpath_on)
-		return NULL;
-
-	pthread_mutex_lock(&lock);
-	struct tsr_dcell *c = node(id)->cell; /* made just before: not dropped */
-	pthread_mutex_unlock(&lock);
-	return c;
-}
-
 double tsr__dag_push_key(struct tsr_dcell *c)
 {
 	double b = atomic_load_explicit(&c->blevel, memory_order_relaxed);
@@ -290,10 +279,11 @@ static int consumer_node(const char *name, int internal, int pdim, const int64_t
 	return id;
 }
 
-int tsr__dag_task(const char *name, int pdim, const int64_t point[3])
+int tsr__dag_task(const char *name, int pdim, const int64_t point[3], struct tsr_dcell **cell)
 {
 	pthread_mutex_lock(&lock);
 	int id = consumer_node(name, 0, pdim, point);
+	*cell = node(id)->cell;
 	pthread_mutex_unlock(&lock);
 	return id;
 }
@@ -617,8 +607,9 @@ void tsr__dag_node_free(struct tsr_node *n)
 	}
 }
 
-/* Task callback (worker thread): node `id` has run, so its bottom level no longer matters, nor
- * (the critical path alone) its predecessors. */
+/* Task callback (worker thread) of one of Tessera's own tasks (a point's node ends through its
+ * cell): node `id` has run, so its bottom level no longer matters, nor (the critical path alone)
+ * its predecessors. */
 void tsr__dag_done(int id)
 {
 	pthread_mutex_lock(&lock);

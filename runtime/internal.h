@@ -555,7 +555,12 @@ extern int tsr__dag_on, tsr__critpath_on;
 extern int tsr__dag_whole;
 int tsr__dag_switches(void); /* TSR_DAG_LABELS, TSR_DAG_ITERS, at tsr_init */
 void tsr__dag_launch(const void *key, int single);
-int tsr__dag_task(const char *name, int pdim, const int64_t point[3]);
+/* A node's cell (tsr-critpath): what a worker needs of a task's node, at an address that stays
+ * while the host moves and drops nodes; the policy reads the bottom level at push, and the end of
+ * the task says it finished, neither under the graph's lock (which the host holds while it raises
+ * bottom levels). tsr__dag_task gives a point's node's cell, NULL without the critical path. */
+struct tsr_dcell;
+int tsr__dag_task(const char *name, int pdim, const int64_t point[3], struct tsr_dcell **cell);
 int tsr__dag_internal(const char *name, int pdim, const int64_t point[3]);
 /* a sync, which the next task (point or fold) made in its launch follows */
 int tsr__dag_sync(int pdim, const int64_t point[3]);
@@ -564,11 +569,6 @@ void tsr__dag_fold_access(int id, const struct tsr_region *s, int f, int op);
 void tsr__dag_edge(int from, int to, const char *why); /* why: the label, when kept */
 void tsr__dag_set_cost(int id, struct starpu_task *task);
 void tsr__dag_node_free(struct tsr_node *n);
-/* What a worker needs of a task's node, at an address that stays while the host moves and drops
- * nodes: the policy reads the bottom level at push, and the end of the task says it finished,
- * neither under the graph's lock (which the host holds while it raises bottom levels). */
-struct tsr_dcell;
-struct tsr_dcell *tsr__dag_cell(int id);
 /* The policy's push (worker): the bottom level, now fixed for the task, which is ready */
 double tsr__dag_push_key(struct tsr_dcell *c);
 /* The task's last use of its cell (worker): the host may free it */

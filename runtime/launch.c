@@ -303,8 +303,7 @@ static void place_task(struct task_build *tb, struct tsr_ctx *ctx, const struct 
  * after them would reach the ancestors only when a later task raised this node again. */
 static void dag_record(struct starpu_task *task, struct tsr_ctx *ctx, struct point_launch *p)
 {
-	ctx->dag_id = tsr__dag_task(p->t->name, p->pdim, p->point);
-	ctx->dag_cell = tsr__dag_cell(ctx->dag_id);
+	ctx->dag_id = tsr__dag_task(p->t->name, p->pdim, p->point, &ctx->dag_cell);
 	p->dag_id = ctx->dag_id;
 	tsr__dag_set_cost(ctx->dag_id, task);
 

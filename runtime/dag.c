@@ -326,9 +326,8 @@ static double expected_length(struct starpu_task *task)
 	struct starpu_perfmodel *model = task->cl->model;
 	if (!model->is_loaded) /* StarPU loads a model as it answers about it, not before */
 		(void)starpu_task_expected_length(task, arch, 0);
-	/* fixed in the task's job now, while the task still lists its views: with direct task data
-	 * (order.c) it runs listing none, and StarPU would record its length under another
-	 * footprint, which the next tasks' lookups here would never find */
+	/* fixed in the task's job while it still lists its views (here, or order.c's fix_footprint
+	 * for direct task data) */
 	uint32_t fp = starpu_task_footprint(model, task, arch, 0);
 	struct cost_slot *s = &costs[((uintptr_t)task->cl / 64 + fp) % COST_SLOTS];
 

@@ -688,10 +688,27 @@ static int direct_ok(const struct starpu_task *task, const struct tsr_ctx *ctx,
 	return 1;
 }
 
+/* The footprint StarPU files the task's perf-model history under, fixed in its job while the task
+ * still lists its views: StarPU computes it on first need (a policy's expected length, or the
+ * model's update when the task ends), by then from no data, and every size of a codelet would
+ * share one history that a policy asking before the views left (tsr-critpath, dag.c), or a run
+ * with StarPU data (GPUs, ranks), would never find. */
+static void fix_footprint(struct starpu_task *task)
+{
+	struct starpu_perfmodel *model = task->cl ? task->cl->model : NULL;
+	if (!model)
+		return;
+
+	/* no architecture: StarPU would look for a per-architecture size function, which Tessera's
+	 * models do not have, in a model it may not have loaded yet */
+	(void)starpu_task_footprint(model, task, NULL, 0);
+}
+
 /* The task reaches its views through ctx; StarPU sees no data (the handles stay in the task for
  * record()). */
 static void make_direct(struct starpu_task *task, struct tsr_ctx *ctx)
 {
+	fix_footprint(task);
 	for (int b = 0; b < task->nbuffers; b++)
 		ctx->direct[b] = starpu_data_get_interface_on_node(STARPU_TASK_GET_HANDLE(task, b),
 								   STARPU_MAIN_RAM);

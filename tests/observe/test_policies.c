@@ -4,7 +4,9 @@
  * must equal the sequential computation bit for bit. Under tsr-locality each color must also
  * keep its worker from launch to launch when no stealing is needed (a program built so that
  * no worker runs dry before the last step). */
+#include <errno.h>
 #include <stdatomic.h>
+#include <starpu.h> /* the perf models' files, which the calibrated-cost tests start without */
 #include "observe.h"
 
 enum { NTILES = 8, TILE = 1 << 15, N = NTILES * TILE, NSTEPS = 20 };
@@ -428,29 +430,51 @@ struct cp_prog {
 	tsr_task_t gate, shortt, longt;
 };
 
-static void cp_prog_make(struct cp_prog *g)
+/* The short and the long task's names: their perf models' symbols. */
+struct cp_names {
+	const char *shortt, *longt;
+};
+
+static void cp_prog_make(struct cp_prog *g, const char *sched, const struct cp_names *nm)
 {
-	obs_init("tsr-critpath", 1, NULL, NULL, 0);
+	obs_init(sched, 1, NULL, NULL, 0);
 	g->line = tsr_test_region_f64("line", tsr_box1(0, 15));
 	tsr_partition_t tiles;
 	CK_TSR(tsr_partition_tiles(g->line, tsr_box1(0, 1), "tiles", &tiles));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){0, 0, 0}, &g->t0));
 	CK_TSR(tsr_partition_subregion(tiles, (const int64_t[3]){1, 0, 0}, &g->t1));
 	g->gate = tsr_test_task("gate", gate_task, TSR_NONE);
-	g->shortt = tsr_test_task("critpath_short", cp_timed, TSR_NONE);
-	g->longt = tsr_test_task("critpath_long", cp_timed, TSR_NONE);
+	g->shortt = tsr_test_task(nm->shortt, cp_timed, TSR_NONE);
+	g->longt = tsr_test_task(nm->longt, cp_timed, TSR_NONE);
 }
 
-START_TEST(critpath_weighs_the_newest_tasks_calibrated_cost)
+/* What earlier runs measured for the two models (StarPU keeps them in STARPU_HOME) goes, so that
+ * the costs the measured run finds are this run's calibration's. Called while the runtime runs
+ * and before the models' first tasks: StarPU loads a model at its first task. */
+static void cp_forget_models(const struct cp_names *nm)
+{
+	const char *symbols[2] = {nm->shortt, nm->longt};
+	for (int i = 0; i < 2; i++) {
+		char path[1024];
+		starpu_perfmodel_get_model_path(symbols[i], path, sizeof path);
+		if (unlink(path) != 0)
+			ck_assert_msg(errno == ENOENT, "removing %s: %s", path, strerror(errno));
+	}
+}
+
+/* Calibrate under `sched`: each task on each tile, the footprints the measured run has. Then
+ * the measured run, under tsr-critpath. */
+static void cp_calibrated_run(const char *sched, const struct cp_names *nm)
 {
 	lockstep_ceiling = LOCKSTEP_TIMEOUT_S * tsr_test_time_scale();
 	struct cp_prog g;
 
-	/* calibration: each task on each tile, the footprints the measured run has. A spin's time
-	 * is the wall clock's: on a loaded machine some last far longer, and StarPU would flush a
-	 * history whose samples deviate by more than 50% (STARPU_HISTORY_MAX_ERROR) */
+	/* A spin's time is the wall clock's: on a loaded machine some last far longer, and StarPU
+	 * would flush a history whose samples deviate by more than 50% (STARPU_HISTORY_MAX_ERROR)
+	 */
 	setenv("STARPU_HISTORY_MAX_ERROR", "100000", 1);
-	cp_prog_make(&g);
+	cp_prog_make(&g, sched, nm);
+	cp_forget_models(nm);
 	for (int i = 0; i < CP_CALIBRATE; i++)
 		for (int k = 0; k < 2; k++) {
 			tsr_region_t sub = k ? g.t1 : g.t0;
@@ -461,7 +485,7 @@ START_TEST(critpath_weighs_the_newest_tasks_calibrated_cost)
 	CK_TSR(tsr_region_destroy(g.line));
 	CK_TSR(tsr_finalize()); /* StarPU writes the models */
 
-	cp_prog_make(&g);
+	cp_prog_make(&g, "tsr-critpath", nm);
 	atomic_store(&gates_running, 0);
 	atomic_store(&gates_open, 0);
 	atomic_store(&lockstep_broken, 0);
@@ -481,11 +505,29 @@ START_TEST(critpath_weighs_the_newest_tasks_calibrated_cost)
 	ck_assert_int_eq(cp_order[5], 0); /* P first */
 	ck_assert_msg(cp_order[0] < cp_order[1],
 		      "A1 (a short and a long task to the end) ran %d-th, after S1 (three short "
-		      "ones, %d-th)",
-		      cp_order[0], cp_order[1]);
+		      "ones, %d-th): the models calibrated under %s were not found",
+		      cp_order[0], cp_order[1], sched);
 	CK_TSR(tsr_region_destroy(g.line));
 	CK_TSR(tsr_finalize());
 	unsetenv("STARPU_HISTORY_MAX_ERROR");
+}
+
+START_TEST(critpath_weighs_the_newest_tasks_calibrated_cost)
+{
+	const struct cp_names nm = {"critpath_short", "critpath_long"};
+	cp_calibrated_run("tsr-critpath", &nm);
+}
+END_TEST
+
+/* The same costs calibrated under dmda, which asks for a task's length as it pushes the task,
+ * when the task reaches its views directly and lists no StarPU data any more (order.c): the
+ * history must be filed under the views' footprint all the same, or tsr-critpath, which asks
+ * before, finds nothing. (eager asks for no length: StarPU calibrates nothing under it unless
+ * STARPU_CALIBRATE says so.) */
+START_TEST(critpath_finds_costs_calibrated_under_dmda)
+{
+	const struct cp_names nm = {"critpath_short_dmda", "critpath_long_dmda"};
+	cp_calibrated_run("dmda", &nm);
 }
 END_TEST
 
@@ -501,6 +543,7 @@ int main(void)
 	tcase_add_test(tc, locality_keeps_each_color_on_its_worker);
 	tcase_add_test(tc, critpath_runs_the_longer_chain_first_after_a_long_loop);
 	tcase_add_test(tc, critpath_weighs_the_newest_tasks_calibrated_cost);
+	tcase_add_test(tc, critpath_finds_costs_calibrated_under_dmda);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

@@ -470,8 +470,7 @@ static void cp_calibrated_run(const char *sched, const struct cp_names *nm)
 	struct cp_prog g;
 
 	/* A spin's time is the wall clock's: on a loaded machine some last far longer, and StarPU
-	 * would flush a history whose samples deviate by more than 50% (STARPU_HISTORY_MAX_ERROR)
-	 */
+	 * would flush a history whose samples deviate by more than 50% (its MAX_ERROR variable) */
 	setenv("STARPU_HISTORY_MAX_ERROR", "100000", 1);
 	cp_prog_make(&g, sched, nm);
 	cp_forget_models(nm);

@@ -150,7 +150,6 @@ static struct tsr_ctx *ctx_new(const struct point_launch *p, const void *args, s
 	memset(ctx, 0, sizeof *ctx);
 	ctx->task = p->t;
 	ctx->dag_id = -1;
-	ctx->dag_cell = NULL;
 	ctx->seq = ++tsr__submit_seq;
 	ctx->nreqs = p->n;
 	ctx->point_dim = p->pdim;

@@ -1084,6 +1084,20 @@ enum tsr_idle_word { TSR_IDLE_AUTO, TSR_IDLE_PARK, TSR_IDLE_SPIN, TSR_IDLE_YIELD
 int tsr__idle_park(struct starpu_conf *conf, int *parking);
 /* idle workers that yield their core between two empty pops (TSR_IDLE) */
 void tsr__idle_yield(struct starpu_conf *conf);
+/* StarPU started: with yielding workers under eager, all of them CPU workers, tasks go to idle
+ * workers' slots (the handoff) */
+void tsr__idle_started(void);
+/* The handoff's pushes: to an idle worker's slot, kept in the pushing worker's own, through the
+ * queue; and the tasks a worker took from another's slot */
+struct tsr_handoff_counts {
+	long to_idle;
+	long kept;
+	long queued;
+	long stolen;
+};
+/* The counts summed over the workers and the host thread (read with the workers idle); 0 (and
+ * zeros) where there was no handoff */
+int tsr__idle_handoff_counts(struct tsr_handoff_counts *sum);
 /* The policy a (maybe parked) policy structure runs. */
 const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
 /* what idle workers do, tsr_idle_name()'s answer (the runtime started) */

@@ -160,6 +160,8 @@ static int start_starpu(const tsr_config_t *c, struct starpu_conf *conf, int dis
 		tsr__dist_shutdown();
 		tsr__dist_stop_mpi();
 	}
+	if (!rc)
+		tsr__idle_started(); /* no task pushed yet */
 	if (dist)
 		return rc;
 

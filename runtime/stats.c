@@ -177,11 +177,25 @@ static void print_replay(void)
 		c->auto_found);
 }
 
-/* TSR_STATS at tsr_finalize: the task table, the traces, then the bus totals. */
+/* The handoff (idle.c): where the pushes of eager's tasks went. */
+static void print_handoff(void)
+{
+	struct tsr_handoff_counts c;
+	if (!tsr__idle_handoff_counts(&c))
+		return;
+
+	fprintf(stderr,
+		"%shandoff (eager): %ld tasks to an idle worker, %ld kept by the worker that made "
+		"them ready, %ld through the queue; %ld taken from another worker's slot\n",
+		who(), c.to_idle, c.kept, c.queued, c.stolen);
+}
+
+/* TSR_STATS at tsr_finalize: the task table, the traces, the handoff, then the bus totals. */
 void tsr__stats_print(const struct bus_row *bus, int nbus)
 {
 	print_stats();
 	print_replay();
+	print_handoff();
 	print_bus(bus, nbus);
 }
 

@@ -4,6 +4,7 @@
  * known in advance. */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "observe.h"
 
 /* ------------------------------------------------------------------ tasks */
@@ -542,18 +543,9 @@ START_TEST(stats_empty_when_not_asked)
 }
 END_TEST
 
-/* TSR_STATS=1: at finalize, one line per task name on stderr (count, total, mean) and the idle
- * fraction over the workers; apps/bench/policies.sh parses that last line. */
-START_TEST(stats_table_printed_at_finalize)
+/* tsr_finalize, its stderr returned (the caller frees it) */
+static char *finalize_capturing_stderr(void)
 {
-	obs_mkdir();
-	obs_clean_env();
-	setenv("TSR_STATS", "1", 1);
-	setenv("TSR_NCPU", "2", 1);
-	setenv("TSR_SCHED", "eager", 1);
-	CK_TSR(tsr_init(NULL));
-	int nw = tsr_worker_count();
-	stats_program();
 	fflush(stderr);
 	int fd = open(obs_path("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
@@ -565,15 +557,67 @@ START_TEST(stats_table_printed_at_finalize)
 	dup2(saved, 2);
 	close(saved);
 	ck_assert_msg(rc == TSR_OK, "tsr_finalize: %s", tsr_last_error());
-	char *text = obs_slurp(obs_path("stderr.txt")), *s = text, *line;
-	int got_alpha = 0, got_beta = 0, got_idle = 0;
+	return obs_slurp(obs_path("stderr.txt"));
+}
+
+/* TSR_STATS's handoff line (eager's tasks, runtime/idle.c), if `line` is it */
+struct handoff_line {
+	long to_idle, kept, queued, stolen;
+};
+
+static int read_handoff_line(const char *line, struct handoff_line *h)
+{
+	return sscanf(line,
+		      "tessera stats: handoff (eager): %ld tasks to an idle worker, %ld kept by the "
+		      "worker that made them ready, %ld through the queue; %ld taken from another "
+		      "worker's slot",
+		      &h->to_idle, &h->kept, &h->queued, &h->stolen) == 4;
+}
+
+/* The handoff line of a finalize's stderr; fails the test unless there is exactly one */
+static struct handoff_line handoff_of(char *text)
+{
+	struct handoff_line h = {0}, one;
+	int found = 0;
+	char *s = text, *line;
+	while ((line = strsep(&s, "\n")))
+		if (read_handoff_line(line, &one)) {
+			h = one;
+			found++;
+		}
+	ck_assert_int_eq(found, 1);
+	return h;
+}
+
+/* TSR_STATS=1: at finalize, one line per task name on stderr (count, total, mean), the idle
+ * fraction over the workers (apps/bench/policies.sh parses it) and, under eager, where the
+ * handoff put the tasks pushed. */
+START_TEST(stats_table_printed_at_finalize)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_STATS", "1", 1);
+	setenv("TSR_NCPU", "2", 1);
+	setenv("TSR_SCHED", "eager", 1);
+	CK_TSR(tsr_init(NULL));
+	int nw = tsr_worker_count();
+	stats_program();
+	char *text = finalize_capturing_stderr(), *s = text, *line;
+	int got_alpha = 0, got_beta = 0, got_idle = 0, got_handoff = 0;
 	while ((line = strsep(&s, "\n"))) {
 		char name[64], kind[8];
 		long count;
 		double total_ms, mean_us, idle;
 		int nwork;
-		if (sscanf(line, "tessera stats: idle fraction %lf over %d workers", &idle,
-			   &nwork) == 2) {
+		struct handoff_line h;
+		if (read_handoff_line(line, &h)) {
+			got_handoff++;
+			/* every point task went through eager: to a slot or the queue */
+			ck_assert_int_ge(h.to_idle + h.kept + h.queued,
+					 NALPHA + NBETA_POINTS * NBETA_LAUNCHES);
+			ck_assert_int_le(h.stolen, h.to_idle + h.kept);
+		} else if (sscanf(line, "tessera stats: idle fraction %lf over %d workers", &idle,
+				  &nwork) == 2) {
 			got_idle++;
 			ck_assert(idle >= 0.0 && idle <= 1.0);
 			ck_assert_int_eq(nwork, nw);
@@ -602,6 +646,77 @@ START_TEST(stats_table_printed_at_finalize)
 	ck_assert_int_eq(got_alpha, 1);
 	ck_assert_int_eq(got_beta, 1);
 	ck_assert_int_eq(got_idle, 1);
+	ck_assert_int_eq(got_handoff, 1);
+	obs_rmdir();
+}
+END_TEST
+
+/* ------------------------------------------------------------------ the handoff (idle.c) */
+enum { CHAIN = 20, TRIES = 40 };
+
+/* One worker, eager: a chain of tasks submitted while the workers are paused. Each task made
+ * ready by its predecessor's end is pushed by the worker that ran the predecessor, and with no
+ * other worker idle it keeps it in its own slot. */
+START_TEST(handoff_keeps_a_chain_on_the_worker_that_made_it_ready)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_STATS", "1", 1);
+	setenv("TSR_NCPU", "1", 1);
+	setenv("TSR_SCHED", "eager", 1);
+	CK_TSR(tsr_init(NULL));
+	ck_assert_str_eq(tsr_idle_name(), "yield+handoff");
+	tsr_region_t r = tsr_test_region_f64("chain", tsr_box1(0, 7));
+	tsr_task_t add = tsr_test_task("add_one", tsr_test_add_one, TSR_NONE);
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	CK_TSR(tsr_pause());
+	for (int i = 0; i < CHAIN; i++)
+		CK_TSR(tsr_launch(add, 1, &q, NULL, 0, NULL));
+	CK_TSR(tsr_resume());
+	CK_TSR(tsr_fence());
+	double v[8];
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_double_eq(v[i], CHAIN);
+	CK_TSR(tsr_region_destroy(r));
+	char *text = finalize_capturing_stderr();
+	struct handoff_line h = handoff_of(text);
+	free(text);
+	ck_assert_msg(h.kept >= CHAIN - 1, "kept %ld of a chain of %d", h.kept, CHAIN);
+	ck_assert_int_eq(h.stolen, 0); /* nobody to steal it */
+	obs_rmdir();
+}
+END_TEST
+
+/* Two workers, eager: a task the host thread pushes while both workers are idle goes to one's
+ * slot, not through the queue. Each try lets the workers go idle first (a few ms); on a loaded
+ * machine a worker may not have polled yet, so half the tries must, not all. */
+START_TEST(handoff_gives_a_ready_task_to_an_idle_worker)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_STATS", "1", 1);
+	setenv("TSR_NCPU", "2", 1);
+	setenv("TSR_SCHED", "eager", 1);
+	CK_TSR(tsr_init(NULL));
+	tsr_region_t r = tsr_test_region_f64("idle", tsr_box1(0, 7));
+	tsr_task_t add = tsr_test_task("add_one", tsr_test_add_one, TSR_NONE);
+	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	for (int i = 0; i < TRIES; i++) {
+		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
+		CK_TSR(tsr_launch(add, 1, &q, NULL, 0, NULL));
+		CK_TSR(tsr_fence());
+	}
+	double v[8];
+	tsr_test_read1(r, 0, v, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_double_eq(v[i], TRIES);
+	CK_TSR(tsr_region_destroy(r));
+	char *text = finalize_capturing_stderr();
+	struct handoff_line h = handoff_of(text);
+	free(text);
+	ck_assert_msg(h.to_idle >= TRIES / 2, "%ld of %d tasks to an idle worker", h.to_idle,
+		      TRIES);
 	obs_rmdir();
 }
 END_TEST
@@ -779,6 +894,8 @@ int main(void)
 	tcase_add_test(tc, stats_gathered_when_only_the_timeline_is_asked);
 	tcase_add_test(tc, stats_empty_when_not_asked);
 	tcase_add_test(tc, stats_table_printed_at_finalize);
+	tcase_add_test(tc, handoff_keeps_a_chain_on_the_worker_that_made_it_ready);
+	tcase_add_test(tc, handoff_gives_a_ready_task_to_an_idle_worker);
 	suite_add_tcase(s, tc);
 	return tsr_test_run(s);
 }

@@ -117,6 +117,7 @@ static int opencl_device_present(void)
 }
 
 static int ncpu_of_tcase;
+static const char *sched_of_tcase; /* NULL: StarPU's default */
 
 static void device_setup(void)
 {
@@ -124,6 +125,7 @@ static void device_setup(void)
 	tsr_config_init(&cfg);
 	cfg.nopencl = 1;
 	cfg.ncpu = ncpu_of_tcase;
+	cfg.sched = sched_of_tcase;
 	cfg.quiet = 1;
 	int rc = tsr_init(&cfg);
 	ck_assert_msg(rc == TSR_OK, "tsr_init: %s: %s", tsr_err_name(rc), tsr_last_error());
@@ -433,14 +435,31 @@ END_TEST
 static void ncpu0(void)
 {
 	ncpu_of_tcase = 0;
+	sched_of_tcase = NULL;
 	device_setup();
 }
 
 static void ncpu1(void)
 {
 	ncpu_of_tcase = 1;
+	sched_of_tcase = NULL;
 	device_setup();
 }
+
+/* eager with an OpenCL worker beside 2 CPU workers: the workers do not all run the same tasks,
+ * so eager keeps its own queue behind the gate, without the handoff's slots (idle.c) */
+static void eager_ncpu2(void)
+{
+	ncpu_of_tcase = 2;
+	sched_of_tcase = "eager";
+	device_setup();
+}
+
+START_TEST(eager_beside_a_device_keeps_its_own_queue)
+{
+	ck_assert_str_eq(tsr_idle_name(), "yield+gate");
+}
+END_TEST
 
 static TCase *device_tcase(const char *name, void (*setup)(void))
 {
@@ -478,6 +497,10 @@ int main(void)
 	TCase *both = device_tcase("opencl_and_cpu", ncpu1);
 	tcase_add_test(both, handing_pieces_to_the_root_keeps_the_other_tiles_writes);
 	suite_add_tcase(s, both);
+	TCase *eager = device_tcase("opencl_and_cpus_under_eager", eager_ncpu2);
+	tcase_add_test(eager, eager_beside_a_device_keeps_its_own_queue);
+	tcase_add_test(eager, handing_pieces_to_the_root_keeps_the_other_tiles_writes);
+	suite_add_tcase(s, eager);
 	return tsr_test_run(s);
 }
 #endif

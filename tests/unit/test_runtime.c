@@ -432,7 +432,7 @@ START_TEST(task_data_direct_where_tessera_orders_buffers_elsewhere)
 }
 END_TEST
 
-/* ------------------------------------------------------------------ idle workers and the gate */
+/* ---------------------------------------------------- idle workers, the gate and the handoff */
 
 enum { GATE_STEPS = 300 };
 
@@ -469,16 +469,18 @@ static void gate_run(void)
 	CK_TSR(tsr_region_destroy(d.r));
 }
 
-START_TEST(idle_workers_yield_and_one_queue_policies_take_the_gate)
+START_TEST(idle_workers_yield_one_queue_policies_take_the_gate_eager_hands_off)
 {
 	const char *cases[][4] = {
 		/* TSR_SCHED, TSR_IDLE, TSR_NCPU, what the workers do */
-		{"eager", "", "2", "yield+gate"},
-		{"eager", "", "3", "yield+gate"}, /* more workers than cores: the waits yield */
+		/* eager's queue kept by Tessera, with a slot per worker (idle.c's handoff) */
+		{"eager", "", "2", "yield+handoff"},
+		{"eager", "", "3", "yield+handoff"}, /* more workers than cores: the waits yield */
+		{"eager", "", "4", "yield+handoff"},
+		{"eager", "yield", "1", "yield+handoff"},
 		{"prio", "", "2", "yield+gate"},
 		{"tsr-locality", "", "2", "yield+gate"},
 		{"tsr-critpath", "", "2", "yield+gate"},
-		{"eager", "yield", "1", "yield+gate"},
 		{"lws", "", "2", "yield"}, /* a queue and a lock per worker: no gate */
 		{"dmda", "", "2", "yield"},
 		{"eager", "spin", "2", "spin"},
@@ -515,7 +517,7 @@ int main(void)
 	tcase_add_test(own, type_sizes_and_names);
 	tcase_add_test(own, window_bounds_the_tasks_in_flight);
 	tcase_add_test(own, task_data_direct_where_tessera_orders_buffers_elsewhere);
-	tcase_add_test(own, idle_workers_yield_and_one_queue_policies_take_the_gate);
+	tcase_add_test(own, idle_workers_yield_one_queue_policies_take_the_gate_eager_hands_off);
 	suite_add_tcase(s, own);
 	TCase *rt = tsr_test_tcase("running", 1);
 	tcase_add_test(rt, fence_with_nothing_submitted_returns_ok);

@@ -122,7 +122,7 @@ static const struct row rows[] = {
 	 .flag = "--dag-iters"},
 	{"TSR_STATS", "0|1", "0",
 	 "at finalize: per task name and worker kind, count, total and mean time; the workers' "
-	 "idle fraction; bytes moved per bus",
+	 "idle fraction; under eager's handoff, where the ready tasks went; bytes moved per bus",
 	 .flag = "--stats"},
 	{"TSR_NICE", "0..19", "0",
 	 "StarPU's polling threads run this many nice levels below the host thread, so that where "
@@ -134,8 +134,10 @@ static const struct row rows[] = {
 	 "(StarPU's own loop: ask the policy again and again), yield (StarPU's loop, giving the "
 	 "core to another thread waiting for it between two tries; under a policy whose queues one "
 	 "lock guards, eager, prio, tsr-locality or tsr-critpath, a thread that finds them taken "
-	 "waits on its CPU, not asleep), auto (park where several ranks share a node's cores, yield "
-	 "elsewhere; runtime/idle.c, tsr_idle_name())",
+	 "waits on its CPU, not asleep; under eager with CPU workers only, a task made ready goes "
+	 "straight to an idle worker, or stays with the worker that made it ready), auto (park "
+	 "where several ranks share a node's cores, yield elsewhere; runtime/idle.c, "
+	 "tsr_idle_name())",
 	 .flag = "--idle"},
 	{"TSR_BIND", "auto|starpu", "auto",
 	 "several ranks on one node: each rank's CPU workers and StarPU-MPI thread on a share of "

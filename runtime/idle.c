@@ -189,7 +189,8 @@ static void gate_leave(void)
  * (TSR_TIMELINE, apps/bench/README.md, "The chain a step waits for"): both workers go through
  * the gate and eager's queue for the same two tasks. Here each worker has a slot of one task: a
  * push goes to an idle worker's slot first (it starts at its next poll, without the gate), else
- * to the pushing worker's own (it pops it next, warm, without the gate), else to the queue; a pop
+ * to the pushing worker's own (it pops it next, warm, without the gate), else to the queue, and
+ * to the queue whenever the queue holds tasks (they go first: none waits forever); a pop
  * takes its own slot first, then the queue, then another worker's slot (a worker that holds a
  * task in its slot but lost its core to another thread does not keep it). Eager's queue is then
  * kept here, under the gate, in eager's order (first pushed, first taken by a worker that can run
@@ -320,7 +321,9 @@ static int handoff_push(struct starpu_task *task)
 	/* what eager does once the task is in its queue; before the task is in a slot, where its
 	 * worker may end it at once */
 	starpu_push_task_end(task);
-	if (slot_push(task, me))
+	/* a slot only while the queue is empty: behind older tasks it waits its turn, so that no
+	 * task waits in the queue while workers run what their own slots keep getting */
+	if (atomic_load_explicit(&queued, memory_order_relaxed) == 0 && slot_push(task, me))
 		return 0;
 
 	gate_enter();

@@ -326,7 +326,10 @@ const char *tsr_taskdata_name(void);
  * "yield+gate": yield, and the policy's queues, where one lock guards them for all workers
  * (eager, prio, tsr-locality, tsr-critpath), entered through a gate where a thread that finds
  * another inside waits on its CPU instead of asleep in the kernel, whose wake-up costs tens of
- * microseconds where idle cores halt (virtual machines).
+ * microseconds where idle cores halt (virtual machines), or "yield+handoff": the gate, and under
+ * eager with CPU workers only a slot of one task per worker, where a task made ready goes to an
+ * idle worker, or stays with the worker that made it ready, before eager's queue (kept by
+ * Tessera, in eager's order).
  * @return one of those; NULL before tsr_init(); a static string
  * @par Threads
  * Host thread (not checked). */

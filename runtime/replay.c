@@ -89,6 +89,9 @@ struct trace {
 	 * iterations (tsr__coh_changes was `steady_at` when the last iteration ended) */
 	int steady;
 	uint64_t steady_at;
+	/* the last iteration ran the recording's launches whole, nothing changing the state between
+	 * them: the state after its last launch is the one the recording's launches leave */
+	int ran_whole;
 	int record_again; /* the next iteration records */
 	int warned;
 	struct trace *next;
@@ -158,6 +161,7 @@ static void trace_clear(struct trace *tr)
 	tr->ntouched = 0;
 	tr->nprints = 0;
 	tr->steady = 0;
+	tr->ran_whole = 0;
 	tr->record_again = 0;
 }
 
@@ -351,12 +355,19 @@ static void iteration_begin(struct trace *tr)
 	cur.changes = tsr__coh_changes;
 
 	int can = tr->usable > 0 && !tr->record_again;
-	if (can && !(tr->steady && tr->steady_at == tsr__coh_changes))
+	/* nothing changed the state since the last iteration's last launch */
+	int unchanged = tr->steady_at == tsr__coh_changes;
+	if (can && !(tr->steady && unchanged))
 		can = state_matches(tr);
 
 	if (can) {
 		cur.mode = cur.began = ITER_REPLAY;
-		tr->steady = 1;
+		/* Steady: the start state is the recording's, and it is also the state the recording's
+		 * launches leave (the last iteration ran them whole and nothing changed it since), so
+		 * every iteration that replays them whole ends where it began. A start that matches only
+		 * because something between two iterations (a host map that writes, say) brought the
+		 * state back proves nothing of the sort: the next start is compared again. */
+		tr->steady = unchanged && (tr->steady || tr->ran_whole);
 		return;
 	}
 
@@ -383,7 +394,9 @@ static void iteration_end(void)
 	/* the state after the iteration's last launch: a change after it (before the next
 	 * iteration, or before the automatic mode sees the next launch) makes the next start
 	 * look again */
-	tr->steady = tr->steady && !cur.foreign && !tr->record_again;
+	tr->ran_whole = cur.mode == cur.began && !cur.diverged && !cur.foreign &&
+			tr->usable == tr->n && (cur.began == ITER_RECORD || cur.pos == tr->n);
+	tr->steady = tr->steady && tr->ran_whole && !tr->record_again;
 	tr->steady_at = cur.changes;
 	cur.tr = NULL;
 }

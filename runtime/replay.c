@@ -362,11 +362,12 @@ static void iteration_begin(struct trace *tr)
 
 	if (can) {
 		cur.mode = cur.began = ITER_REPLAY;
-		/* Steady: the start state is the recording's, and it is also the state the recording's
-		 * launches leave (the last iteration ran them whole and nothing changed it since), so
-		 * every iteration that replays them whole ends where it began. A start that matches only
-		 * because something between two iterations (a host map that writes, say) brought the
-		 * state back proves nothing of the sort: the next start is compared again. */
+		/* Steady: the start state is the recording's, and it is also the state the
+		 * recording's launches leave (the last iteration ran them whole and nothing changed
+		 * it since), so every iteration that replays them whole ends where it began. A
+		 * start that matches only because something between two iterations (a host map that
+		 * writes, say) brought the state back proves nothing of the sort: the next start is
+		 * compared again. */
 		tr->steady = unchanged && (tr->steady || tr->ran_whole);
 		return;
 	}

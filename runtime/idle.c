@@ -548,13 +548,15 @@ void tsr__idle_started(void)
 	/* (blocking drivers: an idle worker sleeps in StarPU's loop; only eager's push wakes it) */
 }
 
-int tsr__idle_handoff_counts(struct tsr_handoff_counts *sum)
+void tsr__idle_count(void)
 {
+	struct tsr_handoff_counts *sum = &tsr__handoff_counts;
 	memset(sum, 0, sizeof *sum);
 	int n = slot_count();
 	if (!n)
-		return 0;
+		return;
 
+	sum->on = 1;
 	sum->to_idle = atomic_load(&others.to_idle);
 	sum->queued = atomic_load(&others.queued);
 	for (int w = 0; w < n; w++) {
@@ -563,7 +565,6 @@ int tsr__idle_handoff_counts(struct tsr_handoff_counts *sum)
 		sum->queued += slots[w].counts.queued;
 		sum->stolen += slots[w].counts.stolen;
 	}
-	return 1;
 }
 
 const char *tsr__idle_name(void)

@@ -477,6 +477,18 @@ struct tsr_replay_counts {
 };
 extern struct tsr_replay_counts tsr__replay_counts;
 
+/* The handoff's pushes (idle.c: under eager, a task made ready goes to a worker's slot): to an
+ * idle worker's slot, kept in the pushing worker's own, through the queue; and the tasks a worker
+ * took from another's slot. idle.c sums them here at finalize, stats.c prints them. */
+struct tsr_handoff_counts {
+	int on; /* the handoff ran */
+	long to_idle;
+	long kept;
+	long queued;
+	long stolen;
+};
+extern struct tsr_handoff_counts tsr__handoff_counts;
+
 /* StarPU's transfer totals per bus (reading them resets them, so tsr__obs_fini reads them once). */
 #define TSR_MAX_BUS 64
 struct bus_row {
@@ -1087,17 +1099,9 @@ void tsr__idle_yield(struct starpu_conf *conf);
 /* StarPU started: with yielding workers under eager, all of them CPU workers, tasks go to idle
  * workers' slots (the handoff) */
 void tsr__idle_started(void);
-/* The handoff's pushes: to an idle worker's slot, kept in the pushing worker's own, through the
- * queue; and the tasks a worker took from another's slot */
-struct tsr_handoff_counts {
-	long to_idle;
-	long kept;
-	long queued;
-	long stolen;
-};
-/* The counts summed over the workers and the host thread (read with the workers idle); 0 (and
- * zeros) where there was no handoff */
-int tsr__idle_handoff_counts(struct tsr_handoff_counts *sum);
+/* The handoff's counts summed over the workers and the other threads into tsr__handoff_counts,
+ * for TSR_STATS (at finalize, the workers idle) */
+void tsr__idle_count(void);
 /* The policy a (maybe parked) policy structure runs. */
 const struct starpu_sched_policy *tsr__idle_base(const struct starpu_sched_policy *p);
 /* what idle workers do, tsr_idle_name()'s answer (the runtime started) */

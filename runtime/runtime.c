@@ -381,6 +381,7 @@ int tsr_finalize(void)
 	/* every task is done: the kernels and programs go before the devices */
 	tsr__opencl_stop();
 	drain_host_requests();
+	tsr__idle_count(); /* for TSR_STATS, which tsr__obs_fini prints */
 	int obs_rc = tsr__obs_fini(&tsr__rt.cfg);
 	if (tsr__dist.on) {
 		if (tsr__rt.cfg.stats)

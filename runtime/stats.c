@@ -177,11 +177,13 @@ static void print_replay(void)
 		c->auto_found);
 }
 
-/* The handoff (idle.c): where the pushes of eager's tasks went. */
+/* The handoff (idle.c sums it here): where the pushes of eager's tasks went. */
+struct tsr_handoff_counts tsr__handoff_counts;
+
 static void print_handoff(void)
 {
-	struct tsr_handoff_counts c;
-	if (!tsr__idle_handoff_counts(&c))
+	const struct tsr_handoff_counts c = tsr__handoff_counts;
+	if (!c.on)
 		return;
 
 	fprintf(stderr,
@@ -201,6 +203,7 @@ void tsr__stats_print(const struct bus_row *bus, int nbus)
 
 void tsr__stats_free(void)
 {
+	memset(&tsr__handoff_counts, 0, sizeof tsr__handoff_counts);
 	free(rows);
 	rows = NULL;
 	nrows = caprows = 0;

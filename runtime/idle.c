@@ -191,10 +191,10 @@ static void gate_leave(void)
  * push goes to an idle worker's slot first (it starts at its next poll, without the gate), else
  * to the pushing worker's own (it pops it next, warm, without the gate), else to the queue, and
  * to the queue whenever the queue holds tasks (they go first: none waits forever); a pop
- * takes its own slot first, then the queue, then another worker's slot (a worker that holds a
- * task in its slot but lost its core to another thread does not keep it). Eager's queue is then
- * kept here, under the gate, in eager's order (first pushed, first taken by a worker that can run
- * it), because eager's own pop skips its queue while the worker's "waiting" bit is set, which
+ * takes its own slot first, then another worker's (a worker that holds a task in its slot but
+ * is busy or lost its core to another thread does not keep it), then the queue. Eager's queue is
+ * then kept here, under the gate, in eager's order (first pushed, first taken by a worker that can
+ * run it), because eager's own pop skips its queue while the worker's "waiting" bit is set, which
  * only eager's push clears: a worker that took its task from a slot would keep a stale bit and
  * ignore the queue until the next push. Prio and Tessera's policies order their queues, so they
  * keep them. Measured on 2 cores, Task Bench stencil_1d, width 2, us a step, 5 interleaved rounds:
@@ -336,6 +336,22 @@ static int handoff_push(struct starpu_task *task)
 	return 0;
 }
 
+/* A task in another worker's slot that this worker can run; one it cannot goes to the queue */
+static struct starpu_task *handoff_steal(int me)
+{
+	struct starpu_task *task = slot_steal(me);
+	if (task && claim(me, task)) {
+		slots[me].counts.stolen++;
+		return task;
+	}
+	if (task) {
+		gate_enter();
+		fifo_push(task);
+		gate_leave();
+	}
+	return NULL;
+}
+
 static struct starpu_task *handoff_take(int me, unsigned ctx)
 {
 	struct starpu_task *task = slot_take(me);
@@ -348,30 +364,25 @@ static struct starpu_task *handoff_take(int me, unsigned ctx)
 		gate_leave();
 	}
 
+	/* Another worker's slot before the queue: a slot is filled only while the queue is empty,
+	 * so its task is older than any queued one, and its worker may be busy (a pusher that read
+	 * it idle just as it took a task) or off its core for a while. */
+	task = handoff_steal(me);
+	if (task)
+		return task;
+
 	int recheck = ++idle_rounds % GATE_RECHECK == 0;
 	if (atomic_load_explicit(&queued, memory_order_relaxed) > 0 || recheck) {
 		gate_enter();
 		task = fifo_pop(me);
 		/* now and then eager's own queue too: a task pushed there before the handoff began
-		 * (none is expected: StarPU pushes none before tsr_init returns) is not lost */
-		if (!task && recheck)
-			task = base->pop_task(ctx);
-		gate_leave();
-		if (task)
-			return task;
-	}
-
-	task = slot_steal(me);
-	if (task && claim(me, task)) {
-		slots[me].counts.stolen++;
-		return task;
-	}
-	if (task) {
-		gate_enter();
-		fifo_push(task);
+		 * (none is expected: StarPU pushes none before tsr_init returns; it was counted in
+		 * queued) is not lost */
+		if (!task && recheck && (task = base->pop_task(ctx)))
+			atomic_fetch_sub_explicit(&queued, 1, memory_order_relaxed);
 		gate_leave();
 	}
-	return NULL;
+	return task;
 }
 
 static struct starpu_task *handoff_pop(unsigned ctx)

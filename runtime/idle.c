@@ -293,11 +293,13 @@ static struct starpu_task *slot_steal(int me)
 	return NULL;
 }
 
-/* Under the gate, in handoff mode */
+/* In handoff mode: to the back of the queue, through the gate */
 static void fifo_push(struct starpu_task *task)
 {
+	gate_enter();
 	starpu_task_list_push_back(&fifo, task);
 	atomic_fetch_add_explicit(&queued, 1, memory_order_relaxed);
+	gate_leave();
 }
 
 /* Under the gate, in handoff mode: the first task the worker can run */
@@ -326,13 +328,11 @@ static int handoff_push(struct starpu_task *task)
 	if (atomic_load_explicit(&queued, memory_order_relaxed) == 0 && slot_push(task, me))
 		return 0;
 
-	gate_enter();
 	fifo_push(task);
 	if (me >= 0)
 		slots[me].counts.queued++;
 	else
 		atomic_fetch_add_explicit(&others.queued, 1, memory_order_relaxed);
-	gate_leave();
 	return 0;
 }
 
@@ -344,11 +344,8 @@ static struct starpu_task *handoff_steal(int me)
 		slots[me].counts.stolen++;
 		return task;
 	}
-	if (task) {
-		gate_enter();
+	if (task)
 		fifo_push(task);
-		gate_leave();
-	}
 	return NULL;
 }
 
@@ -359,9 +356,7 @@ static struct starpu_task *handoff_take(int me, unsigned ctx)
 		return task;
 	if (task) {
 		/* not this worker's to run (placed for it, so not expected): back to the queue */
-		gate_enter();
 		fifo_push(task);
-		gate_leave();
 	}
 
 	/* Another worker's slot before the queue: a slot is filled only while the queue is empty,

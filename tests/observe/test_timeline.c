@@ -652,39 +652,57 @@ START_TEST(stats_table_printed_at_finalize)
 END_TEST
 
 /* ------------------------------------------------------------------ the handoff (idle.c) */
-enum { CHAIN = 20, TRIES = 40 };
+enum { CHAIN = 20, TRIES = 40, HANDOFF_N = 8 };
+
+/* The runtime under eager with ncpu CPU workers and TSR_STATS; a region "add_one" tasks write
+ * whole (*add, *q) */
+static tsr_region_t handoff_start(const char *ncpu, tsr_task_t *add, tsr_req_t *q)
+{
+	obs_mkdir();
+	obs_clean_env();
+	setenv("TSR_STATS", "1", 1);
+	setenv("TSR_NCPU", ncpu, 1);
+	setenv("TSR_SCHED", "eager", 1);
+	CK_TSR(tsr_init(NULL));
+	tsr_region_t r = tsr_test_region_f64("handoff", tsr_box1(0, HANDOFF_N - 1));
+	*add = tsr_test_task("add_one", tsr_test_add_one, TSR_NONE);
+	*q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	return r;
+}
+
+/* Every element of r is `launches` (each launch added one), r goes, and the runtime stops: its
+ * TSR_STATS handoff line */
+static struct handoff_line handoff_finish(tsr_region_t r, int launches)
+{
+	double v[HANDOFF_N];
+	tsr_test_read1(r, 0, v, HANDOFF_N);
+	for (int i = 0; i < HANDOFF_N; i++)
+		ck_assert_double_eq(v[i], launches);
+	CK_TSR(tsr_region_destroy(r));
+	char *text = finalize_capturing_stderr();
+	struct handoff_line h = handoff_of(text);
+	free(text);
+	obs_rmdir();
+	return h;
+}
 
 /* One worker, eager: a chain of tasks submitted while the workers are paused. Each task made
  * ready by its predecessor's end is pushed by the worker that ran the predecessor, and with no
  * other worker idle it keeps it in its own slot. */
 START_TEST(handoff_keeps_a_chain_on_the_worker_that_made_it_ready)
 {
-	obs_mkdir();
-	obs_clean_env();
-	setenv("TSR_STATS", "1", 1);
-	setenv("TSR_NCPU", "1", 1);
-	setenv("TSR_SCHED", "eager", 1);
-	CK_TSR(tsr_init(NULL));
+	tsr_task_t add;
+	tsr_req_t q;
+	tsr_region_t r = handoff_start("1", &add, &q);
 	ck_assert_str_eq(tsr_idle_name(), "yield+handoff");
-	tsr_region_t r = tsr_test_region_f64("chain", tsr_box1(0, 7));
-	tsr_task_t add = tsr_test_task("add_one", tsr_test_add_one, TSR_NONE);
-	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
 	CK_TSR(tsr_pause());
 	for (int i = 0; i < CHAIN; i++)
 		CK_TSR(tsr_launch(add, 1, &q, NULL, 0, NULL));
 	CK_TSR(tsr_resume());
 	CK_TSR(tsr_fence());
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(v[i], CHAIN);
-	CK_TSR(tsr_region_destroy(r));
-	char *text = finalize_capturing_stderr();
-	struct handoff_line h = handoff_of(text);
-	free(text);
+	struct handoff_line h = handoff_finish(r, CHAIN);
 	ck_assert_msg(h.kept >= CHAIN - 1, "kept %ld of a chain of %d", h.kept, CHAIN);
 	ck_assert_int_eq(h.stolen, 0); /* nobody to steal it */
-	obs_rmdir();
 }
 END_TEST
 
@@ -693,31 +711,17 @@ END_TEST
  * machine a worker may not have polled yet, so half the tries must, not all. */
 START_TEST(handoff_gives_a_ready_task_to_an_idle_worker)
 {
-	obs_mkdir();
-	obs_clean_env();
-	setenv("TSR_STATS", "1", 1);
-	setenv("TSR_NCPU", "2", 1);
-	setenv("TSR_SCHED", "eager", 1);
-	CK_TSR(tsr_init(NULL));
-	tsr_region_t r = tsr_test_region_f64("idle", tsr_box1(0, 7));
-	tsr_task_t add = tsr_test_task("add_one", tsr_test_add_one, TSR_NONE);
-	tsr_req_t q = tsr_req_region(r, TSR_READ_WRITE, TSR_FIELDS(0));
+	tsr_task_t add;
+	tsr_req_t q;
+	tsr_region_t r = handoff_start("2", &add, &q);
 	for (int i = 0; i < TRIES; i++) {
 		nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
 		CK_TSR(tsr_launch(add, 1, &q, NULL, 0, NULL));
 		CK_TSR(tsr_fence());
 	}
-	double v[8];
-	tsr_test_read1(r, 0, v, 8);
-	for (int i = 0; i < 8; i++)
-		ck_assert_double_eq(v[i], TRIES);
-	CK_TSR(tsr_region_destroy(r));
-	char *text = finalize_capturing_stderr();
-	struct handoff_line h = handoff_of(text);
-	free(text);
+	struct handoff_line h = handoff_finish(r, TRIES);
 	ck_assert_msg(h.to_idle >= TRIES / 2, "%ld of %d tasks to an idle worker", h.to_idle,
 		      TRIES);
-	obs_rmdir();
 }
 END_TEST
 

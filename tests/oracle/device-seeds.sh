@@ -6,20 +6,13 @@
 # Skipped (77) without an OpenCL device.
 bin=${top_builddir:-.}/tests/oracle/oracle
 repeat=${TSR_ORACLE_DEVICE_REPEAT:-4}
-n=0
-fail=0
+. "${top_srcdir:-.}/tests/common.sh"
 out=$(mktemp "${TMPDIR:-/tmp}/tsr-seeds.XXXXXX") || exit 99
 trap 'rm -f "$out"' EXIT
+report_logs=$out
 run() {
-	n=$((n + 1))
 	"$bin" "$@" --nopencl 1 --shape classic --avoid none --repeat "$repeat" >"$out" 2>&1
-	if [ $? -eq 0 ]; then
-		echo "ok $n - oracle $* (x$repeat)"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - oracle $* (x$repeat)"
-		sed 's/^/# /' "$out" | tail -n 20
-	fi
+	report "oracle $* (x$repeat)" $?
 }
 if "$bin" --seed 1 --nopencl 1 --ncpu 1 >"$out" 2>&1; [ $? -eq 77 ]; then
 	echo "1..0 # SKIP no OpenCL device (StarPU starts no OpenCL worker here)"
@@ -31,4 +24,4 @@ for seed in 50130 50166 61230 62226; do
 	run --seed $seed --sched eager --ncpu 1
 	run --seed $seed --sched dmda --ncpu 2
 done
-[ $fail -eq 0 ]
+[ $failed -eq 0 ]

@@ -10,20 +10,13 @@
 #   smallest one that still failed (--keep), each a few times.
 bin=${top_builddir:-.}/tests/oracle/oracle
 repeat=${TSR_ORACLE_TRACE_REPEAT:-3}
-n=0
-fail=0
+. "${top_srcdir:-.}/tests/common.sh"
 out=$(mktemp "${TMPDIR:-/tmp}/tsr-seeds.XXXXXX") || exit 99
 trap 'rm -f "$out"' EXIT
+report_logs=$out
 run() {
-	n=$((n + 1))
 	"$bin" "$@" --shape repeat --repeat "$repeat" >"$out" 2>&1
-	if [ $? -eq 0 ]; then
-		echo "ok $n - oracle $* (x$repeat)"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - oracle $* (x$repeat)"
-		sed 's/^/# /' "$out" | tail -n 20
-	fi
+	report "oracle $* (x$repeat)" $?
 }
 keep=0,1,2,5,15,48,71,79,80,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99,100,104
 echo "1..5"
@@ -32,4 +25,4 @@ run --seed 461346 --sched lws --ncpu 1
 run --seed 461346 --sched dmda --ncpu 1
 run --seed 461346 --keep "$keep" --sched eager --ncpu 1
 run --seed 461346 --keep "$keep" --sched eager --ncpu 2
-[ $fail -eq 0 ]
+[ $failed -eq 0 ]
